@@ -1,0 +1,88 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
+let package = Package(
+    name: "Coffer",
+    platforms: [.macOS(.v14), .iOS(.v17)],
+    products: [
+        .library(name: "CofferKit", targets: ["CofferKit"]),
+        .executable(name: "coffer", targets: ["coffer"]),
+        .executable(name: "coffer-bench", targets: ["coffer-bench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+    ],
+    targets: [
+        // Operating-system seams: file modes, atomic writes, locks. Nothing above this calls POSIX directly.
+        .target(name: "CofferPlatform", swiftSettings: strict),
+        .target(
+            name: "CofferCrypto",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: strict),
+        .target(
+            name: "CofferOTP",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict),
+        .target(name: "CofferBarcode", swiftSettings: strict),
+        .target(
+            name: "CofferModel",
+            dependencies: ["CofferCrypto", "CofferOTP", "CofferBarcode"],
+            swiftSettings: strict),
+        .target(
+            name: "CofferKeystore",
+            dependencies: ["CofferCrypto", "CofferPlatform"],
+            swiftSettings: strict),
+        .target(
+            name: "CofferVault",
+            dependencies: [
+                "CofferCrypto", "CofferModel", "CofferPlatform",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict),
+        .target(
+            name: "CofferLogging",
+            dependencies: [.product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict),
+        .target(
+            name: "CofferKit",
+            dependencies: [
+                "CofferVault", "CofferKeystore", "CofferModel", "CofferOTP", "CofferCrypto", "CofferBarcode",
+                "CofferLogging", "CofferPlatform", .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "coffer",
+            dependencies: [
+                "CofferKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "coffer-bench",
+            dependencies: [
+                "CofferKit",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: strict),
+
+        .testTarget(name: "CofferCryptoTests", dependencies: ["CofferCrypto"], swiftSettings: strict),
+        .testTarget(name: "CofferOTPTests", dependencies: ["CofferOTP"], swiftSettings: strict),
+        .testTarget(name: "CofferModelTests", dependencies: ["CofferModel"], swiftSettings: strict),
+        .testTarget(
+            name: "CofferVaultTests",
+            dependencies: ["CofferVault", "CofferKeystore", "CofferKit"],
+            resources: [.copy("Golden")],
+            swiftSettings: strict),
+        .testTarget(name: "CofferCLITests", dependencies: ["CofferKit"], swiftSettings: strict),
+    ]
+)

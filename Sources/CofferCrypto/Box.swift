@@ -1,0 +1,66 @@
+import Crypto
+import Foundation
+
+/// AES-256-GCM with associated data, in Coffer's box layout: `nonce (12) ‖ ciphertext ‖ tag (16)`.
+///
+/// The layout is CryptoKit's `SealedBox.combined`, so a box is sealed and opened without extra copies. What a box
+/// belongs to (vault, item, kind, revision, format version) is never stored in it: the caller passes it as
+/// associated data, and a box moved anywhere else fails to open.
+public enum Box {
+    /// Bytes a box adds to its plaintext.
+    public static let overhead = nonceSize + tagSize
+    public static let nonceSize = 12
+    public static let tagSize = 16
+
+    /// Seals `plaintext` under `key` with a fresh random 96-bit nonce.
+    public static func seal(
+        _ plaintext: some DataProtocol, key: SymmetricKey, associatedData: some DataProtocol
+    ) throws(CofferCryptoError) -> Data {
+        do {
+            let sealed = try AES.GCM.seal(plaintext, using: key, nonce: AES.GCM.Nonce(), authenticating: associatedData)
+            guard let combined = sealed.combined else { throw CofferCryptoError.primitiveFailure("AES-GCM nonce size") }
+            return combined
+        } catch let error as CofferCryptoError {
+            throw error
+        } catch {
+            throw .primitiveFailure("AES-GCM seal")
+        }
+    }
+
+    /// Seals with a caller-chosen nonce. Only for known-answer tests and golden files: reusing a nonce under one key
+    /// destroys GCM's security.
+    public static func seal(
+        _ plaintext: some DataProtocol, key: SymmetricKey, associatedData: some DataProtocol, fixedNonce: [UInt8]
+    ) throws(CofferCryptoError) -> Data {
+        do {
+            let nonce = try AES.GCM.Nonce(data: fixedNonce)
+            guard fixedNonce.count == nonceSize else { throw CofferCryptoError.malformedBox }
+            let sealed = try AES.GCM.seal(plaintext, using: key, nonce: nonce, authenticating: associatedData)
+            guard let combined = sealed.combined else { throw CofferCryptoError.malformedBox }
+            return combined
+        } catch let error as CofferCryptoError {
+            throw error
+        } catch {
+            throw .primitiveFailure("AES-GCM seal")
+        }
+    }
+
+    /// Opens a box; throws `.authenticationFailed` unless key, box and associated data all match.
+    /// No plaintext is released before the tag is verified.
+    public static func open(
+        _ box: some DataProtocol, key: SymmetricKey, associatedData: some DataProtocol
+    ) throws(CofferCryptoError) -> Data {
+        guard box.count >= overhead else { throw .malformedBox }
+        let sealed: AES.GCM.SealedBox
+        do {
+            sealed = try AES.GCM.SealedBox(combined: box)
+        } catch {
+            throw .malformedBox
+        }
+        do {
+            return try AES.GCM.open(sealed, using: key, authenticating: associatedData)
+        } catch {
+            throw .authenticationFailed
+        }
+    }
+}

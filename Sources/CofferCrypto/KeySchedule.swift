@@ -1,0 +1,55 @@
+import Crypto
+import Foundation
+
+/// Every label and derivation of the vault's key schedule (docs/FORMAT.md §2). Labels carry a version so a future
+/// schedule can live beside this one.
+public enum KeySchedule {
+    /// HKDF info of the key that seals item boxes.
+    public static let itemsKeyLabel = "coffer/v1/items"
+    /// HKDF info of a slot's key-encryption key, per slot type.
+    public static func keyEncryptionLabel(_ type: SlotType) -> String { "coffer/v1/kek/\(type.name)" }
+    /// HKDF info of a PIN-held item's key.
+    public static let pinKeyLabel = "coffer/v1/pin"
+    /// First field of every item box's associated data.
+    public static let itemAssociatedDataLabel = "coffer/v1/item"
+    /// First field of every slot's associated data.
+    public static let slotAssociatedDataLabel = "coffer/v1/slot"
+    /// First field of a PIN box's associated data.
+    public static let pinAssociatedDataLabel = "coffer/v1/pin-box"
+
+    /// The key that seals every item box of a vault: HKDF-SHA256(ikm: master key, salt: vault id, info: label).
+    public static func itemsKey(masterKey: SecretBytes, vaultID: [UInt8]) -> SymmetricKey {
+        hkdf(masterKey, salt: vaultID, label: itemsKeyLabel)
+    }
+
+    /// HKDF-SHA256 with extract and expand, 32 bytes of output.
+    public static func hkdf(_ inputKeyMaterial: SecretBytes, salt: [UInt8], label: String) -> SymmetricKey {
+        inputKeyMaterial.withUnsafeBytes { ikm in
+            HKDF<SHA256>.deriveKey(
+                inputKeyMaterial: SymmetricKey(data: ikm), salt: salt, info: Array(label.utf8), outputByteCount: 32)
+        }
+    }
+
+    /// Unambiguous concatenation used for all associated data: each field as a 4-byte big-endian length followed by
+    /// its bytes, the label first.
+    public static func associatedData(label: String, fields: [[UInt8]]) -> [UInt8] {
+        var result: [UInt8] = []
+        result.reserveCapacity(4 + label.utf8.count + fields.reduce(0) { $0 + 4 + $1.count })
+        for field in [Array(label.utf8)] + fields {
+            result += BigEndian.bytes(UInt32(field.count))
+            result += field
+        }
+        return result
+    }
+
+    /// Associated data of an item box: vault id, item id, kind, revision, update time (Unix milliseconds) and box
+    /// format version. Everything about an item that is stored in the clear is bound here.
+    public static func itemAssociatedData(
+        vaultID: [UInt8], itemID: [UInt8], kind: String, revision: UInt64, updatedAt: UInt64, formatVersion: UInt32
+    ) -> [UInt8] {
+        associatedData(
+            label: itemAssociatedDataLabel,
+            fields: [vaultID, itemID, Array(kind.utf8), BigEndian.bytes(revision), BigEndian.bytes(updatedAt),
+                     BigEndian.bytes(formatVersion)])
+    }
+}

@@ -1,0 +1,310 @@
+@_exported import CofferBarcode
+@_exported import CofferCrypto
+@_exported import CofferKeystore
+@_exported import CofferModel
+@_exported import CofferOTP
+@_exported import CofferVault
+import CofferPlatform
+import Foundation
+import Logging
+
+/// Errors of the facade: lookups by name and the operations it composes. Lower layers' errors pass through as
+/// their own cases.
+public enum CofferError: Error, Sendable, CustomStringConvertible {
+    case vault(VaultError)
+    case keystore(KeystoreError)
+    case model(ModelError)
+    case otp(OTPError)
+    case noMatch(String)
+    case ambiguous(String, count: Int)
+    case wrongKind(expected: ItemKind, found: ItemKind)
+    /// The vault cannot be opened without a prompt: there is no device key for it here.
+    case needsSecret
+
+    public var description: String {
+        switch self {
+        case .vault(let error): return error.description
+        case .keystore(let error): return error.description
+        case .model(let error): return error.description
+        case .otp(let error): return error.description
+        case .noMatch(let query): return "no item matches \"\(query)\""
+        case .ambiguous(let query, let count): return "\(count) items match \"\(query)\"; use the id"
+        case .wrongKind(let expected, let found): return "that item is a \(found.rawValue), not a \(expected.rawValue)"
+        case .needsSecret: return "no device key for this vault on this device"
+        }
+    }
+}
+
+/// Where a `Coffer` lives and what it uses: the vault directory, the device key store, vault options.
+public struct CofferLocation: Sendable {
+    public var vaultDirectory: String
+    public var keystore: any DeviceKeystore
+    public var options: VaultOptions
+
+    public init(vaultDirectory: String, keystore: any DeviceKeystore, options: VaultOptions = VaultOptions()) {
+        self.vaultDirectory = vaultDirectory
+        self.keystore = keystore
+        self.options = options
+    }
+
+    /// The defaults for this process: `COFFER_VAULT`, else `$XDG_DATA_HOME/coffer/vault`; the file key store in
+    /// `$XDG_DATA_HOME/coffer/keystore`.
+    public static func standard(environment: [String: String], vaultOverride: String? = nil) -> CofferLocation {
+        let data = DataLocations.dataDirectory(environment: environment)
+        let vault = vaultOverride ?? environment["COFFER_VAULT"].flatMap { $0.isEmpty ? nil : $0 } ?? "\(data)/vault"
+        return CofferLocation(vaultDirectory: vault, keystore: FileKeystore(directory: "\(data)/keystore"))
+    }
+}
+
+/// The facade a program uses: an unlocked vault plus the device key store, with the operations that need both
+/// (HOTP codes stored before shown, PIN-held signing keys, backups).
+public final class Coffer: Sendable {
+    public let vault: Vault
+    public let location: CofferLocation
+    let logger = Logger(label: "coffer")
+
+    init(vault: Vault, location: CofferLocation) {
+        self.vault = vault
+        self.location = location
+    }
+
+    static func deviceAccount(_ vaultID: UUID) -> String { "vault-\(vaultID.uuidString.lowercased())-device" }
+    static func pinAccount(_ vaultID: UUID) -> String { "vault-\(vaultID.uuidString.lowercased())-pin" }
+
+    // MARK: Lifecycle
+
+    /// Creates a vault with a device slot (and a passphrase slot when `passphrase` is given).
+    public static func initialize(
+        at location: CofferLocation, passphrase: String? = nil, kdf: PassphraseKDF = .defaultPBKDF2
+    ) throws(CofferError) -> Coffer {
+        guard !Vault.exists(in: location.vaultDirectory) else { throw .vault(.alreadyExists(path: location.vaultDirectory)) }
+        let vaultID = UUID()
+        // The device key is stored before the vault exists, so a crash can never leave a vault whose key is lost.
+        let deviceKey = try keystore { () throws(KeystoreError) in
+            try location.keystore.secretCreatingIfAbsent(for: deviceAccount(vaultID), random: location.options.random)
+        }
+        let vault = try vaultCall { () throws(VaultError) in
+            try Vault.create(
+                in: location.vaultDirectory, vaultID: vaultID, deviceKey: deviceKey, passphrase: passphrase, kdf: kdf,
+                options: location.options)
+        }
+        let coffer = Coffer(vault: vault, location: location)
+        coffer.logger.info("vault created", metadata: ["vault": "\(vaultID)"])
+        return coffer
+    }
+
+    /// Opens with the device key; throws `.needsSecret` when this device has none for the vault.
+    public static func open(at location: CofferLocation) throws(CofferError) -> Coffer {
+        let vaultID = try vaultCall { () throws(VaultError) in try Vault.peekID(in: location.vaultDirectory, options: location.options) }
+        guard let deviceKey = try keystore({ () throws(KeystoreError) in try location.keystore.secret(for: deviceAccount(vaultID)) }) else {
+            throw .needsSecret
+        }
+        do {
+            return Coffer(vault: try Vault.open(in: location.vaultDirectory, unlock: .deviceKey(deviceKey), options: location.options), location: location)
+        } catch .noSlot(.device) {
+            throw .needsSecret
+        } catch {
+            throw .vault(error)
+        }
+    }
+
+    /// Opens with a passphrase or recovery code, and gives this device a device slot so later opens need no prompt.
+    public static func open(at location: CofferLocation, unlock: UnlockMethod, addDeviceSlot: Bool = true) throws(CofferError) -> Coffer {
+        let vault = try vaultCall { () throws(VaultError) in try Vault.open(in: location.vaultDirectory, unlock: unlock, options: location.options) }
+        let coffer = Coffer(vault: vault, location: location)
+        if addDeviceSlot {
+            try coffer.ensureDeviceSlot()
+        }
+        return coffer
+    }
+
+    /// Adds a device slot for this device's key when the vault has none that opens with it.
+    func ensureDeviceSlot() throws(CofferError) {
+        let account = Self.deviceAccount(vault.vaultID)
+        let existing = try Self.keystore { () throws(KeystoreError) in try location.keystore.secret(for: account) }
+        if let existing, (try? Vault.open(in: location.vaultDirectory, unlock: .deviceKey(existing), options: location.options)) != nil {
+            return
+        }
+        let key = try Self.keystore { () throws(KeystoreError) in
+            try location.keystore.secretCreatingIfAbsent(for: account, random: location.options.random)
+        }
+        try Self.vaultCall { () throws(VaultError) in _ = try vault.setDeviceKey(key) }
+    }
+
+    /// Restores an encrypted backup as this location's vault and adds a device slot.
+    public static func restore(backup path: String, to location: CofferLocation, unlock: UnlockMethod) throws(CofferError) -> Coffer {
+        let vault = try vaultCall { () throws(VaultError) in
+            try Vault.restoreBackup(from: path, into: location.vaultDirectory, unlock: unlock, deviceKey: nil, options: location.options)
+        }
+        let coffer = Coffer(vault: vault, location: location)
+        try coffer.ensureDeviceSlot()
+        return coffer
+    }
+
+    /// Imports the items of an encrypted backup into this vault; items already present (same id) are skipped.
+    public func importBackup(_ path: String, unlock: UnlockMethod) throws(CofferError) -> (imported: Int, skipped: Int) {
+        let backup = try Self.vaultCall { () throws(VaultError) in
+            try Vault.openBackup(at: path, unlock: unlock, stagingParent: location.vaultDirectory, options: location.options)
+        }
+        defer { backup.discardImportCopy() }
+        return try Self.vaultCall { () throws(VaultError) in try vault.importItems(from: backup) }
+    }
+
+    /// Rotates the master key. The device key is read from the key store; `passphrase` is needed when the vault has
+    /// a passphrase slot.
+    public func rotateMasterKey(passphrase: String?) throws(CofferError) -> Vault.RotationResult {
+        let deviceKey = try Self.keystore { () throws(KeystoreError) in try location.keystore.secret(for: Self.deviceAccount(vault.vaultID)) }
+        let hasDeviceSlot = try Self.vaultCall { () throws(VaultError) in try vault.slots().contains { $0.type == .device } }
+        return try Self.vaultCall { () throws(VaultError) in
+            try vault.rotateMasterKey(deviceKey: hasDeviceSlot ? deviceKey : nil, passphrase: passphrase)
+        }
+    }
+
+    // MARK: Lookup
+
+    /// The live items, optionally of one kind.
+    public func items(kind: ItemKind? = nil) throws(CofferError) -> [Item] {
+        let all = try Self.vaultCall { () throws(VaultError) in try vault.items() }
+        guard let kind else { return all }
+        return all.filter { $0.kind == kind }
+    }
+
+    /// Finds one item by full id, unique id prefix (at least 4 hex digits), or name (case-insensitive).
+    public func find(_ query: String, kind: ItemKind? = nil) throws(CofferError) -> Item {
+        let candidates = try items(kind: kind)
+        let lowered = query.lowercased()
+        if let exact = candidates.first(where: { $0.id.uuidString.lowercased() == lowered }) { return exact }
+        let byName = candidates.filter { $0.content.matches(name: query) }
+        if byName.count == 1 { return byName[0] }
+        if byName.count > 1 { throw .ambiguous(query, count: byName.count) }
+        if lowered.count >= 4, lowered.allSatisfy({ $0.isHexDigit || $0 == "-" }) {
+            let byPrefix = candidates.filter { $0.id.uuidString.lowercased().hasPrefix(lowered) }
+            if byPrefix.count == 1 { return byPrefix[0] }
+            if byPrefix.count > 1 { throw .ambiguous(query, count: byPrefix.count) }
+        }
+        throw .noMatch(query)
+    }
+
+    // MARK: Operations
+
+    /// A one-time code for `item`. For HOTP the advanced counter is committed before the code is returned, so a
+    /// code is never shown twice even if the process dies right after.
+    public func code(for item: Item, at now: Date) throws(CofferError) -> (code: String, secondsRemaining: Int?) {
+        guard case .otp(let otp) = item.content else { throw .wrongKind(expected: .otp, found: item.kind) }
+        if case .hotp = otp.parameters.kind {
+            var used: OTPParameters?
+            try Self.vaultCall { () throws(VaultError) in
+                _ = try vault.modify(id: item.id) { content in
+                    guard case .otp(let current) = content, let next = try current.advancingCounter() else {
+                        throw ModelError.malformedContent("not an HOTP token")
+                    }
+                    used = current.parameters
+                    content = .otp(next)
+                }
+            }
+            guard let used else { throw .model(.malformedContent("not an HOTP token")) }
+            do {
+                return (try used.code(at: now), nil)
+            } catch {
+                throw .otp(error)
+            }
+        }
+        do {
+            return (try otp.parameters.code(at: now), try otp.parameters.secondsRemaining(at: now))
+        } catch {
+            throw .otp(error)
+        }
+    }
+
+    /// Adds an Ed25519 key held under `pin`.
+    public func addSigningKey(name: String, seed: SecretBytes, flavor: SigningKey.Flavor, pin: String, tags: [String] = []) throws(CofferError) -> Item {
+        do {
+            let pinBytes = try PINProtection.pinBytes(pin)
+            let deviceSecret = try location.keystore.secretCreatingIfAbsent(for: Self.pinAccount(vault.vaultID), random: location.options.random)
+            let itemID = UUID()
+            let publicKey = try Ed25519.publicKey(seed: seed)
+            let sealed = try PINProtection.seal(
+                seed, pin: pinBytes, deviceSecret: deviceSecret, vaultID: vault.vaultID.rawBytes, itemID: itemID.rawBytes,
+                random: location.options.random)
+            let key = try SigningKey(
+                name: name, flavor: flavor, publicKey: publicKey, pinSalt: sealed.salt, pinBox: Array(sealed.box), tags: tags)
+            return try vault.add(.signingKey(key), id: itemID, createdAt: location.options.clock())
+        } catch {
+            throw Self.mapped(error)
+        }
+    }
+
+    /// Signs `message` with a PIN-held key. A wrong PIN is counted (persistently, before the PIN is tried) and the
+    /// key locks after `PINProtection.attemptLimit` wrong PINs in a row.
+    public func sign(_ message: some DataProtocol, with item: Item, pin: String) throws(CofferError) -> [UInt8] {
+        guard case .signingKey = item.content else { throw .wrongKind(expected: .signingKey, found: item.kind) }
+        do {
+            let pinBytes = try PINProtection.pinBytes(pin)
+            // Count the attempt first: a process killed mid-check cannot be used to guess for free.
+            let counted = try vault.modify(id: item.id) { content in
+                guard case .signingKey(var key) = content else { throw ModelError.malformedContent("not a signing key") }
+                guard !key.isLocked else { throw ModelError.keyLocked }
+                key.failedAttempts += 1
+                content = .signingKey(key)
+            }
+            guard case .signingKey(let key) = counted.content else { throw ModelError.malformedContent("not a signing key") }
+            guard let deviceSecret = try location.keystore.secret(for: Self.pinAccount(vault.vaultID)) else {
+                throw ModelError.wrongPIN(remainingAttempts: PINProtection.attemptLimit - key.failedAttempts)
+            }
+            let seed: SecretBytes
+            do {
+                seed = try PINProtection.open(
+                    Data(key.pinBox), salt: key.pinSalt, pin: pinBytes, deviceSecret: deviceSecret,
+                    vaultID: vault.vaultID.rawBytes, itemID: item.id.rawBytes)
+            } catch .authenticationFailed {
+                logger.warning("wrong PIN", metadata: ["item": "\(item.id)"])
+                throw ModelError.wrongPIN(remainingAttempts: PINProtection.attemptLimit - key.failedAttempts)
+            }
+            try vault.modify(id: item.id) { content in
+                guard case .signingKey(var key) = content else { throw ModelError.malformedContent("not a signing key") }
+                key.failedAttempts = 0
+                content = .signingKey(key)
+            }
+            return try Ed25519.sign(message, seed: seed)
+        } catch {
+            throw Self.mapped(error)
+        }
+    }
+
+    // MARK: Error plumbing
+
+    static func mapped(_ error: any Error) -> CofferError {
+        switch error {
+        case let error as CofferError: return error
+        case let error as VaultError:
+            if case .model(let model) = error { return .model(model) }
+            return .vault(error)
+        case let error as KeystoreError: return .keystore(error)
+        case let error as ModelError: return .model(error)
+        case let error as OTPError: return .otp(error)
+        case let error as CofferCryptoError: return .vault(.crypto(error))
+        default: return .vault(.storage(String(describing: type(of: error))))
+        }
+    }
+
+    static func vaultCall<Result>(_ body: () throws(VaultError) -> Result) throws(CofferError) -> Result {
+        do {
+            return try body()
+        } catch {
+            throw mapped(error)
+        }
+    }
+
+    static func keystore<Result>(_ body: () throws(KeystoreError) -> Result) throws(CofferError) -> Result {
+        do {
+            return try body()
+        } catch {
+            throw .keystore(error)
+        }
+    }
+}
+
+extension UUID {
+    /// The 16 raw bytes.
+    var rawBytes: [UInt8] { withUnsafeBytes(of: uuid) { Array($0) } }
+}

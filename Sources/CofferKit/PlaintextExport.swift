@@ -1,0 +1,164 @@
+import Foundation
+
+/// The plaintext JSON export: CardOnCue's `GET /v1/user/export` shape (`user`, `cards` with decrypted payloads)
+/// extended with Coffer's other kinds. Signing keys appear with their public key only: a seed never leaves its PIN
+/// box. Described in docs/FORMAT.md §7.
+public struct PlaintextExport: Encodable {
+    public struct User: Encodable {
+        let id: String
+        let email: String?
+        let createdAt: Date
+
+        enum CodingKeys: String, CodingKey {
+            case id, email
+            case createdAt = "created_at"
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(id, forKey: .id)
+            try container.encode(email, forKey: .email)
+            try container.encode(createdAt, forKey: .createdAt)
+        }
+    }
+
+    struct CardEntry: Encodable {
+        let id: String
+        let name: String
+        let barcodeType: String
+        let payload: String
+        let payloadEncoding: String
+        let cardNumber: String?
+        let tags: [String]
+        let networkIDs: [String]
+        let validFrom: Date?
+        let validTo: Date?
+        let oneTime: Bool
+        let usedAt: Date?
+        let archivedAt: Date?
+        let metadata: [String: String]
+        let notes: String?
+        let createdAt: Date
+        let updatedAt: Date
+
+        enum CodingKeys: String, CodingKey {
+            case id, name, payload, tags, metadata, notes
+            case barcodeType = "barcode_type", payloadEncoding = "payload_encoding", cardNumber = "card_number"
+            case networkIDs = "network_ids", validFrom = "valid_from", validTo = "valid_to", oneTime = "one_time"
+            case usedAt = "used_at", archivedAt = "archived_at", createdAt = "created_at", updatedAt = "updated_at"
+        }
+    }
+
+    struct OTPEntry: Encodable {
+        let id: String
+        let issuer: String
+        let account: String
+        let uri: String
+        let tags: [String]
+        let notes: String?
+        let createdAt: Date
+
+        enum CodingKeys: String, CodingKey {
+            case id, issuer, account, uri, tags, notes
+            case createdAt = "created_at"
+        }
+    }
+
+    struct CredentialEntry: Encodable {
+        let id: String
+        let name: String
+        let provider: String?
+        let value: String
+        let tags: [String]
+        let notes: String?
+        let createdAt: Date
+
+        enum CodingKeys: String, CodingKey {
+            case id, name, provider, value, tags, notes
+            case createdAt = "created_at"
+        }
+    }
+
+    struct SigningKeyEntry: Encodable {
+        let id: String
+        let name: String
+        let algorithm = "ed25519"
+        let flavor: String
+        let publicKey: String
+
+        enum CodingKeys: String, CodingKey {
+            case id, name, algorithm, flavor
+            case publicKey = "public_key"
+        }
+    }
+
+    struct NoteEntry: Encodable {
+        let id: String
+        let name: String
+        let template: String
+        let fields: [Note.Field]
+        let text: String?
+        let tags: [String]
+        let createdAt: Date
+
+        enum CodingKeys: String, CodingKey {
+            case id, name, template, fields, text, tags
+            case createdAt = "created_at"
+        }
+    }
+
+    let format = "coffer-export"
+    let version = 1
+    let user: User
+    var cards: [CardEntry] = []
+    var otp: [OTPEntry] = []
+    var credentials: [CredentialEntry] = []
+    var signingKeys: [SigningKeyEntry] = []
+    var notes: [NoteEntry] = []
+
+    enum CodingKeys: String, CodingKey {
+        case format, version, user, cards, otp, credentials, notes
+        case signingKeys = "signing_keys"
+    }
+
+    /// Builds the export of every live item (archived cards included).
+    public init(items: [Item], vaultID: UUID, createdAt: Date) throws(ModelError) {
+        user = User(id: vaultID.uuidString.lowercased(), email: nil, createdAt: createdAt)
+        for item in items {
+            let id = item.id.uuidString.lowercased()
+            switch item.content {
+            case .card(let card):
+                let binary = card.payloadCharset == .binary
+                cards.append(CardEntry(
+                    id: id, name: card.name, barcodeType: card.symbology.rawValue,
+                    payload: binary ? Data(card.payload).base64EncodedString() : card.payloadText,
+                    payloadEncoding: binary ? "base64" : card.payloadCharset.rawValue, cardNumber: card.cardNumber,
+                    tags: card.tags, networkIDs: card.networkIDs, validFrom: card.validFrom, validTo: card.validTo,
+                    oneTime: card.oneTime, usedAt: card.usedAt, archivedAt: card.archivedAt, metadata: card.metadata,
+                    notes: card.notes, createdAt: item.createdAt, updatedAt: item.updatedAt))
+            case .otp(let token):
+                otp.append(OTPEntry(
+                    id: id, issuer: token.issuer, account: token.account, uri: try token.token().uri, tags: token.tags,
+                    notes: token.notes, createdAt: item.createdAt))
+            case .credential(let credential):
+                credentials.append(CredentialEntry(
+                    id: id, name: credential.name, provider: credential.provider, value: credential.value,
+                    tags: credential.tags, notes: credential.notes, createdAt: item.createdAt))
+            case .signingKey(let key):
+                signingKeys.append(SigningKeyEntry(id: id, name: key.name, flavor: key.flavor.rawValue, publicKey: key.publicKeyText))
+            case .note(let note):
+                notes.append(NoteEntry(
+                    id: id, name: note.name, template: note.template.rawValue, fields: note.fields, text: note.text,
+                    tags: note.tags, createdAt: item.createdAt))
+            }
+        }
+    }
+
+    /// The export as pretty-printed JSON with ISO 8601 dates.
+    public func encoded() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        return try encoder.encode(self)
+    }
+}

@@ -1,0 +1,193 @@
+import CofferBarcode
+import Foundation
+
+/// How a card's payload bytes should be read as text (for display and for exports that need text).
+public enum PayloadCharset: String, Codable, Sendable, CaseIterable {
+    case utf8 = "utf-8"
+    case latin1 = "iso-8859-1"
+    /// Arbitrary bytes: shown as hex, exported as base64.
+    case binary
+}
+
+/// A membership or loyalty card, or a one-time pass (CardOnCue's card model).
+public struct Card: Sendable, Equatable, Codable {
+    public static let payloadLimit = 4096
+
+    public var name: String
+    public var symbology: Symbology
+    /// The exact bytes the barcode carries.
+    public var payload: [UInt8]
+    public var payloadCharset: PayloadCharset
+    /// The number printed on the card, when it differs from the payload.
+    public var cardNumber: String?
+    public var tags: [String]
+    /// Store networks (slugs such as `costco`) where the card is used.
+    public var networkIDs: [String]
+    public var validFrom: Date?
+    public var validTo: Date?
+    public var oneTime: Bool
+    public var usedAt: Date?
+    public var archivedAt: Date?
+    public var notes: String?
+    /// Free key/value pairs (CardOnCue keeps `preferredForNetwork_<id>` and `lastUsedAt_<id>` here).
+    public var metadata: [String: String]
+
+    public init(
+        name: String, symbology: Symbology, payload: [UInt8], payloadCharset: PayloadCharset = .utf8,
+        cardNumber: String? = nil, tags: [String] = [], networkIDs: [String] = [], validFrom: Date? = nil,
+        validTo: Date? = nil, oneTime: Bool = false, usedAt: Date? = nil, archivedAt: Date? = nil,
+        notes: String? = nil, metadata: [String: String] = [:]
+    ) throws(ModelError) {
+        self.name = name
+        self.symbology = symbology
+        self.payload = payload
+        self.payloadCharset = payloadCharset
+        self.cardNumber = cardNumber
+        self.tags = tags
+        self.networkIDs = networkIDs
+        self.validFrom = validFrom
+        self.validTo = validTo
+        self.oneTime = oneTime
+        self.usedAt = usedAt
+        self.archivedAt = archivedAt
+        self.notes = notes
+        self.metadata = metadata
+        try validate()
+    }
+
+    /// Normalises and checks every field.
+    public mutating func validate() throws(ModelError) {
+        name = try Rules.name(name)
+        guard !payload.isEmpty else { throw .emptyField("payload") }
+        guard payload.count <= Self.payloadLimit else { throw .tooLong(field: "payload", limit: Self.payloadLimit) }
+        switch payloadCharset {
+        case .utf8:
+            guard String(validating: payload, as: UTF8.self) != nil else {
+                throw .invalidField(field: "payload", rule: "is not valid UTF-8 (use the binary charset)")
+            }
+        case .latin1, .binary: break
+        }
+        cardNumber = try Rules.optionalText(cardNumber, field: "card number", limit: 200)
+        tags = try Rules.labels(tags, field: "tags")
+        networkIDs = try Rules.labels(networkIDs, field: "networks", lowercase: true)
+        if let validFrom, let validTo, validTo < validFrom {
+            throw .invalidField(field: "validity", rule: "valid-to is before valid-from")
+        }
+        if usedAt != nil && !oneTime { throw .notOneTime }
+        notes = try Rules.optionalText(notes, field: "notes", limit: 65_536)
+        guard metadata.count <= 64 else { throw .tooMany(field: "metadata entries", limit: 64) }
+        for (key, value) in metadata where key.count > 128 || value.count > 1024 {
+            throw .tooLong(field: "metadata", limit: 1024)
+        }
+    }
+
+    /// The payload as text, per its charset (hex for binary).
+    public var payloadText: String {
+        switch payloadCharset {
+        case .utf8: return String(decoding: payload, as: UTF8.self)
+        case .latin1: return String(payload.map { Character(Unicode.Scalar($0)) })
+        case .binary: return payload.map { String(format: "%02x", $0) }.joined()
+        }
+    }
+
+    /// Whether the card should be offered at the till: inside its validity window, and not a used one-time pass.
+    public func isValid(at now: Date) -> Bool {
+        if let validFrom, now < validFrom { return false }
+        if let validTo, now > validTo { return false }
+        return !(oneTime && usedAt != nil)
+    }
+
+    /// Past its end date, or a used one-time pass.
+    public func isExpired(at now: Date) -> Bool {
+        if let validTo, validTo < now { return true }
+        return oneTime && usedAt != nil
+    }
+
+    public var isArchived: Bool { archivedAt != nil }
+
+    /// Whole days from `now` until `validTo` (negative once past), counted in `calendar`'s days.
+    public func daysUntilExpiration(at now: Date, calendar: Calendar = .current) -> Int? {
+        guard let validTo else { return nil }
+        let start = calendar.startOfDay(for: now)
+        let end = calendar.startOfDay(for: validTo)
+        return calendar.dateComponents([.day], from: start, to: end).day
+    }
+
+    /// The status line shown beside a card: "Used", "Expired", "Expires today", "Expires in N days" (within 30
+    /// days), "Not valid until YYYY-MM-DD", or nil when there is nothing to say.
+    public func validityLabel(at now: Date, calendar: Calendar = .current) -> String? {
+        if oneTime && usedAt != nil { return "Used" }
+        if let validFrom, now < validFrom {
+            return "Not valid until \(Self.dayFormatter(calendar).string(from: validFrom))"
+        }
+        guard let days = daysUntilExpiration(at: now, calendar: calendar) else { return nil }
+        if let validTo, validTo < now { return "Expired" }
+        if days <= 0 { return days == 0 ? "Expires today" : "Expired" }
+        if days == 1 { return "Expires tomorrow" }
+        if days <= 30 { return "Expires in \(days) days" }
+        return nil
+    }
+
+    /// Marks a one-time pass used.
+    public mutating func markUsed(at now: Date) throws(ModelError) {
+        guard oneTime else { throw .notOneTime }
+        guard usedAt == nil else { throw .alreadyUsed }
+        usedAt = now
+    }
+
+    static func dayFormatter(_ calendar: Calendar) -> DateFormatter {
+        let formatter = DateFormatter()
+        formatter.calendar = calendar
+        formatter.timeZone = calendar.timeZone
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.dateFormat = "yyyy-MM-dd"
+        return formatter
+    }
+}
+
+extension Card {
+    enum CodingKeys: String, CodingKey {
+        case name, symbology, payload, payloadCharset, cardNumber, tags, networkIDs, validFrom, validTo, oneTime
+        case usedAt, archivedAt, notes, metadata
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        guard let payload = Data(base64Encoded: try container.decode(String.self, forKey: .payload)) else {
+            throw ModelError.malformedContent("card payload is not base64")
+        }
+        try self.init(
+            name: try container.decode(String.self, forKey: .name),
+            symbology: try container.decode(Symbology.self, forKey: .symbology),
+            payload: Array(payload),
+            payloadCharset: try container.decode(PayloadCharset.self, forKey: .payloadCharset),
+            cardNumber: try container.decodeIfPresent(String.self, forKey: .cardNumber),
+            tags: try container.decodeIfPresent([String].self, forKey: .tags) ?? [],
+            networkIDs: try container.decodeIfPresent([String].self, forKey: .networkIDs) ?? [],
+            validFrom: try container.decodeIfPresent(Date.self, forKey: .validFrom),
+            validTo: try container.decodeIfPresent(Date.self, forKey: .validTo),
+            oneTime: try container.decodeIfPresent(Bool.self, forKey: .oneTime) ?? false,
+            usedAt: try container.decodeIfPresent(Date.self, forKey: .usedAt),
+            archivedAt: try container.decodeIfPresent(Date.self, forKey: .archivedAt),
+            notes: try container.decodeIfPresent(String.self, forKey: .notes),
+            metadata: try container.decodeIfPresent([String: String].self, forKey: .metadata) ?? [:])
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(name, forKey: .name)
+        try container.encode(symbology, forKey: .symbology)
+        try container.encode(Data(payload).base64EncodedString(), forKey: .payload)
+        try container.encode(payloadCharset, forKey: .payloadCharset)
+        try container.encodeIfPresent(cardNumber, forKey: .cardNumber)
+        if !tags.isEmpty { try container.encode(tags, forKey: .tags) }
+        if !networkIDs.isEmpty { try container.encode(networkIDs, forKey: .networkIDs) }
+        try container.encodeIfPresent(validFrom, forKey: .validFrom)
+        try container.encodeIfPresent(validTo, forKey: .validTo)
+        if oneTime { try container.encode(oneTime, forKey: .oneTime) }
+        try container.encodeIfPresent(usedAt, forKey: .usedAt)
+        try container.encodeIfPresent(archivedAt, forKey: .archivedAt)
+        try container.encodeIfPresent(notes, forKey: .notes)
+        if !metadata.isEmpty { try container.encode(metadata, forKey: .metadata) }
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+
+/// An API key, token or password.
+public struct Credential: Sendable, Equatable, Codable {
+    public static let valueLimit = 65_536
+
+    public var name: String
+    /// Who issued it, e.g. "openai".
+    public var provider: String?
+    public var value: String
+    public var tags: [String]
+    public var notes: String?
+
+    public init(name: String, provider: String? = nil, value: String, tags: [String] = [], notes: String? = nil) throws(ModelError) {
+        self.name = name
+        self.provider = provider
+        self.value = value
+        self.tags = tags
+        self.notes = notes
+        try validate()
+    }
+
+    public mutating func validate() throws(ModelError) {
+        name = try Rules.name(name)
+        provider = try provider.map { value throws(ModelError) in try Rules.name(value, field: "provider", limit: 100) }
+        guard !value.isEmpty else { throw .emptyField("value") }
+        guard value.utf8.count <= Self.valueLimit else { throw .tooLong(field: "value", limit: Self.valueLimit) }
+        tags = try Rules.labels(tags, field: "tags")
+        notes = try Rules.optionalText(notes, field: "notes", limit: 65_536)
+    }
+
+    /// The value as it may be shown: its first characters (at most 8, and never more than a third of it) then "…".
+    public var maskedValue: String { Self.mask(value) }
+
+    /// Masks any secret string the way credentials are shown.
+    public static func mask(_ secret: String) -> String {
+        let shown = min(8, secret.count / 3)
+        return String(secret.prefix(shown)) + "…"
+    }
+
+    enum CodingKeys: String, CodingKey { case name, provider, value, tags, notes }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        try self.init(
+            name: try container.decode(String.self, forKey: .name),
+            provider: try container.decodeIfPresent(String.self, forKey: .provider),
+            value: try container.decode(String.self, forKey: .value),
+            tags: try container.decodeIfPresent([String].self, forKey: .tags) ?? [],
+            notes: try container.decodeIfPresent(String.self, forKey: .notes))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(name, forKey: .name)
+        try container.encodeIfPresent(provider, forKey: .provider)
+        try container.encode(value, forKey: .value)
+        if !tags.isEmpty { try container.encode(tags, forKey: .tags) }
+        try container.encodeIfPresent(notes, forKey: .notes)
+    }
+}

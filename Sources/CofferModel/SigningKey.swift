@@ -1,0 +1,178 @@
+import CofferCrypto
+import Foundation
+
+/// An Ed25519 private key held under a PIN. The seed is only ever stored inside the PIN box
+/// (`PINProtection`), itself inside the item's box; the public key is kept in the clear of the item content.
+public struct SigningKey: Sendable, Equatable, Codable {
+    /// How the key is shown and imported.
+    public enum Flavor: String, Codable, Sendable {
+        /// A raw Ed25519 key; public key shown as hex.
+        case ed25519
+        /// A Stellar account key: imported from an `S…` seed, public key shown as a `G…` address.
+        case stellar
+    }
+
+    public var name: String
+    public var flavor: Flavor
+    public var publicKey: [UInt8]
+    /// Salt of the PIN key derivation.
+    public var pinSalt: [UInt8]
+    /// The seed sealed under the PIN key.
+    public var pinBox: [UInt8]
+    /// Wrong PINs since the last right one.
+    public var failedAttempts: Int
+    public var tags: [String]
+    public var notes: String?
+
+    public init(
+        name: String, flavor: Flavor, publicKey: [UInt8], pinSalt: [UInt8], pinBox: [UInt8], failedAttempts: Int = 0,
+        tags: [String] = [], notes: String? = nil
+    ) throws(ModelError) {
+        self.name = name
+        self.flavor = flavor
+        self.publicKey = publicKey
+        self.pinSalt = pinSalt
+        self.pinBox = pinBox
+        self.failedAttempts = failedAttempts
+        self.tags = tags
+        self.notes = notes
+        try validate()
+    }
+
+    public mutating func validate() throws(ModelError) {
+        name = try Rules.name(name)
+        guard publicKey.count == 32 else { throw .invalidField(field: "public key", rule: "must be 32 bytes") }
+        guard (16...64).contains(pinSalt.count) else { throw .invalidField(field: "PIN salt", rule: "must be 16 to 64 bytes") }
+        guard pinBox.count == 32 + Box.overhead else { throw .invalidField(field: "PIN box", rule: "wrong length") }
+        guard (0...PINProtection.attemptLimit).contains(failedAttempts) else {
+            throw .invalidField(field: "failed attempts", rule: "out of range")
+        }
+        tags = try Rules.labels(tags, field: "tags")
+        notes = try Rules.optionalText(notes, field: "notes", limit: 65_536)
+    }
+
+    /// True once `PINProtection.attemptLimit` wrong PINs were entered in a row.
+    public var isLocked: Bool { failedAttempts >= PINProtection.attemptLimit }
+
+    /// The public key as users know it: a Stellar `G…` address, or hex.
+    public var publicKeyText: String {
+        switch flavor {
+        case .stellar: return StellarStrKey.encode(publicKey, version: .accountID)
+        case .ed25519: return publicKey.map { String(format: "%02x", $0) }.joined()
+        }
+    }
+
+    enum CodingKeys: String, CodingKey { case name, flavor, publicKey, pinSalt, pinBox, failedAttempts, tags, notes }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        func bytes(_ key: CodingKeys) throws -> [UInt8] {
+            guard let data = Data(base64Encoded: try container.decode(String.self, forKey: key)) else {
+                throw ModelError.malformedContent("\(key.stringValue) is not base64")
+            }
+            return Array(data)
+        }
+        try self.init(
+            name: try container.decode(String.self, forKey: .name),
+            flavor: try container.decode(Flavor.self, forKey: .flavor),
+            publicKey: try bytes(.publicKey),
+            pinSalt: try bytes(.pinSalt),
+            pinBox: try bytes(.pinBox),
+            failedAttempts: try container.decode(Int.self, forKey: .failedAttempts),
+            tags: try container.decodeIfPresent([String].self, forKey: .tags) ?? [],
+            notes: try container.decodeIfPresent(String.self, forKey: .notes))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(name, forKey: .name)
+        try container.encode(flavor, forKey: .flavor)
+        try container.encode(Data(publicKey).base64EncodedString(), forKey: .publicKey)
+        try container.encode(Data(pinSalt).base64EncodedString(), forKey: .pinSalt)
+        try container.encode(Data(pinBox).base64EncodedString(), forKey: .pinBox)
+        try container.encode(failedAttempts, forKey: .failedAttempts)
+        if !tags.isEmpty { try container.encode(tags, forKey: .tags) }
+        try container.encodeIfPresent(notes, forKey: .notes)
+    }
+}
+
+/// Stellar's StrKey: version byte ‖ payload ‖ CRC16-XModem (little-endian), in RFC 4648 base32 without padding.
+public enum StellarStrKey {
+    public enum Version: UInt8, Sendable {
+        /// `G…` public account id.
+        case accountID = 48  // 6 << 3
+        /// `S…` secret seed.
+        case seed = 144  // 18 << 3
+    }
+
+    public enum StrKeyError: Error, Equatable, Sendable, CustomStringConvertible {
+        case malformed
+        case wrongVersion
+        case badChecksum
+
+        public var description: String {
+            switch self {
+            case .malformed: return "not a Stellar key: expected 56 base32 characters"
+            case .wrongVersion: return "not a Stellar secret seed (it must start with S)"
+            case .badChecksum: return "the Stellar key's checksum does not match (a typo?)"
+            }
+        }
+    }
+
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567".utf8)
+
+    /// Encodes a 32-byte payload.
+    public static func encode(_ payload: [UInt8], version: Version) -> String {
+        var raw = [version.rawValue] + payload
+        let checksum = crc16XModem(raw)
+        raw += [UInt8(checksum & 0xFF), UInt8(checksum >> 8)]
+        var output: [UInt8] = []
+        var buffer: UInt32 = 0
+        var bits = 0
+        for byte in raw {
+            buffer = (buffer << 8) | UInt32(byte)
+            bits += 8
+            while bits >= 5 {
+                bits -= 5
+                output.append(alphabet[Int((buffer >> UInt32(bits)) & 31)])
+            }
+        }
+        if bits > 0 { output.append(alphabet[Int((buffer << UInt32(5 - bits)) & 31)]) }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Decodes a seed (`S…`) into its 32 secret bytes, checking version and checksum.
+    public static func decodeSeed(_ text: String) throws(StrKeyError) -> SecretBytes {
+        let characters = Array(text.trimmingCharacters(in: .whitespacesAndNewlines).utf8)
+        guard characters.count == 56 else { throw .malformed }
+        var raw: [UInt8] = []
+        var buffer: UInt32 = 0
+        var bits = 0
+        for character in characters {
+            guard let value = alphabet.firstIndex(of: character) else { throw .malformed }
+            buffer = (buffer << 5) | UInt32(value)
+            bits += 5
+            if bits >= 8 {
+                bits -= 8
+                raw.append(UInt8(truncatingIfNeeded: buffer >> UInt32(bits)))
+            }
+        }
+        defer { raw.withUnsafeMutableBytes { SecretBytes.wipe($0) } }
+        guard raw.count == 35 else { throw .malformed }
+        guard raw[0] == Version.seed.rawValue else { throw .wrongVersion }
+        let checksum = crc16XModem(Array(raw[0..<33]))
+        guard raw[33] == UInt8(checksum & 0xFF), raw[34] == UInt8(checksum >> 8) else { throw .badChecksum }
+        return SecretBytes(raw[1..<33])
+    }
+
+    static func crc16XModem(_ bytes: [UInt8]) -> UInt16 {
+        var crc: UInt16 = 0
+        for byte in bytes {
+            crc ^= UInt16(byte) << 8
+            for _ in 0..<8 {
+                crc = (crc & 0x8000) != 0 ? (crc << 1) ^ 0x1021 : crc << 1
+            }
+        }
+        return crc
+    }
+}

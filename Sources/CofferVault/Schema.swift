@@ -1,0 +1,42 @@
+import Foundation
+import GRDB
+
+/// The vault's SQLite schema: append-only named migrations (docs/FORMAT.md §3). Never edit a migration that has
+/// shipped; add a new one.
+enum Schema {
+    /// Format version written into new vaults and the highest one this build opens.
+    static let formatVersion = 1
+    static let fileName = "vault.sqlite"
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1-initial") { db in
+            try db.execute(sql: """
+                CREATE TABLE vault (
+                    singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+                    vault_id BLOB NOT NULL CHECK (length(vault_id) = 16),
+                    format_version INTEGER NOT NULL,
+                    key_epoch INTEGER NOT NULL DEFAULT 1,
+                    created_at INTEGER NOT NULL
+                );
+                CREATE TABLE slot (
+                    id BLOB PRIMARY KEY NOT NULL CHECK (length(id) = 16),
+                    type INTEGER NOT NULL,
+                    kdf BLOB,
+                    salt BLOB NOT NULL,
+                    wrapped_key BLOB NOT NULL
+                ) WITHOUT ROWID;
+                CREATE TABLE item (
+                    id BLOB PRIMARY KEY NOT NULL CHECK (length(id) = 16),
+                    kind TEXT NOT NULL,
+                    revision INTEGER NOT NULL CHECK (revision >= 1),
+                    updated_at INTEGER NOT NULL,
+                    deleted INTEGER NOT NULL DEFAULT 0 CHECK (deleted IN (0, 1)),
+                    box BLOB,
+                    CHECK ((deleted = 0) = (box IS NOT NULL))
+                ) WITHOUT ROWID;
+                """)
+        }
+        return migrator
+    }
+}

@@ -1,0 +1,357 @@
+import CofferCrypto
+import CofferModel
+import CofferPlatform
+import Crypto
+import Foundation
+import GRDB
+
+/// Knobs a vault is opened with. Production code uses the defaults; tests inject cheap KDF limits, a fixed clock or
+/// a deterministic random source.
+public struct VaultOptions: Sendable {
+    public var limits: KDFLimits
+    public var random: any RandomSource
+    public var clock: @Sendable () -> Date
+    /// How long a write waits for another process's write to finish before failing.
+    public var busyTimeout: TimeInterval
+
+    public init(
+        limits: KDFLimits = .production, random: any RandomSource = SystemRandom(),
+        clock: @escaping @Sendable () -> Date = { Date() }, busyTimeout: TimeInterval = 10
+    ) {
+        self.limits = limits
+        self.random = random
+        self.clock = clock
+        self.busyTimeout = busyTimeout
+    }
+}
+
+/// How to open a vault: one secret for one slot type.
+public enum UnlockMethod: Sendable {
+    case deviceKey(SecretBytes)
+    case passphrase(String)
+    case recoveryCode(String)
+}
+
+/// A slot as listed to users.
+public struct SlotInfo: Sendable, Equatable {
+    public let id: UUID
+    public let type: SlotType
+    public let kdf: PassphraseKDF?
+}
+
+/// An unlocked vault: a directory (0700) holding `vault.sqlite` (0600), whose items are sealed under keys derived
+/// from the master key. Safe to share between threads and to use from several processes at once: every write is an
+/// immediate SQLite transaction in WAL mode.
+public final class Vault: @unchecked Sendable {
+    /// Directory holding the vault file.
+    public let directory: String
+    public let vaultID: UUID
+    /// When the vault was created.
+    public let createdAt: Date
+    let vaultIDBytes: [UInt8]
+    let database: DatabaseQueue
+    let options: VaultOptions
+    // Replaced only by master-key rotation; guarded by `keysLock`.
+    private var keys: Keys
+    private let keysLock = Lock()
+
+    struct Keys {
+        let master: SecretBytes
+        let items: SymmetricKey
+        let epoch: Int64
+    }
+
+    /// Path of the vault file inside `directory`.
+    public static func databasePath(in directory: String) -> String { "\(directory)/\(Schema.fileName)" }
+
+    /// Whether a vault exists in `directory`.
+    public static func exists(in directory: String) -> Bool { PrivateFiles.exists(databasePath(in: directory)) }
+
+    private init(directory: String, header: Header, database: DatabaseQueue, keys: Keys, options: VaultOptions) {
+        self.directory = directory
+        self.createdAt = Self.date(milliseconds: header.createdAt)
+        let vaultID = header.vaultID
+        self.vaultIDBytes = vaultID
+        self.vaultID = UUID(bytes: vaultID)
+        self.database = database
+        self.keys = keys
+        self.options = options
+    }
+
+    // MARK: Create and open
+
+    /// Creates a new vault in `directory` with a fresh master key, a device slot when `deviceKey` is given and a
+    /// passphrase slot when `passphrase` is. The file appears atomically, complete, or not at all.
+    public static func create(
+        in directory: String, vaultID: UUID = UUID(), deviceKey: SecretBytes?, passphrase: String? = nil,
+        kdf: PassphraseKDF = .defaultPBKDF2, options: VaultOptions = VaultOptions()
+    ) throws(VaultError) -> Vault {
+        guard deviceKey != nil || passphrase != nil else { throw .noSlot(.device) }
+        let path = databasePath(in: directory)
+        try wrap { () throws(PrivateFileError) in try PrivateFiles.createDirectory(directory) }
+        guard !PrivateFiles.exists(path) else { throw .alreadyExists(path: directory) }
+        let temporary = PrivateFiles.temporarySibling(of: path)
+        defer { try? PrivateFiles.remove(temporary) }
+        let vaultID = vaultID.bytes
+        let masterKey = SecretBytes(randomCount: 32, using: options.random)
+        do {
+            try wrap { () throws(PrivateFileError) in try PrivateFiles.write([], to: temporary) }
+            let database = try openDatabase(temporary, options: options)
+            try runMigrations(database)
+            try database.write { db in
+                try db.execute(
+                    sql: "INSERT INTO vault (singleton, vault_id, format_version, key_epoch, created_at) VALUES (1, ?, ?, 1, ?)",
+                    arguments: [Data(vaultID), Schema.formatVersion, milliseconds(options.clock())])
+                if let deviceKey {
+                    try insertSlot(db, type: .device, secret: deviceKey, kdf: nil, masterKey: masterKey, vaultID: vaultID, options: options)
+                }
+                if let passphrase {
+                    let secret = try Passphrase.bytes(passphrase)
+                    try insertSlot(db, type: .passphrase, secret: secret, kdf: kdf, masterKey: masterKey, vaultID: vaultID, options: options)
+                }
+            }
+            // Fold the WAL into the file so it is self-contained before it is published.
+            try database.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+            try database.close()
+            try wrap { () throws(PrivateFileError) in try PrivateFiles.publish(temporary, as: path) }
+        } catch let error as VaultError {
+            throw error
+        } catch {
+            throw mapped(error)
+        }
+        return try open(in: directory, unlock: deviceKey.map(UnlockMethod.deviceKey) ?? .passphrase(passphrase ?? ""), options: options)
+    }
+
+    /// Opens and unlocks the vault in `directory`.
+    public static func open(in directory: String, unlock: UnlockMethod, options: VaultOptions = VaultOptions()) throws(VaultError) -> Vault {
+        let path = databasePath(in: directory)
+        guard PrivateFiles.exists(path) else { throw .notFound(path: directory) }
+        for suffix in ["", "-wal", "-shm"] {
+            try wrap { () throws(PrivateFileError) in try PrivateFiles.restrictFile(path + suffix) }
+        }
+        do {
+            let database = try openDatabase(path, options: options)
+            try runMigrations(database)
+            let header = try database.read { db in try readHeader(db) }
+            let slots = try database.read { db in try readSlots(db, limits: options.limits) }
+            let master = try unlockMasterKey(slots: slots, unlock: unlock, vaultID: header.vaultID, options: options)
+            let keys = Keys(master: master, items: KeySchedule.itemsKey(masterKey: master, vaultID: header.vaultID), epoch: header.epoch)
+            return Vault(directory: directory, header: header, database: database, keys: keys, options: options)
+        } catch let error as VaultError {
+            throw error
+        } catch {
+            throw mapped(error)
+        }
+    }
+
+    /// The id of the vault in `directory`, read without unlocking it (to find its device key).
+    public static func peekID(in directory: String, options: VaultOptions = VaultOptions()) throws(VaultError) -> UUID {
+        let path = databasePath(in: directory)
+        guard PrivateFiles.exists(path) else { throw .notFound(path: directory) }
+        do {
+            let database = try openDatabase(path, options: options)
+            defer { try? database.close() }
+            try runMigrations(database)
+            return UUID(bytes: try database.read { db in try readHeader(db) }.vaultID)
+        } catch let error as VaultError {
+            throw error
+        } catch {
+            throw mapped(error)
+        }
+    }
+
+    static func openDatabase(_ path: String, options: VaultOptions, readonly: Bool = false) throws -> DatabaseQueue {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(options.busyTimeout)
+        configuration.readonly = readonly
+        configuration.journalMode = readonly ? .default : .wal
+        configuration.prepareDatabase { db in
+            // Acknowledged writes survive power loss, not only process crashes.
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+            try db.execute(sql: "PRAGMA secure_delete = ON")
+        }
+        return try DatabaseQueue(path: path, configuration: configuration)
+    }
+
+    /// Applies pending migrations, refusing a vault that a newer Coffer migrated further.
+    static func runMigrations(_ database: DatabaseQueue) throws {
+        let migrator = Schema.migrator
+        let known = Set(migrator.migrations)
+        let applied = try database.read { db in try migrator.appliedIdentifiers(db) }
+        guard applied.isSubset(of: known) else { throw VaultError.unknownMigrations }
+        if applied.count < known.count {
+            try migrator.migrate(database)
+        }
+    }
+
+    struct Header {
+        let vaultID: [UInt8]
+        let epoch: Int64
+        let createdAt: Int64
+    }
+
+    static func readHeader(_ db: Database) throws -> Header {
+        guard let row = try Row.fetchOne(db, sql: "SELECT vault_id, format_version, key_epoch, created_at FROM vault WHERE singleton = 1") else {
+            throw VaultError.tampered("the vault header")
+        }
+        let version: Int = row[1]
+        guard version <= Schema.formatVersion else {
+            throw VaultError.newerFormat(found: version, supported: Schema.formatVersion)
+        }
+        guard let vaultID = row[0] as Data?, vaultID.count == 16 else { throw VaultError.tampered("the vault header") }
+        return Header(vaultID: Array(vaultID), epoch: row[2], createdAt: row[3])
+    }
+
+    struct StoredSlot {
+        let header: SlotHeader
+        let wrapped: Data
+    }
+
+    static func readSlots(_ db: Database, limits: KDFLimits) throws -> [StoredSlot] {
+        try Row.fetchAll(db, sql: "SELECT id, type, kdf, salt, wrapped_key FROM slot ORDER BY type, id").map { row in
+            let typeValue: Int = row[1]
+            guard let id = row[0] as Data?, let salt = row[3] as Data?, let wrapped = row[4] as Data?,
+                let type = UInt8(exactly: typeValue).flatMap(SlotType.init(rawValue:))
+            else { throw VaultError.tampered("a slot") }
+            let kdf = try (row[2] as Data?).map { encoded throws(CofferCryptoError) in
+                try PassphraseKDF(encoded: Array(encoded), limits: limits)
+            }
+            let header = SlotHeader(slotID: Array(id), type: type, kdf: kdf, salt: Array(salt))
+            try header.validate(limits: limits)
+            return StoredSlot(header: header, wrapped: wrapped)
+        }
+    }
+
+    static func unlockMasterKey(slots: [StoredSlot], unlock: UnlockMethod, vaultID: [UInt8], options: VaultOptions) throws -> SecretBytes {
+        let request = try UnlockRequest(unlock)
+        let candidates = slots.filter { $0.header.type == request.type }
+        guard !candidates.isEmpty else { throw VaultError.noSlot(request.type) }
+        for slot in candidates {
+            let kek = try slot.header.keyEncryptionKey(secret: request.secret, limits: options.limits)
+            if let master = try? slot.header.unwrap(slot.wrapped, vaultID: vaultID, kek: kek) {
+                return master
+            }
+        }
+        throw request.failure
+    }
+
+    /// An unlock method resolved to the slot type it opens, the slot secret, and the error for a wrong secret.
+    struct UnlockRequest {
+        let type: SlotType
+        let secret: SecretBytes
+        let failure: VaultError
+
+        init(_ unlock: UnlockMethod) throws {
+            switch unlock {
+            case .deviceKey(let key):
+                type = .device
+                secret = key
+                failure = .deviceKeyMismatch
+            case .passphrase(let text):
+                type = .passphrase
+                secret = try Passphrase.bytes(text)
+                failure = .wrongPassphrase
+            case .recoveryCode(let text):
+                guard let parsed = try? RecoveryCode.parse(text) else { throw VaultError.wrongRecoveryCode }
+                type = .recovery
+                secret = parsed
+                failure = .wrongRecoveryCode
+            }
+        }
+    }
+
+    @discardableResult
+    static func insertSlot(
+        _ db: Database, type: SlotType, secret: SecretBytes, kdf: PassphraseKDF?, masterKey: SecretBytes,
+        vaultID: [UInt8], options: VaultOptions
+    ) throws -> SlotInfo {
+        let header = SlotHeader.new(type, kdf: kdf, random: options.random)
+        let kek = try header.keyEncryptionKey(secret: secret, limits: options.limits)
+        let wrapped = try header.wrap(masterKey: masterKey, vaultID: vaultID, kek: kek)
+        try db.execute(
+            sql: "INSERT INTO slot (id, type, kdf, salt, wrapped_key) VALUES (?, ?, ?, ?, ?)",
+            arguments: [Data(header.slotID), Int(type.rawValue), header.kdf.map { Data($0.encoded) }, Data(header.salt), wrapped])
+        return SlotInfo(id: UUID(bytes: header.slotID), type: type, kdf: header.kdf)
+    }
+
+    // MARK: Keys
+
+    var currentKeys: Keys { keysLock.withLock { keys } }
+
+    /// Runs `body` in an immediate write transaction after checking that no other process rotated the key.
+    func writeTransaction<Result>(_ body: (Database, Keys) throws -> Result) throws(VaultError) -> Result {
+        do {
+            return try database.writeWithoutTransaction { db in
+                var result: Result?
+                try db.inTransaction(.immediate) {
+                    let keys = currentKeys
+                    let epoch = try Int64.fetchOne(db, sql: "SELECT key_epoch FROM vault WHERE singleton = 1")
+                    guard epoch == keys.epoch else { throw VaultError.keyRotatedElsewhere }
+                    result = try body(db, keys)
+                    return .commit
+                }
+                guard let result else { throw VaultError.storage("transaction produced no result") }
+                return result
+            }
+        } catch let error as VaultError {
+            throw error
+        } catch {
+            throw Self.mapped(error)
+        }
+    }
+
+    func read<Result>(_ body: (Database, Keys) throws -> Result) throws(VaultError) -> Result {
+        do {
+            return try database.read { db in try body(db, currentKeys) }
+        } catch let error as VaultError {
+            throw error
+        } catch {
+            throw Self.mapped(error)
+        }
+    }
+
+    func replaceKeys(_ new: Keys) {
+        keysLock.withLock { keys = new }
+    }
+
+    // MARK: Helpers
+
+    static func milliseconds(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+    }
+
+    static func date(milliseconds: Int64) -> Date {
+        Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+    }
+
+    static func mapped(_ error: any Error) -> VaultError {
+        switch error {
+        case let error as VaultError: return error
+        case let error as CofferCryptoError: return .crypto(error)
+        case let error as ModelError: return .model(error)
+        case let error as PrivateFileError: return .file(error)
+        case let error as DatabaseError:
+            // The SQLite message names the failure class; never the SQL arguments, which may hold boxes.
+            return .storage(error.message ?? "SQLite error \(error.resultCode.rawValue)")
+        default: return .storage(String(describing: type(of: error)))
+        }
+    }
+
+    static func wrap<Result>(_ body: () throws(PrivateFileError) -> Result) throws(VaultError) -> Result {
+        do {
+            return try body()
+        } catch {
+            throw .file(error)
+        }
+    }
+}
+
+extension UUID {
+    init(bytes: [UInt8]) {
+        precondition(bytes.count == 16)
+        self = UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+    }
+
+    var bytes: [UInt8] { withUnsafeBytes(of: uuid) { Array($0) } }
+}

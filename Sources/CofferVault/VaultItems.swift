@@ -1,0 +1,198 @@
+import CofferCrypto
+import CofferModel
+import Crypto
+import Foundation
+import GRDB
+
+/// Item boxes larger than this are refused on read (files are hostile input).
+let maximumBoxSize = 1 << 20
+
+extension Vault {
+    /// Box format version bound into every item's associated data (docs/FORMAT.md §4).
+    public static let itemBoxVersion: UInt32 = 1
+
+    // MARK: Reading
+
+    /// Every live item, decrypted, oldest first. Any box that fails authentication stops the listing with
+    /// `.tampered`: a modified vault is never shown half-read.
+    public func items() throws(VaultError) -> [Item] {
+        try read { db, keys in
+            var result: [Item] = []
+            let cursor = try Row.fetchCursor(
+                db, sql: "SELECT id, kind, revision, updated_at, box FROM item WHERE deleted = 0 ORDER BY updated_at, id")
+            while let row = try cursor.next() {
+                result.append(try openRow(row, keys: keys))
+            }
+            return result.sorted { $0.createdAt < $1.createdAt }
+        }
+    }
+
+    /// The live item with `id`.
+    public func item(id: UUID) throws(VaultError) -> Item {
+        try read { db, keys in try fetchItem(db, id: id, keys: keys) }
+    }
+
+    /// Ids, kinds and revisions of purged items (tombstones), for sync.
+    public func tombstones() throws(VaultError) -> [(id: UUID, kind: String, revision: UInt64)] {
+        try read { db, _ in
+            try Row.fetchAll(db, sql: "SELECT id, kind, revision FROM item WHERE deleted = 1").map { row in
+                guard let id = row[0] as Data?, id.count == 16 else { throw VaultError.tampered("an item id") }
+                let revision: Int64 = row[2]
+                return (UUID(bytes: Array(id)), row[1], UInt64(revision))
+            }
+        }
+    }
+
+    // MARK: Writing
+
+    /// Adds a new item; returns it with its id and revision 1.
+    @discardableResult
+    public func add(_ content: ItemContent) throws(VaultError) -> Item {
+        try add(content, id: UUID(), createdAt: options.clock())
+    }
+
+    /// Adds an item with a given id and creation time (imports and restores keep both).
+    @discardableResult
+    public func add(_ content: ItemContent, id: UUID, createdAt: Date) throws(VaultError) -> Item {
+        let now = options.clock()
+        let item = Item(id: id, revision: 1, createdAt: createdAt, updatedAt: now, content: content)
+        try writeTransaction { db, keys in
+            try insert(db, item: item, keys: keys)
+        }
+        return item
+    }
+
+    /// Adds many items in one transaction (all or nothing).
+    public func addAll(_ contents: [ItemContent]) throws(VaultError) -> [Item] {
+        let now = options.clock()
+        let items = contents.map { Item(id: UUID(), revision: 1, createdAt: now, updatedAt: now, content: $0) }
+        try writeTransaction { db, keys in
+            for item in items { try insert(db, item: item, keys: keys) }
+        }
+        return items
+    }
+
+    /// Stores a changed copy of `item`. `item.revision` must be the stored revision (optimistic concurrency);
+    /// the stored copy gets revision + 1.
+    @discardableResult
+    public func update(_ item: Item) throws(VaultError) -> Item {
+        try writeTransaction { db, keys in
+            let stored = try storedRevision(db, id: item.id)
+            guard stored == item.revision else {
+                throw VaultError.conflict(itemID: item.id, expected: item.revision, stored: stored)
+            }
+            var next = item
+            next.revision = stored + 1
+            next.updatedAt = options.clock()
+            try replace(db, item: next, keys: keys)
+            return next
+        }
+    }
+
+    /// Reads, changes and stores an item in one transaction, so concurrent processes cannot lose each other's
+    /// changes (HOTP counters, PIN attempt counts, one-time passes). `transform` may throw to abort without writing.
+    @discardableResult
+    public func modify(id: UUID, _ transform: (inout ItemContent) throws -> Void) throws(VaultError) -> Item {
+        try writeTransaction { db, keys in
+            var item = try fetchItem(db, id: id, keys: keys)
+            try transform(&item.content)
+            try item.content.validated()
+            item.revision += 1
+            item.updatedAt = options.clock()
+            try replace(db, item: item, keys: keys)
+            return item
+        }
+    }
+
+    /// Deletes an item for good, leaving a tombstone (id, kind, revision) so sync can propagate the deletion.
+    public func purge(id: UUID) throws(VaultError) {
+        try writeTransaction { db, _ in
+            let stored = try storedRevision(db, id: id)
+            try db.execute(
+                sql: "UPDATE item SET deleted = 1, box = NULL, revision = ?, updated_at = ? WHERE id = ?",
+                arguments: [Int64(stored + 1), Self.milliseconds(options.clock()), Data(id.bytes)])
+        }
+    }
+
+    // MARK: Rows and boxes
+
+    func insert(_ db: Database, item: Item, keys: Keys) throws {
+        try item.content.validated()
+        let box = try seal(item, keys: keys)
+        try db.execute(
+            sql: "INSERT INTO item (id, kind, revision, updated_at, deleted, box) VALUES (?, ?, ?, ?, 0, ?)",
+            arguments: [Data(item.id.bytes), item.kind.rawValue, Int64(item.revision), Self.milliseconds(item.updatedAt), box])
+    }
+
+    func replace(_ db: Database, item: Item, keys: Keys) throws {
+        let box = try seal(item, keys: keys)
+        try db.execute(
+            sql: "UPDATE item SET kind = ?, revision = ?, updated_at = ?, deleted = 0, box = ? WHERE id = ?",
+            arguments: [item.kind.rawValue, Int64(item.revision), Self.milliseconds(item.updatedAt), box, Data(item.id.bytes)])
+    }
+
+    func storedRevision(_ db: Database, id: UUID) throws -> UInt64 {
+        guard let revision = try Int64.fetchOne(db, sql: "SELECT revision FROM item WHERE id = ? AND deleted = 0", arguments: [Data(id.bytes)]) else {
+            throw VaultError.itemNotFound
+        }
+        return UInt64(revision)
+    }
+
+    func fetchItem(_ db: Database, id: UUID, keys: Keys) throws -> Item {
+        guard let row = try Row.fetchOne(
+            db, sql: "SELECT id, kind, revision, updated_at, box FROM item WHERE id = ? AND deleted = 0", arguments: [Data(id.bytes)])
+        else { throw VaultError.itemNotFound }
+        return try openRow(row, keys: keys)
+    }
+
+    /// The associated data of an item box: vault id, item id, kind, revision, update time and box version.
+    func associatedData(itemID: UUID, kind: String, revision: UInt64, updatedAt: Int64) -> [UInt8] {
+        KeySchedule.itemAssociatedData(
+            vaultID: vaultIDBytes, itemID: itemID.bytes, kind: kind, revision: revision,
+            updatedAt: UInt64(bitPattern: updatedAt), formatVersion: Self.itemBoxVersion)
+    }
+
+    func seal(_ item: Item, keys: Keys) throws -> Data {
+        let plaintext = try ItemContentCoding.encode(item.content, createdAt: item.createdAt)
+        let aad = associatedData(
+            itemID: item.id, kind: item.kind.rawValue, revision: item.revision, updatedAt: Self.milliseconds(item.updatedAt))
+        return try Box.seal(plaintext, key: keys.items, associatedData: aad)
+    }
+
+    func openRow(_ row: Row, keys: Keys) throws -> Item {
+        guard let idData = row[0] as Data?, idData.count == 16 else { throw VaultError.tampered("an item id") }
+        let id = UUID(bytes: Array(idData))
+        let kindText: String = row[1]
+        let revision: Int64 = row[2]
+        let updatedAt: Int64 = row[3]
+        guard let box = row[4] as Data?, box.count <= maximumBoxSize, revision >= 1 else {
+            throw VaultError.tampered("item \(id.uuidString.lowercased())")
+        }
+        let aad = associatedData(itemID: id, kind: kindText, revision: UInt64(revision), updatedAt: updatedAt)
+        let plaintext: Data
+        do {
+            plaintext = try Box.open(box, key: keys.items, associatedData: aad)
+        } catch {
+            throw VaultError.tampered("item \(id.uuidString.lowercased())")
+        }
+        // The kind was authenticated as associated data, so an unknown one is a newer Coffer's, not damage.
+        guard let kind = ItemKind(rawValue: kindText) else {
+            throw VaultError.model(.malformedContent("item kind \(kindText) is unknown to this version"))
+        }
+        let (content, createdAt) = try ItemContentCoding.decode(plaintext, kind: kind)
+        return Item(id: id, revision: UInt64(revision), createdAt: createdAt, updatedAt: Self.date(milliseconds: updatedAt), content: content)
+    }
+}
+
+extension ItemContent {
+    /// Runs the kind's validation (throws `ModelError`).
+    func validated() throws {
+        switch self {
+        case .card(var card): try card.validate()
+        case .otp(var otp): try otp.validate()
+        case .credential(var credential): try credential.validate()
+        case .signingKey(var key): try key.validate()
+        case .note(var note): try note.validate()
+        }
+    }
+}

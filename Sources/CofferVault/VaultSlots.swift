@@ -1,0 +1,248 @@
+import CofferCrypto
+import CofferModel
+import CofferPlatform
+import Crypto
+import Foundation
+import GRDB
+
+extension Vault {
+    // MARK: Slots
+
+    /// The vault's slots, device first.
+    public func slots() throws(VaultError) -> [SlotInfo] {
+        try read { db, _ in
+            try Self.readSlots(db, limits: options.limits).map {
+                SlotInfo(id: UUID(bytes: $0.header.slotID), type: $0.header.type, kdf: $0.header.kdf)
+            }
+        }
+    }
+
+    /// Adds a passphrase slot, or replaces the existing one: one key is re-wrapped, no item is written.
+    @discardableResult
+    public func setPassphrase(_ passphrase: String, kdf: PassphraseKDF = .defaultPBKDF2) throws(VaultError) -> SlotInfo {
+        let secret: SecretBytes
+        do {
+            secret = try Passphrase.bytes(passphrase)
+        } catch {
+            throw .crypto(error)
+        }
+        return try writeTransaction { db, keys in
+            try db.execute(sql: "DELETE FROM slot WHERE type = ?", arguments: [Int(SlotType.passphrase.rawValue)])
+            return try Self.insertSlot(
+                db, type: .passphrase, secret: secret, kdf: kdf, masterKey: keys.master, vaultID: vaultIDBytes, options: options)
+        }
+    }
+
+    /// Replaces the device slot with one for `deviceKey` (after a restore, or on a new device).
+    @discardableResult
+    public func setDeviceKey(_ deviceKey: SecretBytes) throws(VaultError) -> SlotInfo {
+        try writeTransaction { db, keys in
+            try db.execute(sql: "DELETE FROM slot WHERE type = ?", arguments: [Int(SlotType.device.rawValue)])
+            return try Self.insertSlot(
+                db, type: .device, secret: deviceKey, kdf: nil, masterKey: keys.master, vaultID: vaultIDBytes, options: options)
+        }
+    }
+
+    /// Replaces any recovery slot with a new one; returns the code to show the user once.
+    public func newRecoveryCode() throws(VaultError) -> String {
+        let (secret, text) = RecoveryCode.generate(random: options.random)
+        try writeTransaction { db, keys in
+            try db.execute(sql: "DELETE FROM slot WHERE type = ?", arguments: [Int(SlotType.recovery.rawValue)])
+            try Self.insertSlot(
+                db, type: .recovery, secret: secret, kdf: nil, masterKey: keys.master, vaultID: vaultIDBytes, options: options)
+        }
+        return text
+    }
+
+    /// Removes every slot of `type`, refusing to remove the last way in.
+    public func removeSlots(ofType type: SlotType) throws(VaultError) {
+        try writeTransaction { db, _ in
+            let total = try Int.fetchOne(db, sql: "SELECT count(*) FROM slot") ?? 0
+            let matching = try Int.fetchOne(db, sql: "SELECT count(*) FROM slot WHERE type = ?", arguments: [Int(type.rawValue)]) ?? 0
+            guard matching > 0 else { throw VaultError.noSlot(type) }
+            guard matching < total else { throw VaultError.lastSlot }
+            try db.execute(sql: "DELETE FROM slot WHERE type = ?", arguments: [Int(type.rawValue)])
+        }
+    }
+
+    // MARK: Rotation
+
+    /// What a master-key rotation did.
+    public struct RotationResult: Sendable {
+        /// Items re-encrypted.
+        public let itemCount: Int
+        /// The new recovery code, when the vault had a recovery slot (the old code no longer works).
+        public let recoveryCode: String?
+    }
+
+    /// Replaces the master key (after a suspected compromise): every item is re-encrypted and every slot re-wrapped
+    /// in one transaction, so a crash leaves the old vault or the new one. The device slot needs `deviceKey`, a
+    /// passphrase slot needs `passphrase`; a recovery slot is replaced by a new code.
+    public func rotateMasterKey(deviceKey: SecretBytes?, passphrase: String?) throws(VaultError) -> RotationResult {
+        let newMaster = SecretBytes(randomCount: 32, using: options.random)
+        let newItemsKey = KeySchedule.itemsKey(masterKey: newMaster, vaultID: vaultIDBytes)
+        let passphraseSecret: SecretBytes?
+        do {
+            passphraseSecret = try passphrase.map { text throws(CofferCryptoError) in try Passphrase.bytes(text) }
+        } catch {
+            throw .crypto(error)
+        }
+        let recovery = RecoveryCode.generate(random: options.random)
+        let (count, recoveryCode, epoch) = try writeTransaction { db, keys -> (Int, String?, Int64) in
+            let slots = try Self.readSlots(db, limits: options.limits)
+            let types = Set(slots.map(\.header.type))
+            if types.contains(.device) && deviceKey == nil { throw VaultError.noSlot(.device) }
+            if types.contains(.passphrase) {
+                guard let passphraseSecret else { throw VaultError.wrongPassphrase }
+                // The passphrase must open the current slot: rotation must not lock the owner out by a typo.
+                let slot = slots.first { $0.header.type == .passphrase }!
+                let kek = try slot.header.keyEncryptionKey(secret: passphraseSecret, limits: options.limits)
+                do {
+                    _ = try slot.header.unwrap(slot.wrapped, vaultID: vaultIDBytes, kek: kek)
+                } catch {
+                    throw VaultError.wrongPassphrase
+                }
+            }
+            let newKeys = Keys(master: newMaster, items: newItemsKey, epoch: keys.epoch + 1)
+            var count = 0
+            let now = options.clock()
+            let rows = try Row.fetchAll(db, sql: "SELECT id, kind, revision, updated_at, box FROM item WHERE deleted = 0")
+            for row in rows {
+                var item = try openRow(row, keys: keys)
+                item.revision += 1
+                item.updatedAt = now
+                try replace(db, item: item, keys: newKeys)
+                count += 1
+            }
+            try db.execute(sql: "DELETE FROM slot")
+            for slot in slots {
+                switch slot.header.type {
+                case .device:
+                    try Self.insertSlot(db, type: .device, secret: deviceKey!, kdf: nil, masterKey: newMaster, vaultID: vaultIDBytes, options: options)
+                case .passphrase:
+                    try Self.insertSlot(
+                        db, type: .passphrase, secret: passphraseSecret!, kdf: slot.header.kdf, masterKey: newMaster,
+                        vaultID: vaultIDBytes, options: options)
+                case .recovery:
+                    break
+                }
+            }
+            var code: String?
+            if types.contains(.recovery) {
+                try Self.insertSlot(db, type: .recovery, secret: recovery.secret, kdf: nil, masterKey: newMaster, vaultID: vaultIDBytes, options: options)
+                code = recovery.text
+            }
+            try db.execute(sql: "UPDATE vault SET key_epoch = ? WHERE singleton = 1", arguments: [newKeys.epoch])
+            return (count, code, newKeys.epoch)
+        }
+        replaceKeys(Keys(master: newMaster, items: newItemsKey, epoch: epoch))
+        return RotationResult(itemCount: count, recoveryCode: recoveryCode)
+    }
+
+    // MARK: Backups
+
+    /// Writes an encrypted backup to `path`: a copy of the vault file without its device slot (which would be
+    /// useless elsewhere and must never leave the device), opened later by passphrase or recovery code.
+    public func writeBackup(to path: String) throws(VaultError) {
+        let hasPortableSlot = try slots().contains { $0.type != .device }
+        guard hasPortableSlot else { throw .noSlot(.passphrase) }
+        let temporary = PrivateFiles.temporarySibling(of: path)
+        defer { try? PrivateFiles.remove(temporary) }
+        do {
+            try PrivateFiles.write([], to: temporary)
+            try PrivateFiles.remove(temporary)
+            try database.writeWithoutTransaction { db in
+                try db.execute(sql: "VACUUM INTO ?", arguments: [temporary])
+            }
+            try PrivateFiles.restrictFile(temporary)
+            let copy = try Self.openDatabase(temporary, options: options)
+            try copy.writeWithoutTransaction { db in
+                try db.execute(sql: "DELETE FROM slot WHERE type = ?", arguments: [Int(SlotType.device.rawValue)])
+                try db.execute(sql: "PRAGMA journal_mode = DELETE")
+                try db.execute(sql: "VACUUM")
+            }
+            try copy.close()
+            try PrivateFiles.replace(path, with: temporary)
+        } catch let error as VaultError {
+            throw error
+        } catch {
+            throw Self.mapped(error)
+        }
+    }
+
+    /// Restores a backup as a new vault in `directory` (which must not hold one): checks that `unlock` opens it,
+    /// copies it into place atomically, and adds a device slot for `deviceKey`.
+    public static func restoreBackup(
+        from path: String, into directory: String, unlock: UnlockMethod, deviceKey: SecretBytes?, options: VaultOptions = VaultOptions()
+    ) throws(VaultError) -> Vault {
+        let bytes = try wrap { () throws(PrivateFileError) in try PrivateFiles.read(path, limit: 1 << 30) }
+        try wrap { () throws(PrivateFileError) in try PrivateFiles.createDirectory(directory) }
+        let destination = databasePath(in: directory)
+        guard !PrivateFiles.exists(destination) else { throw .alreadyExists(path: directory) }
+        let temporaryDirectory = PrivateFiles.temporarySibling(of: destination)
+        try wrap { () throws(PrivateFileError) in try PrivateFiles.createDirectory(temporaryDirectory) }
+        defer {
+            for suffix in ["", "-wal", "-shm", "-journal"] {
+                try? PrivateFiles.remove(databasePath(in: temporaryDirectory) + suffix)
+            }
+            try? PrivateFiles.removeDirectory(temporaryDirectory)
+        }
+        try wrap { () throws(PrivateFileError) in try PrivateFiles.write(bytes, to: databasePath(in: temporaryDirectory)) }
+        // Opening checks the header, the format version and the secret before anything is published.
+        let staged = try open(in: temporaryDirectory, unlock: unlock, options: options)
+        do {
+            try staged.database.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+            try staged.database.close()
+        } catch {
+            throw mapped(error)
+        }
+        try wrap { () throws(PrivateFileError) in try PrivateFiles.publish(databasePath(in: temporaryDirectory), as: destination) }
+        let vault = try open(in: directory, unlock: unlock, options: options)
+        if let deviceKey { try vault.setDeviceKey(deviceKey) }
+        return vault
+    }
+
+    /// Copies the items of another (unlocked) vault into this one in one transaction, keeping their ids and
+    /// creation times. Items whose id already exists here are skipped and counted.
+    public func importItems(from other: Vault) throws(VaultError) -> (imported: Int, skipped: Int) {
+        let incoming = try other.items()
+        return try writeTransaction { db, keys in
+            var imported = 0
+            var skipped = 0
+            for item in incoming {
+                let exists = try Bool.fetchOne(db, sql: "SELECT 1 FROM item WHERE id = ?", arguments: [Data(item.id.bytes)]) ?? false
+                if exists {
+                    skipped += 1
+                    continue
+                }
+                var copy = item
+                copy.revision = 1
+                copy.updatedAt = options.clock()
+                try insert(db, item: copy, keys: keys)
+                imported += 1
+            }
+            return (imported, skipped)
+        }
+    }
+
+    /// Opens a copy of a backup file, unlocked by passphrase or recovery code, to import its items. The copy is
+    /// staged in a private directory inside `stagingParent` (the importing vault's directory).
+    public static func openBackup(
+        at path: String, unlock: UnlockMethod, stagingParent: String, options: VaultOptions = VaultOptions()
+    ) throws(VaultError) -> Vault {
+        let directory = PrivateFiles.temporarySibling(of: "\(stagingParent)/x") + "-import"
+        try wrap { () throws(PrivateFileError) in try PrivateFiles.createDirectory(directory) }
+        let bytes = try wrap { () throws(PrivateFileError) in try PrivateFiles.read(path, limit: 1 << 30) }
+        try wrap { () throws(PrivateFileError) in try PrivateFiles.write(bytes, to: databasePath(in: directory)) }
+        return try open(in: directory, unlock: unlock, options: options)
+    }
+
+    /// Closes the database and removes a directory made by `openBackup`.
+    public func discardImportCopy() {
+        try? database.close()
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            try? PrivateFiles.remove(Self.databasePath(in: directory) + suffix)
+        }
+        try? PrivateFiles.removeDirectory(directory)
+    }
+}

@@ -1,0 +1,239 @@
+import ArgumentParser
+import CofferKit
+import Foundation
+
+extension Symbology: ExpressibleByArgument {}
+extension PayloadCharset: ExpressibleByArgument {}
+extension ItemKind: ExpressibleByArgument {}
+extension Note.Template: ExpressibleByArgument {}
+
+struct Add: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Add an item. Secret values are read from the terminal or standard input.",
+        subcommands: [AddCard.self, AddOTP.self, AddCredential.self, AddKey.self, AddNote.self])
+}
+
+/// Prints the new item's id (the only output of a successful add), or its JSON.
+func reportAdded(_ item: Item, json: Bool) throws {
+    if json {
+        try Output.json(ItemSummary(item, now: Date()))
+    } else {
+        Output.line(item.id.uuidString.lowercased())
+    }
+}
+
+struct AddCard: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "card",
+        abstract: "Add a membership or loyalty card, or a one-time pass. The barcode payload is read like a secret.")
+
+    @OptionGroup var vaultOption: VaultOption
+    @OptionGroup var output: JSONOption
+    @Argument(help: "Card name, e.g. \"Costco\".") var name: String
+    @Option(help: "Barcode symbology: \(Symbology.allCases.map(\.rawValue).joined(separator: ", ")).")
+    var symbology: Symbology = .qr
+    @Option(help: "How to read the payload: utf-8, iso-8859-1, or binary (all of stdin, byte for byte).")
+    var charset: PayloadCharset = .utf8
+    @Option(name: .customLong("network"), help: "Store network slug (repeatable), e.g. costco.")
+    var networks: [String] = []
+    @Option(name: .customLong("tag"), help: "Tag (repeatable).")
+    var tags: [String] = []
+    @Option(name: .customLong("valid-from"), help: "First valid day, YYYY-MM-DD.")
+    var validFrom: String?
+    @Option(name: .customLong("valid-to"), help: "Last valid day, YYYY-MM-DD.")
+    var validTo: String?
+    @Flag(name: .customLong("one-time"), help: "A pass that is used once (`coffer use` marks it).")
+    var oneTime = false
+    @Flag(name: .customLong("card-number"), help: "Also ask for the number printed on the card (when it differs from the payload).")
+    var askCardNumber = false
+
+    func run() throws {
+        let payload: [UInt8]
+        if charset == .binary && !SecretInput.shared.interactive {
+            payload = try SecretInput.shared.remainingBytes()
+        } else if charset == .binary {
+            throw CLIError.usage("binary payloads are read from standard input (pipe the bytes in)")
+        } else {
+            let text = try SecretInput.shared.secret("Barcode payload")
+            payload = charset == .latin1 ? try latin1Bytes(text) : Array(text.utf8)
+        }
+        let cardNumber = askCardNumber ? try SecretInput.shared.secret("Printed card number") : nil
+        let card = try Card(
+            name: name, symbology: symbology, payload: payload, payloadCharset: charset, cardNumber: cardNumber,
+            tags: tags, networkIDs: networks, validFrom: try validFrom.map { try Output.parseDate($0) },
+            validTo: try validTo.map { try Output.parseDate($0, endOfDay: true) }, oneTime: oneTime)
+        let coffer = try vaultOption.open()
+        let item = try vaultCall { () throws(VaultError) in try coffer.vault.add(.card(card)) }
+        try reportAdded(item, json: output.json)
+    }
+
+    private func latin1Bytes(_ text: String) throws -> [UInt8] {
+        try text.unicodeScalars.map { scalar in
+            guard scalar.value <= 0xFF else { throw CLIError.usage("the payload has characters outside ISO-8859-1") }
+            return UInt8(scalar.value)
+        }
+    }
+}
+
+struct AddOTP: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "otp",
+        abstract: "Add a 2FA token from an otpauth:// URI on stdin, or from a base32 secret with --account.",
+        discussion: """
+            Examples:
+              coffer add otp < uri.txt                 (otpauth://totp/GitHub:alice?secret=…&issuer=GitHub)
+              coffer add otp --issuer GitHub --account alice   (then type the base32 secret)
+            """)
+
+    @OptionGroup var vaultOption: VaultOption
+    @OptionGroup var output: JSONOption
+    @Option(help: "Issuer (service name); fills in when a URI has none.") var issuer: String?
+    @Option(help: "Account name; when given, a base32 secret is read instead of a URI.") var account: String?
+    @Option(help: "totp, hotp or steam (with --account).") var type: String = "totp"
+    @Option(help: "SHA1, SHA256 or SHA512 (with --account).") var algorithm: String = "SHA1"
+    @Option(help: "Digits, 6 to 8 (with --account).") var digits: Int?
+    @Option(help: "TOTP period in seconds (with --account).") var period: Int = 30
+    @Option(help: "HOTP counter: the next value to use (with --account).") var counter: UInt64 = 0
+    @Option(name: .customLong("tag"), help: "Tag (repeatable).") var tags: [String] = []
+
+    func run() throws {
+        let otp: OTPItem
+        if let account {
+            let secretText = try SecretInput.shared.secret("Secret (base32)")
+            guard let algorithm = OTPAlgorithm(name: algorithm) else {
+                throw CLIError.coffer(.otp(.unsupportedAlgorithm))
+            }
+            let kind: OTPParameters.Kind
+            switch type.lowercased() {
+            case "totp": kind = .totp(period: period)
+            case "hotp": kind = .hotp(counter: counter)
+            case "steam": kind = .steam
+            default: throw CLIError.coffer(.otp(.unsupportedType))
+            }
+            let secret: [UInt8]
+            do {
+                secret = try Base32.decode(secretText)
+            } catch {
+                throw CLIError.coffer(.otp(.invalidSecret))
+            }
+            let parameters = try OTPParameters(secret: secret, algorithm: algorithm, digits: digits, kind: kind)
+            otp = try OTPItem(issuer: issuer ?? "", account: account, parameters: parameters, tags: tags)
+        } else {
+            let uri = try SecretInput.shared.secret("otpauth:// URI").trimmingCharacters(in: .whitespaces)
+            otp = try OTPItem(token: try OTPToken(uri: uri), issuer: issuer, tags: tags)
+        }
+        let coffer = try vaultOption.open()
+        let item = try vaultCall { () throws(VaultError) in try coffer.vault.add(.otp(otp)) }
+        try reportAdded(item, json: output.json)
+    }
+}
+
+struct AddCredential: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "credential", abstract: "Add an API key, token or password (value read like a secret).")
+
+    @OptionGroup var vaultOption: VaultOption
+    @OptionGroup var output: JSONOption
+    @Argument(help: "Name, e.g. \"OpenAI\".") var name: String
+    @Option(help: "Provider, e.g. openai.") var provider: String?
+    @Option(name: .customLong("tag"), help: "Tag (repeatable).") var tags: [String] = []
+
+    func run() throws {
+        let value = try SecretInput.shared.secret("Value")
+        let credential = try Credential(name: name, provider: provider, value: value, tags: tags)
+        let coffer = try vaultOption.open()
+        let item = try vaultCall { () throws(VaultError) in try coffer.vault.add(.credential(credential)) }
+        try reportAdded(item, json: output.json)
+    }
+}
+
+struct AddKey: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "key",
+        abstract: "Add an Ed25519 signing key held under a PIN (seed, then PIN, from the terminal or stdin lines).")
+
+    @OptionGroup var vaultOption: VaultOption
+    @OptionGroup var output: JSONOption
+    @Argument(help: "Name, e.g. \"Stellar main\".") var name: String
+    @Flag(name: .customLong("stellar-seed"), help: "The seed is a Stellar secret key (S…); the public key shows as G….")
+    var stellar = false
+    @Option(name: .customLong("tag"), help: "Tag (repeatable).") var tags: [String] = []
+
+    func run() throws {
+        let seedText = try SecretInput.shared.secret(stellar ? "Stellar secret seed (S…)" : "Ed25519 seed (64 hex digits)")
+        let seed: SecretBytes
+        if stellar {
+            seed = try StellarStrKey.decodeSeed(seedText)
+        } else {
+            seed = try hexSeed(seedText)
+        }
+        let pin = try SecretInput.shared.secret("New PIN (6+ digits)", confirm: true)
+        let coffer = try vaultOption.open()
+        let item = try cli { () throws(CofferError) in
+            try coffer.addSigningKey(name: name, seed: seed, flavor: stellar ? .stellar : .ed25519, pin: pin, tags: tags)
+        }
+        if output.json {
+            try Output.json(ItemSummary(item, now: Date()))
+        } else if case .signingKey(let key) = item.content {
+            Output.line("\(item.id.uuidString.lowercased()) \(key.publicKeyText)")
+        }
+    }
+
+    private func hexSeed(_ text: String) throws -> SecretBytes {
+        let digits = Array(text.trimmingCharacters(in: .whitespaces).utf8)
+        guard digits.count == 64 else { throw CLIError.usage("an Ed25519 seed is 64 hex digits") }
+        var bytes: [UInt8] = []
+        for index in stride(from: 0, to: 64, by: 2) {
+            guard let byte = UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16) else {
+                throw CLIError.usage("an Ed25519 seed is 64 hex digits")
+            }
+            bytes.append(byte)
+        }
+        defer { bytes.withUnsafeMutableBytes { SecretBytes.wipe($0) } }
+        return SecretBytes(bytes)
+    }
+}
+
+struct AddNote: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "note",
+        abstract: "Add a note of labelled fields (contacts, KYC) and free text.",
+        discussion: """
+            Standard input holds `Label: value` lines; the first line that is not of that form, and everything after
+            it, is the note's free text. On a terminal the template's fields are asked for one by one.
+            """)
+
+    @OptionGroup var vaultOption: VaultOption
+    @OptionGroup var output: JSONOption
+    @Argument(help: "Name, e.g. \"KYC\".") var name: String
+    @Option(help: "Field template: free, contact or kyc.") var template: Note.Template = .free
+    @Option(name: .customLong("tag"), help: "Tag (repeatable).") var tags: [String] = []
+
+    func run() throws {
+        var fields: [Note.Field] = []
+        var text: String?
+        if SecretInput.shared.interactive {
+            for label in Note.suggestedLabels(for: template) {
+                let value = try SecretInput.shared.secret(label)
+                if !value.isEmpty { fields.append(Note.Field(label: label, value: value)) }
+            }
+            let rest = try SecretInput.shared.remainingText("free text (optional)")
+            text = rest.isEmpty ? nil : rest
+        } else {
+            let input = try SecretInput.shared.remainingText("note")
+            var lines = input.split(separator: "\n", omittingEmptySubsequences: false)[...]
+            while let line = lines.first, let colon = line.firstIndex(of: ":"), colon != line.startIndex {
+                let label = line[..<colon].trimmingCharacters(in: .whitespaces)
+                guard !label.isEmpty, label.count <= 100 else { break }
+                fields.append(Note.Field(label: label, value: line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+                lines = lines.dropFirst()
+            }
+            let rest = lines.joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
+            text = rest.isEmpty ? nil : rest
+        }
+        let note = try Note(name: name, template: template, fields: fields, text: text, tags: tags)
+        let coffer = try vaultOption.open()
+        let item = try vaultCall { () throws(VaultError) in try coffer.vault.add(.note(note)) }
+        try reportAdded(item, json: output.json)
+    }
+}

@@ -1,0 +1,133 @@
+import ArgumentParser
+import CofferKit
+import CofferLogging
+import Foundation
+
+@main
+struct CofferCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "coffer",
+        abstract: "A private vault for cards, 2FA codes, keys and notes.",
+        discussion: """
+            Secrets are read from the terminal (without echo) or from standard input, never from arguments.
+            The vault lives in $XDG_DATA_HOME/coffer/vault unless --vault or COFFER_VAULT says otherwise.
+            """,
+        version: "0.1.0",
+        subcommands: [
+            Init.self, Unlock.self, Add.self, List.self, Show.self, Code.self, Use.self, Edit.self, Remove.self,
+            Restore.self, Sign.self, PassphraseCommand.self, RecoveryCodeCommand.self, Slots.self, RotateKey.self,
+            Export.self, Import.self, Run.self,
+        ])
+
+    static func main() {
+        CofferLog.bootstrap(environment: ProcessInfo.processInfo.environment)
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            if error is CLIError || error is CofferError || error is VaultError || error is ModelError
+                || error is OTPError || error is BarcodeError || error is KeystoreError || error is CofferCryptoError
+                || error is StellarStrKey.StrKeyError
+            {
+                let failure = CLIError.from(error)
+                Terminal.writeError("coffer: error: \(failure.description)\n")
+                if let hint = failure.hint { Terminal.writeError("coffer: hint: \(hint)\n") }
+                Foundation.exit(failure.exitCode)
+            }
+            let code = exitCode(for: error)
+            if code == .success {
+                exit(withError: error)
+            }
+            Terminal.writeError("coffer: error: \(fullMessage(for: error))\n")
+            Foundation.exit(code.rawValue)
+        }
+    }
+}
+
+/// `--vault PATH`, shared by every command that opens a vault.
+struct VaultOption: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("Vault directory (default: $COFFER_VAULT or $XDG_DATA_HOME/coffer/vault).", valueName: "path"))
+    var vault: String?
+
+    var location: CofferLocation {
+        CofferLocation.standard(environment: ProcessInfo.processInfo.environment, vaultOverride: vault)
+    }
+
+    /// Opens the vault with this device's key; on a device without one, asks for the passphrase on a terminal.
+    func open() throws -> Coffer {
+        do {
+            return try Coffer.open(at: location)
+        } catch .needsSecret where SecretInput.shared.interactive {
+            let passphrase = try SecretInput.shared.secret("Passphrase")
+            return try Coffer.open(at: location, unlock: .passphrase(passphrase))
+        } catch {
+            throw CLIError.coffer(error)
+        }
+    }
+}
+
+/// `--json`, shared by read commands.
+struct JSONOption: ParsableArguments {
+    @Flag(name: .long, help: "Print JSON for scripts.")
+    var json = false
+}
+
+struct Init: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Create a vault, opened by this device's key (and a passphrase with --passphrase).")
+
+    @OptionGroup var vaultOption: VaultOption
+    @Flag(help: "Also protect the vault with a passphrase (asked twice, or read from stdin).")
+    var passphrase = false
+    @Flag(help: "Stretch the passphrase with scrypt (N=2^15, r=8, p=1) instead of PBKDF2-HMAC-SHA256 (600,000 iterations).")
+    var scrypt = false
+
+    func run() throws {
+        let secret = passphrase ? try SecretInput.shared.secret("New passphrase", confirm: true) : nil
+        let coffer = try cli { () throws(CofferError) in
+            try Coffer.initialize(at: vaultOption.location, passphrase: secret, kdf: scrypt ? .defaultScrypt : .defaultPBKDF2)
+        }
+        if SecretInput.shared.interactive {
+            Output.note("Created vault \(coffer.vault.vaultID.uuidString.lowercased()) in \(coffer.vault.directory)")
+            if !passphrase {
+                Output.note("Only this device can open it. Add a passphrase (`coffer passphrase set`) or a recovery code (`coffer recovery-code new`) before you rely on it.")
+            }
+        }
+    }
+}
+
+struct Unlock: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Open the vault with its passphrase or a recovery code and let this device open it from now on.")
+
+    @OptionGroup var vaultOption: VaultOption
+    @Flag(name: .customLong("recovery-code"), help: "Use a recovery code instead of the passphrase.")
+    var recoveryCode = false
+
+    func run() throws {
+        let unlock: UnlockMethod =
+            recoveryCode
+            ? .recoveryCode(try SecretInput.shared.secret("Recovery code"))
+            : .passphrase(try SecretInput.shared.secret("Passphrase"))
+        _ = try cli { () throws(CofferError) in try Coffer.open(at: vaultOption.location, unlock: unlock) }
+    }
+}
+
+/// Runs a library call, turning its typed error into the CLI's.
+func cli<Result>(_ body: () throws(CofferError) -> Result) throws(CLIError) -> Result {
+    do {
+        return try body()
+    } catch {
+        throw .coffer(error)
+    }
+}
+
+/// Runs a vault call on an open coffer.
+func vaultCall<Result>(_ body: () throws(VaultError) -> Result) throws(CLIError) -> Result {
+    do {
+        return try body()
+    } catch {
+        if case .model(let model) = error { throw .coffer(.model(model)) }
+        throw .coffer(.vault(error))
+    }
+}

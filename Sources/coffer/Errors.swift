@@ -1,0 +1,72 @@
+import CofferKit
+import Foundation
+
+/// Errors the command line reports; each maps to a documented exit code (README "Exit codes").
+enum CLIError: Error, CustomStringConvertible {
+    case usage(String)
+    case noInput(String)
+    case coffer(CofferError)
+    case failure(String)
+
+    var description: String {
+        switch self {
+        case .usage(let message): return message
+        case .noInput(let what): return "no \(what.lowercased()) given: type it on a terminal or pipe it on standard input"
+        case .coffer(let error): return error.description
+        case .failure(let message): return message
+        }
+    }
+
+    /// A follow-up line for errors a user can fix.
+    var hint: String? {
+        switch self {
+        case .coffer(.needsSecret):
+            return "run `coffer unlock` (passphrase) or `coffer unlock --recovery-code` once on this device"
+        case .coffer(.vault(.notFound)):
+            return "create one with `coffer init`, or point --vault / COFFER_VAULT at an existing vault"
+        case .coffer(.vault(.newerFormat)), .coffer(.vault(.unknownMigrations)):
+            return "this vault was written by a newer Coffer; install that version to open it"
+        case .coffer(.ambiguous):
+            return "`coffer list` shows ids; a unique id prefix of 4+ characters works too"
+        case .coffer(.vault(.noSlot(.passphrase))):
+            return "add one with `coffer passphrase set` or `coffer recovery-code new`"
+        case .coffer(.vault(.tampered)):
+            return "restore from a backup with `coffer import --format backup FILE`"
+        default: return nil
+        }
+    }
+
+    /// Exit codes follow sysexits(3).
+    var exitCode: Int32 {
+        switch self {
+        case .usage, .noInput: return 64
+        case .failure: return 1
+        case .coffer(let error):
+            switch error {
+            case .noMatch, .vault(.notFound), .vault(.itemNotFound), .vault(.slotNotFound), .vault(.noSlot): return 66
+            case .ambiguous, .wrongKind, .model, .otp: return 65
+            case .needsSecret, .vault(.wrongPassphrase), .vault(.wrongRecoveryCode), .vault(.deviceKeyMismatch): return 77
+            case .vault(.alreadyExists): return 73
+            case .vault(.conflict), .vault(.keyRotatedElsewhere): return 75
+            case .vault(.newerFormat), .vault(.unknownMigrations), .vault(.tampered): return 65
+            case .vault(.crypto(.unacceptablePassphrase)): return 65
+            default: return 1
+            }
+        }
+    }
+
+    static func from(_ error: any Error) -> CLIError {
+        switch error {
+        case let error as CLIError: return error
+        case let error as CofferError: return .coffer(error)
+        case let error as VaultError: return .coffer(.vault(error))
+        case let error as ModelError: return .coffer(.model(error))
+        case let error as OTPError: return .coffer(.otp(error))
+        case let error as KeystoreError: return .coffer(.keystore(error))
+        case let error as CofferCryptoError: return .coffer(.vault(.crypto(error)))
+        case let error as BarcodeError: return .failure(error.description)
+        case let error as StellarStrKey.StrKeyError: return .coffer(.model(.invalidField(field: "seed", rule: error.description)))
+        default: return .failure("unexpected \(String(describing: type(of: error)))")
+        }
+    }
+}

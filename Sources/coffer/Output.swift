@@ -1,0 +1,66 @@
+import CofferKit
+import Foundation
+
+/// Writing results: plain text for people, JSON for scripts, colour only on a terminal and never under NO_COLOR.
+enum Output {
+    static let colorEnabled: Bool = {
+        let environment = ProcessInfo.processInfo.environment
+        return Terminal.standardOutputIsTTY && environment["NO_COLOR"].map(\.isEmpty) ?? true && environment["TERM"] != "dumb"
+    }()
+
+    static func line(_ text: String = "") {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+
+    static func raw(_ text: String) {
+        FileHandle.standardOutput.write(Data(text.utf8))
+    }
+
+    /// A note on standard error (warnings, progress, one-time messages).
+    static func note(_ text: String) {
+        Terminal.writeError(text + "\n")
+    }
+
+    static func warning(_ text: String) {
+        Terminal.writeError("coffer: warning: \(text)\n")
+    }
+
+    static func json(_ value: some Encodable) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        line(String(decoding: try encoder.encode(value), as: UTF8.self))
+    }
+
+    enum Tone { case dim, bold, red, yellow, green }
+
+    static func styled(_ text: String, _ tone: Tone) -> String {
+        guard colorEnabled else { return text }
+        let code: String
+        switch tone {
+        case .dim: code = "2"
+        case .bold: code = "1"
+        case .red: code = "31"
+        case .yellow: code = "33"
+        case .green: code = "32"
+        }
+        return "\u{1B}[\(code)m\(text)\u{1B}[0m"
+    }
+
+    static let isoDay: DateFormatter = {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = .current
+        formatter.dateFormat = "yyyy-MM-dd"
+        return formatter
+    }()
+
+    /// Parses `YYYY-MM-DD` (start of that day, local time) or a full ISO 8601 timestamp.
+    static func parseDate(_ text: String, endOfDay: Bool = false) throws -> Date {
+        if let day = isoDay.date(from: text) {
+            return endOfDay ? day.addingTimeInterval(86_399) : day
+        }
+        if let moment = ISO8601DateFormatter().date(from: text) { return moment }
+        throw CLIError.usage("\(text) is not a date (use YYYY-MM-DD)")
+    }
+}

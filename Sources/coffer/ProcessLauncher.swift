@@ -1,0 +1,23 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The CLI's one place for starting programs.
+enum ProcessLauncher {
+    /// Replaces this process with `program` (looked up in PATH), adding `extraEnvironment` to the inherited
+    /// environment. Only returns by throwing: on success the program takes over, its exit status becomes ours, and
+    /// the secrets exist only in its environment, never in an argument list or our output.
+    static func replaceProcess(program: String, arguments: [String], extraEnvironment: [String: String]) throws -> Never {
+        for (name, value) in extraEnvironment {
+            setenv(name, value, 1)
+        }
+        let cArguments = arguments.map { strdup($0) } + [nil]
+        execvp(program, cArguments)
+        let code = errno
+        throw CLIError.failure("cannot run \(program): \(String(cString: strerror(code)))")
+    }
+}

@@ -1,0 +1,297 @@
+import ArgumentParser
+import CofferKit
+import Foundation
+
+/// An item as `list --json` and `add --json` print it: no secret values (no payload, OTP secret, credential
+/// value or note field values).
+struct ItemSummary: Encodable {
+    let id: String
+    let kind: String
+    let name: String
+    let tags: [String]
+    let revision: UInt64
+    let createdAt: Date
+    let updatedAt: Date
+    var status: String?
+    var valid: Bool?
+    var symbology: String?
+    var networks: [String]?
+    var validFrom: Date?
+    var validTo: Date?
+    var oneTime: Bool?
+    var usedAt: Date?
+    var archivedAt: Date?
+    var issuer: String?
+    var account: String?
+    var type: String?
+    var algorithm: String?
+    var digits: Int?
+    var period: Int?
+    var counter: UInt64?
+    var provider: String?
+    var maskedValue: String?
+    var publicKey: String?
+    var locked: Bool?
+    var template: String?
+    var fieldLabels: [String]?
+
+    enum CodingKeys: String, CodingKey {
+        case id, kind, name, tags, revision, status, valid, symbology, networks, issuer, account, type, algorithm
+        case digits, period, counter, provider, locked, template
+        case createdAt = "created_at", updatedAt = "updated_at", validFrom = "valid_from", validTo = "valid_to"
+        case oneTime = "one_time", usedAt = "used_at", archivedAt = "archived_at", maskedValue = "masked_value"
+        case publicKey = "public_key", fieldLabels = "field_labels"
+    }
+
+    init(_ item: Item, now: Date) {
+        id = item.id.uuidString.lowercased()
+        kind = item.kind.rawValue
+        name = item.content.name
+        tags = item.content.tags
+        revision = item.revision
+        createdAt = item.createdAt
+        updatedAt = item.updatedAt
+        switch item.content {
+        case .card(let card):
+            status = card.isArchived ? "Archived" : card.validityLabel(at: now)
+            valid = card.isValid(at: now)
+            symbology = card.symbology.rawValue
+            networks = card.networkIDs
+            validFrom = card.validFrom
+            validTo = card.validTo
+            oneTime = card.oneTime
+            usedAt = card.usedAt
+            archivedAt = card.archivedAt
+        case .otp(let otp):
+            issuer = otp.issuer
+            account = otp.account
+            algorithm = otp.parameters.algorithm.name
+            digits = otp.parameters.digits
+            switch otp.parameters.kind {
+            case .totp(let seconds):
+                type = "totp"
+                period = seconds
+            case .hotp(let next):
+                type = "hotp"
+                counter = next
+            case .steam:
+                type = "steam"
+                period = OTPParameters.steamPeriod
+            }
+        case .credential(let credential):
+            provider = credential.provider
+            maskedValue = credential.maskedValue
+        case .signingKey(let key):
+            publicKey = key.publicKeyText
+            locked = key.isLocked
+            type = key.flavor.rawValue
+        case .note(let note):
+            template = note.template.rawValue
+            fieldLabels = note.fields.map(\.label)
+        }
+    }
+}
+
+struct List: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List items (archived cards only with --archived).")
+
+    @OptionGroup var vaultOption: VaultOption
+    @OptionGroup var output: JSONOption
+    @Option(help: "Only this kind: \(ItemKind.allCases.map(\.rawValue).joined(separator: ", ")).") var kind: ItemKind?
+    @Option(help: "Only items with this tag.") var tag: String?
+    @Option(help: "Only cards for this store network.") var network: String?
+    @Flag(help: "Include archived cards.") var archived = false
+
+    func run() throws {
+        let coffer = try vaultOption.open()
+        let now = Date()
+        let items = try cli { () throws(CofferError) in try coffer.items(kind: kind) }.filter { item in
+            if let tag, !item.content.tags.contains(where: { $0.caseInsensitiveCompare(tag) == .orderedSame }) { return false }
+            if case .card(let card) = item.content {
+                if card.isArchived && !archived { return false }
+                if let network, !card.networkIDs.contains(network.lowercased()) { return false }
+            } else if network != nil {
+                return false
+            }
+            return true
+        }
+        if output.json {
+            try Output.json(items.map { ItemSummary($0, now: now) })
+            return
+        }
+        for item in items {
+            let summary = ItemSummary(item, now: now)
+            var line = "\(String(summary.id.prefix(8)))  \(pad(summary.kind, 11))  \(summary.name)"
+            if let status = summary.status {
+                let tone: Output.Tone = status == "Expired" || status == "Used" ? .red : .yellow
+                line += "  " + Output.styled(status, tone)
+            }
+            if summary.locked == true { line += "  " + Output.styled("Locked", .red) }
+            if !summary.tags.isEmpty { line += "  " + Output.styled(summary.tags.map { "#\($0)" }.joined(separator: " "), .dim) }
+            Output.line(line)
+        }
+    }
+}
+
+func pad(_ text: String, _ width: Int) -> String {
+    text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+}
+
+struct Show: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show one item's fields (credential values masked unless --reveal).")
+
+    @OptionGroup var vaultOption: VaultOption
+    @OptionGroup var output: JSONOption
+    @Argument(help: "Name, id or unique id prefix.") var query: String
+    @Flag(help: "Print a credential's full value.") var reveal = false
+
+    func run() throws {
+        let coffer = try vaultOption.open()
+        let item = try cli { () throws(CofferError) in try coffer.find(query) }
+        let now = Date()
+        let summary = ItemSummary(item, now: now)
+        if output.json {
+            var detail = ItemDetail(summary: summary)
+            switch item.content {
+            case .card(let card):
+                detail.payload = card.payloadText
+                detail.payloadCharset = card.payloadCharset.rawValue
+                detail.cardNumber = card.cardNumber
+                detail.notes = card.notes
+            case .credential(let credential):
+                if reveal { detail.value = credential.value }
+                detail.notes = credential.notes
+            case .note(let note):
+                detail.fields = note.fields.map { ["label": $0.label, "value": $0.value] }
+                detail.text = note.text
+            case .otp(let otp):
+                detail.notes = otp.notes
+            case .signingKey(let key):
+                detail.notes = key.notes
+            }
+            try Output.json(detail)
+            return
+        }
+        var rows: [(String, String)] = [("Name", summary.name), ("Kind", summary.kind), ("Id", summary.id)]
+        switch item.content {
+        case .card(let card):
+            rows.append(("Symbology", card.symbology.rawValue))
+            rows.append(("Payload", card.payloadText))
+            if let number = card.cardNumber { rows.append(("Card number", number)) }
+            if !card.networkIDs.isEmpty { rows.append(("Networks", card.networkIDs.joined(separator: ", "))) }
+            if let from = card.validFrom { rows.append(("Valid from", Output.isoDay.string(from: from))) }
+            if let to = card.validTo { rows.append(("Valid to", Output.isoDay.string(from: to))) }
+            if card.oneTime { rows.append(("One-time use", card.usedAt == nil ? "Available" : "Used")) }
+            if let status = summary.status { rows.append(("Status", status)) }
+            if let notes = card.notes { rows.append(("Notes", notes)) }
+        case .otp(let otp):
+            rows.append(("Issuer", otp.issuer))
+            rows.append(("Account", otp.account))
+            rows.append(("Type", summary.type ?? ""))
+            rows.append(("Algorithm", otp.parameters.algorithm.name))
+            rows.append(("Digits", String(otp.parameters.digits)))
+            if let period = summary.period { rows.append(("Period", "\(period) s")) }
+            if let counter = summary.counter { rows.append(("Next counter", String(counter))) }
+        case .credential(let credential):
+            if let provider = credential.provider { rows.append(("Provider", provider)) }
+            rows.append(("Value", reveal ? credential.value : credential.maskedValue))
+            if let notes = credential.notes { rows.append(("Notes", notes)) }
+        case .signingKey(let key):
+            rows.append(("Public key", key.publicKeyText))
+            rows.append(("Algorithm", "Ed25519"))
+            if key.isLocked { rows.append(("Status", "Locked after too many wrong PINs")) }
+        case .note(let note):
+            for field in note.fields { rows.append((field.label, field.value)) }
+            if let text = note.text { rows.append(("Text", text)) }
+        }
+        if !summary.tags.isEmpty { rows.append(("Tags", summary.tags.joined(separator: ", "))) }
+        let width = rows.map(\.0.count).max() ?? 0
+        for (label, value) in rows {
+            Output.line("\(Output.styled(pad(label + ":", width + 1), .bold)) \(value)")
+        }
+    }
+}
+
+/// `show --json`: the summary plus the item's readable values.
+struct ItemDetail: Encodable {
+    let summary: ItemSummary
+    var payload: String?
+    var payloadCharset: String?
+    var cardNumber: String?
+    var value: String?
+    var fields: [[String: String]]?
+    var text: String?
+    var notes: String?
+
+    enum CodingKeys: String, CodingKey {
+        case payload, value, fields, text, notes
+        case payloadCharset = "payload_charset", cardNumber = "card_number"
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        try summary.encode(to: encoder)
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(payload, forKey: .payload)
+        try container.encodeIfPresent(payloadCharset, forKey: .payloadCharset)
+        try container.encodeIfPresent(cardNumber, forKey: .cardNumber)
+        try container.encodeIfPresent(value, forKey: .value)
+        try container.encodeIfPresent(fields, forKey: .fields)
+        try container.encodeIfPresent(text, forKey: .text)
+        try container.encodeIfPresent(notes, forKey: .notes)
+    }
+}
+
+struct Code: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print current one-time codes (all time-based tokens, or the one named).",
+        discussion: "For an HOTP token the counter is advanced and stored before its code is printed.")
+
+    @OptionGroup var vaultOption: VaultOption
+    @OptionGroup var output: JSONOption
+    @Argument(help: "Token name (\"Issuer (account)\", issuer, account, or id).") var query: String?
+
+    struct CodeLine: Encodable {
+        let id: String
+        let name: String
+        let code: String
+        let secondsRemaining: Int?
+
+        enum CodingKeys: String, CodingKey {
+            case id, name, code
+            case secondsRemaining = "seconds_remaining"
+        }
+    }
+
+    func run() throws {
+        let coffer = try vaultOption.open()
+        let tokens: [Item]
+        if let query {
+            tokens = [try cli { () throws(CofferError) in try coffer.find(query, kind: .otp) }]
+        } else {
+            tokens = try cli { () throws(CofferError) in try coffer.items(kind: .otp) }.filter { item in
+                if case .otp(let otp) = item.content, case .hotp = otp.parameters.kind { return false }
+                return true
+            }
+        }
+        let now = Date()
+        var lines: [CodeLine] = []
+        for token in tokens {
+            let (code, remaining) = try cli { () throws(CofferError) in try coffer.code(for: token, at: now) }
+            lines.append(CodeLine(id: token.id.uuidString.lowercased(), name: token.content.name, code: code, secondsRemaining: remaining))
+        }
+        if output.json {
+            try Output.json(lines)
+            return
+        }
+        if query != nil, let line = lines.first {
+            let remaining = line.secondsRemaining.map { "  " + Output.styled("\($0)s", $0 <= 5 ? .red : .dim) } ?? ""
+            Output.line(OTPCodeFormat.grouped(line.code) + remaining)
+            return
+        }
+        let width = lines.map(\.name.count).max() ?? 0
+        for line in lines {
+            let remaining = line.secondsRemaining.map { Output.styled("\($0)s", $0 <= 5 ? .red : .dim) } ?? ""
+            Output.line("\(pad(line.name, width))  \(Output.styled(OTPCodeFormat.grouped(line.code), .bold))  \(remaining)")
+        }
+    }
+}

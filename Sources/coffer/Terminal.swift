@@ -1,0 +1,63 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The CLI's one place for terminal calls: TTY checks, echo-less reading, window width.
+enum Terminal {
+    static var standardInputIsTTY: Bool { isatty(STDIN_FILENO) == 1 }
+    static var standardOutputIsTTY: Bool { isatty(STDOUT_FILENO) == 1 }
+    static var standardErrorIsTTY: Bool { isatty(STDERR_FILENO) == 1 }
+
+    /// Columns of the terminal on standard output, or nil when it is not a terminal.
+    static var columns: Int? {
+        var size = winsize()
+        guard ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return nil }
+        return Int(size.ws_col)
+    }
+
+    /// Prompts on the controlling terminal and reads one line with echo off. Nil when there is no terminal.
+    static func readSecret(prompt: String) -> String? {
+        let descriptor = open("/dev/tty", O_RDWR | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var original = termios()
+        guard tcgetattr(descriptor, &original) == 0 else { return nil }
+        var silent = original
+        silent.c_lflag &= ~tcflag_t(ECHO)
+        silent.c_lflag |= tcflag_t(ECHONL)
+        writeString(prompt, to: descriptor)
+        guard tcsetattr(descriptor, TCSAFLUSH, &silent) == 0 else { return nil }
+        defer { _ = tcsetattr(descriptor, TCSAFLUSH, &original) }
+        return readLine(from: descriptor)
+    }
+
+    /// Writes `text` to standard error.
+    static func writeError(_ text: String) {
+        writeString(text, to: STDERR_FILENO)
+    }
+
+    private static func writeString(_ text: String, to descriptor: Int32) {
+        var bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeMutableBytes { write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+            if written <= 0 { return }
+            offset += written
+        }
+    }
+
+    private static func readLine(from descriptor: Int32) -> String? {
+        var bytes: [UInt8] = []
+        var byte: UInt8 = 0
+        while read(descriptor, &byte, 1) == 1 {
+            if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
+            bytes.append(byte)
+            if bytes.count > 65_536 { break }
+        }
+        return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self)
+    }
+}
