@@ -75,14 +75,21 @@ let package = Package(
             ],
             swiftSettings: strict),
 
-        .testTarget(name: "CofferCryptoTests", dependencies: ["CofferCrypto"], swiftSettings: strict),
+        .target(name: "CofferTestSupport", path: "Tests/CofferTestSupport", swiftSettings: strict),
+        .testTarget(name: "CofferCryptoTests", dependencies: ["CofferCrypto", "CofferTestSupport"], swiftSettings: strict),
         .testTarget(name: "CofferOTPTests", dependencies: ["CofferOTP"], swiftSettings: strict),
-        .testTarget(name: "CofferModelTests", dependencies: ["CofferModel"], swiftSettings: strict),
+        .testTarget(name: "CofferModelTests", dependencies: ["CofferModel", "CofferTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "CofferVaultTests",
-            dependencies: ["CofferVault", "CofferKeystore", "CofferKit"],
+            dependencies: [
+                "CofferVault", "CofferKeystore", "CofferKit", "CofferTestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             resources: [.copy("Golden")],
             swiftSettings: strict),
-        .testTarget(name: "CofferCLITests", dependencies: ["CofferKit"], swiftSettings: strict),
+        .testTarget(
+            name: "CofferCLITests",
+            dependencies: ["coffer", "CofferKit", "CofferTestSupport", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict),
     ]
 )

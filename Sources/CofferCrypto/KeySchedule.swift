@@ -22,11 +22,16 @@ public enum KeySchedule {
         hkdf(masterKey, salt: vaultID, label: itemsKeyLabel)
     }
 
-    /// HKDF-SHA256 with extract and expand, 32 bytes of output.
+    /// HKDF-SHA256 with extract and expand, 32 bytes of output, `label` as info.
     public static func hkdf(_ inputKeyMaterial: SecretBytes, salt: [UInt8], label: String) -> SymmetricKey {
+        hkdf(inputKeyMaterial, salt: salt, info: Array(label.utf8), outputByteCount: 32)
+    }
+
+    /// HKDF-SHA256 (RFC 5869), extract then expand.
+    public static func hkdf(_ inputKeyMaterial: SecretBytes, salt: [UInt8], info: [UInt8], outputByteCount: Int) -> SymmetricKey {
         inputKeyMaterial.withUnsafeBytes { ikm in
             HKDF<SHA256>.deriveKey(
-                inputKeyMaterial: SymmetricKey(data: ikm), salt: salt, info: Array(label.utf8), outputByteCount: 32)
+                inputKeyMaterial: SymmetricKey(data: ikm), salt: salt, info: info, outputByteCount: outputByteCount)
         }
     }
 

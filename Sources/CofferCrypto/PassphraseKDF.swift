@@ -81,24 +81,24 @@ public enum PassphraseKDF: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Stretches `passphrase` with `salt`. Checks `limits` first, so no caller can run an unbounded KDF.
-    public func derive(_ passphrase: SecretBytes, salt: [UInt8], limits: KDFLimits) throws(CofferCryptoError) -> SecretBytes {
+    public func derive(
+        _ passphrase: SecretBytes, salt: [UInt8], limits: KDFLimits, outputByteCount: Int = outputLength
+    ) throws(CofferCryptoError) -> SecretBytes {
         try validate(limits)
-        do {
-            let key: SymmetricKey = try passphrase.withUnsafeBytes { password in
-                switch self {
-                case .pbkdf2SHA256(let iterations):
-                    return try KDF.Insecure.PBKDF2.deriveKey(
-                        from: password, salt: salt, using: .sha256, outputByteCount: Self.outputLength,
-                        unsafeUncheckedRounds: Int(iterations))
-                case .scrypt(let logN, let r, let p):
-                    return try KDF.Scrypt.deriveKey(
-                        from: password, salt: salt, outputByteCount: Self.outputLength, rounds: 1 << Int(logN),
-                        blockSize: Int(r), parallelism: Int(p), maxMemory: limits.scryptMaxMemory + 1 << 20)
+        switch self {
+        case .pbkdf2SHA256(let iterations):
+            return try PBKDF2.derive(passphrase, salt: salt, hash: .sha256, iterations: Int(iterations), outputByteCount: outputByteCount)
+        case .scrypt(let logN, let r, let p):
+            do {
+                let key = try passphrase.withUnsafeBytes { password in
+                    try KDF.Scrypt.deriveKey(
+                        from: password, salt: salt, outputByteCount: outputByteCount, rounds: 1 << Int(logN),
+                        blockSize: Int(r), parallelism: Int(p), maxMemory: limits.scryptMaxMemory + (1 << 20))
                 }
+                return key.withUnsafeBytes { SecretBytes($0) }
+            } catch {
+                throw .primitiveFailure("scrypt")
             }
-            return key.withUnsafeBytes { SecretBytes($0) }
-        } catch {
-            throw .primitiveFailure("passphrase KDF")
         }
     }
 
@@ -160,6 +160,38 @@ public enum Passphrase {
         guard !normalized.isEmpty else { throw .unacceptablePassphrase("it is empty") }
         guard !normalized.utf8.contains(0) else { throw .unacceptablePassphrase("it contains a NUL character") }
         return SecretBytes(normalized.utf8)
+    }
+}
+
+/// PBKDF2-HMAC (RFC 8018) over swift-crypto's BoringSSL implementation, without its round floor: callers bound
+/// the iteration count themselves (`KDFLimits` for slots; importers of other apps' files cap what those files say).
+public enum PBKDF2 {
+    public enum Hash: Sendable {
+        case sha1, sha256, sha512
+    }
+
+    /// Derives `outputByteCount` bytes; the caller has already checked `iterations`.
+    public static func derive(
+        _ password: SecretBytes, salt: [UInt8], hash: Hash, iterations: Int, outputByteCount: Int
+    ) throws(CofferCryptoError) -> SecretBytes {
+        guard iterations >= 1, (1...1024).contains(outputByteCount) else {
+            throw .kdfParametersOutOfBounds("PBKDF2 iterations or length")
+        }
+        let function: KDF.Insecure.PBKDF2.HashFunction
+        switch hash {
+        case .sha1: function = .insecureSHA1
+        case .sha256: function = .sha256
+        case .sha512: function = .sha512
+        }
+        do {
+            let key = try password.withUnsafeBytes { raw in
+                try KDF.Insecure.PBKDF2.deriveKey(
+                    from: raw, salt: salt, using: function, outputByteCount: outputByteCount, unsafeUncheckedRounds: iterations)
+            }
+            return key.withUnsafeBytes { SecretBytes($0) }
+        } catch {
+            throw .primitiveFailure("PBKDF2")
+        }
     }
 }
 

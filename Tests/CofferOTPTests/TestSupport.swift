@@ -1,0 +1,36 @@
+import Foundation
+
+/// Bytes from a hex string written in a test; a malformed literal is a bug in the test itself.
+func hexBytes(_ hex: String) -> [UInt8] {
+    let digits = Array(hex.utf8)
+    precondition(digits.count % 2 == 0, "hex literal must have an even length")
+    return stride(from: 0, to: digits.count, by: 2).map { index in
+        UInt8(String(decoding: digits[index...index + 1], as: UTF8.self), radix: 16)!
+    }
+}
+
+func hexString(_ bytes: [UInt8]) -> String {
+    bytes.map { String(format: "%02x", $0) }.joined()
+}
+
+func asciiBytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+/// The RFC 6238 Appendix A seeds: 20, 32 and 64 ASCII digits of "1234567890" repeated.
+enum RFCSeeds {
+    static let sha1 = asciiBytes("12345678901234567890")
+    static let sha256 = asciiBytes("12345678901234567890123456789012")
+    static let sha512 = asciiBytes(String(repeating: "1234567890", count: 6) + "1234")
+}
+
+/// SplitMix64: a tiny seeded generator so property tests are reproducible from their seed.
+struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

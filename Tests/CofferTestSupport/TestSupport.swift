@@ -1,0 +1,130 @@
+import Foundation
+
+/// Helpers shared by Coffer's test targets.
+public enum TestSupport {
+    /// Bytes of a hex string (test vectors are trusted, well-formed input).
+    public static func hex(_ text: String) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.count / 2)
+        var high: UInt8?
+        for character in text.utf8 {
+            let value: UInt8
+            switch character {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = character - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): value = character - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): value = character - UInt8(ascii: "A") + 10
+            default: continue
+            }
+            if let pending = high {
+                bytes.append(pending << 4 | value)
+                high = nil
+            } else {
+                high = value
+            }
+        }
+        return bytes
+    }
+
+    /// Lower-case hex of `bytes`.
+    public static func hex<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
+        bytes.map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// The repository root (this file is Tests/CofferTestSupport/TestSupport.swift).
+    public static let repositoryRoot: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// A fresh private temporary directory.
+    public static func temporaryDirectory(_ name: String = "coffer-test") throws -> String {
+        let path = NSTemporaryDirectory() + "\(name)-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        return path
+    }
+
+    /// Output of a finished process.
+    public struct ProcessResult: Sendable {
+        public let status: Int32
+        public let standardOutput: [UInt8]
+        public let standardError: [UInt8]
+
+        public var stdout: String { String(decoding: standardOutput, as: UTF8.self) }
+        public var stderr: String { String(decoding: standardError, as: UTF8.self) }
+    }
+
+    /// Runs `executable` with `arguments`, feeding `input` on stdin.
+    public static func run(
+        _ executable: String, _ arguments: [String], input: [UInt8] = [], environment: [String: String]? = nil
+    ) throws -> ProcessResult {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        let stdin = Pipe()
+        let stdout = Pipe()
+        let stderr = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+        let writer = Thread {
+            stdin.fileHandleForWriting.write(Data(input))
+            try? stdin.fileHandleForWriting.close()
+        }
+        writer.start()
+        let errorData = ErrorCollector(stderr.fileHandleForReading)
+        let output = stdout.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return ProcessResult(status: process.terminationStatus, standardOutput: Array(output), standardError: errorData.wait())
+    }
+
+    /// Reads a pipe to its end on a background thread.
+    final class ErrorCollector: @unchecked Sendable {
+        private var data = Data()
+        private let done = DispatchSemaphore(value: 0)
+
+        init(_ handle: FileHandle) {
+            Thread { [self] in
+                data = handle.readDataToEndOfFile()
+                done.signal()
+            }.start()
+        }
+
+        func wait() -> [UInt8] {
+            done.wait()
+            return Array(data)
+        }
+    }
+
+    public enum OracleError: Error, CustomStringConvertible {
+        case unavailable(String)
+        case failed(String)
+
+        public var description: String {
+            switch self {
+            case .unavailable(let what): return "outside oracle unavailable: \(what)"
+            case .failed(let detail): return "outside oracle failed: \(detail)"
+            }
+        }
+    }
+
+    /// Sends requests to Tests/oracles/openssl_oracle.py (Python `cryptography`/`hashlib`, i.e. OpenSSL) and
+    /// returns its answers. Fails, never skips, when Python or the package is missing: CI installs them.
+    public static func openSSLOracle(_ requests: [[String: Any]]) throws -> [Any] {
+        let script = repositoryRoot.appendingPathComponent("Tests/oracles/openssl_oracle.py").path
+        let python = ProcessInfo.processInfo.environment["COFFER_PYTHON"] ?? "python3"
+        let input = try JSONSerialization.data(withJSONObject: requests)
+        let result: ProcessResult
+        do {
+            result = try run("/usr/bin/env", [python, script], input: Array(input))
+        } catch {
+            throw OracleError.unavailable("python3 with the cryptography package (pip install cryptography)")
+        }
+        guard result.status == 0 else {
+            throw OracleError.failed("exit \(result.status): \(result.stderr.suffix(400))")
+        }
+        guard let answers = try JSONSerialization.jsonObject(with: Data(result.standardOutput), options: [.fragmentsAllowed]) as? [Any] else {
+            throw OracleError.failed("not a JSON array")
+        }
+        return answers
+    }
+}
