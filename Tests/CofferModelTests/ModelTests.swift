@@ -1,0 +1,188 @@
+import CofferBarcode
+import CofferCrypto
+import CofferOTP
+import CofferTestSupport
+import Foundation
+import Testing
+
+@testable import CofferModel
+
+private var utc: Calendar {
+    var calendar = Calendar(identifier: .gregorian)
+    calendar.timeZone = TimeZone(identifier: "UTC")!
+    return calendar
+}
+
+private func day(_ text: String) -> Date {
+    let formatter = ISO8601DateFormatter()
+    return formatter.date(from: text + "T12:00:00Z")!
+}
+
+@Suite("Cards (CardOnCue semantics)")
+struct CardTests {
+    func card(validFrom: Date? = nil, validTo: Date? = nil, oneTime: Bool = false) throws -> Card {
+        try Card(name: "  Costco  ", symbology: .code128, payload: Array("111222333".utf8), tags: ["Grocery", "grocery"],
+                 networkIDs: ["Costco"], validFrom: validFrom, validTo: validTo, oneTime: oneTime)
+    }
+
+    @Test("Names are trimmed, tags de-duplicated, networks lower-cased")
+    func normalisation() throws {
+        let card = try card()
+        #expect(card.name == "Costco")
+        #expect(card.tags == ["Grocery", "grocery"])
+        #expect(card.networkIDs == ["costco"])
+    }
+
+    @Test("Validity window and labels", arguments: [
+        ("2026-11-22", "2026-12-22", "2026-11-22", true, "Expires in 30 days"),
+        ("2026-11-22", "2026-12-01", "2026-11-22", true, "Expires in 9 days"),
+        ("2026-11-22", "2026-11-23", "2026-11-22", true, "Expires tomorrow"),
+        ("2026-11-22", "2027-03-01", "2026-11-22", true, nil),
+        ("2026-11-01", "2026-11-20", "2026-11-22", false, "Expired"),
+        ("2026-12-01", "2027-01-01", "2026-11-22", false, "Not valid until 2026-12-01"),
+    ] as [(String, String, String, Bool, String?)])
+    func validity(_ from: String, _ to: String, _ now: String, _ valid: Bool, _ label: String?) throws {
+        let card = try card(validFrom: day(from), validTo: day(to))
+        #expect(card.isValid(at: day(now)) == valid)
+        #expect(card.validityLabel(at: day(now), calendar: utc) == label)
+    }
+
+    @Test("One-time passes: used once, then invalid and labelled Used")
+    func oneTime() throws {
+        var pass = try card(oneTime: true)
+        #expect(pass.isValid(at: day("2026-11-22")))
+        try pass.markUsed(at: day("2026-11-22"))
+        #expect(!pass.isValid(at: day("2026-11-22")))
+        #expect(pass.isExpired(at: day("2026-11-22")))
+        #expect(pass.validityLabel(at: day("2026-11-22"), calendar: utc) == "Used")
+        #expect(throws: ModelError.alreadyUsed) { try pass.markUsed(at: day("2026-11-23")) }
+        var normal = try card()
+        #expect(throws: ModelError.notOneTime) { try normal.markUsed(at: day("2026-11-22")) }
+    }
+
+    @Test("Bad cards are refused with the rule named, never the payload")
+    func refused() {
+        let canary = "CANARY-PAYLOAD-991"
+        let attempts: [() throws -> Card] = [
+            { try Card(name: " ", symbology: .qr, payload: Array(canary.utf8)) },
+            { try Card(name: "X", symbology: .qr, payload: []) },
+            { try Card(name: "X", symbology: .qr, payload: Array(repeating: 0x41, count: 5000)) },
+            { try Card(name: "X", symbology: .qr, payload: [0xFF, 0xFE] + Array(canary.utf8)) },
+            { try Card(name: "X", symbology: .qr, payload: Array(canary.utf8), validFrom: day("2027-01-01"), validTo: day("2026-01-01")) },
+            { try Card(name: "X\u{7}", symbology: .qr, payload: Array(canary.utf8)) },
+        ]
+        for attempt in attempts {
+            do {
+                _ = try attempt()
+                Issue.record("accepted a bad card")
+            } catch {
+                #expect(!String(describing: error).contains(canary))
+            }
+        }
+    }
+
+    @Test("Binary and Latin-1 payloads keep their exact bytes")
+    func payloadBytes() throws {
+        let bytes: [UInt8] = [0x00, 0xFF, 0x1D, 0x80]
+        let binary = try Card(name: "B", symbology: .code128, payload: bytes, payloadCharset: .binary)
+        #expect(binary.payloadText == "00ff1d80")
+        let latin = try Card(name: "L", symbology: .code128, payload: [0x4D, 0xFC], payloadCharset: .latin1)
+        #expect(latin.payloadText == "Mü")
+    }
+}
+
+@Suite("Credentials, notes, tokens, keys")
+struct OtherKindsTests {
+    @Test("Credentials are masked after at most 8 characters and never more than a third", arguments: [
+        ("sk-proj-abcdefghijklmnopqrstuvwxyz0123456789", "sk-proj-…"),
+        ("short-secret", "shor…"),
+        ("abc", "a…"),
+        ("ab", "…"),
+    ])
+    func masking(_ value: String, _ masked: String) throws {
+        #expect(try Credential(name: "OpenAI", value: value).maskedValue == masked)
+    }
+
+    @Test("Token issuer and account follow seed 002's rules")
+    func tokens() throws {
+        let parameters = try OTPParameters(secret: Array(repeating: 7, count: 20))
+        #expect(throws: ModelError.emptyField("issuer")) { _ = try OTPItem(issuer: "  ", account: "a", parameters: parameters) }
+        #expect(throws: ModelError.tooLong(field: "issuer", limit: 100)) {
+            _ = try OTPItem(issuer: String(repeating: "x", count: 101), account: "a", parameters: parameters)
+        }
+        #expect(throws: ModelError.tooLong(field: "account", limit: 200)) {
+            _ = try OTPItem(issuer: "x", account: String(repeating: "a", count: 201), parameters: parameters)
+        }
+        let token = try OTPItem(issuer: " GitHub ", account: " alice ", parameters: parameters)
+        #expect(token.displayName == "GitHub (alice)")
+    }
+
+    @Test("HOTP counters advance by one; time-based tokens do not advance")
+    func hotp() throws {
+        let hotp = try OTPItem(issuer: "Duo", account: "a", parameters: try OTPParameters(secret: Array(repeating: 1, count: 20), kind: .hotp(counter: 41)))
+        let next = try #require(try hotp.advancingCounter())
+        #expect(next.parameters.kind == .hotp(counter: 42))
+        let totp = try OTPItem(issuer: "X", account: "a", parameters: try OTPParameters(secret: Array(repeating: 1, count: 20)))
+        #expect(try totp.advancingCounter() == nil)
+        let exhausted = try OTPItem(issuer: "Duo", account: "a", parameters: try OTPParameters(secret: Array(repeating: 1, count: 20), kind: .hotp(counter: .max)))
+        #expect(throws: ModelError.self) { _ = try exhausted.advancingCounter() }
+    }
+
+    @Test("Notes need fields or text; labels are bounded")
+    func notes() throws {
+        #expect(throws: ModelError.self) { _ = try Note(name: "Empty") }
+        let note = try Note(name: "KYC", template: .kyc, fields: [.init(label: " First name ", value: "Ada")])
+        #expect(note.fields[0].label == "First name")
+        #expect(Note.suggestedLabels(for: .kyc).contains("Date of birth"))
+    }
+
+    @Test("Stellar seeds: version and checksum checked (independent CRC from Python binascii.crc_hqx)")
+    func stellar() throws {
+        let seedBytes = SystemRandom().bytes(32)
+        let answers = try TestSupport.openSSLOracle([["op": "stellar_seed_from_bytes", "seed": TestSupport.hex(seedBytes)]])
+        let seed = try #require(answers[0] as? String)
+        #expect(seed.hasPrefix("S"))
+        #expect(try StellarStrKey.decodeSeed(seed).bytes == seedBytes)
+        var typo = Array(seed.utf8)
+        typo[10] = typo[10] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        #expect(throws: StellarStrKey.StrKeyError.badChecksum) { _ = try StellarStrKey.decodeSeed(String(decoding: typo, as: UTF8.self)) }
+        #expect(throws: StellarStrKey.StrKeyError.malformed) { _ = try StellarStrKey.decodeSeed("S123") }
+        let publicAddress = StellarStrKey.encode(try Ed25519.publicKey(seed: SecretBytes(seedBytes)), version: .accountID)
+        let oracle = try TestSupport.openSSLOracle([["op": "stellar_public_from_seed", "seed": seed]])
+        #expect(oracle[0] as? String == publicAddress)
+        #expect(throws: StellarStrKey.StrKeyError.wrongVersion) { _ = try StellarStrKey.decodeSeed(publicAddress) }
+    }
+}
+
+@Suite("Item content coding")
+struct ContentCodingTests {
+    @Test("Every kind round-trips through the box plaintext")
+    func roundTrip() throws {
+        let contents: [ItemContent] = [
+            .card(try Card(name: "Library", symbology: .pdf417, payload: [0, 1, 2, 255], payloadCharset: .binary,
+                           cardNumber: "42", tags: ["books"], networkIDs: ["sfpl"], validTo: Date(timeIntervalSince1970: 1_800_000_000),
+                           oneTime: true, usedAt: Date(timeIntervalSince1970: 1_790_000_000), metadata: ["preferredForNetwork_sfpl": "true"])),
+            .otp(try OTPItem(issuer: "GitHub", account: "a", parameters: try OTPParameters(secret: Array(repeating: 9, count: 20), algorithm: .sha512, digits: 8, kind: .totp(period: 50)))),
+            .otp(try OTPItem(issuer: "Steam", account: "a", parameters: try OTPParameters(secret: Array(repeating: 9, count: 20), kind: .steam))),
+            .credential(try Credential(name: "OpenAI", provider: "openai", value: "sk-x", notes: "prod")),
+            .note(try Note(name: "Bob", template: .contact, fields: [.init(label: "Email", value: "b@x")], text: "hi")),
+        ]
+        for content in contents {
+            let created = Date(timeIntervalSince1970: 1_700_000_000.123)
+            let data = try ItemContentCoding.encode(content, createdAt: created)
+            let decoded = try ItemContentCoding.decode(data, kind: content.kind)
+            #expect(decoded.content == content)
+            #expect(abs(decoded.createdAt.timeIntervalSince(created)) < 0.001)
+        }
+    }
+
+    @Test("Newer content versions and wrong kinds are refused clearly")
+    func refused() throws {
+        #expect(throws: ModelError.unsupportedContentVersion(2)) {
+            _ = try ItemContentCoding.decode(Data(#"{"v":2,"createdAt":0,"future":{}}"#.utf8), kind: .card)
+        }
+        let note = try ItemContentCoding.encode(.note(try Note(name: "N", text: "t")), createdAt: Date())
+        #expect(throws: ModelError.self) { _ = try ItemContentCoding.decode(note, kind: .card) }
+        #expect(throws: ModelError.self) { _ = try ItemContentCoding.decode(Data("not json".utf8), kind: .card) }
+    }
+}
