@@ -13,7 +13,7 @@ extension Vault {
 
     // MARK: Reading
 
-    /// Every live item, decrypted, oldest first. Any box that fails authentication stops the listing with
+    /// Every live item, decrypted, oldest first (ties by name). Any box that fails authentication stops the listing with
     /// `.tampered`: a modified vault is never shown half-read.
     public func items() throws(VaultError) -> [Item] {
         try read { db, keys in
@@ -23,7 +23,7 @@ extension Vault {
             while let row = try cursor.next() {
                 result.append(try openRow(row, keys: keys))
             }
-            return result.sorted { $0.createdAt < $1.createdAt }
+            return result.sorted { ($0.createdAt, $0.content.name, $0.id.uuidString) < ($1.createdAt, $1.content.name, $1.id.uuidString) }
         }
     }
 
