@@ -85,7 +85,7 @@ let package = Package(
                 "CofferVault", "CofferKeystore", "CofferKit", "CofferTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
-            resources: [.copy("Golden")],
+            exclude: ["Golden"],
             swiftSettings: strict),
         .testTarget(
             name: "CofferCLITests",

@@ -1,0 +1,156 @@
+import CofferTestSupport
+import Foundation
+import GRDB
+import Testing
+
+@_spi(Testing) @testable import CofferCrypto
+@testable import CofferKit
+@testable import CofferModel
+@testable import CofferVault
+
+/// The format-v1 golden vault: written once by `COFFER_WRITE_GOLDEN=1 swift test --filter Golden`, committed, and
+/// opened by every later version. Its secrets are test values, not anyone's.
+enum Golden {
+    static let passphrase = "golden passphrase v1"
+    static let vaultID = UUID(uuidString: "6F1B6E7A-3C1D-4E55-9A40-0C0FFEE00001")!
+    static let created = Date(timeIntervalSince1970: 1_795_000_000)
+    static let pinDeviceSecret = SecretBytes(Array(repeating: 0x5A, count: 32))
+    static let pin = "424242"
+    static let signingSeed = TestSupport.hex("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60")
+
+    static var directory: URL {
+        TestSupport.repositoryRoot.appendingPathComponent("Tests/CofferVaultTests/Golden/v1")
+    }
+
+    static func itemID(_ index: Int) -> UUID {
+        UUID(uuidString: String(format: "00000000-0000-4000-8000-%012d", index))!
+    }
+
+    static func contents() throws -> [ItemContent] {
+        [
+            .card(try Card(
+                name: "Costco", symbology: .code128, payload: Array("111222333444".utf8), cardNumber: "1112 2233 3444",
+                tags: ["grocery"], networkIDs: ["costco"], validTo: Date(timeIntervalSince1970: 1_830_000_000),
+                metadata: ["preferredForNetwork_costco": "true"])),
+            .card(try Card(
+                name: "Amazon return", symbology: .qr, payload: [0x00, 0xC3, 0xA9, 0xFF], payloadCharset: .binary,
+                oneTime: true, usedAt: Date(timeIntervalSince1970: 1_795_000_100))),
+            .otp(try OTPItem(
+                issuer: "GitHub", account: "alice@example.com",
+                parameters: try OTPParameters(secret: Array("12345678901234567890".utf8), algorithm: .sha256, digits: 8, kind: .totp(period: 30)),
+                tags: ["work"])),
+            .otp(try OTPItem(
+                issuer: "Duo", account: "alice",
+                parameters: try OTPParameters(secret: Array("12345678901234567890".utf8), kind: .hotp(counter: 5)))),
+            .otp(try OTPItem(issuer: "Steam", account: "gabe", parameters: try OTPParameters(secret: Array(repeating: 0x42, count: 20), kind: .steam))),
+            .credential(try Credential(name: "OpenAI", provider: "openai", value: "sk-proj-golden-value-0123456789")),
+            .note(try Note(
+                name: "Bob", template: .contact, fields: [.init(label: "Stellar address", value: "GBOB"), .init(label: "Email", value: "bob@example.com")],
+                text: "Met at the café")),
+        ]
+    }
+
+    static var options: VaultOptions {
+        VaultOptions(clock: { Golden.created })
+    }
+}
+
+@Suite("Golden vault, format v1")
+struct GoldenTests {
+    func stagedCopy() throws -> String {
+        let directory = try TestSupport.temporaryDirectory("golden") + "/v"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(
+            atPath: Golden.directory.appendingPathComponent("vault.sqlite").path, toPath: Vault.databasePath(in: directory))
+        return directory
+    }
+
+    func recoveryCode() throws -> String {
+        try String(contentsOf: Golden.directory.appendingPathComponent("recovery-code.txt"), encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test("The committed v1 vault opens with its passphrase and its recovery code, with every item intact")
+    func opens() throws {
+        for unlock in [UnlockMethod.passphrase(Golden.passphrase), .recoveryCode(try recoveryCode())] {
+            let vault = try Vault.open(in: try stagedCopy(), unlock: unlock)
+            #expect(vault.vaultID == Golden.vaultID)
+            let items = try vault.items()
+            #expect(items.count == 8)
+            let expected = try Golden.contents()
+            for (index, content) in expected.enumerated() {
+                let item = try vault.item(id: Golden.itemID(index))
+                #expect(item.content == content)
+                #expect(item.createdAt == Golden.created)
+                #expect(item.revision == 1)
+            }
+            let key = try vault.item(id: Golden.itemID(expected.count))
+            guard case .signingKey(let signing) = key.content else {
+                Issue.record("golden signing key missing")
+                continue
+            }
+            let seed = try PINProtection.open(
+                Data(signing.pinBox), salt: signing.pinSalt, pin: try PINProtection.pinBytes(Golden.pin),
+                deviceSecret: Golden.pinDeviceSecret, vaultID: Golden.vaultID.rawBytes, itemID: key.id.rawBytes)
+            #expect(seed.bytes == Golden.signingSeed)
+            #expect(TestSupport.hex(signing.publicKey) == "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a")
+        }
+    }
+
+    @Test("An independent Python reader written from docs/FORMAT.md decrypts the golden vault and a fresh one")
+    func pythonReader() throws {
+        let fresh = try TestVault(passphrase: nil, items: false)
+        try fresh.vault.setPassphrase("fresh one", kdf: .pbkdf2SHA256(iterations: 210_000))
+        for content in try Golden.contents() { try fresh.vault.add(content) }
+        let answers = try TestSupport.openSSLOracle([
+            ["op": "read_vault", "path": Vault.databasePath(in: try stagedCopy()), "secret_kind": "passphrase", "secret": Golden.passphrase],
+            ["op": "read_vault", "path": Vault.databasePath(in: try stagedCopy()), "secret_kind": "recovery", "secret": try recoveryCode()],
+            ["op": "read_vault", "path": fresh.path, "secret_kind": "passphrase", "secret": "fresh one"],
+        ])
+        for answer in answers {
+            let vault = try #require(answer as? [String: Any])
+            let items = try #require(vault["items"] as? [[String: Any]])
+            #expect(items.count >= 7)
+            let names = Set(items.compactMap { ($0["content"] as? [String: Any])?.values.compactMap { ($0 as? [String: Any])?["name"] as? String }.first })
+            #expect(names.isSuperset(of: ["Costco", "Amazon return", "OpenAI", "Bob"]))
+            for item in items {
+                let content = try #require(item["content"] as? [String: Any])
+                #expect(content["v"] as? Int == 1)
+                let kindName = try #require(item["kind"] as? String)
+                let kind = try #require(ItemKind(rawValue: kindName))
+                let json = try JSONSerialization.data(withJSONObject: content)
+                _ = try ItemContentCoding.decode(json, kind: kind)
+            }
+        }
+    }
+
+    @Test(
+        "Write the golden vault (only with COFFER_WRITE_GOLDEN=1)",
+        .enabled(if: ProcessInfo.processInfo.environment["COFFER_WRITE_GOLDEN"] == "1"))
+    func write() throws {
+        let directory = try TestSupport.temporaryDirectory("golden-write") + "/v"
+        let vault = try Vault.create(
+            in: directory, vaultID: Golden.vaultID, deviceKey: SecretBytes(randomCount: 32), passphrase: Golden.passphrase,
+            options: Golden.options)
+        let code = try vault.newRecoveryCode()
+        let contents = try Golden.contents()
+        for (index, content) in contents.enumerated() {
+            try vault.add(content, id: Golden.itemID(index), createdAt: Golden.created)
+        }
+        let keyID = Golden.itemID(contents.count)
+        let sealed = try PINProtection.seal(
+            SecretBytes(Golden.signingSeed), pin: try PINProtection.pinBytes(Golden.pin), deviceSecret: Golden.pinDeviceSecret,
+            vaultID: Golden.vaultID.rawBytes, itemID: keyID.rawBytes)
+        let key = try SigningKey(
+            name: "Golden key", flavor: .ed25519, publicKey: try Ed25519.publicKey(seed: SecretBytes(Golden.signingSeed)),
+            pinSalt: sealed.salt, pinBox: Array(sealed.box))
+        try vault.add(.signingKey(key), id: keyID, createdAt: Golden.created)
+        let backup = directory + "/backup.sqlite"
+        try vault.writeBackup(to: backup)
+        try FileManager.default.createDirectory(at: Golden.directory, withIntermediateDirectories: true)
+        let target = Golden.directory.appendingPathComponent("vault.sqlite")
+        try? FileManager.default.removeItem(at: target)
+        try FileManager.default.copyItem(atPath: backup, toPath: target.path)
+        try (code + "\n").write(to: Golden.directory.appendingPathComponent("recovery-code.txt"), atomically: true, encoding: .utf8)
+    }
+}
