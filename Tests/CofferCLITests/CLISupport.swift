@@ -1,0 +1,73 @@
+import CofferTestSupport
+import Foundation
+
+/// Drives the real `coffer` binary in a private data directory, as a user would.
+struct CLI {
+    let home: String
+    let environment: [String: String]
+
+    /// The `coffer` executable built next to this test bundle.
+    static let binary: String = {
+        if let override = ProcessInfo.processInfo.environment["COFFER_BIN"] { return override }
+        let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var directory = bundle.deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = directory.appendingPathComponent("coffer").path
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+            directory = directory.deletingLastPathComponent()
+        }
+        return TestSupport.repositoryRoot.appendingPathComponent(".build/debug/coffer").path
+    }()
+
+    init(extraEnvironment: [String: String] = [:]) throws {
+        home = try TestSupport.temporaryDirectory("cli")
+        var environment = [
+            "HOME": home, "XDG_DATA_HOME": home + "/data", "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "NO_COLOR": "1",
+        ]
+        environment.merge(extraEnvironment) { $1 }
+        self.environment = environment
+    }
+
+    var vaultDirectory: String { home + "/data/coffer/vault" }
+    var vaultFile: String { vaultDirectory + "/vault.sqlite" }
+
+    @discardableResult
+    func run(_ arguments: [String], input: String = "") throws -> TestSupport.ProcessResult {
+        try TestSupport.run(Self.binary, arguments, input: Array(input.utf8), environment: environment)
+    }
+
+    /// Runs and requires success.
+    @discardableResult
+    func ok(_ arguments: [String], input: String = "") throws -> TestSupport.ProcessResult {
+        let result = try run(arguments, input: input)
+        guard result.status == 0 else {
+            throw CLIFailure(arguments: arguments, status: result.status, stderr: result.stderr)
+        }
+        return result
+    }
+
+    /// Starts `coffer` without waiting (for kill tests).
+    func start(_ arguments: [String], input: String = "") throws -> (Process, Pipe) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.arguments = arguments
+        process.environment = environment
+        let stdin = Pipe()
+        let stdout = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        stdin.fileHandleForWriting.write(Data(input.utf8))
+        try stdin.fileHandleForWriting.close()
+        return (process, stdout)
+    }
+}
+
+struct CLIFailure: Error, CustomStringConvertible {
+    let arguments: [String]
+    let status: Int32
+    let stderr: String
+
+    var description: String { "coffer \(arguments.joined(separator: " ")) exited \(status): \(stderr)" }
+}

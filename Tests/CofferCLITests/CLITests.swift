@@ -1,0 +1,155 @@
+import CofferTestSupport
+import Foundation
+import GRDB
+import Testing
+
+@Suite("coffer command line")
+struct CLITests {
+    @Test("A whole session: init, add every kind, list, show, code, use, edit, archive, restore, purge")
+    func session() throws {
+        let cli = try CLI()
+        try cli.ok(["init"])
+        let card = try cli.ok(["add", "card", "Costco", "--symbology", "code128", "--network", "costco", "--tag", "grocery", "--valid-to", "2099-01-31"], input: "111222333\n")
+        let cardID = card.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(UUID(uuidString: cardID) != nil)
+        try cli.ok(["add", "card", "Amazon return", "--symbology", "qr", "--one-time"], input: "https://example.com/r/1\n")
+        try cli.ok(["add", "otp"], input: "otpauth://totp/GitHub:alice?secret=GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ&issuer=GitHub&digits=8\n")
+        try cli.ok(["add", "otp", "--issuer", "Duo", "--account", "bob", "--type", "hotp"], input: "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ\n")
+        try cli.ok(["add", "credential", "OpenAI", "--provider", "openai"], input: "sk-proj-0123456789abcdef\n")
+        try cli.ok(["add", "note", "Contact Bob", "--template", "contact"], input: "Email: bob@example.com\nMet at the café\n")
+        let key = try cli.ok(["add", "key", "Stellar main", "--stellar-seed"], input: "SB3MIS23KDF67IGB6YH2IZKE4W6UMICIEL7JYQCL5DZUM4ZM4VUBMUF3\n654321\n")
+        #expect(key.stdout.contains(" G"))
+
+        let list = try cli.ok(["list", "--json"])
+        let items = try #require(try JSONSerialization.jsonObject(with: Data(list.standardOutput)) as? [[String: Any]])
+        #expect(items.count == 7)
+        #expect(!list.stdout.contains("111222333") && !list.stdout.contains("sk-proj-0123456789abcdef"))
+        #expect(try cli.ok(["list", "--network", "costco"]).stdout.contains("Costco"))
+        #expect(try cli.ok(["list", "--kind", "otp", "--json"]).stdout.contains("\"issuer\" : \"GitHub\""))
+
+        let shown = try cli.ok(["show", "Costco"]).stdout
+        #expect(shown.contains("111222333") && shown.contains("costco"))
+        #expect(try cli.ok(["show", "OpenAI"]).stdout.contains("sk-proj-…"))
+        #expect(!(try cli.ok(["show", "OpenAI"]).stdout.contains("sk-proj-0")))
+        #expect(try cli.ok(["show", "OpenAI", "--reveal"]).stdout.contains("sk-proj-0123456789abcdef"))
+
+        // HOTP: RFC 4226 counter 0 then 1, each stored before it is shown.
+        #expect(try cli.ok(["code", "Duo"]).stdout.hasPrefix("755 224"))
+        #expect(try cli.ok(["code", "Duo"]).stdout.hasPrefix("287 082"))
+        let codes = try cli.ok(["code", "--json"]).stdout
+        #expect(codes.contains("GitHub (alice)") && !codes.contains("Duo"))
+
+        try cli.ok(["use", "Amazon return"])
+        #expect(try cli.run(["use", "Amazon return"]).status == 65)
+        #expect(try cli.ok(["list"]).stdout.contains("Used"))
+        try cli.ok(["edit", "Costco", "--name", "Costco Wholesale", "--add-tag", "family"])
+        #expect(try cli.ok(["show", "Costco Wholesale", "--json"]).stdout.contains("family"))
+        try cli.ok(["rm", "Costco Wholesale"])
+        #expect(!(try cli.ok(["list"]).stdout.contains("Costco")))
+        #expect(try cli.ok(["list", "--archived"]).stdout.contains("Archived"))
+        try cli.ok(["restore", "Costco Wholesale"])
+        #expect(try cli.ok(["list"]).stdout.contains("Costco"))
+        let removeToken = try cli.run(["rm", "GitHub (alice)"])
+        #expect(removeToken.status == 64 && removeToken.stderr.contains("--purge"))
+        try cli.ok(["rm", "--purge", "Contact Bob"])
+        #expect(try cli.run(["show", "Contact Bob"]).status == 66)
+
+        let signature = try cli.ok(["sign", "Stellar main"], input: "654321\nhello").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(signature.count == 128)
+        let wrongPIN = try cli.run(["sign", "Stellar main"], input: "111111\nhello")
+        #expect(wrongPIN.status == 65 && wrongPIN.stderr.contains("9 attempts left"))
+    }
+
+    @Test("Passphrase, recovery code, backup and restore on a second device, key rotation")
+    func slotsAndBackups() throws {
+        let cli = try CLI()
+        try cli.ok(["init", "--passphrase"], input: "first passphrase\n")
+        try cli.ok(["add", "credential", "API"], input: "value-1\n")
+        let code = try cli.ok(["recovery-code", "new"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(code.split(separator: "-").count == 8)
+        let slots = try cli.ok(["slots", "--json"]).stdout
+        #expect(slots.contains("device") && slots.contains("passphrase") && slots.contains("recovery"))
+        #expect(try cli.run(["passphrase", "change"], input: "not it\nnew one\n").status == 77)
+        try cli.ok(["passphrase", "change"], input: "first passphrase\nsecond passphrase\n")
+        let backup = cli.home + "/backup.coffer"
+        try cli.ok(["export", "--format", "backup", backup])
+
+        let other = try CLI()
+        try other.ok(["import", "--format", "backup", backup], input: "second passphrase\n")
+        #expect(try other.ok(["show", "API", "--reveal"]).stdout.contains("value-1"))
+        let third = try CLI()
+        #expect(try third.run(["import", "--format", "backup", backup], input: "first passphrase\n").status == 77)
+        try third.ok(["import", "--format", "backup", "--recovery-code", backup], input: code + "\n")
+        #expect(try third.ok(["list"]).stdout.contains("API"))
+
+        let rotated = try cli.ok(["rotate-key"], input: "second passphrase\n")
+        let newCode = rotated.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(newCode != code && newCode.split(separator: "-").count == 8)
+        #expect(try cli.ok(["show", "API", "--reveal"]).stdout.contains("value-1"))
+        try cli.ok(["passphrase", "remove"])
+        #expect(!(try cli.ok(["slots"]).stdout.contains("passphrase")))
+    }
+
+    @Test("Errors: one clear line, documented exit codes, nothing changed")
+    func errors() throws {
+        let cli = try CLI()
+        let missing = try cli.run(["list"])
+        #expect(missing.status == 66)
+        #expect(missing.stderr.hasPrefix("coffer: error: no vault at "))
+        #expect(missing.stderr.contains("coffer: hint: create one with `coffer init`"))
+        try cli.ok(["init"])
+        #expect(try cli.run(["init"]).status == 73)
+        let secretURI = "otpauth://totp/X:y?secret=CANARYSECRETAAAA&digits=9"
+        let badURI = try cli.run(["add", "otp"], input: secretURI + "\n")
+        #expect(badURI.status == 65)
+        #expect(!badURI.stderr.contains("CANARY") && badURI.stderr.contains("digits"))
+        #expect(badURI.stderr.split(separator: "\n").count == 1)
+        #expect(try cli.run(["add", "card", "Empty"], input: "\n").status == 65)
+        #expect(try cli.run(["add", "card", "None"]).status == 64)
+        #expect(try cli.run(["add", "card", "Bad date", "--valid-to", "soon"], input: "1\n").status == 64)
+        #expect(try cli.run(["export", "--format", "json"]).status == 64)
+        #expect(try cli.run(["show", "nothing"]).status == 66)
+        #expect(try cli.run(["add", "key", "K", "--stellar-seed"], input: "SB3MIS23KDF67IGB6YH2IZKE4W6UMICIEL7JYQCL5DZUM4ZM4VUBMUF4\n123456\n").status == 65)
+        #expect(try cli.run(["add", "key", "K", "--stellar-seed"], input: "SB3MIS23KDF67IGB6YH2IZKE4W6UMICIEL7JYQCL5DZUM4ZM4VUBMUF3\n12345\n").status != 0)
+        #expect(try cli.run(["unlock"], input: "no passphrase slot\n").status == 66)
+        #expect(try cli.ok(["list", "--json"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[\n\n]")
+        let plaintext = try cli.run(["export", "--format", "json", "--plaintext"])
+        #expect(plaintext.status == 0 && plaintext.stderr.contains("coffer: warning:"))
+    }
+
+    @Test("A vault written by a newer Coffer is refused with a clear error")
+    func newerVault() throws {
+        let cli = try CLI()
+        try cli.ok(["init"])
+        try DatabaseQueue(path: cli.vaultFile).write { db in try db.execute(sql: "UPDATE vault SET format_version = 7") }
+        let result = try cli.run(["list"])
+        #expect(result.status == 65)
+        #expect(result.stderr.contains("format version 7, newer than this Coffer supports (1)"))
+    }
+
+    @Test("Shell completions are generated")
+    func completions() throws {
+        let cli = try CLI()
+        for shell in ["bash", "zsh", "fish"] {
+            let script = try cli.ok(["--generate-completion-script", shell]).stdout
+            #expect(script.contains("coffer"))
+        }
+    }
+
+    @Test("`coffer run` hands the credential to the child's environment only")
+    func runCommand() throws {
+        let cli = try CLI()
+        try cli.ok(["init"])
+        let canary = "sk-CANARY-RUN-\(UUID().uuidString)"
+        try cli.ok(["add", "credential", "OpenAI"], input: canary + "\n")
+        let result = try cli.ok([
+            "run", "--env", "OPENAI_API_KEY=OpenAI", "--", "/bin/sh", "-c",
+            "tr '\\0' ' ' < /proc/$$/cmdline > \"$HOME/argv\"; printf %s \"$OPENAI_API_KEY\" > \"$HOME/env\"",
+        ])
+        #expect(!result.stdout.contains(canary) && !result.stderr.contains(canary))
+        #expect(try String(contentsOfFile: cli.home + "/env", encoding: .utf8) == canary)
+        #expect(!(try String(contentsOfFile: cli.home + "/argv", encoding: .utf8)).contains(canary))
+        let status = try cli.run(["run", "--env", "X=OpenAI", "--", "/bin/sh", "-c", "exit 7"])
+        #expect(status.status == 7)
+    }
+}
