@@ -6,6 +6,9 @@ import Foundation
 /// The layout is CryptoKit's `SealedBox.combined`, so a box is sealed and opened without extra copies. What a box
 /// belongs to (vault, item, kind, revision, format version) is never stored in it: the caller passes it as
 /// associated data, and a box moved anywhere else fails to open.
+///
+/// The signatures take concrete `Data` and `[UInt8]`: generic `DataProtocol` parameters would reach swift-crypto
+/// unspecialised from another module and copy byte by byte.
 public enum Box {
     /// Bytes a box adds to its plaintext.
     public static let overhead = nonceSize + tagSize
@@ -14,7 +17,7 @@ public enum Box {
 
     /// Seals `plaintext` under `key` with a fresh random 96-bit nonce.
     public static func seal(
-        _ plaintext: some DataProtocol, key: SymmetricKey, associatedData: some DataProtocol
+        _ plaintext: Data, key: SymmetricKey, associatedData: [UInt8]
     ) throws(CofferCryptoError) -> Data {
         do {
             let sealed = try AES.GCM.seal(plaintext, using: key, nonce: AES.GCM.Nonce(), authenticating: associatedData)
@@ -30,7 +33,7 @@ public enum Box {
     /// Seals with a caller-chosen nonce. Only for known-answer tests and golden files: reusing a nonce under one key
     /// destroys GCM's security.
     public static func seal(
-        _ plaintext: some DataProtocol, key: SymmetricKey, associatedData: some DataProtocol, fixedNonce: [UInt8]
+        _ plaintext: Data, key: SymmetricKey, associatedData: [UInt8], fixedNonce: [UInt8]
     ) throws(CofferCryptoError) -> Data {
         do {
             let nonce = try AES.GCM.Nonce(data: fixedNonce)
@@ -48,12 +51,14 @@ public enum Box {
     /// Opens a box; throws `.authenticationFailed` unless key, box and associated data all match.
     /// No plaintext is released before the tag is verified.
     public static func open(
-        _ box: some DataProtocol, key: SymmetricKey, associatedData: some DataProtocol
+        _ box: Data, key: SymmetricKey, associatedData: [UInt8]
     ) throws(CofferCryptoError) -> Data {
         guard box.count >= overhead else { throw .malformedBox }
+        // Built from a raw buffer: swift-crypto's `SealedBox(combined:)` copies a `Data` argument element by
+        // element, but a raw buffer with one memcpy.
         let sealed: AES.GCM.SealedBox
         do {
-            sealed = try AES.GCM.SealedBox(combined: box)
+            sealed = try box.withUnsafeBytes { try AES.GCM.SealedBox(combined: $0) }
         } catch {
             throw .malformedBox
         }

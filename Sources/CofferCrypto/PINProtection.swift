@@ -48,7 +48,7 @@ public enum PINProtection {
         let salt = random.bytes(32)
         let key = try key(pin: pin, deviceSecret: deviceSecret, salt: salt)
         let box = try secret.withUnsafeBytes { raw throws(CofferCryptoError) in
-            try Box.seal(raw, key: key, associatedData: associatedData(vaultID: vaultID, itemID: itemID))
+            try Box.seal(Data(raw), key: key, associatedData: associatedData(vaultID: vaultID, itemID: itemID))
         }
         return (salt, box)
     }

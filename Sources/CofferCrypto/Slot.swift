@@ -77,7 +77,7 @@ public struct SlotHeader: Sendable, Equatable {
     /// Wraps the master key under `kek`.
     public func wrap(masterKey: SecretBytes, vaultID: [UInt8], kek: SymmetricKey) throws(CofferCryptoError) -> Data {
         try masterKey.withUnsafeBytes { raw throws(CofferCryptoError) in
-            try Box.seal(raw, key: kek, associatedData: associatedData(vaultID: vaultID))
+            try Box.seal(Data(raw), key: kek, associatedData: associatedData(vaultID: vaultID))
         }
     }
 

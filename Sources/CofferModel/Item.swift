@@ -154,10 +154,10 @@ public enum ItemContentCoding {
 }
 
 extension JSONDecoder {
-    /// Coffer's decoder for stored JSON: dates as Unix milliseconds.
-    static var coffer: JSONDecoder {
+    /// Coffer's decoder for stored JSON: dates as Unix milliseconds. Shared: decoding does not mutate it.
+    static let coffer: JSONDecoder = {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .millisecondsSince1970
         return decoder
-    }
+    }()
 }

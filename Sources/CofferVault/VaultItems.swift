@@ -1,8 +1,42 @@
 import CofferCrypto
 import CofferModel
+import CofferPlatform
 import Crypto
 import Foundation
 import GRDB
+
+/// The stored columns of one item row, read out of SQLite so that rows can be opened on other threads.
+struct StoredItemRow: Sendable, FetchableRecord {
+    let id: Data?
+    let kind: String
+    let revision: Int64
+    let updatedAt: Int64
+    let box: Data?
+
+    init(row: Row) {
+        id = row[0]
+        kind = row[1]
+        revision = row[2]
+        updatedAt = row[3]
+        box = row[4]
+    }
+}
+
+/// Per-chunk results of a parallel decrypt, each slot written by exactly one worker.
+final class ChunkResults: @unchecked Sendable {
+    private var results: [Result<[Item], VaultError>]
+    private let lock = Lock()
+
+    init(count: Int) {
+        results = Array(repeating: .success([]), count: count)
+    }
+
+    func store(_ index: Int, _ result: Result<[Item], VaultError>) {
+        lock.withLock { results[index] = result }
+    }
+
+    var all: [Result<[Item], VaultError>] { lock.withLock { results } }
+}
 
 /// Item boxes larger than this are refused on read (files are hostile input).
 let maximumBoxSize = 1 << 20
@@ -13,18 +47,44 @@ extension Vault {
 
     // MARK: Reading
 
-    /// Every live item, decrypted, oldest first (ties by name). Any box that fails authentication stops the listing with
-    /// `.tampered`: a modified vault is never shown half-read.
+    /// Every live item, decrypted, oldest first (ties by name, then id). Any box that fails authentication stops
+    /// the listing with `.tampered`: a modified vault is never shown half-read. Rows are opened on all cores.
     public func items() throws(VaultError) -> [Item] {
-        try read { db, keys in
-            var result: [Item] = []
-            let cursor = try Row.fetchCursor(
-                db, sql: "SELECT id, kind, revision, updated_at, box FROM item WHERE deleted = 0 ORDER BY updated_at, id")
-            while let row = try cursor.next() {
-                result.append(try openRow(row, keys: keys))
-            }
-            return result.sorted { ($0.createdAt, $0.content.name, $0.id.uuidString) < ($1.createdAt, $1.content.name, $1.id.uuidString) }
+        let rows = try read { db, keys in
+            (try StoredItemRow.fetchAll(db, sql: "SELECT id, kind, revision, updated_at, box FROM item WHERE deleted = 0"), keys)
         }
+        let opened = try openAll(rows.0, keys: rows.1)
+        // Sort keys are computed once per item, not once per comparison.
+        let keyed = opened.map { (item: $0, name: $0.content.name, id: $0.id.uuidString) }
+        return keyed.sorted { first, second in
+            if first.item.createdAt != second.item.createdAt { return first.item.createdAt < second.item.createdAt }
+            if first.name != second.name { return first.name < second.name }
+            return first.id < second.id
+        }.map(\.item)
+    }
+
+    /// Decrypts and decodes `rows` in parallel chunks; the first failure wins.
+    func openAll(_ rows: [StoredItemRow], keys: Keys) throws(VaultError) -> [Item] {
+        let chunkCount = rows.count < 256 ? 1 : ProcessInfo.processInfo.activeProcessorCount * 4
+        let chunkSize = (rows.count + chunkCount - 1) / max(chunkCount, 1)
+        let results = ChunkResults(count: chunkCount)
+        DispatchQueue.concurrentPerform(iterations: chunkCount) { chunk in
+            let range = min(chunk * chunkSize, rows.count)..<min((chunk + 1) * chunkSize, rows.count)
+            do {
+                results.store(chunk, .success(try rows[range].map { try openRow($0, keys: keys) }))
+            } catch {
+                results.store(chunk, .failure(Self.mapped(error)))
+            }
+        }
+        var items: [Item] = []
+        items.reserveCapacity(rows.count)
+        for result in results.all {
+            switch result {
+            case .success(let chunk): items += chunk
+            case .failure(let error): throw error
+            }
+        }
+        return items
     }
 
     /// The live item with `id`.
@@ -160,12 +220,16 @@ extension Vault {
     }
 
     func openRow(_ row: Row, keys: Keys) throws -> Item {
-        guard let idData = row[0] as Data?, idData.count == 16 else { throw VaultError.tampered("an item id") }
+        try openRow(StoredItemRow(row: row), keys: keys)
+    }
+
+    func openRow(_ row: StoredItemRow, keys: Keys) throws -> Item {
+        guard let idData = row.id, idData.count == 16 else { throw VaultError.tampered("an item id") }
         let id = UUID(bytes: Array(idData))
-        let kindText: String = row[1]
-        let revision: Int64 = row[2]
-        let updatedAt: Int64 = row[3]
-        guard let box = row[4] as Data?, box.count <= maximumBoxSize, revision >= 1 else {
+        let kindText = row.kind
+        let revision = row.revision
+        let updatedAt = row.updatedAt
+        guard let box = row.box, box.count <= maximumBoxSize, revision >= 1 else {
             throw VaultError.tampered("item \(id.uuidString.lowercased())")
         }
         let aad = associatedData(itemID: id, kind: kindText, revision: UInt64(revision), updatedAt: updatedAt)

@@ -43,7 +43,7 @@ struct OpenSSLOracleTests {
         var wrongAAD = aad
         wrongAAD[wrongAAD.count - 1] ^= 1
         let plaintexts: [[UInt8]] = [[], Array("x".utf8), SystemRandom().bytes(1000), SystemRandom().bytes(70_000)]
-        let ours = try plaintexts.map { try Box.seal($0, key: key, associatedData: aad) }
+        let ours = try plaintexts.map { try Box.seal(Data($0), key: key, associatedData: aad) }
         var requests: [[String: Any]] = []
         for box in ours {
             requests.append(["op": "aesgcm_open", "key": TestSupport.hex(keyBytes), "box": TestSupport.hex(box), "aad": TestSupport.hex(aad)])
@@ -60,9 +60,9 @@ struct OpenSSLOracleTests {
             #expect(answers[2 * index] as? String == TestSupport.hex(plaintext))
             #expect(answers[2 * index + 1] is NSNull)
             let theirs = try #require(answers[2 * plaintexts.count + index] as? String)
-            #expect(TestSupport.hex(try Box.open(TestSupport.hex(theirs), key: key, associatedData: aad)) == TestSupport.hex(plaintext))
+            #expect(TestSupport.hex(try Box.open(Data(TestSupport.hex(theirs)), key: key, associatedData: aad)) == TestSupport.hex(plaintext))
             #expect(throws: CofferCryptoError.authenticationFailed) {
-                _ = try Box.open(TestSupport.hex(theirs), key: key, associatedData: wrongAAD)
+                _ = try Box.open(Data(TestSupport.hex(theirs)), key: key, associatedData: wrongAAD)
             }
         }
     }

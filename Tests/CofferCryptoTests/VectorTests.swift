@@ -18,12 +18,12 @@ struct VectorTests {
         if vector.ivSize != 96 {
             // Coffer only ever uses 96-bit nonces: any other size must be refused, not silently accepted.
             #expect(throws: CofferCryptoError.self) {
-                _ = try Box.seal(hex(vector.msg), key: key, associatedData: hex(vector.aad), fixedNonce: iv)
+                _ = try Box.seal(Data(hex(vector.msg)), key: key, associatedData: hex(vector.aad), fixedNonce: iv)
             }
             return
         }
         if vector.result == "valid" {
-            let sealed = try Box.seal(hex(vector.msg), key: key, associatedData: hex(vector.aad), fixedNonce: iv)
+            let sealed = try Box.seal(Data(hex(vector.msg)), key: key, associatedData: hex(vector.aad), fixedNonce: iv)
             #expect(hex(sealed) == hex(box))
             let opened = try Box.open(box, key: key, associatedData: hex(vector.aad))
             #expect(hex(opened) == vector.msg)
