@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Runs Coffer's whole test suite. The tests check Coffer against outside oracles (OpenSSL through Python's
+# `cryptography`, `oathtool`, `zxing-cpp`), so this first makes sure they are installed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+missing_apt=()
+command -v oathtool >/dev/null || missing_apt+=(oathtool)
+command -v zbarimg >/dev/null || missing_apt+=(zbar-tools)
+[ -e /usr/include/sqlite3.h ] || missing_apt+=(libsqlite3-dev)
+[ -e /usr/include/zlib.h ] || missing_apt+=(zlib1g-dev)
+if [ ${#missing_apt[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing_apt[@]}" >/dev/null
+  else
+    echo "test.sh: please install: ${missing_apt[*]} (sudo apt-get install ...)" >&2
+    exit 1
+  fi
+fi
+
+python3 - <<'PY' 2>/dev/null || python3 -m pip install --quiet --disable-pip-version-check -r Tests/oracles/requirements.txt
+import cryptography, zxingcpp, numpy
+PY
+
+swift test "$@"
