@@ -152,11 +152,13 @@ public final class Coffer: Sendable {
 
     /// Rotates the master key. The device key is read from the key store; `passphrase` is needed when the vault has
     /// a passphrase slot.
-    public func rotateMasterKey(passphrase: String?) throws(CofferError) -> Vault.RotationResult {
+    public func rotateMasterKey(
+        passphrase: String?, progress: (Int, Int) -> Void = { _, _ in }
+    ) throws(CofferError) -> Vault.RotationResult {
         let deviceKey = try Self.keystore { () throws(KeystoreError) in try location.keystore.secret(for: Self.deviceAccount(vault.vaultID)) }
         let hasDeviceSlot = try Self.vaultCall { () throws(VaultError) in try vault.slots().contains { $0.type == .device } }
         return try Self.vaultCall { () throws(VaultError) in
-            try vault.rotateMasterKey(deviceKey: hasDeviceSlot ? deviceKey : nil, passphrase: passphrase)
+            try vault.rotateMasterKey(deviceKey: hasDeviceSlot ? deviceKey : nil, passphrase: passphrase, progress: progress)
         }
     }
 

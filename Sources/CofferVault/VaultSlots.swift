@@ -78,7 +78,10 @@ extension Vault {
     /// Replaces the master key (after a suspected compromise): every item is re-encrypted and every slot re-wrapped
     /// in one transaction, so a crash leaves the old vault or the new one. The device slot needs `deviceKey`, a
     /// passphrase slot needs `passphrase`; a recovery slot is replaced by a new code.
-    public func rotateMasterKey(deviceKey: SecretBytes?, passphrase: String?) throws(VaultError) -> RotationResult {
+    /// `progress` is called with (items done, items in all) as the re-encryption advances.
+    public func rotateMasterKey(
+        deviceKey: SecretBytes?, passphrase: String?, progress: (Int, Int) -> Void = { _, _ in }
+    ) throws(VaultError) -> RotationResult {
         let newMaster = SecretBytes(randomCount: 32, using: options.random)
         let newItemsKey = KeySchedule.itemsKey(masterKey: newMaster, vaultID: vaultIDBytes)
         let passphraseSecret: SecretBytes?
@@ -113,7 +116,9 @@ extension Vault {
                 item.updatedAt = now
                 try replace(db, item: item, keys: newKeys)
                 count += 1
+                if count % 256 == 0 { progress(count, rows.count) }
             }
+            progress(count, rows.count)
             try db.execute(sql: "DELETE FROM slot")
             for slot in slots {
                 switch slot.header.type {

@@ -64,3 +64,27 @@ enum Output {
         throw CLIError.usage("\(text) is not a date (use YYYY-MM-DD)")
     }
 }
+
+/// A progress bar on standard error, shown only on a terminal and only once an operation has run for a second.
+final class ProgressBar {
+    private let label: String
+    private let start = Date()
+    private var shown = false
+
+    init(label: String) {
+        self.label = label
+    }
+
+    func update(_ done: Int, of total: Int) {
+        guard Terminal.standardErrorIsTTY, total > 0, Date().timeIntervalSince(start) >= 1 else { return }
+        let width = 30
+        let filled = width * done / total
+        let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
+        Terminal.writeError("\r\(label) \(bar) \(done)/\(total)")
+        shown = true
+    }
+
+    func finish() {
+        if shown { Terminal.writeError("\n") }
+    }
+}

@@ -110,7 +110,11 @@ struct RotateKey: ParsableCommand {
         let coffer = try vaultOption.open()
         let slots = try vaultCall { () throws(VaultError) in try coffer.vault.slots() }
         let passphrase = slots.contains { $0.type == .passphrase } ? try SecretInput.shared.secret("Passphrase") : nil
-        let result = try cli { () throws(CofferError) in try coffer.rotateMasterKey(passphrase: passphrase) }
+        let bar = ProgressBar(label: "Re-encrypting")
+        let result = try cli { () throws(CofferError) in
+            try coffer.rotateMasterKey(passphrase: passphrase) { done, total in bar.update(done, of: total) }
+        }
+        bar.finish()
         if let code = result.recoveryCode {
             Output.note("The old recovery code no longer works. New recovery code (shown once):")
             Output.line(code)
