@@ -1,4 +1,5 @@
 import CofferCrypto
+import CofferOTP
 import Foundation
 
 /// An Ed25519 private key held under a PIN. The seed is only ever stored inside the PIN box
@@ -119,44 +120,23 @@ public enum StellarStrKey {
         }
     }
 
-    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567".utf8)
-
     /// Encodes a 32-byte payload.
     public static func encode(_ payload: [UInt8], version: Version) -> String {
         var raw = [version.rawValue] + payload
         let checksum = crc16XModem(raw)
         raw += [UInt8(checksum & 0xFF), UInt8(checksum >> 8)]
-        var output: [UInt8] = []
-        var buffer: UInt32 = 0
-        var bits = 0
-        for byte in raw {
-            buffer = (buffer << 8) | UInt32(byte)
-            bits += 8
-            while bits >= 5 {
-                bits -= 5
-                output.append(alphabet[Int((buffer >> UInt32(bits)) & 31)])
-            }
-        }
-        if bits > 0 { output.append(alphabet[Int((buffer << UInt32(5 - bits)) & 31)]) }
-        return String(decoding: output, as: UTF8.self)
+        return Base32.encode(raw, padding: false)
     }
 
-    /// Decodes a seed (`S…`) into its 32 secret bytes, checking version and checksum.
+    /// Decodes a seed (`S…`) into its 32 secret bytes, checking version and checksum. Strict: 56 upper-case
+    /// base32 characters, as Stellar prints them.
     public static func decodeSeed(_ text: String) throws(StrKeyError) -> SecretBytes {
-        let characters = Array(text.trimmingCharacters(in: .whitespacesAndNewlines).utf8)
-        guard characters.count == 56 else { throw .malformed }
-        var raw: [UInt8] = []
-        var buffer: UInt32 = 0
-        var bits = 0
-        for character in characters {
-            guard let value = alphabet.firstIndex(of: character) else { throw .malformed }
-            buffer = (buffer << 5) | UInt32(value)
-            bits += 5
-            if bits >= 8 {
-                bits -= 8
-                raw.append(UInt8(truncatingIfNeeded: buffer >> UInt32(bits)))
-            }
-        }
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let characters = Array(trimmed.utf8)
+        guard characters.count == 56,
+            characters.allSatisfy({ ($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z")) || ($0 >= UInt8(ascii: "2") && $0 <= UInt8(ascii: "7")) }),
+            var raw = try? Base32.decode(trimmed)
+        else { throw .malformed }
         defer { raw.withUnsafeMutableBytes { SecretBytes.wipe($0) } }
         guard raw.count == 35 else { throw .malformed }
         guard raw[0] == Version.seed.rawValue else { throw .wrongVersion }
