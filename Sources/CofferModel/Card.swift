@@ -156,21 +156,21 @@ extension Card {
         guard let payload = Data(base64Encoded: try container.decode(String.self, forKey: .payload)) else {
             throw ModelError.malformedContent("card payload is not base64")
         }
-        try self.init(
-            name: try container.decode(String.self, forKey: .name),
-            symbology: try container.decode(Symbology.self, forKey: .symbology),
-            payload: Array(payload),
-            payloadCharset: try container.decode(PayloadCharset.self, forKey: .payloadCharset),
-            cardNumber: try container.decodeIfPresent(String.self, forKey: .cardNumber),
-            tags: try container.decodeIfPresent([String].self, forKey: .tags) ?? [],
-            networkIDs: try container.decodeIfPresent([String].self, forKey: .networkIDs) ?? [],
-            validFrom: try container.decodeIfPresent(Date.self, forKey: .validFrom),
-            validTo: try container.decodeIfPresent(Date.self, forKey: .validTo),
-            oneTime: try container.decodeIfPresent(Bool.self, forKey: .oneTime) ?? false,
-            usedAt: try container.decodeIfPresent(Date.self, forKey: .usedAt),
-            archivedAt: try container.decodeIfPresent(Date.self, forKey: .archivedAt),
-            notes: try container.decodeIfPresent(String.self, forKey: .notes),
-            metadata: try container.decodeIfPresent([String: String].self, forKey: .metadata) ?? [:])
+        name = try container.decode(String.self, forKey: .name)
+        symbology = try container.decode(Symbology.self, forKey: .symbology)
+        self.payload = Array(payload)
+        payloadCharset = try container.decode(PayloadCharset.self, forKey: .payloadCharset)
+        cardNumber = try container.decodeIfPresent(String.self, forKey: .cardNumber)
+        tags = try container.decodeIfPresent([String].self, forKey: .tags) ?? []
+        networkIDs = try container.decodeIfPresent([String].self, forKey: .networkIDs) ?? []
+        validFrom = try container.decodeIfPresent(Date.self, forKey: .validFrom)
+        validTo = try container.decodeIfPresent(Date.self, forKey: .validTo)
+        oneTime = try container.decodeIfPresent(Bool.self, forKey: .oneTime) ?? false
+        usedAt = try container.decodeIfPresent(Date.self, forKey: .usedAt)
+        archivedAt = try container.decodeIfPresent(Date.self, forKey: .archivedAt)
+        notes = try container.decodeIfPresent(String.self, forKey: .notes)
+        metadata = try container.decodeIfPresent([String: String].self, forKey: .metadata) ?? [:]
+        if !decoder.isAuthenticatedContent { try validate() }
     }
 
     public func encode(to encoder: any Encoder) throws {

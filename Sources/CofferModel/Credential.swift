@@ -42,12 +42,12 @@ public struct Credential: Sendable, Equatable, Codable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        try self.init(
-            name: try container.decode(String.self, forKey: .name),
-            provider: try container.decodeIfPresent(String.self, forKey: .provider),
-            value: try container.decode(String.self, forKey: .value),
-            tags: try container.decodeIfPresent([String].self, forKey: .tags) ?? [],
-            notes: try container.decodeIfPresent(String.self, forKey: .notes))
+        name = try container.decode(String.self, forKey: .name)
+        provider = try container.decodeIfPresent(String.self, forKey: .provider)
+        value = try container.decode(String.self, forKey: .value)
+        tags = try container.decodeIfPresent([String].self, forKey: .tags) ?? []
+        notes = try container.decodeIfPresent(String.self, forKey: .notes)
+        if !decoder.isAuthenticatedContent { try validate() }
     }
 
     public func encode(to encoder: any Encoder) throws {

@@ -153,11 +153,23 @@ public enum ItemContentCoding {
     }()
 }
 
+extension CodingUserInfoKey {
+    /// Set on decoders of content that was just opened from an authenticated box: it was validated when it was
+    /// sealed under the vault's own key, so the (costly) normalising checks are not repeated on every read.
+    static let authenticatedContent = CodingUserInfoKey(rawValue: "coffer.authenticatedContent")!
+}
+
+extension Decoder {
+    var isAuthenticatedContent: Bool { userInfo[.authenticatedContent] as? Bool == true }
+}
+
 extension JSONDecoder {
-    /// Coffer's decoder for stored JSON: dates as Unix milliseconds. Shared: decoding does not mutate it.
+    /// Coffer's decoder for content opened from an authenticated item box: dates as Unix milliseconds. Shared:
+    /// decoding does not mutate it.
     static let coffer: JSONDecoder = {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .millisecondsSince1970
+        decoder.userInfo[.authenticatedContent] = true
         return decoder
     }()
 }

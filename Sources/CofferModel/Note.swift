@@ -58,11 +58,11 @@ public struct Note: Sendable, Equatable, Codable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        try self.init(
-            name: try container.decode(String.self, forKey: .name),
-            template: try container.decodeIfPresent(Template.self, forKey: .template) ?? .free,
-            fields: try container.decodeIfPresent([Field].self, forKey: .fields) ?? [],
-            text: try container.decodeIfPresent(String.self, forKey: .text),
-            tags: try container.decodeIfPresent([String].self, forKey: .tags) ?? [])
+        name = try container.decode(String.self, forKey: .name)
+        template = try container.decodeIfPresent(Template.self, forKey: .template) ?? .free
+        fields = try container.decodeIfPresent([Field].self, forKey: .fields) ?? []
+        text = try container.decodeIfPresent(String.self, forKey: .text)
+        tags = try container.decodeIfPresent([String].self, forKey: .tags) ?? []
+        if !decoder.isAuthenticatedContent { try validate() }
     }
 }

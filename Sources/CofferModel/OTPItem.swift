@@ -85,13 +85,12 @@ extension OTPItem: Codable {
         case "steam": kind = .steam
         default: throw ModelError.malformedContent("unknown OTP type")
         }
-        let parameters = try OTPParameters(secret: Array(secret), algorithm: algorithm, digits: digits, kind: kind)
-        try self.init(
-            issuer: try container.decode(String.self, forKey: .issuer),
-            account: try container.decode(String.self, forKey: .account),
-            parameters: parameters,
-            tags: try container.decodeIfPresent([String].self, forKey: .tags) ?? [],
-            notes: try container.decodeIfPresent(String.self, forKey: .notes))
+        parameters = try OTPParameters(secret: Array(secret), algorithm: algorithm, digits: digits, kind: kind)
+        issuer = try container.decode(String.self, forKey: .issuer)
+        account = try container.decode(String.self, forKey: .account)
+        tags = try container.decodeIfPresent([String].self, forKey: .tags) ?? []
+        notes = try container.decodeIfPresent(String.self, forKey: .notes)
+        if !decoder.isAuthenticatedContent { try validate() }
     }
 
     public func encode(to encoder: any Encoder) throws {

@@ -73,15 +73,16 @@ public struct SigningKey: Sendable, Equatable, Codable {
             }
             return Array(data)
         }
-        try self.init(
-            name: try container.decode(String.self, forKey: .name),
-            flavor: try container.decode(Flavor.self, forKey: .flavor),
-            publicKey: try bytes(.publicKey),
-            pinSalt: try bytes(.pinSalt),
-            pinBox: try bytes(.pinBox),
-            failedAttempts: try container.decode(Int.self, forKey: .failedAttempts),
-            tags: try container.decodeIfPresent([String].self, forKey: .tags) ?? [],
-            notes: try container.decodeIfPresent(String.self, forKey: .notes))
+        name = try container.decode(String.self, forKey: .name)
+        flavor = try container.decode(Flavor.self, forKey: .flavor)
+        publicKey = try bytes(.publicKey)
+        pinSalt = try bytes(.pinSalt)
+        pinBox = try bytes(.pinBox)
+        failedAttempts = try container.decode(Int.self, forKey: .failedAttempts)
+        tags = try container.decodeIfPresent([String].self, forKey: .tags) ?? []
+        notes = try container.decodeIfPresent(String.self, forKey: .notes)
+        // Shape checks stay even for authenticated content: the PIN layer indexes these bytes.
+        try validate()
     }
 
     public func encode(to encoder: any Encoder) throws {
