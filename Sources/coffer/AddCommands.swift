@@ -30,9 +30,9 @@ struct AddCard: ParsableCommand {
     @OptionGroup var vaultOption: VaultOption
     @OptionGroup var output: JSONOption
     @Argument(help: "Card name, e.g. \"Costco\".") var name: String
-    @Option(help: "Barcode symbology: \(Symbology.allCases.map(\.rawValue).joined(separator: ", ")).")
+    @Option(help: "Barcode symbology.")
     var symbology: Symbology = .qr
-    @Option(help: "How to read the payload: utf-8, iso-8859-1, or binary (all of stdin, byte for byte).")
+    @Option(help: "How the payload is read: as text (utf-8, iso-8859-1), or binary: all of stdin, byte for byte.")
     var charset: PayloadCharset = .utf8
     @Option(name: .customLong("network"), help: "Store network slug (repeatable), e.g. costco.")
     var networks: [String] = []

@@ -97,7 +97,7 @@ struct List: ParsableCommand {
 
     @OptionGroup var vaultOption: VaultOption
     @OptionGroup var output: JSONOption
-    @Option(help: "Only this kind: \(ItemKind.allCases.map(\.rawValue).joined(separator: ", ")).") var kind: ItemKind?
+    @Option(help: "Only this kind.") var kind: ItemKind?
     @Option(help: "Only items with this tag.") var tag: String?
     @Option(help: "Only cards for this store network.") var network: String?
     @Flag(help: "Include archived cards.") var archived = false

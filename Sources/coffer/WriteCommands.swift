@@ -24,7 +24,7 @@ struct Use: ParsableCommand {
 
 struct Edit: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Change an item's fields. New secret values are read with --payload / --value / --secret.")
+        abstract: "Change an item's fields (--payload reads a new card payload or credential value like a secret).")
 
     @OptionGroup var vaultOption: VaultOption
     @Argument(help: "Name, id or unique id prefix.") var query: String
