@@ -30,9 +30,9 @@ public enum Box {
         }
     }
 
-    /// Seals with a caller-chosen nonce. Only for known-answer tests and golden files: reusing a nonce under one key
-    /// destroys GCM's security.
-    public static func seal(
+    /// Seals with a caller-chosen nonce. Only for known-answer tests: reusing a nonce under one key destroys GCM's
+    /// security, so this is reachable only through `@_spi(Testing) import CofferCrypto`.
+    @_spi(Testing) public static func seal(
         _ plaintext: Data, key: SymmetricKey, associatedData: [UInt8], fixedNonce: [UInt8]
     ) throws(CofferCryptoError) -> Data {
         do {

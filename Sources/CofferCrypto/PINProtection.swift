@@ -35,6 +35,16 @@ public enum PINProtection {
         return KeySchedule.hkdf(combined, salt: salt, label: KeySchedule.pinKeyLabel)
     }
 
+    /// HKDF info of a device secret's identifier.
+    public static let secretIdentifierLabel = "coffer/v1/pin-secret-id"
+
+    /// A 16-byte identifier of a device secret (HKDF with no salt, label `coffer/v1/pin-secret-id`): tells which
+    /// device a PIN box needs without revealing anything about the secret.
+    public static func secretIdentifier(_ deviceSecret: SecretBytes) -> [UInt8] {
+        KeySchedule.hkdf(deviceSecret, salt: [], info: Array(secretIdentifierLabel.utf8), outputByteCount: 16)
+            .withUnsafeBytes { Array($0) }
+    }
+
     /// Associated data of a PIN box: the vault and item it belongs to.
     public static func associatedData(vaultID: [UInt8], itemID: [UInt8]) -> [UInt8] {
         KeySchedule.associatedData(label: KeySchedule.pinAssociatedDataLabel, fields: [vaultID, itemID])

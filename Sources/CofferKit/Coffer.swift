@@ -20,6 +20,8 @@ public enum CofferError: Error, Sendable, CustomStringConvertible {
     case wrongKind(expected: ItemKind, found: ItemKind)
     /// The vault cannot be opened without a prompt: there is no device key for it here.
     case needsSecret
+    /// A PIN-held key whose device secret lives on another device (it was restored or imported there).
+    case keyBoundElsewhere
 
     public var description: String {
         switch self {
@@ -31,6 +33,8 @@ public enum CofferError: Error, Sendable, CustomStringConvertible {
         case .ambiguous(let query, let count): return "\(count) items match \"\(query)\"; use the id"
         case .wrongKind(let expected, let found): return "that item is a \(found.rawValue), not a \(expected.rawValue)"
         case .needsSecret: return "no device key for this vault on this device"
+        case .keyBoundElsewhere:
+            return "this signing key is bound to the device it was added on; add its seed again to use it here"
         }
     }
 }
@@ -222,24 +226,37 @@ public final class Coffer: Sendable {
     public func addSigningKey(name: String, seed: SecretBytes, flavor: SigningKey.Flavor, pin: String, tags: [String] = []) throws(CofferError) -> Item {
         do {
             let pinBytes = try PINProtection.pinBytes(pin)
-            let deviceSecret = try location.keystore.secretCreatingIfAbsent(for: Self.pinAccount(vault.vaultID), random: location.options.random)
+            let vaultID = vault.vaultID
+            let deviceSecret = try location.keystore.secretCreatingIfAbsent(for: Self.pinAccount(vaultID), random: location.options.random)
             let itemID = UUID()
             let publicKey = try Ed25519.publicKey(seed: seed)
             let sealed = try PINProtection.seal(
-                seed, pin: pinBytes, deviceSecret: deviceSecret, vaultID: vault.vaultID.rawBytes, itemID: itemID.rawBytes,
+                seed, pin: pinBytes, deviceSecret: deviceSecret, vaultID: vaultID.rawBytes, itemID: itemID.rawBytes,
                 random: location.options.random)
             let key = try SigningKey(
-                name: name, flavor: flavor, publicKey: publicKey, pinSalt: sealed.salt, pinBox: Array(sealed.box), tags: tags)
+                name: name, flavor: flavor, publicKey: publicKey, pinSalt: sealed.salt, pinBox: Array(sealed.box),
+                boundVaultID: vaultID.rawBytes, deviceSecretID: PINProtection.secretIdentifier(deviceSecret), tags: tags)
             return try vault.add(.signingKey(key), id: itemID, createdAt: location.options.clock())
         } catch {
             throw Self.mapped(error)
         }
     }
 
+    /// The device secret a signing key needs, when this device has it.
+    public func deviceSecret(for key: SigningKey) throws(CofferError) -> SecretBytes? {
+        let account = Self.pinAccount(UUID(bytes: key.boundVaultID))
+        guard let secret = try Self.keystore({ () throws(KeystoreError) in try location.keystore.secret(for: account) }),
+            PINProtection.secretIdentifier(secret) == key.deviceSecretID
+        else { return nil }
+        return secret
+    }
+
     /// Signs `message` with a PIN-held key. A wrong PIN is counted (persistently, before the PIN is tried) and the
-    /// key locks after `PINProtection.attemptLimit` wrong PINs in a row.
+    /// key locks after `PINProtection.attemptLimit` wrong PINs in a row. A key whose device secret is not on this
+    /// device fails with `.keyBoundElsewhere` without counting anything: no PIN can open it here.
     public func sign(_ message: some DataProtocol, with item: Item, pin: String) throws(CofferError) -> [UInt8] {
-        guard case .signingKey = item.content else { throw .wrongKind(expected: .signingKey, found: item.kind) }
+        guard case .signingKey(let current) = item.content else { throw .wrongKind(expected: .signingKey, found: item.kind) }
+        guard let deviceSecret = try deviceSecret(for: current) else { throw .keyBoundElsewhere }
         do {
             let pinBytes = try PINProtection.pinBytes(pin)
             // Count the attempt first: a process killed mid-check cannot be used to guess for free.
@@ -250,14 +267,11 @@ public final class Coffer: Sendable {
                 content = .signingKey(key)
             }
             guard case .signingKey(let key) = counted.content else { throw ModelError.malformedContent("not a signing key") }
-            guard let deviceSecret = try location.keystore.secret(for: Self.pinAccount(vault.vaultID)) else {
-                throw ModelError.wrongPIN(remainingAttempts: PINProtection.attemptLimit - key.failedAttempts)
-            }
             let seed: SecretBytes
             do {
                 seed = try PINProtection.open(
                     Data(key.pinBox), salt: key.pinSalt, pin: pinBytes, deviceSecret: deviceSecret,
-                    vaultID: vault.vaultID.rawBytes, itemID: item.id.rawBytes)
+                    vaultID: key.boundVaultID, itemID: item.id.rawBytes)
             } catch .authenticationFailed {
                 logger.warning("wrong PIN", metadata: ["item": "\(item.id)"])
                 throw ModelError.wrongPIN(remainingAttempts: PINProtection.attemptLimit - key.failedAttempts)
@@ -309,4 +323,12 @@ public final class Coffer: Sendable {
 extension UUID {
     /// The 16 raw bytes.
     var rawBytes: [UInt8] { withUnsafeBytes(of: uuid) { Array($0) } }
+
+    init(bytes: [UInt8]) {
+        var value = UUID().uuid
+        withUnsafeMutableBytes(of: &value) { buffer in
+            for index in 0..<min(16, bytes.count) { buffer[index] = bytes[index] }
+        }
+        self = UUID(uuid: value)
+    }
 }

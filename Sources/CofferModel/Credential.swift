@@ -29,13 +29,14 @@ public struct Credential: Sendable, Equatable, Codable {
         notes = try Rules.optionalText(notes, field: "notes", limit: 65_536)
     }
 
-    /// The value as it may be shown: its first characters (at most 8, and never more than a third of it) then "…".
+    /// The value as it may be shown: its first 8 characters then "…" for values of 24 characters or more (API keys,
+    /// whose first characters name the kind of key, as in `sk-proj-…`), and only "…" for shorter values, where 8
+    /// characters would give away too much of the secret.
     public var maskedValue: String { Self.mask(value) }
 
     /// Masks any secret string the way credentials are shown.
     public static func mask(_ secret: String) -> String {
-        let shown = min(8, secret.count / 3)
-        return String(secret.prefix(shown)) + "…"
+        secret.count >= 24 ? String(secret.prefix(8)) + "…" : "…"
     }
 
     enum CodingKeys: String, CodingKey { case name, provider, value, tags, notes }

@@ -148,7 +148,11 @@ public enum ItemContentCoding {
     private static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .millisecondsSince1970
+        // Whole Unix milliseconds, as docs/FORMAT.md §5 says (the built-in strategy writes fractions).
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(milliseconds(date))
+        }
         return encoder
     }()
 }

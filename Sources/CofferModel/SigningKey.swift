@@ -20,20 +20,28 @@ public struct SigningKey: Sendable, Equatable, Codable {
     public var pinSalt: [UInt8]
     /// The seed sealed under the PIN key.
     public var pinBox: [UInt8]
+    /// The vault the key was added to: its id is bound into the PIN box and names the device secret's key-store
+    /// entry, so the key keeps working after an import into another vault on the same device.
+    public var boundVaultID: [UInt8]
+    /// Identifies the device secret the PIN key mixes in (`PINProtection.secretIdentifier`), so that a key
+    /// restored on another device is reported as such instead of as a wrong PIN.
+    public var deviceSecretID: [UInt8]
     /// Wrong PINs since the last right one.
     public var failedAttempts: Int
     public var tags: [String]
     public var notes: String?
 
     public init(
-        name: String, flavor: Flavor, publicKey: [UInt8], pinSalt: [UInt8], pinBox: [UInt8], failedAttempts: Int = 0,
-        tags: [String] = [], notes: String? = nil
+        name: String, flavor: Flavor, publicKey: [UInt8], pinSalt: [UInt8], pinBox: [UInt8], boundVaultID: [UInt8],
+        deviceSecretID: [UInt8], failedAttempts: Int = 0, tags: [String] = [], notes: String? = nil
     ) throws(ModelError) {
         self.name = name
         self.flavor = flavor
         self.publicKey = publicKey
         self.pinSalt = pinSalt
         self.pinBox = pinBox
+        self.boundVaultID = boundVaultID
+        self.deviceSecretID = deviceSecretID
         self.failedAttempts = failedAttempts
         self.tags = tags
         self.notes = notes
@@ -45,6 +53,8 @@ public struct SigningKey: Sendable, Equatable, Codable {
         guard publicKey.count == 32 else { throw .invalidField(field: "public key", rule: "must be 32 bytes") }
         guard (16...64).contains(pinSalt.count) else { throw .invalidField(field: "PIN salt", rule: "must be 16 to 64 bytes") }
         guard pinBox.count == 32 + Box.overhead else { throw .invalidField(field: "PIN box", rule: "wrong length") }
+        guard boundVaultID.count == 16 else { throw .invalidField(field: "bound vault id", rule: "must be 16 bytes") }
+        guard deviceSecretID.count == 16 else { throw .invalidField(field: "device secret id", rule: "must be 16 bytes") }
         guard (0...PINProtection.attemptLimit).contains(failedAttempts) else {
             throw .invalidField(field: "failed attempts", rule: "out of range")
         }
@@ -63,7 +73,9 @@ public struct SigningKey: Sendable, Equatable, Codable {
         }
     }
 
-    enum CodingKeys: String, CodingKey { case name, flavor, publicKey, pinSalt, pinBox, failedAttempts, tags, notes }
+    enum CodingKeys: String, CodingKey {
+        case name, flavor, publicKey, pinSalt, pinBox, boundVaultID, deviceSecretID, failedAttempts, tags, notes
+    }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -78,6 +90,8 @@ public struct SigningKey: Sendable, Equatable, Codable {
         publicKey = try bytes(.publicKey)
         pinSalt = try bytes(.pinSalt)
         pinBox = try bytes(.pinBox)
+        boundVaultID = try bytes(.boundVaultID)
+        deviceSecretID = try bytes(.deviceSecretID)
         failedAttempts = try container.decode(Int.self, forKey: .failedAttempts)
         tags = try container.decodeIfPresent([String].self, forKey: .tags) ?? []
         notes = try container.decodeIfPresent(String.self, forKey: .notes)
@@ -92,6 +106,8 @@ public struct SigningKey: Sendable, Equatable, Codable {
         try container.encode(Data(publicKey).base64EncodedString(), forKey: .publicKey)
         try container.encode(Data(pinSalt).base64EncodedString(), forKey: .pinSalt)
         try container.encode(Data(pinBox).base64EncodedString(), forKey: .pinBox)
+        try container.encode(Data(boundVaultID).base64EncodedString(), forKey: .boundVaultID)
+        try container.encode(Data(deviceSecretID).base64EncodedString(), forKey: .deviceSecretID)
         try container.encode(failedAttempts, forKey: .failedAttempts)
         if !tags.isEmpty { try container.encode(tags, forKey: .tags) }
         try container.encodeIfPresent(notes, forKey: .notes)

@@ -91,7 +91,7 @@ public final class Vault: @unchecked Sendable {
         try wrap { () throws(PrivateFileError) in try PrivateFiles.createDirectory(directory) }
         guard !PrivateFiles.exists(path) else { throw .alreadyExists(path: directory) }
         let temporary = PrivateFiles.temporarySibling(of: path)
-        defer { try? PrivateFiles.remove(temporary) }
+        defer { removeDatabaseFiles(temporary) }
         let vaultID = vaultID.bytes
         let masterKey = SecretBytes(randomCount: 32, using: options.random)
         do {
@@ -126,14 +126,13 @@ public final class Vault: @unchecked Sendable {
     public static func open(in directory: String, unlock: UnlockMethod, options: VaultOptions = VaultOptions()) throws(VaultError) -> Vault {
         let path = databasePath(in: directory)
         guard PrivateFiles.exists(path) else { throw .notFound(path: directory) }
-        for suffix in ["", "-wal", "-shm"] {
-            try wrap { () throws(PrivateFileError) in try PrivateFiles.restrictFile(path + suffix) }
-        }
         do {
+            try checkIsVault(path, options: options)
+            try restrictModes(directory: directory)
             let database = try openDatabase(path, options: options)
             try runMigrations(database)
-            let header = try database.read { db in try readHeader(db) }
-            let slots = try database.read { db in try readSlots(db, limits: options.limits) }
+            let type = try UnlockRequest(unlock).type
+            let (header, slots) = try database.read { db in (try readHeader(db), try readSlots(db, limits: options.limits, type: type)) }
             let master = try unlockMasterKey(slots: slots, unlock: unlock, vaultID: header.vaultID, options: options)
             let keys = Keys(master: master, items: KeySchedule.itemsKey(masterKey: master, vaultID: header.vaultID), epoch: header.epoch)
             return Vault(directory: directory, header: header, database: database, keys: keys, options: options)
@@ -149,6 +148,8 @@ public final class Vault: @unchecked Sendable {
         let path = databasePath(in: directory)
         guard PrivateFiles.exists(path) else { throw .notFound(path: directory) }
         do {
+            try checkIsVault(path, options: options)
+            try restrictModes(directory: directory)
             let database = try openDatabase(path, options: options)
             defer { try? database.close() }
             try runMigrations(database)
@@ -158,6 +159,30 @@ public final class Vault: @unchecked Sendable {
         } catch {
             throw mapped(error)
         }
+    }
+
+    /// Refuses, through a read-only connection that changes nothing, an SQLite file that Coffer did not create:
+    /// one with tables but no migration record.
+    static func checkIsVault(_ path: String, options: VaultOptions) throws {
+        let database = try openDatabase(path, options: options, readonly: true)
+        defer { try? database.close() }
+        let foreign = try database.read { db in
+            try !db.tableExists("grdb_migrations") && (Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") ?? 0) > 0
+        }
+        guard !foreign else { throw VaultError.notAVault }
+    }
+
+    /// Keeps the vault directory 0700 and its files 0600 even if something loosened them.
+    static func restrictModes(directory: String) throws(VaultError) {
+        try wrap { () throws(PrivateFileError) in
+            try PrivateFiles.createDirectory(directory)
+            for suffix in ["", "-wal", "-shm"] { try PrivateFiles.restrictFile(databasePath(in: directory) + suffix) }
+        }
+    }
+
+    /// Removes a database file and the journal files SQLite may have left beside it.
+    static func removeDatabaseFiles(_ path: String) {
+        for suffix in ["", "-wal", "-shm", "-journal"] { try? PrivateFiles.remove(path + suffix) }
     }
 
     static func openDatabase(_ path: String, options: VaultOptions, readonly: Bool = false) throws -> DatabaseQueue {
@@ -194,12 +219,12 @@ public final class Vault: @unchecked Sendable {
         guard let row = try Row.fetchOne(db, sql: "SELECT vault_id, format_version, key_epoch, created_at FROM vault WHERE singleton = 1") else {
             throw VaultError.tampered("the vault header")
         }
-        let version: Int = row[1]
+        let version = try row.integer(1, "the vault header")
         guard version <= Schema.formatVersion else {
-            throw VaultError.newerFormat(found: version, supported: Schema.formatVersion)
+            throw VaultError.newerFormat(found: Int(clamping: version), supported: Schema.formatVersion)
         }
-        guard let vaultID = row[0] as Data?, vaultID.count == 16 else { throw VaultError.tampered("the vault header") }
-        return Header(vaultID: Array(vaultID), epoch: row[2], createdAt: row[3])
+        guard let vaultID = row.blob(0), vaultID.count == 16 else { throw VaultError.tampered("the vault header") }
+        return Header(vaultID: Array(vaultID), epoch: try row.integer(2, "the vault header"), createdAt: try row.integer(3, "the vault header"))
     }
 
     struct StoredSlot {
@@ -207,13 +232,21 @@ public final class Vault: @unchecked Sendable {
         let wrapped: Data
     }
 
-    static func readSlots(_ db: Database, limits: KDFLimits) throws -> [StoredSlot] {
-        try Row.fetchAll(db, sql: "SELECT id, type, kdf, salt, wrapped_key FROM slot ORDER BY type, id").map { row in
-            let typeValue: Int = row[1]
-            guard let id = row[0] as Data?, let salt = row[3] as Data?, let wrapped = row[4] as Data?,
-                let type = UInt8(exactly: typeValue).flatMap(SlotType.init(rawValue:))
-            else { throw VaultError.tampered("a slot") }
-            let kdf = try (row[2] as Data?).map { encoded throws(CofferCryptoError) in
+    /// The slots, optionally only those of one type. Only the returned slots are validated, so a damaged slot of
+    /// another type cannot keep the owner out.
+    static func readSlots(_ db: Database, limits: KDFLimits, type wanted: SlotType? = nil) throws -> [StoredSlot] {
+        let rows = try Row.fetchAll(db, sql: "SELECT id, type, kdf, salt, wrapped_key FROM slot ORDER BY type, id")
+        return try rows.compactMap { row in
+            let typeValue = try row.integer(1, "a slot")
+            guard let type = UInt8(exactly: typeValue).flatMap(SlotType.init(rawValue:)) else {
+                if wanted != nil { return nil }
+                throw VaultError.tampered("a slot")
+            }
+            if let wanted, type != wanted { return nil }
+            guard let id = row.blob(0), let salt = row.blob(3), let wrapped = row.blob(4) else {
+                throw VaultError.tampered("a slot")
+            }
+            let kdf = try row.blob(2).map { encoded throws(CofferCryptoError) in
                 try PassphraseKDF(encoded: Array(encoded), limits: limits)
             }
             let header = SlotHeader(slotID: Array(id), type: type, kdf: kdf, salt: Array(salt))
@@ -222,9 +255,10 @@ public final class Vault: @unchecked Sendable {
         }
     }
 
+    /// Unwraps the master key with the first of `slots` (all of the unlock method's type) that `unlock` opens.
     static func unlockMasterKey(slots: [StoredSlot], unlock: UnlockMethod, vaultID: [UInt8], options: VaultOptions) throws -> SecretBytes {
         let request = try UnlockRequest(unlock)
-        let candidates = slots.filter { $0.header.type == request.type }
+        let candidates = slots
         guard !candidates.isEmpty else { throw VaultError.noSlot(request.type) }
         for slot in candidates {
             let kek = try slot.header.keyEncryptionKey(secret: request.secret, limits: options.limits)
@@ -300,9 +334,16 @@ public final class Vault: @unchecked Sendable {
         }
     }
 
+    /// Runs `body` in a read transaction, after checking that no other process rotated the key since this one
+    /// unlocked (boxes sealed under a newer key would otherwise look tampered with).
     func read<Result>(_ body: (Database, Keys) throws -> Result) throws(VaultError) -> Result {
         do {
-            return try database.read { db in try body(db, currentKeys) }
+            return try database.read { db in
+                let keys = currentKeys
+                let epoch = try Int64.fetchOne(db, sql: "SELECT key_epoch FROM vault WHERE singleton = 1")
+                guard epoch == keys.epoch else { throw VaultError.keyRotatedElsewhere }
+                return try body(db, keys)
+            }
         } catch let error as VaultError {
             throw error
         } catch {
@@ -331,6 +372,9 @@ public final class Vault: @unchecked Sendable {
         case let error as ModelError: return .model(error)
         case let error as PrivateFileError: return .file(error)
         case let error as DatabaseError:
+            if error.resultCode == .SQLITE_NOTADB || error.resultCode == .SQLITE_CORRUPT {
+                return .tampered("the vault file")
+            }
             // The SQLite message names the failure class; never the SQL arguments, which may hold boxes.
             return .storage(error.message ?? "SQLite error \(error.resultCode.rawValue)")
         default: return .storage(String(describing: type(of: error)))
@@ -354,4 +398,26 @@ extension UUID {
     }
 
     var bytes: [UInt8] { withUnsafeBytes(of: uuid) { Array($0) } }
+}
+
+extension Row {
+    /// The integer in column `index`; `.tampered(what)` for any other storage class (never a crash).
+    func integer(_ index: Int, _ what: String) throws -> Int64 {
+        guard let value = Int64.fromDatabaseValue(self[index] as DatabaseValue) else { throw VaultError.tampered(what) }
+        return value
+    }
+
+    /// The blob in column `index`, or nil.
+    func blob(_ index: Int) -> Data? {
+        let value = self[index] as DatabaseValue
+        guard case .blob(let data) = value.storage else { return nil }
+        return data
+    }
+
+    /// The text in column `index`, or nil.
+    func text(_ index: Int) -> String? {
+        let value = self[index] as DatabaseValue
+        guard case .string(let text) = value.storage else { return nil }
+        return text
+    }
 }

@@ -7,6 +7,8 @@ import Foundation
 /// content, a key or a passphrase.
 public enum VaultError: Error, Sendable, CustomStringConvertible {
     case notFound(path: String)
+    /// The file is an SQLite database that Coffer did not create; it was left untouched.
+    case notAVault
     case alreadyExists(path: String)
     case newerFormat(found: Int, supported: Int)
     case unknownMigrations
@@ -33,6 +35,7 @@ public enum VaultError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .notFound(let path): return "no vault at \(path)"
+        case .notAVault: return "the file is not a Coffer vault (it was left unchanged)"
         case .alreadyExists(let path): return "a vault already exists at \(path)"
         case .newerFormat(let found, let supported):
             return "the vault is format version \(found), newer than this Coffer supports (\(supported)); upgrade Coffer"

@@ -13,12 +13,13 @@ struct StoredItemRow: Sendable, FetchableRecord {
     let updatedAt: Int64
     let box: Data?
 
-    init(row: Row) {
-        id = row[0]
-        kind = row[1]
-        revision = row[2]
-        updatedAt = row[3]
-        box = row[4]
+    init(row: Row) throws {
+        id = row.blob(0)
+        guard let kind = row.text(1) else { throw VaultError.tampered("an item kind") }
+        self.kind = kind
+        revision = try row.integer(2, "an item revision")
+        updatedAt = try row.integer(3, "an item time")
+        box = row.blob(4)
     }
 }
 
@@ -96,9 +97,8 @@ extension Vault {
     public func tombstones() throws(VaultError) -> [(id: UUID, kind: String, revision: UInt64)] {
         try read { db, _ in
             try Row.fetchAll(db, sql: "SELECT id, kind, revision FROM item WHERE deleted = 1").map { row in
-                guard let id = row[0] as Data?, id.count == 16 else { throw VaultError.tampered("an item id") }
-                let revision: Int64 = row[2]
-                return (UUID(bytes: Array(id)), row[1], UInt64(revision))
+                guard let id = row.blob(0), id.count == 16, let kind = row.text(1) else { throw VaultError.tampered("an item id") }
+                return (UUID(bytes: Array(id)), kind, UInt64(clamping: try row.integer(2, "an item revision")))
             }
         }
     }
@@ -137,6 +137,7 @@ extension Vault {
     @discardableResult
     public func update(_ item: Item) throws(VaultError) -> Item {
         try writeTransaction { db, keys in
+            try item.content.validated()
             let stored = try storedRevision(db, id: item.id)
             guard stored == item.revision else {
                 throw VaultError.conflict(itemID: item.id, expected: item.revision, stored: stored)
@@ -220,7 +221,7 @@ extension Vault {
     }
 
     func openRow(_ row: Row, keys: Keys) throws -> Item {
-        try openRow(StoredItemRow(row: row), keys: keys)
+        try openRow(try StoredItemRow(row: row), keys: keys)
     }
 
     func openRow(_ row: StoredItemRow, keys: Keys) throws -> Item {

@@ -152,10 +152,10 @@ extension Vault {
         let hasPortableSlot = try slots().contains { $0.type != .device }
         guard hasPortableSlot else { throw .noSlot(.passphrase) }
         let temporary = PrivateFiles.temporarySibling(of: path)
-        defer { try? PrivateFiles.remove(temporary) }
+        defer { Self.removeDatabaseFiles(temporary) }
         do {
+            // An empty 0600 file for VACUUM INTO to fill, so the copy is never readable by others, even briefly.
             try PrivateFiles.write([], to: temporary)
-            try PrivateFiles.remove(temporary)
             try database.writeWithoutTransaction { db in
                 try db.execute(sql: "VACUUM INTO ?", arguments: [temporary])
             }
@@ -187,9 +187,7 @@ extension Vault {
         let temporaryDirectory = PrivateFiles.temporarySibling(of: destination)
         try wrap { () throws(PrivateFileError) in try PrivateFiles.createDirectory(temporaryDirectory) }
         defer {
-            for suffix in ["", "-wal", "-shm", "-journal"] {
-                try? PrivateFiles.remove(databasePath(in: temporaryDirectory) + suffix)
-            }
+            removeDatabaseFiles(databasePath(in: temporaryDirectory))
             try? PrivateFiles.removeDirectory(temporaryDirectory)
         }
         try wrap { () throws(PrivateFileError) in try PrivateFiles.write(bytes, to: databasePath(in: temporaryDirectory)) }
@@ -236,18 +234,24 @@ extension Vault {
         at path: String, unlock: UnlockMethod, stagingParent: String, options: VaultOptions = VaultOptions()
     ) throws(VaultError) -> Vault {
         let directory = PrivateFiles.temporarySibling(of: "\(stagingParent)/x") + "-import"
-        try wrap { () throws(PrivateFileError) in try PrivateFiles.createDirectory(directory) }
-        let bytes = try wrap { () throws(PrivateFileError) in try PrivateFiles.read(path, limit: 1 << 30) }
-        try wrap { () throws(PrivateFileError) in try PrivateFiles.write(bytes, to: databasePath(in: directory)) }
-        return try open(in: directory, unlock: unlock, options: options)
+        do {
+            let bytes = try wrap { () throws(PrivateFileError) in try PrivateFiles.read(path, limit: 1 << 30) }
+            try wrap { () throws(PrivateFileError) in
+                try PrivateFiles.createDirectory(directory)
+                try PrivateFiles.write(bytes, to: databasePath(in: directory))
+            }
+            return try open(in: directory, unlock: unlock, options: options)
+        } catch {
+            removeDatabaseFiles(databasePath(in: directory))
+            try? PrivateFiles.removeDirectory(directory)
+            throw error
+        }
     }
 
     /// Closes the database and removes a directory made by `openBackup`.
     public func discardImportCopy() {
         try? database.close()
-        for suffix in ["", "-wal", "-shm", "-journal"] {
-            try? PrivateFiles.remove(Self.databasePath(in: directory) + suffix)
-        }
+        Self.removeDatabaseFiles(Self.databasePath(in: directory))
         try? PrivateFiles.removeDirectory(directory)
     }
 }

@@ -7,13 +7,15 @@ enum CLIError: Error, CustomStringConvertible {
     case noInput(String)
     case coffer(CofferError)
     case failure(String)
+    /// Input a command cannot use (exit 65), from a layer without its own error type here.
+    case badData(String)
 
     var description: String {
         switch self {
         case .usage(let message): return message
         case .noInput(let what): return "no \(what.lowercased()) given: type it on a terminal or pipe it on standard input"
         case .coffer(let error): return error.description
-        case .failure(let message): return message
+        case .failure(let message), .badData(let message): return message
         }
     }
 
@@ -31,7 +33,9 @@ enum CLIError: Error, CustomStringConvertible {
         case .coffer(.vault(.noSlot(.passphrase))):
             return "add one with `coffer passphrase set` or `coffer recovery-code new`"
         case .coffer(.vault(.tampered)):
-            return "restore from a backup with `coffer import --format backup FILE`"
+            return "`coffer rm --purge ID` removes a damaged item; a backup restores into a fresh vault (`coffer import --format backup FILE --vault NEW`)"
+        case .coffer(.keyBoundElsewhere):
+            return "PIN-held keys never leave the device they were added on; keep the seed's own backup"
         default: return nil
         }
     }
@@ -41,15 +45,17 @@ enum CLIError: Error, CustomStringConvertible {
         switch self {
         case .usage, .noInput: return 64
         case .failure: return 1
+        case .badData: return 65
         case .coffer(let error):
             switch error {
             case .noMatch, .vault(.notFound), .vault(.itemNotFound), .vault(.slotNotFound), .vault(.noSlot): return 66
             case .ambiguous, .wrongKind, .model, .otp: return 65
-            case .needsSecret, .vault(.wrongPassphrase), .vault(.wrongRecoveryCode), .vault(.deviceKeyMismatch): return 77
+            case .needsSecret, .keyBoundElsewhere, .vault(.wrongPassphrase), .vault(.wrongRecoveryCode), .vault(.deviceKeyMismatch):
+                return 77
             case .vault(.alreadyExists): return 73
             case .vault(.conflict), .vault(.keyRotatedElsewhere): return 75
-            case .vault(.newerFormat), .vault(.unknownMigrations), .vault(.tampered): return 65
-            case .vault(.crypto(.unacceptablePassphrase)): return 65
+            case .vault(.newerFormat), .vault(.unknownMigrations), .vault(.tampered), .vault(.notAVault), .vault(.crypto):
+                return 65
             default: return 1
             }
         }
@@ -64,7 +70,7 @@ enum CLIError: Error, CustomStringConvertible {
         case let error as OTPError: return .coffer(.otp(error))
         case let error as KeystoreError: return .coffer(.keystore(error))
         case let error as CofferCryptoError: return .coffer(.vault(.crypto(error)))
-        case let error as BarcodeError: return .failure(error.description)
+        case let error as BarcodeError: return .badData(error.description)
         case let error as StellarStrKey.StrKeyError: return .coffer(.model(.invalidField(field: "seed", rule: error.description)))
         default: return .failure("unexpected \(String(describing: type(of: error)))")
         }

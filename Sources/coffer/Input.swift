@@ -1,13 +1,14 @@
 import Foundation
 
 /// Secrets come from the terminal without echo, or from standard input (one line per secret, in the order the
-/// command asks for them); never from arguments.
+/// command asks for them); never from arguments. Standard input is handled as bytes: lines end at LF, one CR before
+/// it is dropped, and whatever follows the lines a command asked for is kept byte for byte.
 final class SecretInput: @unchecked Sendable {
     static let shared = SecretInput()
     static let standardInputLimit = 1 << 20
 
-    // Filled once, on first use, from standard input; only touched from the main task.
-    private var pending: [Substring]?
+    // Standard input not consumed yet, read once on first use; only touched from the main thread.
+    private var buffer: ArraySlice<UInt8>?
 
     /// Whether secrets are prompted for on a terminal.
     var interactive: Bool { Terminal.standardInputIsTTY }
@@ -22,51 +23,55 @@ final class SecretInput: @unchecked Sendable {
             }
             return first
         }
-        let lines = try standardInputLines()
-        guard let line = lines.first else { throw CLIError.noInput(what) }
-        pending = Array(lines.dropFirst())
-        return String(line)
+        guard let line = try nextLine() else { throw CLIError.noInput(what) }
+        guard let text = String(validating: line, as: UTF8.self) else {
+            throw CLIError.usage("\(what.lowercased()) is not valid UTF-8")
+        }
+        return text
     }
 
-    /// Everything left on standard input (for multi-line values such as note text or a message to sign).
+    /// Everything left on standard input as text (note text).
     func remainingText(_ what: String) throws -> String {
         if interactive {
             Terminal.writeError("Enter \(what), then Ctrl-D:\n")
         }
-        if interactive {
-            return String(decoding: try readAllStandardInput(), as: UTF8.self)
+        let bytes = try remainingBytes()
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw CLIError.usage("\(what) is not valid UTF-8")
         }
-        let lines = try standardInputLines()
-        pending = []
-        return lines.joined(separator: "\n")
+        return text
     }
 
-    /// Raw bytes of standard input (messages to sign, binary payloads).
+    /// Everything left on standard input, byte for byte (messages to sign, binary payloads).
     func remainingBytes() throws -> [UInt8] {
-        if let pending {
-            self.pending = []
-            return Array(pending.joined(separator: "\n").utf8)
-        }
-        return try readAllStandardInput()
+        let rest = try pending()
+        buffer = []
+        return Array(rest)
     }
 
-    private func standardInputLines() throws -> [Substring] {
-        if let pending { return pending }
-        let text = String(decoding: try readAllStandardInput(), as: UTF8.self)
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
-            line.hasSuffix("\r") ? line.dropLast() : line
+    private func nextLine() throws -> ArraySlice<UInt8>? {
+        let rest = try pending()
+        guard !rest.isEmpty else { return nil }
+        var line: ArraySlice<UInt8>
+        if let newline = rest.firstIndex(of: 0x0A) {
+            line = rest[rest.startIndex..<newline]
+            buffer = rest[(newline + 1)...]
+        } else {
+            line = rest
+            buffer = []
         }
-        if lines.last?.isEmpty == true { lines.removeLast() }
-        pending = lines
-        return lines
+        if line.last == 0x0D { line = line.dropLast() }
+        return line
     }
 
-    private func readAllStandardInput() throws -> [UInt8] {
+    private func pending() throws -> ArraySlice<UInt8> {
+        if let buffer { return buffer }
         var bytes: [UInt8] = []
         while let chunk = try FileHandle.standardInput.read(upToCount: 65_536), !chunk.isEmpty {
             bytes += chunk
             if bytes.count > Self.standardInputLimit { throw CLIError.usage("standard input is larger than 1 MiB") }
         }
-        return bytes
+        buffer = bytes[...]
+        return bytes[...]
     }
 }

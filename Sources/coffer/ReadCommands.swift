@@ -199,7 +199,11 @@ struct Show: ParsableCommand {
         case .signingKey(let key):
             rows.append(("Public key", key.publicKeyText))
             rows.append(("Algorithm", "Ed25519"))
-            if key.isLocked { rows.append(("Status", "Locked after too many wrong PINs")) }
+            if key.isLocked {
+                rows.append(("Status", "Locked after too many wrong PINs"))
+            } else if try cli({ () throws(CofferError) in try coffer.deviceSecret(for: key) }) == nil {
+                rows.append(("Status", "Bound to another device"))
+            }
         case .note(let note):
             for field in note.fields { rows.append((field.label, field.value)) }
             if let text = note.text { rows.append(("Text", text)) }

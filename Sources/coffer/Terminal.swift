@@ -6,6 +6,10 @@ import Musl
 import Darwin
 #endif
 
+/// The terminal whose echo a pending prompt turned off, for the interrupt handler to restore. Written only by
+/// the main thread around a prompt; read by the signal handler.
+nonisolated(unsafe) private var interruptedTerminal: (Int32, termios)?
+
 /// The CLI's one place for terminal calls: TTY checks, echo-less reading, window width.
 enum Terminal {
     static var standardInputIsTTY: Bool { isatty(STDIN_FILENO) == 1 }
@@ -30,8 +34,22 @@ enum Terminal {
         silent.c_lflag &= ~tcflag_t(ECHO)
         silent.c_lflag |= tcflag_t(ECHONL)
         writeString(prompt, to: descriptor)
+        // Ctrl-C at the prompt must not leave the terminal without echo.
+        interruptedTerminal = (descriptor, original)
+        let previous = signal(SIGINT) { _ in
+            if let saved = interruptedTerminal {
+                var settings = saved.1
+                _ = tcsetattr(saved.0, TCSAFLUSH, &settings)
+                _ = write(saved.0, "\n", 1)
+            }
+            _exit(130)
+        }
         guard tcsetattr(descriptor, TCSAFLUSH, &silent) == 0 else { return nil }
-        defer { _ = tcsetattr(descriptor, TCSAFLUSH, &original) }
+        defer {
+            _ = tcsetattr(descriptor, TCSAFLUSH, &original)
+            signal(SIGINT, previous)
+            interruptedTerminal = nil
+        }
         return readLine(from: descriptor)
     }
 

@@ -76,7 +76,34 @@ struct RecoveryCodeCommand: ParsableCommand {
 }
 
 struct Slots: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List the ways the vault can be opened.")
+    static let configuration = CommandConfiguration(
+        abstract: "List the ways the vault can be opened.", subcommands: [ListSlots.self, RemoveSlot.self],
+        defaultSubcommand: ListSlots.self)
+}
+
+extension SlotType: ExpressibleByArgument {
+    public init?(argument: String) {
+        guard let type = SlotType.allCases.first(where: { $0.name == argument }) else { return nil }
+        self = type
+    }
+
+    public static var allValueStrings: [String] { allCases.map(\.name) }
+}
+
+struct RemoveSlot: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "remove", abstract: "Remove the device, passphrase or recovery slot (never the last one).")
+    @OptionGroup var vaultOption: VaultOption
+    @Argument(help: "device, passphrase or recovery.") var type: SlotType
+
+    func run() throws {
+        let coffer = try vaultOption.open()
+        try vaultCall { () throws(VaultError) in try coffer.vault.removeSlots(ofType: type) }
+    }
+}
+
+struct ListSlots: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "List the slots.")
     @OptionGroup var vaultOption: VaultOption
     @OptionGroup var output: JSONOption
 
@@ -137,9 +164,13 @@ struct Export: ParsableCommand {
     @OptionGroup var vaultOption: VaultOption
     @Option(help: "backup or json.") var format: Format
     @Flag(help: "Confirm that a plaintext export (every secret readable) is wanted.") var plaintext = false
+    @Flag(help: "Replace FILE if it exists.") var force = false
     @Argument(help: "Output file (required for backups; stdout for JSON when omitted).") var file: String?
 
     func run() throws {
+        if let file, !force, FileManager.default.fileExists(atPath: file) {
+            throw CLIError.usage("\(file) exists; add --force to replace it")
+        }
         let coffer = try vaultOption.open()
         switch format {
         case .backup:

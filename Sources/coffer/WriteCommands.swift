@@ -44,13 +44,10 @@ struct Edit: ParsableCommand {
     func run() throws {
         let coffer = try vaultOption.open()
         let item = try cli { () throws(CofferError) in try coffer.find(query) }
+        try checkOptions(for: item.kind)
         var newSecret: String?
         if payload {
-            switch item.kind {
-            case .card: newSecret = try SecretInput.shared.secret("New barcode payload")
-            case .credential: newSecret = try SecretInput.shared.secret("New value")
-            default: throw CLIError.usage("--payload applies to cards and credentials")
-            }
+            newSecret = try SecretInput.shared.secret(item.kind == .card ? "New barcode payload" : "New value")
         }
         let validFromDate = try validFrom.map { $0 == "none" ? nil : try Output.parseDate($0) }
         let validToDate = try validTo.map { $0 == "none" ? nil : try Output.parseDate($0, endOfDay: true) }
@@ -64,11 +61,10 @@ struct Edit: ParsableCommand {
                     if let validFromDate { card.validFrom = validFromDate }
                     if let validToDate { card.validTo = validToDate }
                     if let symbology { card.symbology = symbology }
-                    if let newSecret { card.payload = Array(newSecret.utf8) }
+                    if let newSecret { card.payload = try payloadBytes(newSecret, charset: card.payloadCharset) }
                     try card.validate()
                     content = .card(card)
                 case .otp(var otp):
-                    if name != nil { throw CLIError.usage("tokens are named by --issuer and --account") }
                     if let issuer { otp.issuer = issuer }
                     if let account { otp.account = account }
                     otp.tags = edited(otp.tags)
@@ -96,6 +92,45 @@ struct Edit: ParsableCommand {
         }
     }
 
+    /// Refuses options that do not apply to `kind`, and an edit that changes nothing.
+    private func checkOptions(for kind: ItemKind) throws {
+        var given: [(String, Bool, Set<ItemKind>)] = [
+            ("--name", name != nil, [.card, .credential, .signingKey, .note]),
+            ("--add-network/--remove-network", !addNetworks.isEmpty || !removeNetworks.isEmpty, [.card]),
+            ("--valid-from/--valid-to", validFrom != nil || validTo != nil, [.card]),
+            ("--symbology", symbology != nil, [.card]),
+            ("--payload", payload, [.card, .credential]),
+            ("--issuer/--account", issuer != nil || account != nil, [.otp]),
+            ("--provider", provider != nil, [.credential]),
+        ]
+        given.append(("--add-tag/--remove-tag", !addTags.isEmpty || !removeTags.isEmpty, Set(ItemKind.allCases)))
+        for (option, isGiven, kinds) in given where isGiven && !kinds.contains(kind) {
+            throw CLIError.usage("\(option) does not apply to \(kind.rawValue) items")
+        }
+        guard given.contains(where: \.1) else { throw CLIError.usage("nothing to change: give at least one option") }
+    }
+
+    /// The payload's bytes in the card's own charset (binary payloads are given as hex when edited).
+    private func payloadBytes(_ text: String, charset: PayloadCharset) throws -> [UInt8] {
+        switch charset {
+        case .utf8: return Array(text.utf8)
+        case .latin1:
+            return try text.unicodeScalars.map { scalar in
+                guard scalar.value <= 0xFF else { throw CLIError.usage("the payload has characters outside ISO-8859-1") }
+                return UInt8(scalar.value)
+            }
+        case .binary:
+            let digits = Array(text.utf8)
+            guard digits.count % 2 == 0 else { throw CLIError.usage("give a binary payload as hex digits") }
+            return try stride(from: 0, to: digits.count, by: 2).map { index in
+                guard let byte = UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16) else {
+                    throw CLIError.usage("give a binary payload as hex digits")
+                }
+                return byte
+            }
+        }
+    }
+
     private func edited(_ tags: [String]) -> [String] {
         tags.filter { tag in !removeTags.contains { $0.caseInsensitiveCompare(tag) == .orderedSame } } + addTags
     }
@@ -111,6 +146,11 @@ struct Remove: ParsableCommand {
 
     func run() throws {
         let coffer = try vaultOption.open()
+        // A full id purges without opening the item, so even a damaged item can be removed.
+        if purge, let id = UUID(uuidString: query) {
+            try vaultCall { () throws(VaultError) in try coffer.vault.purge(id: id) }
+            return
+        }
         let item = try cli { () throws(CofferError) in try coffer.find(query) }
         if purge {
             try vaultCall { () throws(VaultError) in try coffer.vault.purge(id: item.id) }

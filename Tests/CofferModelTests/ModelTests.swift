@@ -93,10 +93,10 @@ struct CardTests {
 
 @Suite("Credentials, notes, tokens, keys")
 struct OtherKindsTests {
-    @Test("Credentials are masked after at most 8 characters and never more than a third", arguments: [
+    @Test("Credentials show their first 8 characters only when that is at most a third of them", arguments: [
         ("sk-proj-abcdefghijklmnopqrstuvwxyz0123456789", "sk-proj-…"),
-        ("short-secret", "shor…"),
-        ("abc", "a…"),
+        ("ghp_0123456789abcdefghij", "ghp_0123…"),
+        ("correct horse battery", "…"),
         ("ab", "…"),
     ])
     func masking(_ value: String, _ masked: String) throws {

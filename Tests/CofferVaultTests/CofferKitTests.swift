@@ -88,9 +88,34 @@ struct CofferKitTests {
             return true
         }
         let copy = try Coffer.open(at: otherLocation, unlock: .passphrase("shared passphrase"))
-        #expect(throws: CofferError.self) { _ = try copy.sign(Data(), with: key, pin: "135790") }
+        #expect {
+            _ = try copy.sign(Data(), with: key, pin: "135790")
+        } throws: { error in
+            guard case CofferError.keyBoundElsewhere = error else { return false }
+            return true
+        }
+        // Not a wrong PIN: nothing was counted.
+        guard case .signingKey(let stored) = try copy.vault.item(id: key.id).content else { Issue.record("not a key"); return }
+        #expect(stored.failedAttempts == 0)
         // The passphrase open gave the new device its own slot: no prompt next time.
         #expect(try Coffer.open(at: otherLocation).vault.vaultID == fixture.coffer.vault.vaultID)
+    }
+
+    @Test("A signing key imported into another vault on the same device keeps working")
+    func signingKeyAfterImport() throws {
+        let fixture = try KitFixture(passphrase: "pass one")
+        let seed = SecretBytes(TestSupport.hex("4ccd089b28ff96da9db6c346ec114e0f5b8a319f35aba624da8cf6ed4fb8a6fb"))
+        _ = try fixture.coffer.addSigningKey(name: "Main", seed: seed, flavor: .ed25519, pin: "112233")
+        let backup = try TestSupport.temporaryDirectory("kit-backup") + "/b"
+        try fixture.coffer.vault.writeBackup(to: backup)
+        let second = CofferLocation(
+            vaultDirectory: try TestSupport.temporaryDirectory("kit-second") + "/vault", keystore: fixture.location.keystore,
+            options: testOptions)
+        let other = try Coffer.initialize(at: second)
+        #expect(try other.importBackup(backup, unlock: .passphrase("pass one")) == (1, 0))
+        let imported = try other.find("Main")
+        let signature = try other.sign(TestSupport.hex("72"), with: imported, pin: "112233")
+        #expect(TestSupport.hex(signature).hasPrefix("92a009a9f0d4cab8"))
     }
 
     @Test("Lookup by name, id, and unique id prefix; ambiguity is reported")

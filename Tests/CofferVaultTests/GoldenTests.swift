@@ -91,7 +91,8 @@ struct GoldenTests {
             }
             let seed = try PINProtection.open(
                 Data(signing.pinBox), salt: signing.pinSalt, pin: try PINProtection.pinBytes(Golden.pin),
-                deviceSecret: Golden.pinDeviceSecret, vaultID: Golden.vaultID.rawBytes, itemID: key.id.rawBytes)
+                deviceSecret: Golden.pinDeviceSecret, vaultID: signing.boundVaultID, itemID: key.id.rawBytes)
+            #expect(signing.deviceSecretID == PINProtection.secretIdentifier(Golden.pinDeviceSecret))
             #expect(seed.bytes == Golden.signingSeed)
             #expect(TestSupport.hex(signing.publicKey) == "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a")
         }
@@ -143,7 +144,8 @@ struct GoldenTests {
             vaultID: Golden.vaultID.rawBytes, itemID: keyID.rawBytes)
         let key = try SigningKey(
             name: "Golden key", flavor: .ed25519, publicKey: try Ed25519.publicKey(seed: SecretBytes(Golden.signingSeed)),
-            pinSalt: sealed.salt, pinBox: Array(sealed.box))
+            pinSalt: sealed.salt, pinBox: Array(sealed.box), boundVaultID: Golden.vaultID.rawBytes,
+            deviceSecretID: PINProtection.secretIdentifier(Golden.pinDeviceSecret))
         try vault.add(.signingKey(key), id: keyID, createdAt: Golden.created)
         let backup = directory + "/backup.sqlite"
         try vault.writeBackup(to: backup)
