@@ -26,6 +26,8 @@ public protocol DeviceKeystore: Sendable {
     /// Stores `secret` under `account` unless one exists; returns the secret that is stored afterwards, so two
     /// processes racing to create an entry end up with the same one.
     func storeIfAbsent(_ secret: SecretBytes, for account: String) throws(KeystoreError) -> SecretBytes
+    /// Stores `secret` under `account`, atomically replacing any entry (key rotation).
+    func replaceSecret(_ secret: SecretBytes, for account: String) throws(KeystoreError)
     /// Removes the entry (no error when there is none).
     func deleteSecret(for account: String) throws(KeystoreError)
 }
@@ -97,6 +99,18 @@ public struct FileKeystore: DeviceKeystore {
         }
     }
 
+    public func replaceSecret(_ secret: SecretBytes, for account: String) throws(KeystoreError) {
+        try AccountName.validate(account)
+        do {
+            try PrivateFiles.createDirectory(directory)
+            var raw = secret.withUnsafeBytes { Self.magic + Array($0) }
+            defer { raw.withUnsafeMutableBytes { SecretBytes.wipe($0) } }
+            try PrivateFiles.write(raw, to: path(account))
+        } catch {
+            throw .unavailable(error.description)
+        }
+    }
+
     public func deleteSecret(for account: String) throws(KeystoreError) {
         try AccountName.validate(account)
         do {
@@ -129,6 +143,11 @@ public final class InMemoryKeystore: DeviceKeystore, @unchecked Sendable {
             entries[account] = secret
             return secret
         }
+    }
+
+    public func replaceSecret(_ secret: SecretBytes, for account: String) throws(KeystoreError) {
+        try AccountName.validate(account)
+        lock.withLock { entries[account] = secret }
     }
 
     public func deleteSecret(for account: String) throws(KeystoreError) {

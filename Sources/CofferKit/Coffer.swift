@@ -100,16 +100,31 @@ public final class Coffer: Sendable {
     /// Opens with the device key; throws `.needsSecret` when this device has none for the vault.
     public static func open(at location: CofferLocation) throws(CofferError) -> Coffer {
         let vaultID = try vaultCall { () throws(VaultError) in try Vault.peekID(in: location.vaultDirectory, options: location.options) }
-        guard let deviceKey = try keystore({ () throws(KeystoreError) in try location.keystore.secret(for: deviceAccount(vaultID)) }) else {
-            throw .needsSecret
+        let account = deviceAccount(vaultID)
+        let current = try keystore { () throws(KeystoreError) in try location.keystore.secret(for: account) }
+        let staged = try keystore { () throws(KeystoreError) in try location.keystore.secret(for: account + "-next") }
+        for (key, isStaged) in [(current, false), (staged, true)] {
+            guard let key else { continue }
+            let vault: Vault
+            do {
+                vault = try Vault.open(in: location.vaultDirectory, unlock: .deviceKey(key), options: location.options)
+            } catch .noSlot(.device) {
+                throw .needsSecret
+            } catch .deviceKeyMismatch where !isStaged && staged != nil {
+                continue
+            } catch {
+                throw .vault(error)
+            }
+            if isStaged {
+                // A rotation committed but crashed before promoting its new device key: finish it.
+                try keystore { () throws(KeystoreError) in
+                    try location.keystore.replaceSecret(key, for: account)
+                    try location.keystore.deleteSecret(for: account + "-next")
+                }
+            }
+            return Coffer(vault: vault, location: location)
         }
-        do {
-            return Coffer(vault: try Vault.open(in: location.vaultDirectory, unlock: .deviceKey(deviceKey), options: location.options), location: location)
-        } catch .noSlot(.device) {
-            throw .needsSecret
-        } catch {
-            throw .vault(error)
-        }
+        throw .needsSecret
     }
 
     /// Opens with a passphrase or recovery code, and gives this device a device slot so later opens need no prompt.
@@ -154,16 +169,31 @@ public final class Coffer: Sendable {
         return try Self.vaultCall { () throws(VaultError) in try vault.importItems(from: backup) }
     }
 
-    /// Rotates the master key. The device key is read from the key store; `passphrase` is needed when the vault has
-    /// a passphrase slot.
+    /// Rotates the master key, and the device key with it: a copy of the old key store opens neither the old nor
+    /// the new vault. The new device key is staged under `<account>-next` before the vault commits and promoted
+    /// after, so a crash at any point leaves a key that opens the vault (`open` promotes a staged key it finds).
+    /// `passphrase` is needed when the vault has a passphrase slot.
     public func rotateMasterKey(
         passphrase: String?, progress: (Int, Int) -> Void = { _, _ in }
     ) throws(CofferError) -> Vault.RotationResult {
-        let deviceKey = try Self.keystore { () throws(KeystoreError) in try location.keystore.secret(for: Self.deviceAccount(vault.vaultID)) }
+        let account = Self.deviceAccount(vault.vaultID)
         let hasDeviceSlot = try Self.vaultCall { () throws(VaultError) in try vault.slots().contains { $0.type == .device } }
-        return try Self.vaultCall { () throws(VaultError) in
-            try vault.rotateMasterKey(deviceKey: hasDeviceSlot ? deviceKey : nil, passphrase: passphrase, progress: progress)
+        var newDeviceKey: SecretBytes?
+        if hasDeviceSlot {
+            let key = SecretBytes(randomCount: 32, using: location.options.random)
+            try Self.keystore { () throws(KeystoreError) in try location.keystore.replaceSecret(key, for: account + "-next") }
+            newDeviceKey = key
         }
+        let result = try Self.vaultCall { () throws(VaultError) in
+            try vault.rotateMasterKey(deviceKey: newDeviceKey, passphrase: passphrase, progress: progress)
+        }
+        if let newDeviceKey {
+            try Self.keystore { () throws(KeystoreError) in
+                try location.keystore.replaceSecret(newDeviceKey, for: account)
+                try location.keystore.deleteSecret(for: account + "-next")
+            }
+        }
+        return result
     }
 
     // MARK: Lookup

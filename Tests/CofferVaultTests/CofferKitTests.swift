@@ -118,6 +118,28 @@ struct CofferKitTests {
         #expect(TestSupport.hex(signature).hasPrefix("92a009a9f0d4cab8"))
     }
 
+    @Test("Rotation replaces the device key too, and a crash before the new key is promoted is finished on open")
+    func deviceKeyRotation() throws {
+        let fixture = try KitFixture(passphrase: "pw")
+        let account = Coffer.deviceAccount(fixture.coffer.vault.vaultID)
+        let oldKey = try #require(try fixture.location.keystore.secret(for: account))
+        _ = try fixture.coffer.rotateMasterKey(passphrase: "pw")
+        let newKey = try #require(try fixture.location.keystore.secret(for: account))
+        #expect(!newKey.isEqual(to: oldKey))
+        #expect(try fixture.location.keystore.secret(for: account + "-next") == nil)
+        #expect(throws: VaultError.self) {
+            _ = try Vault.open(in: fixture.location.vaultDirectory, unlock: .deviceKey(oldKey), options: testOptions)
+        }
+        // Crash between the vault's commit and the key store's promotion: only the staged key opens the vault.
+        let staged = SecretBytes(randomCount: 32)
+        try fixture.location.keystore.replaceSecret(staged, for: account + "-next")
+        _ = try fixture.coffer.vault.rotateMasterKey(deviceKey: staged, passphrase: "pw")
+        let reopened = try Coffer.open(at: fixture.location)
+        #expect(reopened.vault.vaultID == fixture.coffer.vault.vaultID)
+        #expect(try fixture.location.keystore.secret(for: account)?.isEqual(to: staged) == true)
+        #expect(try fixture.location.keystore.secret(for: account + "-next") == nil)
+    }
+
     @Test("Lookup by name, id, and unique id prefix; ambiguity is reported")
     func lookup() throws {
         let fixture = try KitFixture()
