@@ -31,7 +31,11 @@ let package = Package(
             name: "CofferOTP",
             dependencies: [.product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict),
-        .target(name: "CofferBarcode", swiftSettings: strict),
+        // zlib for PNG's deflate (Debian's zlib1g-dev).
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
+        .target(name: "CofferBarcode", dependencies: ["CZlib"], swiftSettings: strict),
+        // libFuzzer entry point (built with -DFUZZING); otherwise replays a corpus.
+        .executableTarget(name: "FuzzBarcode", dependencies: ["CofferBarcode"], swiftSettings: strict),
         .target(
             name: "CofferModel",
             dependencies: ["CofferCrypto", "CofferOTP", "CofferBarcode"],
@@ -78,6 +82,7 @@ let package = Package(
         .target(name: "CofferTestSupport", path: "Tests/CofferTestSupport", swiftSettings: strict),
         .testTarget(name: "CofferCryptoTests", dependencies: ["CofferCrypto", "CofferTestSupport"], swiftSettings: strict),
         .testTarget(name: "CofferOTPTests", dependencies: ["CofferOTP"], swiftSettings: strict),
+        .testTarget(name: "CofferBarcodeTests", dependencies: ["CofferBarcode"], swiftSettings: strict),
         .testTarget(name: "CofferModelTests", dependencies: ["CofferModel", "CofferTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "CofferVaultTests",

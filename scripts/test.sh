@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Runs Coffer's whole test suite. The tests check Coffer against outside oracles (OpenSSL through Python's
-# `cryptography`, `oathtool`, `zxing-cpp`), so this first makes sure they are installed.
+# `cryptography`, `oathtool`, `zxing-cpp`, `zbarimg`, `qrencode`, `zint`), so this first makes sure they are installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 missing_apt=()
 command -v oathtool >/dev/null || missing_apt+=(oathtool)
 command -v zbarimg >/dev/null || missing_apt+=(zbar-tools)
+command -v qrencode >/dev/null || missing_apt+=(qrencode)
+command -v zint >/dev/null || missing_apt+=(zint)
+command -v rsvg-convert >/dev/null || missing_apt+=(librsvg2-bin)
 [ -e /usr/include/sqlite3.h ] || missing_apt+=(libsqlite3-dev)
 [ -e /usr/include/zlib.h ] || missing_apt+=(zlib1g-dev)
 if [ ${#missing_apt[@]} -gt 0 ]; then
@@ -19,7 +22,7 @@ if [ ${#missing_apt[@]} -gt 0 ]; then
 fi
 
 python3 - <<'PY' 2>/dev/null || python3 -m pip install --quiet --disable-pip-version-check -r Tests/oracles/requirements.txt
-import cryptography, zxingcpp, numpy
+import cryptography, zxingcpp, numpy, PIL
 PY
 
 swift test "$@"

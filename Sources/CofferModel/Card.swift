@@ -75,10 +75,23 @@ public struct Card: Sendable, Equatable, Codable {
         }
         if usedAt != nil && !oneTime { throw .notOneTime }
         notes = try Rules.optionalText(notes, field: "notes", limit: 65_536)
+        do {
+            _ = try barcode()
+        } catch {
+            throw .invalidField(field: "payload", rule: "cannot be drawn as \(error.description)")
+        }
         guard metadata.count <= 64 else { throw .tooMany(field: "metadata entries", limit: 64) }
         for (key, value) in metadata where key.count > 128 || value.count > 1024 {
             throw .tooLong(field: "metadata", limit: 1024)
         }
+    }
+
+    /// The card's barcode, encoded from its exact payload bytes. Text payloads are labelled with their charset where
+    /// the symbology can say it (QR's ECI); binary payloads travel as bytes.
+    public func barcode(options: BarcodeOptions = BarcodeOptions()) throws(BarcodeError) -> EncodedBarcode {
+        var options = options
+        options.charset = payloadCharset == .utf8 ? .utf8 : .iso8859_1
+        return try CofferBarcode.encode(payload, as: symbology, options: options)
     }
 
     /// The payload as text, per its charset (hex for binary).

@@ -144,6 +144,8 @@ struct Show: ParsableCommand {
     @OptionGroup var output: JSONOption
     @Argument(help: "Name, id or unique id prefix.") var query: String
     @Flag(help: "Print a credential's full value.") var reveal = false
+    @Flag(name: .customLong("no-barcode"), help: "Do not draw a card's barcode.") var noBarcode = false
+    @OptionGroup var drawing: DrawingOptions
 
     func run() throws {
         let coffer = try vaultOption.open()
@@ -212,6 +214,14 @@ struct Show: ParsableCommand {
         let width = rows.map(\.0.count).max() ?? 0
         for (label, value) in rows {
             Output.line("\(Output.styled(pad(label + ":", width + 1), .bold)) \(value)")
+        }
+        if case .card(let card) = item.content, !noBarcode {
+            Output.line()
+            do {
+                Output.raw(try drawing.draw(try card.barcode()))
+            } catch {
+                Output.warning("cannot draw the barcode: \(CLIError.from(error).description)")
+            }
         }
     }
 }

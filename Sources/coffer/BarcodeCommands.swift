@@ -1,0 +1,107 @@
+import ArgumentParser
+import CofferKit
+import CofferPlatform
+import Foundation
+
+extension QRErrorCorrection: ExpressibleByArgument {}
+
+/// Drawing options shared by the commands that show barcodes.
+struct DrawingOptions: ParsableArguments {
+    @Flag(help: "Draw light modules instead of dark ones (for terminals that show light-on-dark glyphs).") var invert = false
+    @Flag(name: .customLong("no-color"), help: "Do not force dark-on-light colours.") var noColor = false
+
+    /// The terminal drawing of `barcode`, or an error naming the width needed when the terminal is too narrow.
+    func draw(_ barcode: EncodedBarcode) throws -> String {
+        let renderer = TerminalRenderer(options: .init(
+            invert: invert, color: !noColor && Output.colorEnabled, maxColumns: Terminal.columns))
+        do {
+            return try renderer.render(barcode)
+        } catch {
+            throw CLIError.badData(error.reason)
+        }
+    }
+}
+
+struct BarcodeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "barcode",
+        abstract: "Draw a card's barcode in the terminal or to PNG, SVG or PGM; or encode stdin with --symbology.",
+        discussion: """
+            coffer barcode Costco                      draw it here (quiet zone included)
+            coffer barcode Costco --png costco.png --scale 6
+            printf 'HELLO' | coffer barcode --symbology qr --svg hello.svg
+            """)
+
+    @OptionGroup var vaultOption: VaultOption
+    @OptionGroup var drawing: DrawingOptions
+    @Argument(help: "Card name or id (omit with --symbology to encode standard input).") var card: String?
+    @Option(help: "Encode standard input (its bytes, less one final newline) instead of a card.") var symbology: Symbology?
+    @Option(name: .customLong("ec"), help: "QR error correction: L, M, Q or H.") var errorCorrection: QRErrorCorrection = .M
+    @Option(help: "Write a PNG to this file.") var png: String?
+    @Option(help: "Write an SVG to this file.") var svg: String?
+    @Option(help: "Write a PGM (P5) to this file.") var pgm: String?
+    @Option(help: "Pixels per module in image files.") var scale: Int = 4
+
+    func run() throws {
+        guard (1...64).contains(scale) else { throw CLIError.usage("--scale must be 1 to 64") }
+        let options = BarcodeOptions(qrErrorCorrection: errorCorrection)
+        let barcode: EncodedBarcode
+        switch (card, symbology) {
+        case (let query?, nil):
+            let coffer = try vaultOption.open()
+            let item = try cli { () throws(CofferError) in try coffer.find(query, kind: .card) }
+            guard case .card(let card) = item.content else { return }
+            barcode = try card.barcode(options: options)
+        case (nil, let symbology?):
+            var payload = try SecretInput.shared.remainingBytes()
+            if payload.last == 0x0A { payload.removeLast() }
+            if payload.last == 0x0D { payload.removeLast() }
+            barcode = try CofferBarcode.encode(payload, as: symbology, options: options)
+        default:
+            throw CLIError.usage("give a card, or --symbology to encode standard input (not both)")
+        }
+        let raster = RasterOptions(scale: scale)
+        let files: [(String?, () throws(BarcodeError) -> [UInt8])] = [
+            (png, { () throws(BarcodeError) in try PNGWriter.data(for: barcode, options: raster) }),
+            (svg, { () throws(BarcodeError) in try SVGWriter.data(for: barcode, options: raster) }),
+            (pgm, { () throws(BarcodeError) in try PGMWriter.data(for: barcode, options: raster) }),
+        ]
+        var wroteFile = false
+        for case (let path?, let render) in files {
+            // An image of the barcode is as secret as the payload: owner-only, written atomically.
+            do {
+                try PrivateFiles.write(try render(), to: path)
+            } catch let error as PrivateFileError {
+                throw CLIError.failure(error.description)
+            }
+            wroteFile = true
+        }
+        if !wroteFile {
+            Output.raw(try drawing.draw(barcode))
+        }
+    }
+}
+
+struct OTPCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "otp", abstract: "Hand a 2FA token to another authenticator.", subcommands: [QR.self])
+
+    struct QR: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Draw a token's otpauth:// URI as a QR code, to scan into a phone. It shows the secret.")
+
+        @OptionGroup var vaultOption: VaultOption
+        @OptionGroup var drawing: DrawingOptions
+        @Argument(help: "Token name (\"Issuer (account)\", issuer, account, or id).") var query: String
+
+        func run() throws {
+            let coffer = try vaultOption.open()
+            let item = try cli { () throws(CofferError) in try coffer.find(query, kind: .otp) }
+            guard case .otp(let otp) = item.content else { return }
+            let uri = try otp.token().uri
+            let barcode = try CofferBarcode.encode(Array(uri.utf8), as: .qr, options: BarcodeOptions(qrErrorCorrection: .M, charset: .utf8))
+            Output.warning("this QR code contains the token's secret: anyone who sees or photographs it can make your codes")
+            Output.raw(try drawing.draw(barcode))
+        }
+    }
+}
