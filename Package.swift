@@ -74,6 +74,7 @@ let package = Package(
             name: "coffer-bench",
             dependencies: [
                 "CofferKit",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ],

@@ -40,11 +40,18 @@ public enum KeySchedule {
     public static func associatedData(label: String, fields: [[UInt8]]) -> [UInt8] {
         var result: [UInt8] = []
         result.reserveCapacity(4 + label.utf8.count + fields.reduce(0) { $0 + 4 + $1.count })
-        for field in [Array(label.utf8)] + fields {
-            result += BigEndian.bytes(UInt32(field.count))
-            result += field
-        }
+        appendField(label.utf8, to: &result)
+        for field in fields { appendField(field, to: &result) }
         return result
+    }
+
+    private static func appendField<Field: Collection>(_ field: Field, to result: inout [UInt8]) where Field.Element == UInt8 {
+        let count = UInt32(field.count)
+        result.append(UInt8(truncatingIfNeeded: count >> 24))
+        result.append(UInt8(truncatingIfNeeded: count >> 16))
+        result.append(UInt8(truncatingIfNeeded: count >> 8))
+        result.append(UInt8(truncatingIfNeeded: count))
+        result.append(contentsOf: field)
     }
 
     /// Associated data of an item box: vault id, item id, kind, revision, update time (Unix milliseconds) and box

@@ -202,7 +202,7 @@ enum BigEndian {
     }
 
     static func bytes(_ value: UInt64) -> [UInt8] {
-        (0..<8).map { UInt8(truncatingIfNeeded: value >> (56 - 8 * UInt64($0))) }
+        withUnsafeBytes(of: value.bigEndian) { Array($0) }
     }
 
     static func uint32(_ bytes: [UInt8], at offset: Int) -> UInt32 {

@@ -48,20 +48,18 @@ extension Vault {
 
     // MARK: Reading
 
-    /// Every live item, decrypted, oldest first (ties by name, then id). Any box that fails authentication stops
+    /// Every live item, decrypted, oldest first (ties by id). Any box that fails authentication stops
     /// the listing with `.tampered`: a modified vault is never shown half-read. Rows are opened on all cores.
     public func items() throws(VaultError) -> [Item] {
         let rows = try read { db, keys in
             (try StoredItemRow.fetchAll(db, sql: "SELECT id, kind, revision, updated_at, box FROM item WHERE deleted = 0"), keys)
         }
         let opened = try openAll(rows.0, keys: rows.1)
-        // Sort keys are computed once per item, not once per comparison.
-        let keyed = opened.map { (item: $0, name: $0.content.name, id: $0.id.uuidString) }
-        return keyed.sorted { first, second in
-            if first.item.createdAt != second.item.createdAt { return first.item.createdAt < second.item.createdAt }
-            if first.name != second.name { return first.name < second.name }
-            return first.id < second.id
-        }.map(\.item)
+        // Creation order; ties (items added together) by id, compared as integers: cheap and stable.
+        return opened.sorted { first, second in
+            if first.createdAt != second.createdAt { return first.createdAt < second.createdAt }
+            return first.id.orderKey < second.id.orderKey
+        }
     }
 
     /// Decrypts and decodes `rows` in parallel chunks; the first failure wins.
@@ -246,6 +244,16 @@ extension Vault {
         }
         let (content, createdAt) = try ItemContentCoding.decode(plaintext, kind: kind)
         return Item(id: id, revision: UInt64(revision), createdAt: createdAt, updatedAt: Self.date(milliseconds: updatedAt), content: content)
+    }
+}
+
+extension UUID {
+    /// The id as a pair of integers, for ordering.
+    var orderKey: (UInt64, UInt64) {
+        withUnsafeBytes(of: uuid) { raw in
+            (UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
+             UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 import CofferKit
 import Crypto
 import Foundation
+import GRDB
 
 #if canImport(Glibc)
 import Glibc
@@ -17,8 +18,10 @@ struct Bench {
         switch arguments.first {
         case "vault", nil:
             try VaultBench(itemCount: Int(arguments.dropFirst().first ?? "") ?? 10_000).run()
+        case "barcode":
+            try BarcodeBench().run()
         default:
-            FileHandle.standardError.write(Data("usage: coffer-bench vault [ITEMS]\n".utf8))
+            FileHandle.standardError.write(Data("usage: coffer-bench vault [ITEMS] | coffer-bench barcode\n".utf8))
             exit(64)
         }
     }
@@ -162,11 +165,113 @@ struct VaultBench {
         let listTime = try fastest(5) { listed = try unlocked!.items().count }
         report("open vault (device key)", milliseconds(unlockTime))
         report("decrypt and list \(listed) items (target <= 150 ms)", milliseconds(listTime))
+        // The floor underneath: SQLite handing over the same rows and AES-GCM opening each box, nothing else.
+        let database = try DatabaseQueue(path: Vault.databasePath(in: directory))
+        let itemsKey = KeySchedule.itemsKey(masterKey: SecretBytes(randomCount: 32), vaultID: [UInt8](repeating: 0, count: 16))
+        let floorTime = try fastest(5) {
+            try database.read { db in
+                let boxes = try Data.fetchAll(db, sql: "SELECT box FROM item WHERE deleted = 0")
+                for box in boxes {
+                    let sealed = try box.withUnsafeBytes { try AES.GCM.SealedBox(combined: $0) }
+                    _ = try? AES.GCM.open(sealed, using: itemsKey)
+                }
+            }
+        }
+        report("  floor: SQLite rows + AES-GCM open, same items", milliseconds(floorTime))
+        report("  list / floor", String(format: "%.2f", listTime / floorTime))
         let passphraseTime = try fastest(1) { try unlocked!.setPassphrase("another bench passphrase") }
         report("passphrase change (one PBKDF2 + re-wrap)", milliseconds(passphraseTime))
         let rotationTime = try fastest(1) {
             _ = try unlocked!.rotateMasterKey(deviceKey: deviceKey, passphrase: "another bench passphrase")
         }
         report("master-key rotation, \(itemCount) items (2 PBKDF2)", milliseconds(rotationTime))
+    }
+}
+
+/// Barcode speed: symbols per second in-process, and whole processes writing a QR PNG against qrencode and zint.
+struct BarcodeBench {
+    func run() throws {
+        print("coffer-bench barcode")
+        var random = SystemRandomNumberGenerator()
+        let qrPayload = (0..<200).map { _ in UInt8.random(in: 0...255, using: &random) }
+        let qrOptions = BarcodeOptions(qrErrorCorrection: .M, qrMinimumVersion: 10, charset: .iso8859_1)
+        let first = try CofferBarcode.encode(qrPayload, as: .qr, options: qrOptions)
+        let version = first.qr.map { "v\($0.version)-\($0.errorCorrection.rawValue), byte mode" } ?? "?"
+        try rate("QR (\(version), 200 bytes)") { _ = try CofferBarcode.encode(qrPayload, as: .qr, options: qrOptions) }
+        let pdfPayload = Array("MEMBER:0042;NAME:Jane Doe;CLUB:Riverside Library;SINCE:2019-04-01;TIER:GOLD;ID:77812".utf8)
+        try rate("PDF417 (86 characters)") { _ = try CofferBarcode.encode(pdfPayload, as: .pdf417) }
+        let code128Payload = Array("98765432-ABC-001".utf8)
+        try rate("Code 128 (16 characters)") { _ = try CofferBarcode.encode(code128Payload, as: .code128) }
+        try processes()
+    }
+
+    func rate(_ label: String, _ body: () throws -> Void) throws {
+        var best = 0.0
+        for _ in 0..<3 {
+            var count = 0
+            let start = DispatchTime.now().uptimeNanoseconds
+            var elapsed = 0.0
+            while elapsed < 0.5 {
+                for _ in 0..<20 { try body() }
+                count += 20
+                elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            }
+            best = max(best, Double(count) / elapsed)
+        }
+        report("\(label)", String(format: "%.0f symbols/s", best))
+    }
+
+    /// Runs each tool `rounds` times, interleaved, and reports the mean wall time of one process.
+    func processes() throws {
+        let payload = "https://example.com/card/1234567890?member=Jane+Doe"
+        let directory = NSTemporaryDirectory() + "coffer-bench-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let coffer = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+            .deletingLastPathComponent().appendingPathComponent("coffer").path
+        let tools: [(String, String, [String], String?)] = [
+            ("coffer barcode --png", coffer, ["barcode", "--symbology", "qr", "--png", directory + "/c.png"], payload),
+            ("qrencode -o", "/usr/bin/qrencode", ["-o", directory + "/q.png", payload], nil),
+            ("zint (QR)", "/usr/bin/zint", ["-b", "58", "-o", directory + "/z.png", "-d", payload], nil),
+        ]
+        var totals = [Double](repeating: 0, count: tools.count)
+        let rounds = 40
+        for round in 0..<(rounds + 2) {
+            for (index, tool) in tools.enumerated() {
+                guard FileManager.default.isExecutableFile(atPath: tool.1) else {
+                    report(tool.0, "not installed")
+                    return
+                }
+                let seconds = try time(tool.1, tool.2, input: tool.3)
+                if round >= 2 { totals[index] += seconds }
+            }
+        }
+        for (index, tool) in tools.enumerated() {
+            report("QR PNG, whole process: \(tool.0)", milliseconds(totals[index] / Double(rounds)))
+        }
+        report("  coffer / qrencode (target <= 1.0)", String(format: "%.2f", totals[0] / totals[1]))
+        report("  coffer / zint (target <= 1.0)", String(format: "%.2f", totals[0] / totals[2]))
+    }
+
+    /// Wall time of one process from spawn to exit, with `input` (if any) already waiting in a file on its stdin.
+    /// posix_spawn and waitpid directly: Foundation's Process adds tens of milliseconds of its own on Linux.
+    func time(_ executable: String, _ arguments: [String], input: String?) throws -> Double {
+        let inputPath = NSTemporaryDirectory() + "coffer-bench-input"
+        try Data((input ?? "").utf8).write(to: URL(fileURLWithPath: inputPath))
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, inputPath, O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let start = DispatchTime.now().uptimeNanoseconds
+        guard posix_spawn(&pid, executable, &actions, nil, argv, environ) == 0 else {
+            throw CocoaError(.executableLoad)
+        }
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     }
 }
