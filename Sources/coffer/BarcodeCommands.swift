@@ -53,6 +53,7 @@ struct BarcodeCommand: ParsableCommand {
             guard case .card(let card) = item.content else { return }
             barcode = try card.barcode(options: options)
         case (nil, let symbology?):
+            if SecretInput.shared.interactive { Terminal.writeError("Payload, then Ctrl-D:\n") }
             var payload = try SecretInput.shared.remainingBytes()
             if payload.last == 0x0A { payload.removeLast() }
             if payload.last == 0x0D { payload.removeLast() }
