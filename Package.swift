@@ -82,8 +82,8 @@ let package = Package(
 
         .target(name: "CofferTestSupport", path: "Tests/CofferTestSupport", swiftSettings: strict),
         .testTarget(name: "CofferCryptoTests", dependencies: ["CofferCrypto", "CofferTestSupport"], swiftSettings: strict),
-        .testTarget(name: "CofferOTPTests", dependencies: ["CofferOTP"], swiftSettings: strict),
-        .testTarget(name: "CofferBarcodeTests", dependencies: ["CofferBarcode"], swiftSettings: strict),
+        .testTarget(name: "CofferOTPTests", dependencies: ["CofferOTP", "CofferTestSupport"], swiftSettings: strict),
+        .testTarget(name: "CofferBarcodeTests", dependencies: ["CofferBarcode", "CofferTestSupport"], swiftSettings: strict),
         .testTarget(name: "CofferModelTests", dependencies: ["CofferModel", "CofferTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "CofferVaultTests",

@@ -1,4 +1,5 @@
 import CofferBarcode
+import CofferTestSupport
 import Foundation
 import Testing
 
@@ -151,28 +152,8 @@ func damaged(_ matrix: BitMatrix, x: ClosedRange<Int>, y: ClosedRange<Int>) -> B
     return copy
 }
 
-/// Deterministic pseudo-random bytes (SplitMix64) so corpora are reproducible.
-struct TwoDSeededBytes {
-    private var state: UInt64
+typealias TwoDSeededBytes = SplitMix64
 
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func bytes(_ count: Int) -> [UInt8] {
-        (0..<count).map { _ in UInt8(truncatingIfNeeded: next()) }
-    }
-
-    mutating func bytes(_ count: Int, from alphabet: [UInt8]) -> [UInt8] {
-        (0..<count).map { _ in alphabet[Int(next() % UInt64(alphabet.count))] }
-    }
-}
 
 /// A test vector: a name for output and the payload bytes (never printed).
 struct TwoDPayloadCase: Sendable, CustomTestStringConvertible {

@@ -1,3 +1,4 @@
+import CofferTestSupport
 import Foundation
 import Testing
 
@@ -168,25 +169,8 @@ enum Oracle {
     }
 }
 
-/// Deterministic pseudo-random bytes for corpora (SplitMix64), so failures reproduce.
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+typealias SeededRandom = SplitMix64
 
-    mutating func bytes(_ count: Int, from alphabet: [UInt8]? = nil) -> [UInt8] {
-        (0..<count).map { _ in
-            if let alphabet { return alphabet[Int(next() % UInt64(alphabet.count))] }
-            return UInt8(truncatingIfNeeded: next())
-        }
-    }
-}
 
 extension EncodedBarcode {
     /// A PGM image for decoders: matrix symbols at `scale` px per module, linear ones 3 px per module.

@@ -1,3 +1,4 @@
+import CofferTestSupport
 import Foundation
 
 /// Bytes from a hex string written in a test; a malformed literal is a bug in the test itself.
@@ -22,15 +23,4 @@ enum RFCSeeds {
     static let sha512 = asciiBytes(String(repeating: "1234567890", count: 6) + "1234")
 }
 
-/// SplitMix64: a tiny seeded generator so property tests are reproducible from their seed.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+

@@ -128,3 +128,26 @@ public enum TestSupport {
         return answers
     }
 }
+
+/// SplitMix64: a tiny seeded generator, so corpora and property tests reproduce from their seed.
+public struct SplitMix64: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+
+    public init(seed: UInt64) { state = seed }
+
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// `count` pseudo-random bytes, drawn from `alphabet` when one is given.
+    public mutating func bytes(_ count: Int, from alphabet: [UInt8]? = nil) -> [UInt8] {
+        (0..<count).map { _ in
+            if let alphabet { return alphabet[Int(next() % UInt64(alphabet.count))] }
+            return UInt8(truncatingIfNeeded: next())
+        }
+    }
+}
