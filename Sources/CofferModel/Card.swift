@@ -10,7 +10,7 @@ public enum PayloadCharset: String, Codable, Sendable, CaseIterable {
 }
 
 /// A membership or loyalty card, or a one-time pass (CardOnCue's card model).
-public struct Card: Sendable, Equatable, Codable {
+public struct Card: Sendable, Equatable {
     public static let payloadLimit = 4096
 
     public var name: String
@@ -158,49 +158,3 @@ public struct Card: Sendable, Equatable, Codable {
     }
 }
 
-extension Card {
-    enum CodingKeys: String, CodingKey {
-        case name, symbology, payload, payloadCharset, cardNumber, tags, networkIDs, validFrom, validTo, oneTime
-        case usedAt, archivedAt, notes, metadata
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        guard let payload = Data(base64Encoded: try container.decode(String.self, forKey: .payload)) else {
-            throw ModelError.malformedContent("card payload is not base64")
-        }
-        name = try container.decode(String.self, forKey: .name)
-        symbology = try container.decode(Symbology.self, forKey: .symbology)
-        self.payload = Array(payload)
-        payloadCharset = try container.decode(PayloadCharset.self, forKey: .payloadCharset)
-        cardNumber = try container.decodeIfPresent(String.self, forKey: .cardNumber)
-        tags = try container.decodeIfPresent([String].self, forKey: .tags) ?? []
-        networkIDs = try container.decodeIfPresent([String].self, forKey: .networkIDs) ?? []
-        validFrom = try container.decodeIfPresent(Date.self, forKey: .validFrom)
-        validTo = try container.decodeIfPresent(Date.self, forKey: .validTo)
-        oneTime = try container.decodeIfPresent(Bool.self, forKey: .oneTime) ?? false
-        usedAt = try container.decodeIfPresent(Date.self, forKey: .usedAt)
-        archivedAt = try container.decodeIfPresent(Date.self, forKey: .archivedAt)
-        notes = try container.decodeIfPresent(String.self, forKey: .notes)
-        metadata = try container.decodeIfPresent([String: String].self, forKey: .metadata) ?? [:]
-        if !decoder.isAuthenticatedContent { try validate() }
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(name, forKey: .name)
-        try container.encode(symbology, forKey: .symbology)
-        try container.encode(Data(payload).base64EncodedString(), forKey: .payload)
-        try container.encode(payloadCharset, forKey: .payloadCharset)
-        try container.encodeIfPresent(cardNumber, forKey: .cardNumber)
-        if !tags.isEmpty { try container.encode(tags, forKey: .tags) }
-        if !networkIDs.isEmpty { try container.encode(networkIDs, forKey: .networkIDs) }
-        try container.encodeIfPresent(validFrom, forKey: .validFrom)
-        try container.encodeIfPresent(validTo, forKey: .validTo)
-        if oneTime { try container.encode(oneTime, forKey: .oneTime) }
-        try container.encodeIfPresent(usedAt, forKey: .usedAt)
-        try container.encodeIfPresent(archivedAt, forKey: .archivedAt)
-        try container.encodeIfPresent(notes, forKey: .notes)
-        if !metadata.isEmpty { try container.encode(metadata, forKey: .metadata) }
-    }
-}

@@ -1,7 +1,7 @@
 import Foundation
 
 /// An API key, token or password.
-public struct Credential: Sendable, Equatable, Codable {
+public struct Credential: Sendable, Equatable {
     public static let valueLimit = 65_536
 
     public var name: String
@@ -37,26 +37,5 @@ public struct Credential: Sendable, Equatable, Codable {
     /// Masks any secret string the way credentials are shown.
     public static func mask(_ secret: String) -> String {
         secret.count >= 24 ? String(secret.prefix(8)) + "…" : "…"
-    }
-
-    enum CodingKeys: String, CodingKey { case name, provider, value, tags, notes }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        name = try container.decode(String.self, forKey: .name)
-        provider = try container.decodeIfPresent(String.self, forKey: .provider)
-        value = try container.decode(String.self, forKey: .value)
-        tags = try container.decodeIfPresent([String].self, forKey: .tags) ?? []
-        notes = try container.decodeIfPresent(String.self, forKey: .notes)
-        if !decoder.isAuthenticatedContent { try validate() }
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(name, forKey: .name)
-        try container.encodeIfPresent(provider, forKey: .provider)
-        try container.encode(value, forKey: .value)
-        if !tags.isEmpty { try container.encode(tags, forKey: .tags) }
-        try container.encodeIfPresent(notes, forKey: .notes)
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Structured private text: a contact, KYC details, or free fields.
-public struct Note: Sendable, Equatable, Codable {
+public struct Note: Sendable, Equatable {
     /// One labelled value, e.g. "IBAN" → "…".
     public struct Field: Sendable, Equatable, Codable {
         public var label: String
@@ -52,17 +52,5 @@ public struct Note: Sendable, Equatable, Codable {
         case .contact: return ["Name", "Stellar address", "Email", "Phone"]
         case .kyc: return ["First name", "Last name", "Date of birth", "Address", "ID document", "ID number"]
         }
-    }
-
-    enum CodingKeys: String, CodingKey { case name, template, fields, text, tags }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        name = try container.decode(String.self, forKey: .name)
-        template = try container.decodeIfPresent(Template.self, forKey: .template) ?? .free
-        fields = try container.decodeIfPresent([Field].self, forKey: .fields) ?? []
-        text = try container.decodeIfPresent(String.self, forKey: .text)
-        tags = try container.decodeIfPresent([String].self, forKey: .tags) ?? []
-        if !decoder.isAuthenticatedContent { try validate() }
     }
 }

@@ -4,7 +4,7 @@ import Foundation
 
 /// An Ed25519 private key held under a PIN. The seed is only ever stored inside the PIN box
 /// (`PINProtection`), itself inside the item's box; the public key is kept in the clear of the item content.
-public struct SigningKey: Sendable, Equatable, Codable {
+public struct SigningKey: Sendable, Equatable {
     /// How the key is shown and imported.
     public enum Flavor: String, Codable, Sendable {
         /// A raw Ed25519 key; public key shown as hex.
@@ -71,46 +71,6 @@ public struct SigningKey: Sendable, Equatable, Codable {
         case .stellar: return StellarStrKey.encode(publicKey, version: .accountID)
         case .ed25519: return publicKey.map { String(format: "%02x", $0) }.joined()
         }
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case name, flavor, publicKey, pinSalt, pinBox, boundVaultID, deviceSecretID, failedAttempts, tags, notes
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        func bytes(_ key: CodingKeys) throws -> [UInt8] {
-            guard let data = Data(base64Encoded: try container.decode(String.self, forKey: key)) else {
-                throw ModelError.malformedContent("\(key.stringValue) is not base64")
-            }
-            return Array(data)
-        }
-        name = try container.decode(String.self, forKey: .name)
-        flavor = try container.decode(Flavor.self, forKey: .flavor)
-        publicKey = try bytes(.publicKey)
-        pinSalt = try bytes(.pinSalt)
-        pinBox = try bytes(.pinBox)
-        boundVaultID = try bytes(.boundVaultID)
-        deviceSecretID = try bytes(.deviceSecretID)
-        failedAttempts = try container.decode(Int.self, forKey: .failedAttempts)
-        tags = try container.decodeIfPresent([String].self, forKey: .tags) ?? []
-        notes = try container.decodeIfPresent(String.self, forKey: .notes)
-        // Shape checks stay even for authenticated content: the PIN layer indexes these bytes.
-        try validate()
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(name, forKey: .name)
-        try container.encode(flavor, forKey: .flavor)
-        try container.encode(Data(publicKey).base64EncodedString(), forKey: .publicKey)
-        try container.encode(Data(pinSalt).base64EncodedString(), forKey: .pinSalt)
-        try container.encode(Data(pinBox).base64EncodedString(), forKey: .pinBox)
-        try container.encode(Data(boundVaultID).base64EncodedString(), forKey: .boundVaultID)
-        try container.encode(Data(deviceSecretID).base64EncodedString(), forKey: .deviceSecretID)
-        try container.encode(failedAttempts, forKey: .failedAttempts)
-        if !tags.isEmpty { try container.encode(tags, forKey: .tags) }
-        try container.encodeIfPresent(notes, forKey: .notes)
     }
 }
 

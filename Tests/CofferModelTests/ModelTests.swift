@@ -179,10 +179,44 @@ struct ContentCodingTests {
     @Test("Newer content versions and wrong kinds are refused clearly")
     func refused() throws {
         #expect(throws: ModelError.unsupportedContentVersion(2)) {
-            _ = try ItemContentCoding.decode(Data(#"{"v":2,"createdAt":0,"future":{}}"#.utf8), kind: .card)
+            _ = try ItemContentCoding.decode(Data([2, 1, 8, 0, 0, 0, 0, 0, 0, 0, 0]), kind: .card)
         }
         let note = try ItemContentCoding.encode(.note(try Note(name: "N", text: "t")), createdAt: Date())
         #expect(throws: ModelError.self) { _ = try ItemContentCoding.decode(note, kind: .card) }
         #expect(throws: ModelError.self) { _ = try ItemContentCoding.decode(Data("not json".utf8), kind: .card) }
+        #expect(throws: ModelError.self) { _ = try ItemContentCoding.decode(Data(), kind: .card) }
+    }
+
+    @Test("Unknown fields are skipped, so a later version can add fields")
+    func forwardCompatible() throws {
+        var bytes = Array(try ItemContentCoding.encode(.credential(try Credential(name: "K", value: "v")), createdAt: Date()))
+        bytes += [200, 3, 1, 2, 3]
+        let decoded = try ItemContentCoding.decode(Data(bytes), kind: .credential)
+        #expect(decoded.content == .credential(try Credential(name: "K", value: "v")))
+    }
+
+    @Test("Random and truncated bytes are refused with a ModelError, never a crash")
+    func hostileBytes() throws {
+        var random = SplitMix64(seed: 2026)
+        let valid = Array(try ItemContentCoding.encode(.card(try Card(name: "C", symbology: .qr, payload: [1, 2, 3], payloadCharset: .binary, tags: ["t"], metadata: ["k": "v"])), createdAt: Date()))
+        var inputs: [[UInt8]] = (0..<valid.count).map { Array(valid.prefix($0)) }
+        for _ in 0..<3000 {
+            var mutated = valid
+            for _ in 0..<Int.random(in: 1...4, using: &random) {
+                mutated[Int.random(in: 0..<mutated.count, using: &random)] = UInt8.random(in: 0...255, using: &random)
+            }
+            inputs.append(mutated)
+            inputs.append([1] + random.bytes(Int.random(in: 0...64, using: &random)))
+        }
+        for input in inputs {
+            for kind in ItemKind.allCases {
+                do {
+                    _ = try ItemContentCoding.decode(Data(input), kind: kind)
+                } catch {
+                    // Typed throws: only ModelError can arrive here; reaching this line is the property.
+                    _ = error.description
+                }
+            }
+        }
     }
 }

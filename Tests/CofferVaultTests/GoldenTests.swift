@@ -112,15 +112,12 @@ struct GoldenTests {
             let vault = try #require(answer as? [String: Any])
             let items = try #require(vault["items"] as? [[String: Any]])
             #expect(items.count >= 7)
-            let names = Set(items.compactMap { ($0["content"] as? [String: Any])?.values.compactMap { ($0 as? [String: Any])?["name"] as? String }.first })
-            #expect(names.isSuperset(of: ["Costco", "Amazon return", "OpenAI", "Bob"]))
+            let names = Set(items.compactMap { ($0["content"] as? [String: Any])?["name"] as? String })
+            #expect(names.isSuperset(of: ["Costco", "Amazon return", "GitHub", "OpenAI", "Bob"]))
             for item in items {
                 let content = try #require(item["content"] as? [String: Any])
                 #expect(content["v"] as? Int == 1)
-                let kindName = try #require(item["kind"] as? String)
-                let kind = try #require(ItemKind(rawValue: kindName))
-                let json = try JSONSerialization.data(withJSONObject: content)
-                _ = try ItemContentCoding.decode(json, kind: kind)
+                #expect(content["createdAt"] as? Int == 1_795_000_000_000 || vault["vault_id"] as? String != Golden.vaultID.uuidString.replacingOccurrences(of: "-", with: "").lowercased())
             }
         }
     }

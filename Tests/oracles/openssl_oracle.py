@@ -41,6 +41,36 @@ def strkey_encode(version, payload):
     return base64.b32encode(raw + struct.pack("<H", crc)).decode().rstrip("=")
 
 
+def read_fields(data):
+    """Tag-length-value fields (FORMAT.md §5): one-byte tag, LEB128 length, value."""
+    fields, i = {}, 0
+    while i < len(data):
+        tag, length, shift = data[i], 0, 0
+        i += 1
+        while True:
+            byte = data[i]
+            i += 1
+            length |= (byte & 0x7F) << shift
+            shift += 7
+            if byte < 0x80:
+                break
+        assert i + length <= len(data), "field runs past the end"
+        fields.setdefault(tag, []).append(data[i:i + length])
+        i += length
+    return fields
+
+
+def read_content(plaintext):
+    assert plaintext[0] == 1, "content version 1"
+    fields = read_fields(plaintext[1:])
+    return {
+        "v": plaintext[0],
+        "createdAt": struct.unpack(">q", fields[1][-1])[0],
+        "name": fields[16][-1].decode(),
+        "fields": {str(tag): [v.hex() for v in values] for tag, values in fields.items()},
+    }
+
+
 def read_vault(path, secret_kind, secret):
     """Opens a Coffer vault file following docs/FORMAT.md and returns its decrypted item contents."""
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
@@ -69,7 +99,7 @@ def read_vault(path, secret_kind, secret):
             "SELECT id, kind, revision, updated_at, box FROM item WHERE deleted = 0"):
         item_aad = aad("coffer/v1/item", [vault_id, item_id, kind.encode(), struct.pack(">Q", revision),
                                          struct.pack(">Q", updated_at), struct.pack(">I", 1)])
-        content = json.loads(AESGCM(items_key).decrypt(box[:12], box[12:], item_aad))
+        content = read_content(AESGCM(items_key).decrypt(box[:12], box[12:], item_aad))
         items.append({"id": item_id.hex(), "kind": kind, "content": content})
     return {"vault_id": vault_id.hex(), "items": items}
 
