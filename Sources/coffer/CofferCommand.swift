@@ -53,13 +53,14 @@ struct VaultOption: ParsableArguments {
         CofferLocation.standard(environment: ProcessInfo.processInfo.environment, vaultOverride: vault)
     }
 
-    /// Opens the vault with this device's key; on a device without one, asks for the passphrase on a terminal.
+    /// Opens the vault with this device's key; on a device without one, asks for the passphrase on a terminal
+    /// (without adding a device slot: a vault whose device slot was removed keeps asking; `coffer unlock` adds one).
     func open() throws -> Coffer {
         do {
             return try Coffer.open(at: location)
         } catch .needsSecret where SecretInput.shared.interactive {
             let passphrase = try SecretInput.shared.secret("Passphrase")
-            return try Coffer.open(at: location, unlock: .passphrase(passphrase))
+            return try Coffer.open(at: location, unlock: .passphrase(passphrase), addDeviceSlot: false)
         } catch {
             throw CLIError.coffer(error)
         }
