@@ -40,6 +40,15 @@ let package = Package(
             name: "CofferModel",
             dependencies: ["CofferCrypto", "CofferOTP", "CofferBarcode"],
             swiftSettings: strict),
+        // Import from and export to other apps' formats.
+        .target(
+            name: "CofferInterop",
+            dependencies: [
+                "CofferModel", "CofferOTP", "CofferCrypto", "CofferBarcode",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: strict),
         .target(
             name: "CofferKeystore",
             dependencies: ["CofferCrypto", "CofferPlatform"],
@@ -60,7 +69,7 @@ let package = Package(
             name: "CofferKit",
             dependencies: [
                 "CofferVault", "CofferKeystore", "CofferModel", "CofferOTP", "CofferCrypto", "CofferBarcode",
-                "CofferLogging", "CofferPlatform", .product(name: "Logging", package: "swift-log"),
+                "CofferInterop", "CofferLogging", "CofferPlatform", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         .executableTarget(
@@ -84,6 +93,9 @@ let package = Package(
         .testTarget(name: "CofferCryptoTests", dependencies: ["CofferCrypto", "CofferTestSupport"], swiftSettings: strict),
         .testTarget(name: "CofferOTPTests", dependencies: ["CofferOTP", "CofferTestSupport"], swiftSettings: strict),
         .testTarget(name: "CofferBarcodeTests", dependencies: ["CofferBarcode", "CofferTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "CofferInteropTests", dependencies: ["CofferInterop", "CofferTestSupport"], exclude: ["Fixtures"],
+            swiftSettings: strict),
         .testTarget(name: "CofferModelTests", dependencies: ["CofferModel", "CofferTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "CofferVaultTests",

@@ -1,5 +1,6 @@
 @_exported import CofferBarcode
 @_exported import CofferCrypto
+@_exported import CofferInterop
 @_exported import CofferKeystore
 @_exported import CofferModel
 @_exported import CofferOTP

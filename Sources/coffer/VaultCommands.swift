@@ -151,64 +151,165 @@ struct RotateKey: ParsableCommand {
 
 struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Export the vault: an encrypted backup, or plaintext JSON (with --plaintext).",
+        abstract: "Export the vault: an encrypted backup, plaintext JSON, or 2FA tokens for another app.",
         discussion: """
-            coffer export --format backup FILE          encrypted; opens with the passphrase or recovery code
-            coffer export --format json --plaintext [FILE]   every secret in the clear (stdout without FILE)
+            coffer export --format backup FILE                encrypted; opens with the passphrase or recovery code
+            coffer export --format json --plaintext [FILE]    every secret in the clear (stdout without FILE)
+            coffer export --to aegis FILE                     an encrypted Aegis vault (asks for its new password)
+            coffer export --to otpauth --plaintext [FILE]     one otpauth:// URI per line
+            coffer export --to google --plaintext [FILE]      Google Authenticator migration URIs
             """)
 
     enum Format: String, ExpressibleByArgument {
         case json, backup
     }
 
+    enum Target: String, ExpressibleByArgument {
+        case aegis, otpauth, google
+    }
+
     @OptionGroup var vaultOption: VaultOption
-    @Option(help: "backup or json.") var format: Format
+    @Option(help: "backup or json.") var format: Format?
+    @Option(help: "Another app's format for the 2FA tokens: aegis, otpauth or google.") var to: Target?
     @Flag(help: "Confirm that a plaintext export (every secret readable) is wanted.") var plaintext = false
     @Flag(help: "Replace FILE if it exists.") var force = false
-    @Argument(help: "Output file (required for backups; stdout for JSON when omitted).") var file: String?
+    @Argument(help: "Output file (required for backups and Aegis; stdout otherwise when omitted).") var file: String?
 
     func run() throws {
         if let file, !force, FileManager.default.fileExists(atPath: file) {
             throw CLIError.usage("\(file) exists; add --force to replace it")
         }
-        let coffer = try vaultOption.open()
-        switch format {
-        case .backup:
+        switch (format, to) {
+        case (.backup?, nil):
             guard let file else { throw CLIError.usage("give the backup file: coffer export --format backup FILE") }
+            let coffer = try vaultOption.open()
             try vaultCall { () throws(VaultError) in try coffer.vault.writeBackup(to: file) }
-        case .json:
-            guard plaintext else {
-                throw CLIError.usage("a JSON export holds every secret in plaintext; add --plaintext to confirm")
-            }
-            Output.warning("this export contains every secret in plaintext; keep it safe and delete it after use")
+        case (.json?, nil):
+            try requirePlaintext("a JSON export")
+            let coffer = try vaultOption.open()
             let items = try cli { () throws(CofferError) in try coffer.items() }
             let export = try PlaintextExport(items: items, vaultID: coffer.vault.vaultID, createdAt: coffer.vault.createdAt)
-            let data = try export.encoded()
-            if let file {
-                do {
-                    try PrivateFiles.write(Array(data) + [0x0A], to: file)
-                } catch {
-                    throw CLIError.failure(error.description)
-                }
-            } else {
-                FileHandle.standardOutput.write(data + Data([0x0A]))
+            try emit(Array(try export.encoded()) + [0x0A])
+        case (nil, let target?):
+            try exportTokens(to: target)
+        default:
+            throw CLIError.usage("give one of --format backup|json or --to aegis|otpauth|google")
+        }
+    }
+
+    private func exportTokens(to target: Target) throws {
+        if target != .aegis { try requirePlaintext("the \(target.rawValue) export") }
+        guard target != .aegis || file != nil else { throw CLIError.usage("give the Aegis file: coffer export --to aegis FILE") }
+        let password = target == .aegis ? try SecretInput.shared.secret("New password for the Aegis file", confirm: true) : nil
+        let coffer = try vaultOption.open()
+        let tokens = try cli { () throws(CofferError) in try coffer.items(kind: .otp) }.compactMap { item -> OTPItem? in
+            guard case .otp(let otp) = item.content else { return nil }
+            return otp
+        }
+        switch target {
+        case .aegis:
+            guard let password else { return }
+            do {
+                try emit(Array(try AegisExporter.export(tokens, password: password, random: SystemRandom())))
+            } catch let error as AegisExporter.ExportError {
+                throw CLIError.failure(error.description)
             }
+        case .otpauth:
+            try emit(Array(try OTPAuthListExporter.export(tokens).utf8))
+        case .google:
+            let (uris, leftOut) = GoogleAuthenticatorExporter.export(tokens)
+            try emit(Array(uris.map { $0 + "\n" }.joined().utf8))
+            for problem in leftOut { Output.warning("left out \(problem.description)") }
+        }
+    }
+
+    private func requirePlaintext(_ what: String) throws {
+        guard plaintext else { throw CLIError.usage("\(what) holds every secret in plaintext; add --plaintext to confirm") }
+        Output.warning("this export contains secrets in plaintext; keep it safe and delete it after use")
+    }
+
+    /// Writes to FILE (0600, atomically) or standard output.
+    private func emit(_ bytes: [UInt8]) throws {
+        guard let file else {
+            FileHandle.standardOutput.write(Data(bytes))
+            return
+        }
+        do {
+            try PrivateFiles.write(bytes, to: file)
+        } catch {
+            throw CLIError.failure(error.description)
         }
     }
 }
 
 struct Import: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Import an encrypted backup: restores it when there is no vault yet, otherwise adds its items.")
+        abstract: "Import another app's export (--from), or an encrypted Coffer backup (--format backup).",
+        discussion: """
+            coffer import --from aegis aegis-export.json      formats: \(ImportFormats.names.joined(separator: ", "))
+            coffer import --format backup vault.coffer-backup  restores when there is no vault yet, else adds its items
+            Passwords are asked on the terminal or read from standard input. Entries already in the vault are skipped;
+            entries that cannot be read are listed with the reason. Everything read is added in one transaction.
+            """)
 
     @OptionGroup var vaultOption: VaultOption
-    @Option(help: "backup.") var format: String
-    @Flag(name: .customLong("recovery-code"), help: "Open the backup with a recovery code instead of the passphrase.")
+    @Option(help: "Another app's format: \(ImportFormats.names.joined(separator: ", ")).") var from: String?
+    @Option(help: "backup: an encrypted Coffer backup.") var format: String?
+    @Flag(name: .customLong("recovery-code"), help: "Open a backup with a recovery code instead of the passphrase.")
     var recoveryCode = false
-    @Argument(help: "Backup file.") var file: String
+    @Argument(help: "The file to import.") var file: String
 
     func run() throws {
-        guard format == "backup" else { throw CLIError.usage("unknown import format \(format); supported: backup") }
+        switch (from, format) {
+        case (let name?, nil): try importFile(from: name)
+        case (nil, "backup"): try importBackup()
+        case (nil, let other?): throw CLIError.usage("unknown import format \(other); use --format backup or --from FORMAT")
+        default: throw CLIError.usage("give --from FORMAT (another app) or --format backup (a Coffer backup)")
+        }
+    }
+
+    private func importFile(from name: String) throws {
+        guard let importer = ImportFormats.importer(named: name) else {
+            throw CLIError.usage("unknown format \(name); known: \(ImportFormats.names.joined(separator: ", "))")
+        }
+        let data: [UInt8]
+        do {
+            data = try PrivateFiles.read(file, limit: importSizeLimit)
+        } catch {
+            throw CLIError.failure(error.description)
+        }
+        let coffer = try vaultOption.open()
+        var result: ImportResult
+        do {
+            result = try importer.read(data, password: nil)
+        } catch .passwordRequired {
+            let password = try SecretInput.shared.secret("Password for \(file)")
+            result = try readWithPassword(importer, data, password)
+        } catch {
+            throw CLIError.badData(error.description)
+        }
+        let summary = try cli { () throws(CofferError) in try coffer.addImported(result.items) }
+        Output.note("Imported \(summary.added) item(s) from \(name).")
+        if !summary.duplicates.isEmpty {
+            Output.note("Skipped \(summary.duplicates.count) already in the vault: \(summary.duplicates.joined(separator: ", "))")
+        }
+        if !result.problems.isEmpty {
+            Output.warning("\(result.problems.count) entr\(result.problems.count == 1 ? "y" : "ies") could not be imported:")
+            for problem in result.problems { Output.note("  \(problem.description)") }
+        }
+    }
+
+    private func readWithPassword(_ importer: any Importer.Type, _ data: [UInt8], _ password: String) throws -> ImportResult {
+        do {
+            return try importer.read(data, password: password)
+        } catch .wrongPassword {
+            throw CLIError.coffer(.vault(.wrongPassphrase))
+        } catch {
+            throw CLIError.badData(error.description)
+        }
+    }
+
+    private func importBackup() throws {
         let unlock: UnlockMethod =
             recoveryCode
             ? .recoveryCode(try SecretInput.shared.secret("Backup recovery code"))

@@ -199,3 +199,45 @@ struct CLIBarcodeTests {
         #expect(try cli.run(["barcode", "--symbology", "ean13"], input: "5901234123458\n").status == 65)
     }
 }
+
+@Suite("coffer import and export with other apps")
+struct CLIInteropTests {
+    let fixtures = TestSupport.repositoryRoot.appendingPathComponent("Tests/CofferInteropTests/Fixtures").path
+
+    @Test("Import an encrypted Aegis vault, skip duplicates on a second import, and go back to Aegis and otpauth")
+    func aegisRoundTrip() throws {
+        let cli = try CLI()
+        try cli.ok(["init"])
+        #expect(try cli.run(["import", "--from", "aegis", fixtures + "/aegis/encrypted_v3.json"], input: "wrong password\n").status == 77)
+        #expect(try cli.ok(["list"]).stdout.isEmpty)
+        let first = try cli.ok(["import", "--from", "aegis", fixtures + "/aegis/encrypted_v3.json"], input: "coffer test passphrase\n")
+        #expect(first.stderr.contains("Imported"))
+        let count = try #require(try JSONSerialization.jsonObject(with: Data(try cli.ok(["list", "--json"]).standardOutput)) as? [Any]).count
+        #expect(count > 3)
+        let again = try cli.ok(["import", "--from", "aegis", fixtures + "/aegis/encrypted_v3.json"], input: "coffer test passphrase\n")
+        #expect(again.stderr.contains("Imported 0 item(s)") && again.stderr.contains("Skipped"))
+
+        let aegisFile = cli.home + "/out.aegis.json"
+        try cli.ok(["export", "--to", "aegis", aegisFile], input: "export pw\n")
+        #expect(try cli.run(["export", "--to", "otpauth"]).status == 64)
+        let uris = try cli.ok(["export", "--to", "otpauth", "--plaintext"])
+        #expect(uris.stderr.contains("coffer: warning:"))
+        #expect(uris.stdout.split(separator: "\n").allSatisfy { $0.hasPrefix("otpauth://") })
+
+        let other = try CLI()
+        try other.ok(["init"])
+        try other.ok(["import", "--from", "aegis", aegisFile], input: "export pw\n")
+        let back = try #require(try JSONSerialization.jsonObject(with: Data(try other.ok(["list", "--json"]).standardOutput)) as? [Any]).count
+        #expect(back == count)
+        // The same tokens give the same codes (read twice in case a period ended between the two calls).
+        func codes(_ cli: CLI) throws -> [String: String] {
+            let lines = try #require(try JSONSerialization.jsonObject(with: Data(try cli.ok(["code", "--json"]).standardOutput)) as? [[String: Any]])
+            return Dictionary(lines.map { ($0["name"] as? String ?? "", $0["code"] as? String ?? "") }, uniquingKeysWith: { first, _ in first })
+        }
+        var matched = try codes(cli) == codes(other)
+        if !matched { matched = try codes(cli) == codes(other) }
+        #expect(matched)
+        #expect(try cli.run(["import", "--from", "nope", aegisFile]).status == 64)
+        #expect(try cli.run(["import", aegisFile]).status == 64)
+    }
+}

@@ -140,6 +140,21 @@ struct CofferKitTests {
         #expect(try fixture.location.keystore.secret(for: account + "-next") == nil)
     }
 
+    @Test("Imports skip entries already present (same secret and account, or same card payload)")
+    func importDuplicates() throws {
+        let fixture = try KitFixture()
+        let secret = Array("12345678901234567890".utf8)
+        let token = ItemContent.otp(try OTPItem(issuer: "GitHub", account: "alice", parameters: try OTPParameters(secret: secret)))
+        let renamed = ItemContent.otp(try OTPItem(issuer: "GitHub Inc.", account: "Alice", parameters: try OTPParameters(secret: secret)))
+        let other = ItemContent.otp(try OTPItem(issuer: "GitHub", account: "bob", parameters: try OTPParameters(secret: secret)))
+        let card = ItemContent.card(try Card(name: "Costco", symbology: .code128, payload: Array("123".utf8)))
+        _ = try fixture.coffer.vault.add(token)
+        let summary = try fixture.coffer.addImported([renamed, other, card, card])
+        #expect(summary.added == 2)
+        #expect(summary.duplicates.count == 2)
+        #expect(try fixture.coffer.items().count == 3)
+    }
+
     @Test("Lookup by name, id, and unique id prefix; ambiguity is reported")
     func lookup() throws {
         let fixture = try KitFixture()

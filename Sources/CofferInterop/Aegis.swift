@@ -1,0 +1,434 @@
+import CofferCrypto
+import CofferModel
+import CofferOTP
+import Crypto
+import CryptoExtras
+import Foundation
+
+/// Reads an Aegis Authenticator vault export (`docs/vault.md` in beemdevelopment/Aegis), plaintext or encrypted.
+///
+/// - Plaintext: `header.slots` is `null` and `db` is the content object.
+/// - Encrypted: each password slot (type 1) derives a key with scrypt (its `n`, `r`, `p`, `salt`) and unwraps the
+///   32-byte master key with AES-256-GCM (`key_params` nonce and tag); the master key opens the base64 `db` with
+///   `header.params` nonce and tag. No associated data is used. Slot parameters are checked before any work
+///   (N a power of two up to 2^20, r ≤ 32, p ≤ 16, at most 1 GiB), so a hostile file cannot make scrypt run for
+///   minutes or take gigabytes. Other slot types (raw, biometric) need a device key and are skipped.
+/// - Content versions 1 to 3. Version 3 names groups by UUID in a top-level `groups` list; earlier versions have a
+///   `group` name per entry. Groups become tags.
+/// - Entry types `totp`, `hotp` and `steam`; `motp` and `yandex` (and anything else) are reported as unsupported.
+public enum AegisImporter: Importer {
+    public static let formatName = "aegis"
+
+    /// Accepted scrypt parameters in password slots: N a power of two up to 2^20, r up to 32, p up to 16, and at
+    /// most 1 GiB of memory (128·r·N). Aegis itself writes N = 2^15, r = 8, p = 1.
+    fileprivate static let scryptLimits = (maxN: 1 << 20, maxR: 32, maxP: 16, maxMemory: 1 << 30)
+
+    public static func read(_ data: [UInt8], password: String?) throws(InteropError) -> ImportResult {
+        guard data.count <= importSizeLimit else { throw .tooLarge(limit: importSizeLimit) }
+        guard let root = (try? JSONSerialization.jsonObject(with: Data(data))) as? [String: Any] else {
+            throw .malformedFile("not a JSON object")
+        }
+        guard let version = jsonInt(root["version"]) else { throw .malformedFile("the vault version is missing") }
+        guard version == 1 else { throw .unsupportedVersion(String(version)) }
+        guard let header = root["header"] as? [String: Any] else { throw .malformedFile("the header is missing") }
+
+        let content: [String: Any]
+        switch header["slots"] {
+        case nil, is NSNull:
+            guard let object = root["db"] as? [String: Any] else {
+                throw .malformedFile("a plaintext vault's db must be an object")
+            }
+            content = object
+        case let slots as [Any]:
+            guard let password else { throw .passwordRequired }
+            content = try decrypt(root: root, header: header, slots: slots, password: password)
+        default:
+            throw .malformedFile("header.slots must be a list or null")
+        }
+        return try readContent(content)
+    }
+
+    // MARK: Decryption
+
+    private static func decrypt(
+        root: [String: Any], header: [String: Any], slots: [Any], password: String
+    ) throws(InteropError) -> [String: Any] {
+        guard let params = header["params"] as? [String: Any] else {
+            throw .malformedFile("header.params must be an object")
+        }
+        let dbNonce = try hexField(params, "nonce", count: 12, in: "header.params")
+        let dbTag = try hexField(params, "tag", count: 16, in: "header.params")
+        guard let dbText = root["db"] as? String else {
+            throw .malformedFile("an encrypted vault's db must be a string")
+        }
+        guard let ciphertext = Data(base64Encoded: dbText) else {
+            throw .malformedFile("db is not valid base64")
+        }
+
+        let passwordSlots = slots.compactMap { $0 as? [String: Any] }.filter { jsonInt($0["type"]) == 1 }
+        guard !passwordSlots.isEmpty else { throw .malformedFile("the vault has no password slot") }
+        var masterKey: SymmetricKey?
+        for slot in passwordSlots {
+            let parameters = try SlotParameters(slot)
+            if let key = parameters.unwrap(password: password) {
+                masterKey = key
+                break
+            }
+        }
+        guard let masterKey else { throw .wrongPassword }
+
+        let plaintext: Data
+        do {
+            let box = try AES.GCM.SealedBox(
+                nonce: AES.GCM.Nonce(data: dbNonce), ciphertext: ciphertext, tag: dbTag)
+            plaintext = try AES.GCM.open(box, using: masterKey)
+        } catch {
+            throw .malformedFile("the vault content failed authentication (damaged file)")
+        }
+        guard let content = (try? JSONSerialization.jsonObject(with: plaintext)) as? [String: Any] else {
+            throw .malformedFile("the decrypted content is not a JSON object")
+        }
+        return content
+    }
+
+    /// A password slot's KDF parameters and wrapped key, validated.
+    private struct SlotParameters {
+        let n: Int
+        let r: Int
+        let p: Int
+        let salt: [UInt8]
+        let wrappedKey: [UInt8]
+        let nonce: [UInt8]
+        let tag: [UInt8]
+
+        init(_ slot: [String: Any]) throws(InteropError) {
+            guard let n = AegisImporter.jsonInt(slot["n"]), let r = AegisImporter.jsonInt(slot["r"]),
+                let p = AegisImporter.jsonInt(slot["p"])
+            else {
+                throw .malformedFile("a password slot lacks numeric n, r and p")
+            }
+            let limits = AegisImporter.scryptLimits
+            guard n >= 2, n <= limits.maxN, n & (n - 1) == 0 else {
+                throw .kdfParametersOutOfBounds("scrypt N must be a power of two from 2 to \(limits.maxN)")
+            }
+            guard (1...limits.maxR).contains(r), (1...limits.maxP).contains(p) else {
+                throw .kdfParametersOutOfBounds("scrypt r must be 1...\(limits.maxR) and p 1...\(limits.maxP)")
+            }
+            guard 128 * r * n <= limits.maxMemory else {
+                throw .kdfParametersOutOfBounds("scrypt would need more than \(limits.maxMemory >> 20) MiB")
+            }
+            guard let saltText = slot["salt"] as? String, let salt = AegisHex.decode(saltText), !salt.isEmpty else {
+                throw .malformedFile("a password slot's salt is not hex")
+            }
+            guard let params = slot["key_params"] as? [String: Any] else {
+                throw .malformedFile("a password slot lacks key_params")
+            }
+            self.n = n
+            self.r = r
+            self.p = p
+            self.salt = salt
+            wrappedKey = try AegisImporter.hexField(slot, "key", count: 32, in: "slot")
+            nonce = try AegisImporter.hexField(params, "nonce", count: 12, in: "slot key_params")
+            tag = try AegisImporter.hexField(params, "tag", count: 16, in: "slot key_params")
+        }
+
+        /// The master key, or `nil` when the password does not open this slot.
+        func unwrap(password: String) -> SymmetricKey? {
+            do {
+                let derived = try KDF.Scrypt.deriveKey(
+                    from: Array(password.utf8), salt: salt, outputByteCount: 32, rounds: n, blockSize: r,
+                    parallelism: p, maxMemory: AegisImporter.scryptLimits.maxMemory + (1 << 20))
+                let box = try AES.GCM.SealedBox(nonce: AES.GCM.Nonce(data: nonce), ciphertext: wrappedKey, tag: tag)
+                let key = try AES.GCM.open(box, using: derived)
+                guard key.count == 32 else { return nil }
+                return SymmetricKey(data: key)
+            } catch {
+                return nil
+            }
+        }
+    }
+
+    fileprivate static func hexField(
+        _ object: [String: Any], _ name: String, count: Int, in place: String
+    ) throws(InteropError) -> [UInt8] {
+        guard let text = object[name] as? String, let bytes = AegisHex.decode(text), bytes.count == count else {
+            throw .malformedFile("\(place).\(name) must be \(count) bytes of hex")
+        }
+        return bytes
+    }
+
+    // MARK: Content
+
+    private static func readContent(_ content: [String: Any]) throws(InteropError) -> ImportResult {
+        guard let version = jsonInt(content["version"]) else { throw .malformedFile("the content version is missing") }
+        guard (1...3).contains(version) else { throw .unsupportedVersion("content \(version)") }
+        guard let entries = content["entries"] as? [Any] else { throw .malformedFile("entries must be a list") }
+        var groupNames: [String: String] = [:]
+        if version >= 3, let groups = content["groups"] as? [Any] {
+            for case let group as [String: Any] in groups {
+                if let uuid = group["uuid"] as? String, let name = group["name"] as? String {
+                    groupNames[uuid.lowercased()] = name
+                }
+            }
+        }
+        var result = ImportResult()
+        for (position, value) in entries.enumerated() {
+            guard let entry = value as? [String: Any] else {
+                result.problems.append(ImportProblem(entry: "entry \(position + 1)", reason: "not a JSON object"))
+                continue
+            }
+            let issuer = entry["issuer"] as? String ?? ""
+            let name = entry["name"] as? String ?? ""
+            do {
+                let item = try readEntry(entry, version: version, groupNames: groupNames)
+                result.items.append(.otp(item))
+            } catch {
+                let entryName = OTPImportNaming.entryName(
+                    issuer: issuer, account: name, fallback: "entry \(position + 1)")
+                result.problems.append(ImportProblem(entry: entryName, reason: error.reason))
+            }
+        }
+        return result
+    }
+
+    private struct EntryFailure: Error {
+        let reason: String
+    }
+
+    private static func readEntry(
+        _ entry: [String: Any], version: Int, groupNames: [String: String]
+    ) throws(EntryFailure) -> OTPItem {
+        guard let type = (entry["type"] as? String)?.lowercased() else {
+            throw EntryFailure(reason: "the type is missing")
+        }
+        // mOTP and Yandex need a PIN and their own algorithms; say so before their MD5 or PIN fields confuse.
+        guard ["totp", "hotp", "steam"].contains(type) else { throw EntryFailure(reason: "unsupported type") }
+        guard let info = entry["info"] as? [String: Any] else { throw EntryFailure(reason: "info must be an object") }
+        guard let secretText = info["secret"] as? String else { throw EntryFailure(reason: "the secret is missing") }
+        guard let secret = try? Base32.decode(secretText), !secret.isEmpty else {
+            throw EntryFailure(reason: "the secret is empty or not base32")
+        }
+        let algorithm: OTPAlgorithm
+        switch info["algo"] {
+        case nil: algorithm = .sha1
+        case let name as String:
+            guard let known = OTPAlgorithm(name: name) else { throw EntryFailure(reason: "unsupported algorithm") }
+            algorithm = known
+        default: throw EntryFailure(reason: "algo must be a string")
+        }
+        let digits = try optionalInt(info, "digits")
+
+        let kind: OTPParameters.Kind
+        switch type {
+        case "totp":
+            kind = .totp(period: try optionalInt(info, "period") ?? OTPParameters.defaultPeriod)
+        case "hotp":
+            guard let number = info["counter"] as? NSNumber, !isBoolean(number), let counter = number as? UInt64 else {
+                throw EntryFailure(reason: "an HOTP entry needs a whole-number counter of 0 or more")
+            }
+            kind = .hotp(counter: counter)
+        case "steam":
+            if let period = try optionalInt(info, "period"), period != OTPParameters.steamPeriod {
+                throw EntryFailure(reason: "a Steam entry must have a 30-second period")
+            }
+            kind = .steam
+        default:
+            throw EntryFailure(reason: "unsupported type")
+        }
+
+        var tags: [String] = []
+        if version >= 3 {
+            for case let uuid as String in entry["groups"] as? [Any] ?? [] {
+                if let name = groupNames[uuid.lowercased()] { tags.append(name) }
+            }
+        } else if let group = entry["group"] as? String, !group.isEmpty {
+            tags.append(group)
+        }
+        let note = entry["note"] as? String
+
+        do {
+            let parameters = try OTPParameters(secret: secret, algorithm: algorithm, digits: digits, kind: kind)
+            return try OTPImportNaming.item(
+                issuer: entry["issuer"] as? String, account: entry["name"] as? String, parameters: parameters,
+                tags: tags, notes: note?.isEmpty == false ? note : nil)
+        } catch let error as OTPError {
+            throw EntryFailure(reason: error.description)
+        } catch {
+            throw EntryFailure(reason: String(describing: error))
+        }
+    }
+
+    private static func optionalInt(_ object: [String: Any], _ name: String) throws(EntryFailure) -> Int? {
+        guard let value = object[name], !(value is NSNull) else { return nil }
+        guard let number = jsonInt(value) else { throw EntryFailure(reason: "\(name) must be a whole number") }
+        return number
+    }
+
+    /// A JSON whole number; `true` and `false` are not numbers even though Foundation bridges them to 1 and 0.
+    fileprivate static func jsonInt(_ value: Any?) -> Int? {
+        guard let number = value as? NSNumber, !isBoolean(number) else { return nil }
+        return value as? Int
+    }
+
+    /// JSONSerialization stores booleans as `char` numbers (type encoding "c") and numbers as wider types, on
+    /// Darwin and Linux alike; `is Bool` cannot tell them apart because 0 and 1 bridge to `Bool`.
+    fileprivate static func isBoolean(_ number: NSNumber) -> Bool {
+        String(cString: number.objCType) == "c"
+    }
+}
+
+/// Writes an encrypted Aegis vault that Aegis can import: content version 3 (tags become groups), one password
+/// slot with scrypt N = 2^15, r = 8, p = 1 and a 32-byte random salt, a random 256-bit master key, and fresh random
+/// 96-bit nonces for the slot and the content.
+public enum AegisExporter {
+    /// Why a vault could not be written.
+    public enum ExportError: Error, Equatable, Sendable, CustomStringConvertible {
+        /// A cryptographic primitive or the JSON encoder failed; the value names which.
+        case failed(String)
+
+        public var description: String {
+            switch self {
+            case .failed(let step): return "could not write the Aegis vault: \(step) failed"
+            }
+        }
+    }
+
+    /// scrypt parameters written to the password slot (Aegis' own).
+    public static let scryptN = 1 << 15
+    public static let scryptR = 8
+    public static let scryptP = 1
+
+    /// The encrypted vault JSON for `items`, protected by `password`.
+    public static func export(
+        _ items: [OTPItem], password: String, random: some RandomSource
+    ) throws(ExportError) -> Data {
+        var groupIDs: [String: String] = [:]
+        var groups: [[String: Any]] = []
+        var entries: [[String: Any]] = []
+        for item in items {
+            var entryGroups: [String] = []
+            for tag in item.tags {
+                if groupIDs[tag] == nil {
+                    let uuid = uuidString(random)
+                    groupIDs[tag] = uuid
+                    groups.append(["uuid": uuid, "name": tag])
+                }
+                if let uuid = groupIDs[tag] { entryGroups.append(uuid) }
+            }
+            entries.append(entry(item, groups: entryGroups, uuid: uuidString(random)))
+        }
+        let content: [String: Any] = ["version": 3, "entries": entries, "groups": groups]
+
+        let contentJSON = try json(content)
+        let masterKey = SymmetricKey(data: random.bytes(32))
+        let salt = random.bytes(32)
+        let slotNonce = random.bytes(12)
+        let dbNonce = random.bytes(12)
+
+        let slotBox: AES.GCM.SealedBox
+        let dbBox: AES.GCM.SealedBox
+        do {
+            let derived = try KDF.Scrypt.deriveKey(
+                from: Array(password.utf8), salt: salt, outputByteCount: 32, rounds: scryptN, blockSize: scryptR,
+                parallelism: scryptP)
+            let masterBytes = masterKey.withUnsafeBytes { Array($0) }
+            slotBox = try AES.GCM.seal(masterBytes, using: derived, nonce: AES.GCM.Nonce(data: slotNonce))
+            dbBox = try AES.GCM.seal(contentJSON, using: masterKey, nonce: AES.GCM.Nonce(data: dbNonce))
+        } catch {
+            throw .failed("encryption")
+        }
+
+        let slot: [String: Any] = [
+            "type": 1, "uuid": uuidString(random), "key": AegisHex.encode(slotBox.ciphertext),
+            "key_params": ["nonce": AegisHex.encode(slotNonce), "tag": AegisHex.encode(slotBox.tag)],
+            "n": scryptN, "r": scryptR, "p": scryptP, "salt": AegisHex.encode(salt),
+            "repaired": true, "is_backup": false,
+        ]
+        let vault: [String: Any] = [
+            "version": 1,
+            "header": [
+                "slots": [slot], "params": ["nonce": AegisHex.encode(dbNonce), "tag": AegisHex.encode(dbBox.tag)],
+            ],
+            "db": dbBox.ciphertext.base64EncodedString(),
+        ]
+        return try json(vault)
+    }
+
+    private static func entry(_ item: OTPItem, groups: [String], uuid: String) -> [String: Any] {
+        let parameters = item.parameters
+        var info: [String: Any] = [
+            "secret": Base32.encode(parameters.secret), "algo": parameters.algorithm.name, "digits": parameters.digits,
+        ]
+        let type: String
+        switch parameters.kind {
+        case .totp(let period):
+            type = "totp"
+            info["period"] = period
+        case .hotp(let counter):
+            type = "hotp"
+            info["counter"] = counter
+        case .steam:
+            type = "steam"
+            info["period"] = OTPParameters.steamPeriod
+        }
+        return [
+            "type": type, "uuid": uuid, "name": item.account, "issuer": item.issuer, "note": item.notes ?? "",
+            "favorite": false, "icon": NSNull(), "info": info, "groups": groups,
+        ]
+    }
+
+    private static func json(_ object: Any) throws(ExportError) -> Data {
+        do {
+            return try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+        } catch {
+            throw .failed("JSON encoding")
+        }
+    }
+
+    /// A random version-4 UUID in Aegis' lower-case form.
+    private static func uuidString(_ random: some RandomSource) -> String {
+        var bytes = random.bytes(16)
+        bytes[6] = bytes[6] & 0x0F | 0x40
+        bytes[8] = bytes[8] & 0x3F | 0x80
+        let hex = AegisHex.encode(bytes)
+        let characters = Array(hex)
+        return [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(characters[$0]) }.joined(separator: "-")
+    }
+}
+
+/// Lower-case hex, as Aegis writes it.
+private enum AegisHex {
+    static func encode(_ bytes: some Sequence<UInt8>) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var output: [UInt8] = []
+        for byte in bytes {
+            output.append(digits[Int(byte >> 4)])
+            output.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Bytes of an even-length hex string (either case); `nil` for anything else.
+    static func decode(_ text: String) -> [UInt8]? {
+        let characters = Array(text.utf8)
+        guard characters.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(characters.count / 2)
+        var index = 0
+        while index < characters.count {
+            guard let high = value(characters[index]), let low = value(characters[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+            index += 2
+        }
+        return bytes
+    }
+
+    private static func value(_ character: UInt8) -> UInt8? {
+        switch character {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): character - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): character - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,204 @@
+import CofferModel
+import CofferOTP
+import Foundation
+
+/// Reads the TOTP seeds from a Bitwarden unencrypted JSON export (`bitwarden_export_….json`).
+///
+/// Only `items[]` whose `login.totp` is set become tokens; every other item is a password, card or note and is
+/// skipped without a problem. `login.totp` is an `otpauth://` URI, a `steam://SECRET` URI or a bare base32 secret
+/// (TOTP, SHA1, 6 digits, 30 s). The issuer is the URI's, or the item name when the URI has none; the account is
+/// `login.username`, or the URI's account when the username is empty. The item's folder becomes a tag.
+/// Encrypted exports are refused with ``InteropError/unsupportedVersion(_:)``: export unencrypted from Bitwarden.
+public enum BitwardenJSONImporter: Importer {
+    public static let formatName = "bitwarden-json"
+
+    public static func read(_ data: [UInt8], password: String?) throws(InteropError) -> ImportResult {
+        try OTPImport.checkSize(data)
+        guard let document = ImportJSON.parse(data), case .object = document else {
+            throw .malformedFile("a Bitwarden JSON export is a JSON object")
+        }
+        if document["encrypted"] == .bool(true) {
+            throw .unsupportedVersion("encrypted Bitwarden export (export unencrypted JSON instead)")
+        }
+        guard let items = document["items"]?.arrayValue else { throw .malformedFile("items is missing or not an array") }
+
+        var folders: [String: String] = [:]
+        for folder in document["folders"]?.arrayValue ?? [] {
+            if let id = folder["id"]?.stringValue, let name = folder["name"]?.stringValue {
+                folders[id] = name
+            }
+        }
+
+        var result = ImportResult()
+        for (index, item) in items.enumerated() {
+            let name = item["name"]?.stringValue
+            let username = item["login"]?["username"]?.stringValue
+            do throws(ImportEntryError) {
+                guard case .object = item else { throw ImportEntryError("the item is not a JSON object") }
+                guard let login = item["login"], case .object = login else { continue }
+                guard let totp = try login.string("totp"), OTPImport.nonEmpty(totp) != nil else { continue }
+                // The folder only adds a tag: a folder id of the wrong type costs the tag, not the token.
+                let folder = item["folderId"]?.stringValue.flatMap { folders[$0] }
+                let otp = try BitwardenTOTP.item(
+                    totp: totp, name: try item.string("name"), username: try login.string("username"),
+                    tags: folder.map { [$0] } ?? [])
+                result.items.append(.otp(otp))
+            } catch {
+                result.problems.append(
+                    ImportProblem(
+                        entry: OTPImport.entryName(issuer: name, account: username, index: index), reason: error.reason))
+            }
+        }
+        return result
+    }
+}
+
+/// Reads the TOTP seeds from a Bitwarden CSV export: a header row naming at least `name` and `login_totp`
+/// (`login_username` and `folder` are used when present), then one row per item, quoted as RFC 4180 describes.
+/// Rows are converted as in ``BitwardenJSONImporter``; rows with an empty `login_totp` are skipped silently.
+public enum BitwardenCSVImporter: Importer {
+    public static let formatName = "bitwarden-csv"
+
+    public static func read(_ data: [UInt8], password: String?) throws(InteropError) -> ImportResult {
+        try OTPImport.checkSize(data)
+        let body = data.starts(with: [0xEF, 0xBB, 0xBF]) ? data.dropFirst(3) : data[...]
+        guard String(validating: body, as: UTF8.self) != nil else { throw .malformedFile("the CSV is not UTF-8") }
+        let records = try CSV.records(body)
+        guard let header = records.first?.fields.map({ $0.trimmingCharacters(in: .whitespaces).lowercased() }) else {
+            throw .malformedFile("the CSV has no header row")
+        }
+        guard let totpColumn = header.firstIndex(of: "login_totp") else {
+            throw .malformedFile("the CSV has no login_totp column")
+        }
+        guard let nameColumn = header.firstIndex(of: "name") else { throw .malformedFile("the CSV has no name column") }
+        let usernameColumn = header.firstIndex(of: "login_username")
+        let folderColumn = header.firstIndex(of: "folder")
+
+        var result = ImportResult()
+        for record in records.dropFirst() where record.fields != [""] {
+            let fields = record.fields
+            let name = fields.indices.contains(nameColumn) ? fields[nameColumn] : nil
+            let username = usernameColumn.flatMap { fields.indices.contains($0) ? fields[$0] : nil }
+            let entry = OTPImport.entryName(issuer: name, account: username, index: record.line - 1)
+            guard fields.count == header.count else {
+                result.problems.append(
+                    ImportProblem(
+                        entry: entry, reason: "the row has \(fields.count) fields, the header has \(header.count)"))
+                continue
+            }
+            guard OTPImport.nonEmpty(fields[totpColumn]) != nil else { continue }
+            let folder = folderColumn.flatMap { OTPImport.nonEmpty(fields[$0]) }
+            do {
+                let otp = try BitwardenTOTP.item(
+                    totp: fields[totpColumn], name: name, username: username, tags: folder.map { [$0] } ?? [])
+                result.items.append(.otp(otp))
+            } catch {
+                result.problems.append(ImportProblem(entry: entry, reason: error.reason))
+            }
+        }
+        return result
+    }
+}
+
+/// Bitwarden's `totp` field as Coffer reads it, shared by the JSON and CSV importers.
+enum BitwardenTOTP {
+    static func item(totp: String, name: String?, username: String?, tags: [String]) throws(ImportEntryError) -> OTPItem {
+        let text = totp.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard text.contains("://") else {
+            let parameters = try OTPImport.parameters(
+                secret: text, algorithm: nil, digits: nil, kind: .totp(period: OTPParameters.defaultPeriod))
+            return try OTPImport.item(issuer: name, account: username, parameters: parameters, tags: tags)
+        }
+        let token: OTPToken
+        do {
+            token = try OTPToken(uri: text)
+        } catch {
+            throw ImportEntryError(error.description)
+        }
+        return try OTPImport.item(
+            issuer: token.issuer ?? OTPImport.nonEmpty(name), account: OTPImport.nonEmpty(username) ?? token.account,
+            parameters: token.parameters, tags: tags)
+    }
+}
+
+/// A small RFC 4180 reader: fields separated by commas, records by CRLF, LF or CR; a field in double quotes may
+/// hold commas, line breaks and doubled quotes. An unquoted field keeps any quote it contains literally.
+enum CSV {
+    struct Record: Equatable {
+        /// The 1-based line on which the record starts, for naming it in problems.
+        let line: Int
+        let fields: [String]
+    }
+
+    static func records(_ bytes: ArraySlice<UInt8>) throws(InteropError) -> [Record] {
+        let quote = UInt8(ascii: "\""), comma = UInt8(ascii: ","), lf = UInt8(ascii: "\n"), cr = UInt8(ascii: "\r")
+        var records: [Record] = []
+        var fields: [String] = []
+        var field: [UInt8] = []
+        var line = 1
+        var recordLine = 1
+        var index = bytes.startIndex
+        var fieldStarted = false
+
+        func endField() {
+            fields.append(String(decoding: field, as: UTF8.self))
+            field.removeAll(keepingCapacity: true)
+        }
+
+        while index < bytes.endIndex {
+            let byte = bytes[index]
+            if byte == quote, field.isEmpty, !fieldStarted {
+                // A quoted field: runs to the quote not followed by another quote.
+                index += 1
+                var closed = false
+                while index < bytes.endIndex {
+                    let inner = bytes[index]
+                    if inner == quote {
+                        if index + 1 < bytes.endIndex, bytes[index + 1] == quote {
+                            field.append(quote)
+                            index += 2
+                            continue
+                        }
+                        closed = true
+                        index += 1
+                        break
+                    }
+                    if inner == lf || (inner == cr && !(index + 1 < bytes.endIndex && bytes[index + 1] == lf)) {
+                        line += 1
+                    }
+                    field.append(inner)
+                    index += 1
+                }
+                guard closed else { throw .malformedFile("a quoted CSV field starting on line \(recordLine) is not closed") }
+                guard index == bytes.endIndex || [comma, lf, cr].contains(bytes[index]) else {
+                    throw .malformedFile("text follows a closing quote on line \(line)")
+                }
+                fieldStarted = true
+                continue
+            }
+            switch byte {
+            case comma:
+                endField()
+                fieldStarted = false
+                index += 1
+            case lf, cr:
+                endField()
+                records.append(Record(line: recordLine, fields: fields))
+                fields.removeAll()
+                fieldStarted = false
+                index += (byte == cr && index + 1 < bytes.endIndex && bytes[index + 1] == lf) ? 2 : 1
+                line += 1
+                recordLine = line
+            default:
+                field.append(byte)
+                fieldStarted = true
+                index += 1
+            }
+        }
+        if fieldStarted || !fields.isEmpty {
+            endField()
+            records.append(Record(line: recordLine, fields: fields))
+        }
+        return records
+    }
+}

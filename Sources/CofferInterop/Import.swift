@@ -1,0 +1,81 @@
+import CofferModel
+import Foundation
+
+/// Why another app's file could not be read. Descriptions name the rule broken, never a secret or a password.
+public enum InteropError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The file is not in the format, or is damaged beyond reading any entry.
+    case malformedFile(String)
+    /// The file is encrypted and no password was given.
+    case passwordRequired
+    /// The password does not open the file.
+    case wrongPassword
+    /// A format version this Coffer does not read.
+    case unsupportedVersion(String)
+    /// Larger than the importer accepts.
+    case tooLarge(limit: Int)
+    /// KDF parameters in the file are outside the accepted range (a hostile or broken file).
+    case kdfParametersOutOfBounds(String)
+
+    public var description: String {
+        switch self {
+        case .malformedFile(let detail): return "the file is not readable: \(detail)"
+        case .passwordRequired: return "the file is encrypted: a password is needed"
+        case .wrongPassword: return "wrong password for this file"
+        case .unsupportedVersion(let version): return "unsupported file version \(version)"
+        case .tooLarge(let limit): return "the file is larger than \(limit) bytes"
+        case .kdfParametersOutOfBounds(let detail): return "key-derivation parameters out of bounds: \(detail)"
+        }
+    }
+}
+
+/// An entry that could not be imported, and why. `entry` names it the way the source app shows it (issuer and
+/// account, or a card name) so the user can find it; it never holds a secret.
+public struct ImportProblem: Sendable, Equatable, CustomStringConvertible {
+    public let entry: String
+    public let reason: String
+
+    public init(entry: String, reason: String) {
+        self.entry = entry
+        self.reason = reason
+    }
+
+    public var description: String { "\(entry): \(reason)" }
+}
+
+/// What an importer read: the items it could convert, and every entry it could not, with the reason
+/// (a partial import, never all-or-nothing silence).
+public struct ImportResult: Sendable, Equatable {
+    public var items: [ItemContent]
+    public var problems: [ImportProblem]
+
+    public init(items: [ItemContent] = [], problems: [ImportProblem] = []) {
+        self.items = items
+        self.problems = problems
+    }
+}
+
+/// Reads one other app's export. Files are hostile: implementations cap sizes and KDF parameters before using them.
+public protocol Importer {
+    /// The `--from` name, e.g. `aegis`.
+    static var formatName: String { get }
+    /// Reads `data`; `password` is needed for encrypted files.
+    static func read(_ data: [UInt8], password: String?) throws(InteropError) -> ImportResult
+}
+
+/// The largest file any importer reads.
+public let importSizeLimit = 16 << 20
+
+/// Every importer, by its `--from` name.
+public enum ImportFormats {
+    public static var all: [any Importer.Type] { [
+        AegisImporter.self, TwoFASImporter.self, AndOTPImporter.self, GoogleAuthenticatorImporter.self,
+        BitwardenJSONImporter.self, BitwardenCSVImporter.self, OTPAuthListImporter.self,
+    ] }
+
+    /// The importer called `name`.
+    public static func importer(named name: String) -> (any Importer.Type)? {
+        all.first { $0.formatName == name.lowercased() }
+    }
+
+    public static var names: [String] { all.map { $0.formatName } }
+}

@@ -1,0 +1,112 @@
+import CofferModel
+import CofferOTP
+import Foundation
+
+/// Reads a plain text file with one `otpauth://` or `steam://` URI per line, the lowest common denominator that
+/// most authenticators (and password managers such as KeePassXC, Bitwarden and Ente) can write.
+///
+/// Blank lines and lines starting with `#` are ignored; surrounding whitespace and a leading UTF-8 byte order mark
+/// are tolerated. A line that is not a usable URI becomes an ``ImportProblem`` named by its line number only: the
+/// line holds a secret, so neither it nor any part of it is repeated.
+public enum OTPAuthListImporter: Importer {
+    public static let formatName = "otpauth"
+
+    public static func read(_ data: [UInt8], password: String?) throws(InteropError) -> ImportResult {
+        guard data.count <= importSizeLimit else { throw .tooLarge(limit: importSizeLimit) }
+        var result = ImportResult()
+        for line in OTPListLines.split(data) {
+            let entry = "line \(line.number)"
+            let token: OTPToken
+            do {
+                token = try OTPToken(uri: line.text)
+            } catch {
+                result.problems.append(ImportProblem(entry: entry, reason: error.description))
+                continue
+            }
+            do {
+                let item = try OTPImportNaming.item(
+                    issuer: token.issuer, account: token.account, parameters: token.parameters)
+                result.items.append(.otp(item))
+            } catch {
+                result.problems.append(ImportProblem(entry: entry, reason: error.description))
+            }
+        }
+        return result
+    }
+}
+
+/// Writes items as a text file of `otpauth://` URIs, one per line (the file contains every secret in the clear).
+public enum OTPAuthListExporter {
+    /// One canonical URI per item, each line ending in a newline. Tags and notes have no place in a URI and are
+    /// not written.
+    ///
+    /// - Throws: ``ModelError/invalidField(field:rule:)`` naming the first item the URI format cannot represent
+    ///   (an account name containing a colon).
+    public static func export(_ items: [OTPItem]) throws(ModelError) -> String {
+        var text = ""
+        for item in items {
+            do {
+                text += try item.token().uri + "\n"
+            } catch {
+                throw .invalidField(field: item.displayName, rule: error.description)
+            }
+        }
+        return text
+    }
+}
+
+/// Splits an import file into its meaningful lines.
+enum OTPListLines {
+    struct Line {
+        /// 1-based, as editors count.
+        let number: Int
+        /// Trimmed of surrounding whitespace; never empty, never a comment.
+        let text: String
+    }
+
+    /// Non-blank, non-comment lines. Bytes that are not UTF-8 are replaced, so a damaged line fails on its own
+    /// instead of failing the file.
+    static func split(_ data: [UInt8]) -> [Line] {
+        var bytes = data[...]
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
+        var lines: [Line] = []
+        var number = 0
+        for raw in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+            number += 1
+            let text = String(decoding: raw, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !text.isEmpty, !text.hasPrefix("#") else { continue }
+            lines.append(Line(number: number, text: text))
+        }
+        return lines
+    }
+}
+
+/// How the OTP importers name what they import: Coffer requires both an issuer and an account, while sources
+/// often have only one of them.
+enum OTPImportNaming {
+    /// An item whose missing issuer is the account and whose missing account is the issuer. Steam tokens without
+    /// any name (a bare `steam://` URI) are called "Steam".
+    static func item(
+        issuer: String?, account: String?, parameters: OTPParameters, tags: [String] = [], notes: String? = nil
+    ) throws(ModelError) -> OTPItem {
+        let issuer = issuer?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        let account = account?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        var fallback = issuer.isEmpty ? account : issuer
+        if fallback.isEmpty, parameters.kind == .steam { fallback = "Steam" }
+        return try OTPItem(
+            issuer: issuer.isEmpty ? fallback : issuer, account: account.isEmpty ? fallback : account,
+            parameters: parameters, tags: tags, notes: notes)
+    }
+
+    /// How an entry is named in a problem: "issuer (account)", or whichever exists, or `fallback`.
+    static func entryName(issuer: String, account: String, fallback: String) -> String {
+        let issuer = issuer.trimmingCharacters(in: .whitespacesAndNewlines)
+        let account = account.trimmingCharacters(in: .whitespacesAndNewlines)
+        switch (issuer.isEmpty, account.isEmpty) {
+        case (false, false): return "\(issuer) (\(account))"
+        case (false, true): return issuer
+        case (true, false): return account
+        case (true, true): return fallback
+        }
+    }
+}

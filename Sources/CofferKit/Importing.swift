@@ -1,0 +1,52 @@
+import Foundation
+
+extension Coffer {
+    /// What adding imported items did.
+    public struct ImportSummary: Sendable, Equatable {
+        /// Items added.
+        public let added: Int
+        /// Items skipped because the vault (or the same import) already holds them.
+        public let duplicates: [String]
+    }
+
+    /// Adds imported items in one transaction (all or nothing), skipping duplicates: a token with the same secret,
+    /// type and account as one already present, or a card with the same symbology and payload.
+    public func addImported(_ contents: [ItemContent]) throws(CofferError) -> ImportSummary {
+        var seen = Set(try items().map(\.content.duplicateKey))
+        var fresh: [ItemContent] = []
+        var duplicates: [String] = []
+        for content in contents {
+            if seen.insert(content.duplicateKey).inserted {
+                fresh.append(content)
+            } else {
+                duplicates.append(content.name)
+            }
+        }
+        _ = try Self.vaultCall { () throws(VaultError) in try vault.addAll(fresh) }
+        return ImportSummary(added: fresh.count, duplicates: duplicates)
+    }
+}
+
+extension ItemContent {
+    /// Identity for duplicate detection: what makes two entries the same secret, whatever they are called.
+    var duplicateKey: [UInt8] {
+        switch self {
+        case .otp(let otp):
+            let kind: String
+            switch otp.parameters.kind {
+            case .totp(let period): kind = "totp/\(period)"
+            case .hotp: kind = "hotp"
+            case .steam: kind = "steam"
+            }
+            return Array("otp/\(kind)/\(otp.account.lowercased())/".utf8) + otp.parameters.secret
+        case .card(let card):
+            return Array("card/\(card.symbology.rawValue)/".utf8) + card.payload
+        case .credential(let credential):
+            return Array("credential/\(credential.name)/\(credential.value)".utf8)
+        case .note(let note):
+            return Array("note/\(note.name)/\(note.text ?? "")".utf8) + note.fields.flatMap { Array("\($0.label)=\($0.value)".utf8) }
+        case .signingKey(let key):
+            return Array("key/".utf8) + key.publicKey
+        }
+    }
+}
