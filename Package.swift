@@ -44,7 +44,7 @@ let package = Package(
         .target(
             name: "CofferInterop",
             dependencies: [
-                "CofferModel", "CofferOTP", "CofferCrypto", "CofferBarcode",
+                "CofferModel", "CofferOTP", "CofferCrypto", "CofferBarcode", "CZlib",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
