@@ -36,6 +36,7 @@ let package = Package(
         .target(name: "CofferBarcode", dependencies: ["CZlib"], swiftSettings: strict),
         // libFuzzer entry point (built with -DFUZZING); otherwise replays a corpus.
         .executableTarget(name: "FuzzBarcode", dependencies: ["CofferBarcode"], swiftSettings: strict),
+        .executableTarget(name: "FuzzImport", dependencies: ["CofferInterop"], swiftSettings: strict),
         .target(
             name: "CofferModel",
             dependencies: ["CofferCrypto", "CofferOTP", "CofferBarcode"],

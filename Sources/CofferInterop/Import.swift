@@ -69,7 +69,9 @@ public let importSizeLimit = 16 << 20
 public enum ImportFormats {
     public static var all: [any Importer.Type] { [
         AegisImporter.self, TwoFASImporter.self, AndOTPImporter.self, GoogleAuthenticatorImporter.self,
-        BitwardenJSONImporter.self, BitwardenCSVImporter.self, OTPAuthListImporter.self,
+        BitwardenJSONImporter.self, BitwardenCSVImporter.self, FreeOTPPlusImporter.self,
+        ProtonAuthenticatorImporter.self, EnteAuthImporter.self, OTPAuthListImporter.self, CatimaImporter.self,
+        PKPassImporter.self,
     ] }
 
     /// The importer called `name`.

@@ -1,0 +1,226 @@
+import CofferBarcode
+import CofferModel
+import Foundation
+
+/// Catima's export names (ZXing's `BarcodeFormat`) for the symbologies both apps draw.
+enum CatimaBarcodeType {
+    static let toSymbology: [String: Symbology] = [
+        "CODE_128": .code128, "QR_CODE": .qr, "EAN_13": .ean13, "UPC_A": .upcA, "PDF_417": .pdf417,
+        "AZTEC": .aztec, "DATA_MATRIX": .dataMatrix, "CODE_39": .code39, "ITF": .itf, "CODABAR": .codabar,
+        "EAN_8": .ean8, "UPC_E": .upcE,
+    ]
+
+    /// Catima has no GS1 or ITF-14 variants: those export as the plain symbology that draws the same bars.
+    static func name(for symbology: Symbology) -> String {
+        switch symbology {
+        case .qr: return "QR_CODE"
+        case .code128, .gs1_128: return "CODE_128"
+        case .ean13: return "EAN_13"
+        case .ean8: return "EAN_8"
+        case .upcA: return "UPC_A"
+        case .upcE: return "UPC_E"
+        case .code39: return "CODE_39"
+        case .itf, .itf14: return "ITF"
+        case .codabar: return "CODABAR"
+        case .pdf417: return "PDF_417"
+        case .aztec: return "AZTEC"
+        case .dataMatrix, .gs1DataMatrix: return "DATA_MATRIX"
+        }
+    }
+}
+
+/// Reads Catima (CatimaLoyalty/Android) backups: the zip holding `catima.csv` version 2, or the older bare CSV
+/// (version 1). Card images in the zip are not imported; password-protected (WinZip AES) backups are refused.
+public enum CatimaImporter: Importer {
+    public static let formatName = "catima"
+
+    public static func read(_ data: [UInt8], password: String?) throws(InteropError) -> ImportResult {
+        guard data.count <= importSizeLimit else { throw .tooLarge(limit: importSizeLimit) }
+        let csv: [UInt8]
+        if ZipArchive.looksLikeZip(data) {
+            let archive = try ZipArchive(data)
+            guard let entry = archive.entry(named: "catima.csv") else {
+                throw .malformedFile("the zip has no catima.csv")
+            }
+            csv = try archive.contents(of: entry)
+            guard csv.count <= importSizeLimit else { throw .tooLarge(limit: importSizeLimit) }
+        } else {
+            csv = data
+        }
+        var body = csv[...]
+        if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
+        let records = try CSV.records(body)
+        guard let first = records.first?.fields.first else { throw .malformedFile("the CSV is empty") }
+        if first == "_id" { return try readCards(records, groups: [:]) }
+        let version = String(first.prefix { $0.isNumber })
+        guard !version.isEmpty else { throw .malformedFile("the first line is neither a version nor a header") }
+        guard version == "2" else { throw .unsupportedVersion(version) }
+        return try readVersion2(Array(records.dropFirst()))
+    }
+
+    /// Version 2: sections separated by empty records, each introduced by its header (groups, cards, card–group
+    /// links).
+    private static func readVersion2(_ records: [CSV.Record]) throws(InteropError) -> ImportResult {
+        var sections: [[CSV.Record]] = []
+        var current: [CSV.Record] = []
+        for record in records {
+            if record.fields == [""] {
+                if !current.isEmpty { sections.append(current) }
+                current = []
+            } else {
+                current.append(record)
+            }
+        }
+        if !current.isEmpty { sections.append(current) }
+
+        var cardSection: [CSV.Record]?
+        var links: [String: [String]] = [:]
+        for section in sections {
+            guard let header = section.first?.fields else { continue }
+            switch header.first {
+            case "_id" where header.count == 1:
+                break  // The group list: a group's name is its id, and the links below name it again.
+            case "_id":
+                cardSection = section
+            case "cardId":
+                for link in section.dropFirst() where link.fields.count >= 2 {
+                    links[link.fields[0], default: []].append(link.fields[1])
+                }
+            default:
+                throw .malformedFile("an unknown section starts on line \(section[0].line)")
+            }
+        }
+        guard let cardSection else { throw .malformedFile("the backup has no card section") }
+        return try readCards(cardSection, groups: links)
+    }
+
+    /// Reads a card table (header record first); `groups` maps a card's `_id` to its group names.
+    private static func readCards(_ records: [CSV.Record], groups: [String: [String]]) throws(InteropError)
+        -> ImportResult
+    {
+        guard let header = records.first?.fields else { throw .malformedFile("the card table has no header") }
+        var column: [String: Int] = [:]
+        for (index, name) in header.enumerated() where column[name] == nil { column[name] = index }
+        for required in ["_id", "store", "cardid"] where column[required] == nil {
+            throw .malformedFile("the card table has no \(required) column")
+        }
+        var result = ImportResult()
+        for record in records.dropFirst() {
+            func field(_ name: String) -> String {
+                guard let index = column[name], index < record.fields.count else { return "" }
+                return record.fields[index]
+            }
+            let store = field("store")
+            let label = store.isEmpty ? "card on line \(record.line)" : store
+            guard Int(field("_id")) != nil else {
+                result.problems.append(ImportProblem(entry: label, reason: "the card id is not a number"))
+                continue
+            }
+            let type = field("barcodetype")
+            guard !type.isEmpty else {
+                result.problems.append(ImportProblem(entry: label, reason: "no barcode"))
+                continue
+            }
+            guard let symbology = CatimaBarcodeType.toSymbology[type] else {
+                result.problems.append(ImportProblem(entry: label, reason: "barcode type \(type) is not supported"))
+                continue
+            }
+            let cardID = field("cardid")
+            guard !cardID.isEmpty else {
+                result.problems.append(ImportProblem(entry: label, reason: "the card number is empty"))
+                continue
+            }
+            let barcodeID = field("barcodeid")
+            let text = barcodeID.isEmpty ? cardID : barcodeID
+            // Catima's default, and what its database migration forced on old cards, is ISO-8859-1.
+            let (payload, charset) = payloadBytes(text, encoding: field("barcodeencoding"))
+            var metadata: [String: String] = [:]
+            let balance = field("balance")
+            if !balance.isEmpty, Decimal(string: balance) != 0 {
+                metadata["balance"] = balance
+                let currency = field("balancetype")
+                if !currency.isEmpty { metadata["balance_currency"] = currency }
+            }
+            do {
+                let card = try Card(
+                    name: store, symbology: symbology, payload: payload, payloadCharset: charset,
+                    cardNumber: barcodeID.isEmpty || barcodeID == cardID ? nil : cardID,
+                    tags: groups[field("_id")] ?? [], validFrom: date(field("validfrom")),
+                    validTo: date(field("expiry")), notes: field("note").isEmpty ? nil : field("note"),
+                    metadata: metadata)
+                result.items.append(.card(card))
+            } catch {
+                result.problems.append(ImportProblem(entry: label, reason: error.description))
+            }
+        }
+        return result
+    }
+
+    /// The payload's bytes in the card's charset. Text that ISO-8859-1 cannot hold is kept as UTF-8.
+    private static func payloadBytes(_ text: String, encoding: String) -> ([UInt8], PayloadCharset) {
+        if encoding.uppercased().replacingOccurrences(of: "_", with: "-") == "UTF-8" {
+            return (Array(text.utf8), .utf8)
+        }
+        let scalars = text.unicodeScalars
+        guard scalars.allSatisfy({ $0.value <= 0xFF }) else { return (Array(text.utf8), .utf8) }
+        return (scalars.map { UInt8($0.value) }, .latin1)
+    }
+
+    /// Catima writes milliseconds, but some files hold seconds: a value below 10^11 (March 1973 in milliseconds) is
+    /// read as seconds.
+    private static func date(_ field: String) -> Date? {
+        guard let value = Int64(field.trimmingCharacters(in: .whitespaces)), value > 0 else { return nil }
+        return Date(timeIntervalSince1970: value < 100_000_000_000 ? Double(value) : Double(value) / 1000)
+    }
+}
+
+/// Writes cards as a Catima version-2 backup (an unencrypted zip holding `catima.csv`) that Catima imports.
+public enum CatimaExporter {
+    /// The backup's bytes. Tags become groups; binary payloads travel as ISO-8859-1 text, one character per byte.
+    public static func export(_ cards: [Card]) -> [UInt8] {
+        var groups: [String] = []
+        for card in cards { for tag in card.tags where !groups.contains(tag) { groups.append(tag) } }
+
+        var lines = ["2", "", "_id"]
+        lines += groups.map(field)
+        lines.append("")
+        lines.append(
+            "_id,store,note,validfrom,expiry,balance,balancetype,cardid,barcodeid,barcodetype,barcodeencoding,"
+                + "headercolor,starstatus,lastused,archive")
+        for (index, card) in cards.enumerated() {
+            let text = card.payloadCharset == .utf8
+                ? String(decoding: card.payload, as: UTF8.self)
+                : String(String.UnicodeScalarView(card.payload.map { Unicode.Scalar($0) }))
+            let cardID = card.cardNumber ?? text
+            let balance = card.metadata["balance"] ?? "0"
+            let columns: [String] = [
+                String(index + 1), card.name, card.notes ?? "",
+                milliseconds(card.validFrom), milliseconds(card.validTo),
+                balance, card.metadata["balance_currency"] ?? "", cardID, card.cardNumber == nil ? "" : text,
+                CatimaBarcodeType.name(for: card.symbology), card.payloadCharset == .utf8 ? "UTF-8" : "ISO-8859-1",
+                "", "0", "0", card.archivedAt == nil ? "0" : "1",
+            ]
+            lines.append(columns.map(field).joined(separator: ","))
+        }
+        lines.append("")
+        lines.append("cardId,groupId")
+        for (index, card) in cards.enumerated() {
+            for tag in card.tags { lines.append("\(index + 1),\(field(tag))") }
+        }
+        let csv = lines.joined(separator: "\r\n") + "\r\n"
+        var writer = ZipWriter()
+        writer.add("catima.csv", Array(csv.utf8))
+        return writer.finish()
+    }
+
+    private static func milliseconds(_ date: Date?) -> String {
+        guard let date else { return "" }
+        return String(Int64((date.timeIntervalSince1970 * 1000).rounded()))
+    }
+
+    /// RFC 4180 quoting, only where needed (as Catima's writer does).
+    private static func field(_ value: String) -> String {
+        guard value.unicodeScalars.contains(where: { ",\"\n\r".unicodeScalars.contains($0) }) else { return value }
+        return "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}

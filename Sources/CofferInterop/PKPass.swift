@@ -1,0 +1,126 @@
+import CofferBarcode
+import CofferModel
+import Foundation
+
+/// Reads an Apple Wallet pass (`.pkpass`: a zip holding `pass.json`) as one card. The signature and images are not
+/// checked or kept: the pass is imported for its barcode, not trusted as coming from its issuer.
+public enum PKPassImporter: Importer {
+    public static let formatName = "pkpass"
+
+    static let formats: [String: Symbology] = [
+        "PKBarcodeFormatQR": .qr, "PKBarcodeFormatPDF417": .pdf417, "PKBarcodeFormatAztec": .aztec,
+        "PKBarcodeFormatCode128": .code128,
+    ]
+
+    /// Enough locations for any real pass (Wallet itself uses at most ten), well within the card's metadata cap.
+    static let locationLimit = 10
+
+    public static func read(_ data: [UInt8], password: String?) throws(InteropError) -> ImportResult {
+        guard data.count <= importSizeLimit else { throw .tooLarge(limit: importSizeLimit) }
+        let archive = try ZipArchive(data)
+        guard let entry = archive.entries.first(where: { $0.name == "pass.json" }) else {
+            throw .malformedFile("the pass has no pass.json")
+        }
+        let json = try archive.contents(of: entry)
+        guard json.count <= importSizeLimit else { throw .tooLarge(limit: importSizeLimit) }
+        let object: Any
+        do {
+            object = try JSONSerialization.jsonObject(with: Data(json))
+        } catch {
+            throw .malformedFile("pass.json is not valid JSON")
+        }
+        guard let pass = object as? [String: Any] else { throw .malformedFile("pass.json is not a JSON object") }
+
+        let organization = nonEmpty(pass["organizationName"])
+        let description = nonEmpty(pass["description"])
+        guard let name = organization ?? description else {
+            throw .malformedFile("the pass has neither organizationName nor description")
+        }
+        var result = ImportResult()
+        // Like Wallet and Catima: the first barcode in a format this reader knows, then the legacy dictionary.
+        let candidates = (pass["barcodes"] as? [Any] ?? []) + [pass["barcode"] as Any]
+        guard let barcode = candidates.lazy.compactMap({ $0 as? [String: Any] }).first(where: {
+            ($0["format"] as? String).flatMap { formats[$0] } != nil && $0["message"] is String
+        }), let format = barcode["format"] as? String, let symbology = formats[format],
+            let message = barcode["message"] as? String
+        else {
+            result.problems.append(ImportProblem(entry: name, reason: "no barcode"))
+            return result
+        }
+
+        let encoding = (barcode["messageEncoding"] as? String)?.lowercased() ?? "iso-8859-1"
+        let payload: [UInt8]
+        let charset: PayloadCharset
+        if ["iso-8859-1", "latin1", "iso_8859-1"].contains(encoding),
+           message.unicodeScalars.allSatisfy({ $0.value <= 0xFF }) {
+            payload = message.unicodeScalars.map { UInt8($0.value) }
+            charset = .latin1
+        } else {
+            payload = Array(message.utf8)
+            charset = .utf8
+        }
+
+        var metadata: [String: String] = [:]
+        if let locations = pass["locations"] as? [Any] {
+            if locations.count > locationLimit {
+                result.problems.append(ImportProblem(
+                    entry: name, reason: "only the first \(locationLimit) of the pass's locations are kept"))
+            }
+            for (index, location) in locations.prefix(locationLimit).enumerated() {
+                guard let location = location as? [String: Any],
+                      let latitude = (location["latitude"] as? NSNumber)?.doubleValue,
+                      let longitude = (location["longitude"] as? NSNumber)?.doubleValue,
+                      (-90...90).contains(latitude), (-180...180).contains(longitude)
+                else {
+                    result.problems.append(
+                        ImportProblem(entry: name, reason: "location \(index + 1) is not a valid position"))
+                    continue
+                }
+                metadata["location_\(index + 1)"] = "\(latitude),\(longitude)"
+            }
+        }
+
+        let validTo: Date?
+        if let expiration = pass["expirationDate"] as? String {
+            validTo = w3cDate(expiration)
+            if validTo == nil {
+                result.problems.append(ImportProblem(entry: name, reason: "expirationDate is not a W3C date; ignored"))
+            }
+        } else {
+            validTo = nil
+        }
+        let altText = nonEmpty(barcode["altText"])
+        do {
+            let card = try Card(
+                name: name, symbology: symbology, payload: payload, payloadCharset: charset,
+                cardNumber: altText == message ? nil : altText, validTo: validTo,
+                notes: organization != nil ? description : nil, metadata: metadata)
+            result.items.append(.card(card))
+        } catch {
+            result.problems.append(ImportProblem(entry: name, reason: error.description))
+        }
+        return result
+    }
+
+    private static func nonEmpty(_ value: Any?) -> String? {
+        guard let text = (value as? String)?.trimmingCharacters(in: .whitespacesAndNewlines), !text.isEmpty else {
+            return nil
+        }
+        return text
+    }
+
+    /// Wallet dates are W3C (ISO 8601) timestamps with a zone, seconds and fractions optional.
+    private static func w3cDate(_ text: String) -> Date? {
+        let full = ISO8601DateFormatter()
+        if let date = full.date(from: text) { return date }
+        full.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        if let date = full.date(from: text) { return date }
+        // Minutes precision ("2026-12-31T23:59Z"): add the seconds the formatter needs.
+        if let zoneStart = text.lastIndex(where: { $0 == "Z" || $0 == "+" || $0 == "-" }),
+           text[..<zoneStart].filter({ $0 == ":" }).count == 1 {
+            full.formatOptions = [.withInternetDateTime]
+            return full.date(from: text[..<zoneStart] + ":00" + text[zoneStart...])
+        }
+        return nil
+    }
+}

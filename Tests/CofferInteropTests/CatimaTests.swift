@@ -1,0 +1,184 @@
+import CofferBarcode
+import CofferModel
+import CofferTestSupport
+import Foundation
+import Testing
+
+@testable import CofferInterop
+
+/// Fixtures from Fixtures/catima/make_catima.py (Python's zipfile, Catima's published export layout).
+enum CatimaFixtures {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
+
+    static func bytes(_ format: String, _ name: String) throws -> [UInt8] {
+        let url = root.appendingPathComponent(format).appendingPathComponent(name)
+        guard let data = FileManager.default.contents(atPath: url.path) else {
+            Issue.record("fixture \(format)/\(name) is missing: run its make_\(format).py script")
+            throw CocoaError(.fileNoSuchFile)
+        }
+        return Array(data)
+    }
+
+    static func cards(_ result: ImportResult) -> [Card] {
+        result.items.compactMap { if case .card(let card) = $0 { card } else { nil } }
+    }
+}
+
+@Suite struct CatimaTests {
+    @Test(arguments: ["catima_v2.zip", "catima_v2_stored.zip"])
+    func importsVersion2(file: String) throws {
+        let result = try CatimaImporter.read(CatimaFixtures.bytes("catima", file), password: nil)
+        let cards = CatimaFixtures.cards(result)
+        #expect(cards.map(\.name) == ["Pharmacy", "Café Ünter", "Gym", "Bakery"])
+        #expect(result.problems == [
+            ImportProblem(entry: "Library", reason: "no barcode"),
+            ImportProblem(entry: "Cinema", reason: "barcode type CODE_93 is not supported"),
+        ])
+        guard cards.count == 4 else { return }
+
+        let pharmacy = cards[0]
+        #expect(pharmacy.symbology == .ean13)
+        #expect(pharmacy.payload == Array("4006381333931".utf8))
+        #expect(pharmacy.payloadCharset == .utf8)
+        #expect(pharmacy.cardNumber == nil)
+        #expect(pharmacy.tags == ["Health"])
+        #expect(pharmacy.validFrom == Date(timeIntervalSince1970: 1_601_510_400))
+        #expect(pharmacy.validTo == Date(timeIntervalSince1970: 1_893_456_000))
+        #expect(pharmacy.notes == nil)
+
+        let cafe = cards[1]
+        #expect(cafe.symbology == .qr)
+        // Empty barcodeencoding means ISO-8859-1: "É" is the single byte 0xC9.
+        #expect(cafe.payload == Array("CAF".utf8) + [0xC9] + Array("-5678".utf8))
+        #expect(cafe.payloadCharset == .latin1)
+        #expect(cafe.cardNumber == "1234 5678")
+        #expect(cafe.tags == ["Health", "Food, Drink"])
+        #expect(cafe.validFrom == nil)
+        // Catima's own test data holds seconds here; read as seconds, not January 1970.
+        #expect(cafe.validTo == Date(timeIntervalSince1970: 1_618_053_234))
+        #expect(cafe.notes == "Line one\r\n\r\nLine \"three\"")
+        #expect(cafe.metadata == ["balance": "12.50", "balance_currency": "EUR"])
+
+        #expect(cards[2].symbology == .code128)
+        #expect(cards[3].symbology == .upcA)
+        #expect(cards[3].tags.isEmpty)
+    }
+
+    @Test func importsBareVersion1CSV() throws {
+        let result = try CatimaImporter.read(CatimaFixtures.bytes("catima", "catima_v1.csv"), password: nil)
+        let cards = CatimaFixtures.cards(result)
+        #expect(cards.count == 1)
+        #expect(cards.first?.name == "Old Store")
+        #expect(cards.first?.symbology == .code39)
+        #expect(cards.first?.payload == Array("12345678".utf8))
+        #expect(cards.first?.notes == "An old note")
+        #expect(result.problems == [ImportProblem(entry: "Text Only", reason: "no barcode")])
+    }
+
+    @Test(arguments: [
+        ("QR_CODE", Symbology.qr, "HELLO"), ("CODE_128", .code128, "ABC-1"), ("EAN_13", .ean13, "4006381333931"),
+        ("UPC_A", .upcA, "036000291452"), ("PDF_417", .pdf417, "PDF"), ("AZTEC", .aztec, "AZ"),
+        ("DATA_MATRIX", .dataMatrix, "DM"), ("CODE_39", .code39, "CODE39"), ("ITF", .itf, "12345678"),
+        ("CODABAR", .codabar, "A1234B"), ("EAN_8", .ean8, "96385074"), ("UPC_E", .upcE, "01234565"),
+    ])
+    func mapsEveryBarcodeType(name: String, symbology: Symbology, payload: String) throws {
+        let csv = "_id,store,cardid,barcodetype\n1,Shop,\(payload),\(name)\n"
+        let result = try CatimaImporter.read(Array(csv.utf8), password: nil)
+        #expect(result.problems.isEmpty, "\(result.problems)")
+        #expect(CatimaFixtures.cards(result).first?.symbology == symbology)
+        #expect(CatimaBarcodeType.name(for: symbology) == name)
+    }
+
+    static func sampleCards() throws -> [Card] {
+        [
+            try Card(
+                name: "Pharmacy", symbology: .ean13, payload: Array("4006381333931".utf8), tags: ["Health", "A, B"],
+                validFrom: Date(timeIntervalSince1970: 1_601_510_400), validTo: Date(timeIntervalSince1970: 1_893_456_000),
+                notes: "multi\nline \"quoted\", with comma\r\n\r\nand a blank line",
+                metadata: ["balance": "3.5", "balance_currency": "USD"]),
+            try Card(
+                name: "Café", symbology: .qr, payload: Array("Zoë ✓".utf8), cardNumber: "0042", tags: ["Food"]),
+            try Card(name: "Latin", symbology: .code128, payload: [0x41, 0xE9, 0x42], payloadCharset: .latin1),
+        ]
+    }
+
+    @Test func exportRoundTrips() throws {
+        let cards = try Self.sampleCards()
+        let result = try CatimaImporter.read(CatimaExporter.export(cards), password: nil)
+        #expect(result.problems.isEmpty)
+        #expect(CatimaFixtures.cards(result) == cards)
+    }
+
+    /// Python's zipfile and csv modules (not Coffer's reader) check the export: CRCs, the entry name, and the
+    /// version-2 sections with the card columns Catima's importer expects.
+    @Test func exportReadsInPython() throws {
+        let directory = try TestSupport.temporaryDirectory("catima-export")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/export.zip"
+        try Data(CatimaExporter.export(Self.sampleCards())).write(to: URL(fileURLWithPath: path))
+        let script = """
+            import csv, io, json, sys, zipfile
+            z = zipfile.ZipFile(sys.argv[1])
+            assert z.testzip() is None and z.namelist() == ["catima.csv"]
+            raw = z.read("catima.csv").decode("utf-8")
+            assert "\\r\\n" in raw
+            print(json.dumps(list(csv.reader(io.StringIO(raw, newline="")))))
+            """
+        let python = ProcessInfo.processInfo.environment["COFFER_PYTHON"] ?? "python3"
+        let run = try TestSupport.run("/usr/bin/env", [python, "-c", script, path])
+        try #require(run.status == 0, "python3 could not read the export (install python3): \(run.stderr.suffix(300))")
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(run.standardOutput)) as? [[String]])
+        let header = "_id,store,note,validfrom,expiry,balance,balancetype,cardid,barcodeid,barcodetype,barcodeencoding,"
+            + "headercolor,starstatus,lastused,archive"
+        #expect(rows.first == ["2"])
+        #expect(rows.dropFirst().first == [])
+        #expect(Array(rows[2..<7]) == [["_id"], ["Health"], ["A, B"], ["Food"], []])
+        #expect(rows[7] == header.split(separator: ",").map(String.init))
+        #expect(rows[8] == [
+            "1", "Pharmacy", "multi\nline \"quoted\", with comma\r\n\r\nand a blank line", "1601510400000",
+            "1893456000000", "3.5", "USD", "4006381333931", "", "EAN_13", "UTF-8", "", "0", "0", "0",
+        ])
+        #expect(rows[9] == ["2", "Café", "", "", "", "0", "", "0042", "Zoë ✓", "QR_CODE", "UTF-8", "", "0", "0", "0"])
+        #expect(rows[10] == ["3", "Latin", "", "", "", "0", "", "AéB", "", "CODE_128", "ISO-8859-1", "", "0", "0", "0"])
+        #expect(Array(rows[11...]) == [[], ["cardId", "groupId"], ["1", "Health"], ["1", "A, B"], ["2", "Food"]])
+    }
+
+    @Test(arguments: [
+        ("traversal.zip", "a ZIP entry name is absolute or climbs out of the archive"),
+        ("absolute.zip", "a ZIP entry name is absolute or climbs out of the archive"),
+        ("bomb_declared.zip", "the ZIP entries expand to more than 67108864 bytes"),
+        ("bomb_understated.zip", "a ZIP entry's deflate data is damaged or does not match its size"),
+    ])
+    func refusesHostileZips(file: String, reason: String) throws {
+        let data = try CatimaFixtures.bytes("catima", file)
+        #expect(throws: InteropError.malformedFile(reason)) { try CatimaImporter.read(data, password: nil) }
+    }
+
+    @Test func refusesMalformedCSV() {
+        let cases: [(String, InteropError)] = [
+            ("", .malformedFile("the CSV is empty")),
+            ("3\r\n\r\n_id\r\n", .unsupportedVersion("3")),
+            ("2\r\n\r\n_id\r\n", .malformedFile("the backup has no card section")),
+            ("_id,store\n1,\"unclosed\n", .malformedFile("a quoted CSV field starting on line 2 is not closed")),
+            ("hello,world\n", .malformedFile("the first line is neither a version nor a header")),
+            ("_id,store\n1,Shop\n", .malformedFile("the card table has no cardid column")),
+        ]
+        for (csv, error) in cases {
+            #expect(throws: error) { try CatimaImporter.read(Array(csv.utf8), password: nil) }
+        }
+    }
+
+    @Test func reportsBadCardsWithoutTheirPayload() throws {
+        let csv = "_id,store,cardid,barcodetype\nx,NoID,1,QR_CODE\n2,BadEAN,SECRET123,EAN_13\n3,,1,QR_CODE\n"
+        let result = try CatimaImporter.read(Array(csv.utf8), password: nil)
+        #expect(result.items.isEmpty)
+        #expect(result.problems.count == 3)
+        #expect(result.problems.first?.reason == "the card id is not a number")
+        #expect(!result.problems.map(\.description).joined().contains("SECRET123"))
+    }
+
+    @Test func refusesOversizedInput() {
+        let data = [UInt8](repeating: 0x41, count: importSizeLimit + 1)
+        #expect(throws: InteropError.tooLarge(limit: importSizeLimit)) { try CatimaImporter.read(data, password: nil) }
+    }
+}
