@@ -66,25 +66,8 @@ public enum ProtonAuthenticatorImporter: Importer {
 public enum EnteAuthImporter: Importer {
     public static let formatName = "ente"
 
+    /// Ente's plaintext export is an otpauth URI list; its extra parameters (`codeDisplay=` …) are ignored.
     public static func read(_ data: [UInt8], password: String?) throws(InteropError) -> ImportResult {
-        try OTPImport.checkSize(data)
-        var result = ImportResult()
-        for line in OTPListLines.split(data) {
-            let entry = "line \(line.number)"
-            let token: OTPToken
-            do {
-                token = try OTPToken(uri: line.text)
-            } catch {
-                result.problems.append(ImportProblem(entry: entry, reason: error.description))
-                continue
-            }
-            do {
-                result.items.append(.otp(try OTPImportNaming.item(
-                    issuer: token.issuer, account: token.account, parameters: token.parameters)))
-            } catch {
-                result.problems.append(ImportProblem(entry: entry, reason: error.description))
-            }
-        }
-        return result
+        try OTPAuthListImporter.read(data, password: password)
     }
 }
