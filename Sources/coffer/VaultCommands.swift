@@ -158,6 +158,7 @@ struct Export: ParsableCommand {
             coffer export --to aegis FILE                     an encrypted Aegis vault (asks for its new password)
             coffer export --to otpauth --plaintext [FILE]     one otpauth:// URI per line
             coffer export --to google --plaintext [FILE]      Google Authenticator migration URIs
+            coffer export --to catima --plaintext FILE        the cards as a Catima backup (zip)
             """)
 
     enum Format: String, ExpressibleByArgument {
@@ -165,12 +166,12 @@ struct Export: ParsableCommand {
     }
 
     enum Target: String, ExpressibleByArgument {
-        case aegis, otpauth, google
+        case aegis, otpauth, google, catima
     }
 
     @OptionGroup var vaultOption: VaultOption
     @Option(help: "backup or json.") var format: Format?
-    @Option(help: "Another app's format for the 2FA tokens: aegis, otpauth or google.") var to: Target?
+    @Option(help: "Another app's format: aegis, otpauth or google (tokens), catima (cards).") var to: Target?
     @Flag(help: "Confirm that a plaintext export (every secret readable) is wanted.") var plaintext = false
     @Flag(help: "Replace FILE if it exists.") var force = false
     @Argument(help: "Output file (required for backups and Aegis; stdout otherwise when omitted).") var file: String?
@@ -190,6 +191,15 @@ struct Export: ParsableCommand {
             let items = try cli { () throws(CofferError) in try coffer.items() }
             let export = try PlaintextExport(items: items, vaultID: coffer.vault.vaultID, createdAt: coffer.vault.createdAt)
             try emit(Array(try export.encoded()) + [0x0A])
+        case (nil, .catima?):
+            try requirePlaintext("the catima export")
+            guard file != nil else { throw CLIError.usage("give the zip file: coffer export --to catima --plaintext FILE") }
+            let coffer = try vaultOption.open()
+            let cards = try cli { () throws(CofferError) in try coffer.items(kind: .card) }.compactMap { item -> Card? in
+                guard case .card(let card) = item.content else { return nil }
+                return card
+            }
+            try emit(CatimaExporter.export(cards))
         case (nil, let target?):
             try exportTokens(to: target)
         default:
@@ -220,6 +230,8 @@ struct Export: ParsableCommand {
             let (uris, leftOut) = GoogleAuthenticatorExporter.export(tokens)
             try emit(Array(uris.map { $0 + "\n" }.joined().utf8))
             for problem in leftOut { Output.warning("left out \(problem.description)") }
+        case .catima:
+            return
         }
     }
 

@@ -240,4 +240,20 @@ struct CLIInteropTests {
         #expect(try cli.run(["import", "--from", "nope", aegisFile]).status == 64)
         #expect(try cli.run(["import", aegisFile]).status == 64)
     }
+
+    @Test("Cards go to a Catima backup and come back with their payload, symbology and tags")
+    func catimaRoundTrip() throws {
+        let cli = try CLI()
+        try cli.ok(["init"])
+        try cli.ok(["add", "card", "Costco", "--symbology", "code128", "--tag", "grocery"], input: "111222333\n")
+        try cli.ok(["add", "card", "Library", "--symbology", "qr"], input: "https://library.example/42\n")
+        #expect(try cli.run(["export", "--to", "catima", cli.home + "/cards.zip"]).status == 64)
+        try cli.ok(["export", "--to", "catima", "--plaintext", cli.home + "/cards.zip"])
+        let other = try CLI()
+        try other.ok(["init"])
+        try other.ok(["import", "--from", "catima", cli.home + "/cards.zip"])
+        let costco = try other.ok(["show", "Costco", "--json"]).stdout
+        #expect(costco.contains("\"payload\" : \"111222333\"") && costco.contains("code128") && costco.contains("grocery"))
+        #expect(try other.ok(["show", "Library", "--json"]).stdout.contains("https://library.example/42"))
+    }
 }
