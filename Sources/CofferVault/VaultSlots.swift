@@ -95,10 +95,9 @@ extension Vault {
             let slots = try Self.readSlots(db, limits: options.limits)
             let types = Set(slots.map(\.header.type))
             if types.contains(.device) && deviceKey == nil { throw VaultError.noSlot(.device) }
-            if types.contains(.passphrase) {
+            if let slot = slots.first(where: { $0.header.type == .passphrase }) {
                 guard let passphraseSecret else { throw VaultError.wrongPassphrase }
                 // The passphrase must open the current slot: rotation must not lock the owner out by a typo.
-                let slot = slots.first { $0.header.type == .passphrase }!
                 let kek = try slot.header.keyEncryptionKey(secret: passphraseSecret, limits: options.limits)
                 do {
                     _ = try slot.header.unwrap(slot.wrapped, vaultID: vaultIDBytes, kek: kek)
@@ -123,10 +122,12 @@ extension Vault {
             for slot in slots {
                 switch slot.header.type {
                 case .device:
-                    try Self.insertSlot(db, type: .device, secret: deviceKey!, kdf: nil, masterKey: newMaster, vaultID: vaultIDBytes, options: options)
+                    guard let deviceKey else { throw VaultError.noSlot(.device) }
+                    try Self.insertSlot(db, type: .device, secret: deviceKey, kdf: nil, masterKey: newMaster, vaultID: vaultIDBytes, options: options)
                 case .passphrase:
+                    guard let passphraseSecret else { throw VaultError.wrongPassphrase }
                     try Self.insertSlot(
-                        db, type: .passphrase, secret: passphraseSecret!, kdf: slot.header.kdf, masterKey: newMaster,
+                        db, type: .passphrase, secret: passphraseSecret, kdf: slot.header.kdf, masterKey: newMaster,
                         vaultID: vaultIDBytes, options: options)
                 case .recovery:
                     break
