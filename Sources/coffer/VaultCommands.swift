@@ -174,6 +174,9 @@ struct Export: ParsableCommand {
     @Option(help: "Another app's format: aegis, otpauth or google (tokens), catima (cards).") var to: Target?
     @Flag(help: "Confirm that a plaintext export (every secret readable) is wanted.") var plaintext = false
     @Flag(help: "Replace FILE if it exists.") var force = false
+    @Flag(help: "With --to google: also draw each migration URI as a QR code, to scan with Google Authenticator.")
+    var qr = false
+    @OptionGroup var drawing: DrawingOptions
     @Argument(help: "Output file (required for backups and Aegis; stdout otherwise when omitted).") var file: String?
 
     func run() throws {
@@ -195,11 +198,15 @@ struct Export: ParsableCommand {
             try requirePlaintext("the catima export")
             guard file != nil else { throw CLIError.usage("give the zip file: coffer export --to catima --plaintext FILE") }
             let coffer = try vaultOption.open()
-            let cards = try cli { () throws(CofferError) in try coffer.items(kind: .card) }.compactMap { item -> Card? in
+            let items = try cli { () throws(CofferError) in try coffer.items() }
+            let cards = items.compactMap { item -> Card? in
                 guard case .card(let card) = item.content else { return nil }
                 return card
             }
             try emit(CatimaExporter.export(cards))
+            reportLeftOut(items.count - cards.count, "that are not cards")
+            let gs1 = cards.filter { [.gs1_128, .itf14, .gs1DataMatrix].contains($0.symbology) }.count
+            reportLeftOut(0, "", detail: gs1 > 0 ? "\(gs1) GS1/ITF-14 card(s) were written as Code 128, ITF or Data Matrix, which Catima has instead" : nil)
         case (nil, let target?):
             try exportTokens(to: target)
         default:
@@ -212,10 +219,12 @@ struct Export: ParsableCommand {
         guard target != .aegis || file != nil else { throw CLIError.usage("give the Aegis file: coffer export --to aegis FILE") }
         let password = target == .aegis ? try SecretInput.shared.secret("New password for the Aegis file", confirm: true) : nil
         let coffer = try vaultOption.open()
-        let tokens = try cli { () throws(CofferError) in try coffer.items(kind: .otp) }.compactMap { item -> OTPItem? in
+        let items = try cli { () throws(CofferError) in try coffer.items() }
+        let tokens = items.compactMap { item -> OTPItem? in
             guard case .otp(let otp) = item.content else { return nil }
             return otp
         }
+        reportLeftOut(items.count - tokens.count, "that are not 2FA tokens")
         switch target {
         case .aegis:
             guard let password else { return }
@@ -230,9 +239,22 @@ struct Export: ParsableCommand {
             let (uris, leftOut) = GoogleAuthenticatorExporter.export(tokens)
             try emit(Array(uris.map { $0 + "\n" }.joined().utf8))
             for problem in leftOut { Output.warning("left out \(problem.description)") }
+            if qr {
+                for (index, uri) in uris.enumerated() {
+                    let barcode = try CofferBarcode.encode(Array(uri.utf8), as: .qr, options: BarcodeOptions(qrErrorCorrection: .L))
+                    Output.note("QR code \(index + 1) of \(uris.count):")
+                    Terminal.writeError(try drawing.draw(barcode))
+                }
+            }
         case .catima:
             return
         }
+    }
+
+    /// Says what an export could not carry.
+    private func reportLeftOut(_ count: Int, _ what: String, detail: String? = nil) {
+        if count > 0 { Output.warning("left out \(count) item(s) \(what)") }
+        if let detail { Output.warning(detail) }
     }
 
     private func requirePlaintext(_ what: String) throws {

@@ -237,6 +237,14 @@ struct CLIInteropTests {
         var matched = try codes(cli) == codes(other)
         if !matched { matched = try codes(cli) == codes(other) }
         #expect(matched)
+        let google = try cli.ok(["export", "--to", "google", "--plaintext", "--qr", "--no-color"])
+        #expect(google.stdout.hasPrefix("otpauth-migration://offline?data="))
+        #expect(google.stderr.contains("QR code 1 of") && google.stderr.contains("▀"))
+        try google.stdout.write(toFile: cli.home + "/google.txt", atomically: true, encoding: .utf8)
+        let third = try CLI()
+        try third.ok(["init"])
+        try third.ok(["import", "--from", "google", cli.home + "/google.txt"])
+        #expect(try third.ok(["list"]).stdout.split(separator: "\n").count > 1)
         #expect(try cli.run(["import", "--from", "nope", aegisFile]).status == 64)
         #expect(try cli.run(["import", aegisFile]).status == 64)
     }
