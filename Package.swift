@@ -35,8 +35,9 @@ let package = Package(
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
         .target(name: "CofferBarcode", dependencies: ["CZlib"], swiftSettings: strict),
         // libFuzzer entry point (built with -DFUZZING); otherwise replays a corpus.
-        .executableTarget(name: "FuzzBarcode", dependencies: ["CofferBarcode"], swiftSettings: strict),
-        .executableTarget(name: "FuzzImport", dependencies: ["CofferInterop"], swiftSettings: strict),
+        .target(name: "FuzzSupport", swiftSettings: strict),
+        .executableTarget(name: "FuzzBarcode", dependencies: ["CofferBarcode", "FuzzSupport"], swiftSettings: strict),
+        .executableTarget(name: "FuzzImport", dependencies: ["CofferInterop", "FuzzSupport"], swiftSettings: strict),
         .target(
             name: "CofferModel",
             dependencies: ["CofferCrypto", "CofferOTP", "CofferBarcode"],

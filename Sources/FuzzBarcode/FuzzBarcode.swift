@@ -1,7 +1,7 @@
 import CofferBarcode
 
 #if !FUZZING
-import Foundation
+import FuzzSupport
 #endif
 
 /// Outcome counts for the replay summary.
@@ -73,11 +73,8 @@ struct FuzzBarcodeReplay {
         var tally = Tally()
         let arguments = CommandLine.arguments.dropFirst()
         if arguments.isEmpty {
-            var state: UInt64 = 0x5EED
-            func next() -> UInt8 {
-                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-                return UInt8(truncatingIfNeeded: state >> 33)
-            }
+            var bytes = FuzzBytes(seed: 0x5EED)
+            func next() -> UInt8 { bytes.next() }
             for round in 0..<3000 {
                 let length = [0, 1, 2, 5, 8, 12, 13, 14, 20, 64, 300][round % 11]
                 var input = [UInt8(round % Symbology.allCases.count), next(), next()]
@@ -86,16 +83,7 @@ struct FuzzBarcodeReplay {
                 exercise(input, tally: &tally)
             }
         } else {
-            let manager = FileManager.default
-            for path in arguments {
-                var isDirectory: ObjCBool = false
-                guard manager.fileExists(atPath: path, isDirectory: &isDirectory) else { continue }
-                let files = isDirectory.boolValue
-                    ? try manager.contentsOfDirectory(atPath: path).sorted().map { path + "/" + $0 } : [path]
-                for file in files {
-                    if let data = manager.contents(atPath: file) { exercise(Array(data), tally: &tally) }
-                }
-            }
+            try FuzzReplay.corpus(arguments) { exercise($0, tally: &tally) }
         }
         print("FuzzBarcode replay: \(tally.encoded) encoded, \(tally.rejected) rejected with a clear error")
     }

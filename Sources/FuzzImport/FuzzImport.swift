@@ -1,7 +1,7 @@
 import CofferInterop
 
 #if !FUZZING
-import Foundation
+import FuzzSupport
 #endif
 
 /// Outcome counts for the replay summary.
@@ -54,11 +54,8 @@ struct FuzzImportReplay {
         var tally = Tally()
         let arguments = CommandLine.arguments.dropFirst()
         if arguments.isEmpty {
-            var state: UInt64 = 0x1AB0
-            func next() -> UInt8 {
-                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-                return UInt8(truncatingIfNeeded: state >> 33)
-            }
+            var bytes = FuzzBytes(seed: 0x1AB0)
+            func next() -> UInt8 { bytes.next() }
             let seeds: [[UInt8]] = [
                 [], Array("{}".utf8), Array(#"{"tokens":[{"secret":[1,2,3]}]}"#.utf8),
                 Array(#"{"version":1,"entries":[{"content":{"uri":"steam://AAAA"}}]}"#.utf8),
@@ -79,16 +76,7 @@ struct FuzzImportReplay {
                 exercise(input, tally: &tally)
             }
         } else {
-            let manager = FileManager.default
-            for path in arguments {
-                var isDirectory: ObjCBool = false
-                guard manager.fileExists(atPath: path, isDirectory: &isDirectory) else { continue }
-                let files = isDirectory.boolValue
-                    ? try manager.contentsOfDirectory(atPath: path).sorted().map { path + "/" + $0 } : [path]
-                for file in files {
-                    if let data = manager.contents(atPath: file) { exercise(Array(data), tally: &tally) }
-                }
-            }
+            try FuzzReplay.corpus(arguments) { exercise($0, tally: &tally) }
         }
         print("FuzzImport replay: \(tally.imported) imported, \(tally.rejected) rejected with a clear error")
     }
