@@ -30,6 +30,11 @@ def steam(secret, counter):
     return "".join(chars)
 
 
+def code(secret, counter, digits, algorithm, steam_guard=False):
+    """One code: Steam's five characters when `steam_guard`, otherwise HOTP with `digits` digits."""
+    return steam(secret, counter) if steam_guard else hotp(secret, counter, digits, algorithm)
+
+
 def codes(token):
     """Codes of `token` (a dict: secret bytes, kind, algorithm, digits, period/counter) at every time in TIMES.
     HOTP codes use the stored counter whatever the time, as Coffer's generator does."""
