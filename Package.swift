@@ -10,12 +10,19 @@ let package = Package(
         .library(name: "CofferKit", targets: ["CofferKit"]),
         .executable(name: "coffer", targets: ["coffer"]),
         .executable(name: "coffer-bench", targets: ["coffer-bench"]),
+        .executable(name: "coffer-server", targets: ["coffer-server"]),
+        .library(name: "CofferServer", targets: ["CofferServer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
         // Operating-system seams: file modes, atomic writes, locks. Nothing above this calls POSIX directly.
@@ -58,7 +65,7 @@ let package = Package(
         .target(
             name: "CofferVault",
             dependencies: [
-                "CofferCrypto", "CofferModel", "CofferPlatform",
+                "CofferCrypto", "CofferModel", "CofferOTP", "CofferPlatform",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -77,7 +84,7 @@ let package = Package(
         .executableTarget(
             name: "coffer",
             dependencies: [
-                "CofferKit",
+                "CofferKit", "CofferSync",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
@@ -88,6 +95,53 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: strict),
+
+        // The sync wire format: requests, responses and the account key schedule shared by server and client.
+        .target(
+            name: "CofferSyncAPI",
+            dependencies: ["CofferCrypto", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict),
+        // The server's storage: one protocol, an SQLite (GRDB) and a PostgreSQL (postgres-nio) implementation.
+        .target(
+            name: "CofferServerStore",
+            dependencies: [
+                "CofferSyncAPI", "CofferCrypto", "CofferPlatform",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+        // The HTTP application (Hummingbird): accounts, tokens, item sync and the CardOnCue face.
+        .target(
+            name: "CofferServer",
+            dependencies: [
+                "CofferServerStore", "CofferSyncAPI", "CofferCrypto", "CofferLogging", "CofferPlatform",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "coffer-server",
+            dependencies: [
+                "CofferServer", "CofferServerStore", "CofferLogging", "CofferPlatform",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict),
+        // The sync client: talks to coffer-server over HTTP and merges with the local vault.
+        .target(
+            name: "CofferSync",
+            dependencies: [
+                "CofferKit", "CofferVault", "CofferSyncAPI", "CofferCrypto", "CofferModel",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
 
@@ -106,6 +160,19 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             exclude: ["Golden"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "CofferServerTests",
+            dependencies: [
+                "coffer-server", "CofferServer", "CofferServerStore", "CofferSyncAPI", "CofferSync", "CofferKit",
+                "CofferTestSupport", "CofferCrypto", "CofferVault", "CofferKeystore", "CofferModel",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "CofferCLITests",

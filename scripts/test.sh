@@ -12,6 +12,7 @@ command -v zint >/dev/null || missing_apt+=(zint)
 command -v rsvg-convert >/dev/null || missing_apt+=(librsvg2-bin)
 [ -e /usr/include/sqlite3.h ] || missing_apt+=(libsqlite3-dev)
 [ -e /usr/include/zlib.h ] || missing_apt+=(zlib1g-dev)
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing_apt+=(postgresql)
 if [ ${#missing_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing_apt[@]}" >/dev/null
@@ -24,5 +25,18 @@ fi
 python3 - <<'PY' 2>/dev/null || python3 -m pip install --quiet --disable-pip-version-check -r Tests/oracles/requirements.txt
 import cryptography, zxingcpp, numpy, PIL
 PY
+
+# The server's tests run against both stores: a throwaway PostgreSQL cluster is started here (as root, through
+# scripts/postgres.sh) unless COFFER_TEST_POSTGRES_URL already names one.
+if [ -z "${COFFER_TEST_POSTGRES_URL:-}" ]; then
+  if [ "$(id -u)" != 0 ]; then
+    echo "test.sh: the server tests need PostgreSQL: run as root, or export COFFER_TEST_POSTGRES_URL and COFFER_TEST_POSTGRES_ADMIN_URL" >&2
+    exit 1
+  fi
+  pg_dir=$(mktemp -d /tmp/coffer-pg.XXXXXX)
+  trap 'scripts/postgres.sh stop "$pg_dir" >/dev/null 2>&1 || true; rm -rf "$pg_dir"' EXIT
+  export COFFER_PG_PORT=${COFFER_PG_PORT:-54329}
+  eval "export $(scripts/postgres.sh start "$pg_dir" | tr '\n' ' ')"
+fi
 
 swift test "$@"

@@ -23,6 +23,8 @@ public enum CofferError: Error, Sendable, CustomStringConvertible {
     case needsSecret
     /// A PIN-held key whose device secret lives on another device (it was restored or imported there).
     case keyBoundElsewhere
+    /// The operation would strand the vault's other synced devices (master-key rotation).
+    case syncedVault
 
     public var description: String {
         switch self {
@@ -34,6 +36,8 @@ public enum CofferError: Error, Sendable, CustomStringConvertible {
         case .ambiguous(let query, let count): return "\(count) items match \"\(query)\"; use the id"
         case .wrongKind(let expected, let found): return "that item is a \(found.rawValue), not a \(expected.rawValue)"
         case .needsSecret: return "no device key for this vault on this device"
+        case .syncedVault:
+            return "this vault syncs to other devices, which would lose access if its master key changed"
         case .keyBoundElsewhere:
             return "this signing key is bound to the device it was added on; add its seed again to use it here"
         }
@@ -177,6 +181,8 @@ public final class Coffer: Sendable {
     public func rotateMasterKey(
         passphrase: String?, progress: (Int, Int) -> Void = { _, _ in }
     ) throws(CofferError) -> Vault.RotationResult {
+        // Other devices of a synced vault hold the old master key; a rotation here would strand them.
+        if try Self.vaultCall({ () throws(VaultError) in try vault.syncAccount() }) != nil { throw .syncedVault }
         let account = Self.deviceAccount(vault.vaultID)
         let hasDeviceSlot = try Self.vaultCall { () throws(VaultError) in try vault.slots().contains { $0.type == .device } }
         var newDeviceKey: SecretBytes?

@@ -11,20 +11,32 @@ extension Coffer {
 
     /// Adds imported items in one transaction (all or nothing), skipping duplicates: a token with the same secret,
     /// type and account as one already present, or a card with the same symbology and payload.
-    public func addImported(_ contents: [ItemContent]) throws(CofferError) -> ImportSummary {
+    ///
+    /// `progress` is called with (entries handled, entries in all): as the entries are checked against the vault
+    /// (every `progressInterval` entries; a duplicate is handled once found), then once the transaction holding the
+    /// new items has committed, with (n, n). Entries waiting for the write are not counted as done before it commits.
+    public func addImported(
+        _ contents: [ItemContent], progress: (_ done: Int, _ total: Int) -> Void = { _, _ in }
+    ) throws(CofferError) -> ImportSummary {
         var seen = Set(try items().map(\.content.duplicateKey))
         var fresh: [ItemContent] = []
         var duplicates: [String] = []
-        for content in contents {
+        for (index, content) in contents.enumerated() {
             if seen.insert(content.duplicateKey).inserted {
                 fresh.append(content)
             } else {
                 duplicates.append(content.name)
             }
+            if (index + 1) % Self.progressInterval == 0 { progress(duplicates.count, contents.count) }
         }
+        progress(duplicates.count, contents.count)
         _ = try Self.vaultCall { () throws(VaultError) in try vault.addAll(fresh) }
+        progress(contents.count, contents.count)
         return ImportSummary(added: fresh.count, duplicates: duplicates)
     }
+
+    /// How many entries pass between progress reports (a report per entry would cost more than the check).
+    static let progressInterval = 256
 }
 
 extension ItemContent {

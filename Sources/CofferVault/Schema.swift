@@ -37,6 +37,27 @@ enum Schema {
                 ) WITHOUT ROWID;
                 """)
         }
+        migrator.registerMigration("v2-sync") { db in
+            try db.execute(sql: """
+                CREATE TABLE sync_account (
+                    singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+                    server TEXT NOT NULL,
+                    account TEXT NOT NULL,
+                    user_id TEXT NOT NULL,
+                    cursor INTEGER NOT NULL DEFAULT 0,
+                    last_sync INTEGER
+                );
+                CREATE TABLE sync_item (
+                    id BLOB PRIMARY KEY NOT NULL CHECK (length(id) = 16),
+                    server_revision INTEGER NOT NULL
+                ) WITHOUT ROWID;
+                CREATE TABLE sync_conflict (
+                    id BLOB PRIMARY KEY NOT NULL CHECK (length(id) = 16),
+                    original_id BLOB NOT NULL CHECK (length(original_id) = 16),
+                    detected_at INTEGER NOT NULL
+                ) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 }

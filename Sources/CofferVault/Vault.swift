@@ -80,10 +80,12 @@ public final class Vault: @unchecked Sendable {
 
     // MARK: Create and open
 
-    /// Creates a new vault in `directory` with a fresh master key, a device slot when `deviceKey` is given and a
-    /// passphrase slot when `passphrase` is. The file appears atomically, complete, or not at all.
+    /// Creates a new vault in `directory` with a fresh master key (or `masterKey`, when a device joins a synced vault),
+    /// a device slot when `deviceKey` is given and a passphrase slot when `passphrase` is. The file appears
+    /// atomically, complete, or not at all.
     public static func create(
-        in directory: String, vaultID: UUID = UUID(), deviceKey: SecretBytes?, passphrase: String? = nil,
+        in directory: String, vaultID: UUID = UUID(), masterKey existingMasterKey: SecretBytes? = nil,
+        deviceKey: SecretBytes?, passphrase: String? = nil,
         kdf: PassphraseKDF = .defaultPBKDF2, options: VaultOptions = VaultOptions()
     ) throws(VaultError) -> Vault {
         guard deviceKey != nil || passphrase != nil else { throw .noSlot(.device) }
@@ -93,7 +95,8 @@ public final class Vault: @unchecked Sendable {
         let temporary = PrivateFiles.temporarySibling(of: path)
         defer { removeDatabaseFiles(temporary) }
         let vaultID = vaultID.bytes
-        let masterKey = SecretBytes(randomCount: 32, using: options.random)
+        if let existingMasterKey, existingMasterKey.count != 32 { throw .tampered("the master key") }
+        let masterKey = existingMasterKey ?? SecretBytes(randomCount: 32, using: options.random)
         do {
             try wrap { () throws(PrivateFileError) in try PrivateFiles.write([], to: temporary) }
             let database = try openDatabase(temporary, options: options)

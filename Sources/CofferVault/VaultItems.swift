@@ -13,6 +13,14 @@ struct StoredItemRow: Sendable, FetchableRecord {
     let updatedAt: Int64
     let box: Data?
 
+    init(id: Data?, kind: String, revision: Int64, updatedAt: Int64, box: Data?) {
+        self.id = id
+        self.kind = kind
+        self.revision = revision
+        self.updatedAt = updatedAt
+        self.box = box
+    }
+
     init(row: Row) throws {
         id = row.blob(0)
         guard let kind = row.text(1) else { throw VaultError.tampered("an item kind") }

@@ -16,7 +16,7 @@ struct CofferCommand: ParsableCommand {
         subcommands: [
             Init.self, Unlock.self, Add.self, List.self, Show.self, Code.self, Use.self, Edit.self, Remove.self,
             Restore.self, Sign.self, PassphraseCommand.self, RecoveryCodeCommand.self, Slots.self, RotateKey.self,
-            Export.self, Import.self, Run.self, BarcodeCommand.self, OTPCommand.self,
+            Export.self, Import.self, Run.self, BarcodeCommand.self, OTPCommand.self, SyncCommand.self,
         ])
 
     static func main() {

@@ -9,6 +9,8 @@ enum CLIError: Error, CustomStringConvertible {
     case failure(String)
     /// Input a command cannot use (exit 65), from a layer without its own error type here.
     case badData(String)
+    /// A sync failure, with its sysexits code and an optional hint.
+    case sync(String, exitCode: Int32, hint: String?)
 
     var description: String {
         switch self {
@@ -16,12 +18,14 @@ enum CLIError: Error, CustomStringConvertible {
         case .noInput(let what): return "no \(what.lowercased()) given: type it on a terminal or pipe it on standard input"
         case .coffer(let error): return error.description
         case .failure(let message), .badData(let message): return message
+        case .sync(let message, _, _): return message
         }
     }
 
     /// A follow-up line for errors a user can fix.
     var hint: String? {
         switch self {
+        case .sync(_, _, let hint): return hint
         case .coffer(.needsSecret):
             return "run `coffer unlock` (passphrase) or `coffer unlock --recovery-code` once on this device"
         case .coffer(.vault(.notFound)):
@@ -34,6 +38,8 @@ enum CLIError: Error, CustomStringConvertible {
             return "add one with `coffer passphrase set` or `coffer recovery-code new`"
         case .coffer(.vault(.tampered)):
             return "`coffer rm --purge ID` removes a damaged item; a backup restores into a fresh vault (`coffer import --format backup FILE --vault NEW`)"
+        case .coffer(.syncedVault):
+            return "run `coffer sync logout` first, rotate, then `coffer sync register` with a new account"
         case .coffer(.keyBoundElsewhere):
             return "PIN-held keys never leave the device they were added on; keep the seed's own backup"
         default: return nil
@@ -46,6 +52,7 @@ enum CLIError: Error, CustomStringConvertible {
         case .usage, .noInput: return 64
         case .failure: return 1
         case .badData: return 65
+        case .sync(_, let code, _): return code
         case .coffer(let error):
             switch error {
             case .noMatch, .vault(.notFound), .vault(.itemNotFound), .vault(.slotNotFound), .vault(.noSlot): return 66

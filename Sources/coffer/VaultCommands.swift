@@ -281,6 +281,7 @@ struct Import: ParsableCommand {
         abstract: "Import another app's export (--from), or an encrypted Coffer backup (--format backup).",
         discussion: """
             coffer import --from aegis aegis-export.json      formats: \(ImportFormats.names.joined(separator: ", "))
+            coffer import --from coffer-json export.json      Coffer's own plaintext export (coffer export --format json)
             coffer import --format backup vault.coffer-backup  restores when there is no vault yet, else adds its items
             Passwords are asked on the terminal or read from standard input. Entries already in the vault are skipped;
             entries that cannot be read are listed with the reason. Everything read is added in one transaction.
@@ -322,7 +323,15 @@ struct Import: ParsableCommand {
         } catch {
             throw CLIError.badData(error.description)
         }
-        let summary = try cli { () throws(CofferError) in try coffer.addImported(result.items) }
+        let bar = ProgressBar(label: "Importing")
+        // The bar's line is ended before any message, whether the import succeeds or fails.
+        let outcome = Result {
+            try cli { () throws(CofferError) in
+                try coffer.addImported(result.items) { done, total in bar.update(done, of: total) }
+            }
+        }
+        bar.finish()
+        let summary = try outcome.get()
         Output.note("Imported \(summary.added) item(s) from \(name).")
         if !summary.duplicates.isEmpty {
             Output.note("Skipped \(summary.duplicates.count) already in the vault: \(summary.duplicates.joined(separator: ", "))")

@@ -1,0 +1,26 @@
+import CofferCrypto
+import CofferKeystore
+import CofferVault
+import Foundation
+
+extension Coffer {
+    /// Creates this device's copy of a vault that exists elsewhere (a synced vault): same vault id and master key,
+    /// a new device key for this device, and a local passphrase slot when `passphrase` is given.
+    public static func join(
+        at location: CofferLocation, vaultID: UUID, masterKey: SecretBytes, passphrase: String?
+    ) throws(CofferError) -> Coffer {
+        guard !Vault.exists(in: location.vaultDirectory) else { throw .vault(.alreadyExists(path: location.vaultDirectory)) }
+        let deviceKey = try keystore { () throws(KeystoreError) in
+            try location.keystore.secretCreatingIfAbsent(for: deviceAccount(vaultID), random: location.options.random)
+        }
+        let vault = try vaultCall { () throws(VaultError) in
+            try Vault.create(
+                in: location.vaultDirectory, vaultID: vaultID, masterKey: masterKey, deviceKey: deviceKey,
+                passphrase: passphrase, options: location.options)
+        }
+        return Coffer(vault: vault, location: location)
+    }
+
+    /// Key-store account of the sync refresh token for this vault.
+    public var syncTokenAccount: String { "vault-\(vault.vaultID.uuidString.lowercased())-sync" }
+}

@@ -1,0 +1,85 @@
+import CofferSyncAPI
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// Every error the API answers with: a status, a stable code a client can act on, and a message written for people.
+/// Messages are fixed phrases; none quotes a request value, so no secret or payload can leak through an error.
+struct APIError: Error, HTTPResponseError, Sendable {
+    var status: HTTPResponse.Status
+    var code: String
+    var message: String
+    var details: ErrorBody.Details?
+    var headers: HTTPFields = [:]
+
+    init(_ status: HTTPResponse.Status, _ code: String, _ message: String, details: ErrorBody.Details? = nil) {
+        self.status = status
+        self.code = code
+        self.message = message
+        self.details = details
+    }
+
+    static func invalidRequest(_ message: String, field: String? = nil) -> APIError {
+        APIError(.badRequest, "invalid_request", message, details: field.map { ErrorBody.Details(field: $0) })
+    }
+
+    static let missingToken = APIError(.unauthorized, "unauthorized", "Missing or invalid Authorization header")
+    static let invalidToken = APIError(.unauthorized, "unauthorized", "Invalid or expired access token")
+    static let wrongTokenType = APIError(.unauthorized, "unauthorized", "Invalid token type (expected access token)")
+    static let invalidCredentials = APIError(.unauthorized, "unauthorized", "Invalid email or passphrase")
+    static let invalidRefreshToken = APIError(.unauthorized, "unauthorized", "Invalid or expired refresh token")
+    static let cardNotFound = APIError(.notFound, "not_found", "Card not found")
+    static let notFound = APIError(.notFound, "not_found", "No such endpoint")
+    static let accountExists = APIError(.conflict, "account_exists", "An account with that email already exists")
+    static let internalError = APIError(.internalServerError, "internal_error", "Internal server error")
+    static let unavailable = APIError(.serviceUnavailable, "unavailable", "The service is unavailable; try again later")
+
+    static func tooLarge(_ message: String, limit: Int) -> APIError {
+        APIError(.contentTooLarge, "payload_too_large", message, details: ErrorBody.Details(limit: limit))
+    }
+
+    static func rateLimited(retryAfter seconds: Int) -> APIError {
+        var error = APIError(.tooManyRequests, "rate_limited", "Too many requests. Try again in \(seconds) seconds.")
+        error.headers[.retryAfter] = String(seconds)
+        return error
+    }
+
+    static func conflict(_ items: [SyncItem]) -> APIError {
+        APIError(
+            .conflict, "conflict", "The server holds newer revisions of some items; pull, merge and push again",
+            details: ErrorBody.Details(conflicts: items))
+    }
+
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        response()
+    }
+
+    func response() -> Response {
+        let body = ErrorBody(error: code, message: message, details: details)
+        var response = JSONResponse.make(body, status: status)
+        for field in headers { response.headers.append(field) }
+        return response
+    }
+}
+
+/// JSON responses written with the wire encoder.
+enum JSONResponse {
+    static func make(_ value: some Encodable, status: HTTPResponse.Status = .ok) -> Response {
+        let data: Data
+        do {
+            data = try WireJSON.encoder().encode(value)
+        } catch {
+            data = Data(#"{"error":"internal_error","message":"Internal server error"}"#.utf8)
+            return Response(
+                status: .internalServerError, headers: [.contentType: "application/json"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+        }
+        return Response(
+            status: status, headers: [.contentType: "application/json; charset=utf-8"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    static func noContent() -> Response {
+        Response(status: .noContent)
+    }
+}

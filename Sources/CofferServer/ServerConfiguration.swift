@@ -1,0 +1,87 @@
+import CofferCrypto
+import Foundation
+
+/// Everything `coffer-server` is configured with. The executable fills it from flags and environment; tests build it
+/// directly, with an injected clock and cheap hashing.
+public struct ServerConfiguration: Sendable {
+    /// Host and port to listen on.
+    public var host: String
+    public var port: Int
+    /// Holds the signing keys, the server secret and (by default) the SQLite store; created 0700.
+    public var dataDirectory: String
+    /// Sign in with Apple: the JWKS file (Apple's public keys) and the app's client id expected as audience.
+    public var appleJWKSPath: String?
+    public var appleAudience: String?
+    /// PEM files; both or neither.
+    public var tlsCertificatePath: String?
+    public var tlsKeyPath: String?
+    /// The origin allowed by CORS (`*` for any); nil sends no CORS headers.
+    public var corsOrigin: String?
+    /// Requests per minute per access token (and per address on unauthenticated endpoints).
+    public var requestsPerMinute: Int
+    /// Failed logins allowed per account and per address in `failedLoginWindow` seconds.
+    public var failedLoginLimit: Int
+    public var failedLoginWindow: Int
+    /// Lifetimes of the two token kinds, in seconds.
+    public var accessTokenLifetime: Int
+    public var refreshTokenLifetime: Int
+    /// How long a soft-deleted account is kept before the purge job removes it, in seconds.
+    public var accountRetention: TimeInterval
+    /// How often the purge job runs, in seconds.
+    public var purgeInterval: TimeInterval
+    /// PBKDF2 iterations of the slow hash kept for each auth key.
+    public var authHashIterations: Int
+    /// KDF limits applied to slots clients upload.
+    public var kdfLimits: KDFLimits
+    /// The server's notion of now.
+    public var clock: @Sendable () -> Date
+
+    public init(
+        host: String = "127.0.0.1", port: Int = 8443, dataDirectory: String,
+        appleJWKSPath: String? = nil, appleAudience: String? = nil,
+        tlsCertificatePath: String? = nil, tlsKeyPath: String? = nil, corsOrigin: String? = nil,
+        requestsPerMinute: Int = 100, failedLoginLimit: Int = 5, failedLoginWindow: Int = 300,
+        accessTokenLifetime: Int = 15 * 60, refreshTokenLifetime: Int = 7 * 24 * 3600,
+        accountRetention: TimeInterval = 30 * 24 * 3600, purgeInterval: TimeInterval = 3600,
+        authHashIterations: Int = AuthHasher.productionIterations, kdfLimits: KDFLimits = .production,
+        clock: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.host = host
+        self.port = port
+        self.dataDirectory = dataDirectory
+        self.appleJWKSPath = appleJWKSPath
+        self.appleAudience = appleAudience
+        self.tlsCertificatePath = tlsCertificatePath
+        self.tlsKeyPath = tlsKeyPath
+        self.corsOrigin = corsOrigin
+        self.requestsPerMinute = requestsPerMinute
+        self.failedLoginLimit = failedLoginLimit
+        self.failedLoginWindow = failedLoginWindow
+        self.accessTokenLifetime = accessTokenLifetime
+        self.refreshTokenLifetime = refreshTokenLifetime
+        self.accountRetention = accountRetention
+        self.purgeInterval = purgeInterval
+        self.authHashIterations = authHashIterations
+        self.kdfLimits = kdfLimits
+        self.clock = clock
+    }
+}
+
+/// Failures while starting the server. Descriptions name paths and rules, never key material.
+public enum ServerSetupError: Error, Sendable, CustomStringConvertible {
+    case dataDirectory(String)
+    case signingKeys(String)
+    case appleKeys(String)
+    case tls(String)
+    case configuration(String)
+
+    public var description: String {
+        switch self {
+        case .dataDirectory(let detail): return "data directory: \(detail)"
+        case .signingKeys(let detail): return "signing keys: \(detail)"
+        case .appleKeys(let detail): return "Apple JWKS: \(detail)"
+        case .tls(let detail): return "TLS: \(detail)"
+        case .configuration(let detail): return detail
+        }
+    }
+}

@@ -1,0 +1,317 @@
+import CofferCrypto
+import CofferServerStore
+import CofferSyncAPI
+import Crypto
+import Foundation
+import Logging
+
+/// The server's behaviour, independent of HTTP: every endpoint is one method here taking decoded input and returning
+/// what the route encodes, or throwing an `APIError`.
+final class ServerCore: Sendable {
+    let store: any ServerStore
+    let tokens: TokenService
+    let configuration: ServerConfiguration
+    private let serverSecret: SymmetricKey
+    let logger: Logger
+
+    init(store: any ServerStore, tokens: TokenService, serverSecret: SymmetricKey, configuration: ServerConfiguration, logger: Logger) {
+        self.store = store
+        self.tokens = tokens
+        self.serverSecret = serverSecret
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    var now: Date { configuration.clock() }
+
+    // MARK: Accounts
+
+    /// The account's stretching parameters; for an unknown account, parameters derived from the server secret and
+    /// the email, so that they look like a real account's and never change between calls.
+    func prelogin(_ request: PreloginRequest) async throws -> PreloginResponse {
+        let email = try Self.normalizedEmail(request.email)
+        if let id = try await store.userID(email: email), let user = try await store.user(id: id), let slot = user.slot {
+            return PreloginResponse(kdf: slot.kdf, salt: slot.salt)
+        }
+        let salt = HMAC<SHA256>.authenticationCode(for: Array("coffer/v1/prelogin\u{0}\(email)".utf8), using: serverSecret)
+        return PreloginResponse(kdf: KDFParameters(.defaultPBKDF2), salt: Data(salt).base64EncodedString())
+    }
+
+    func register(_ request: RegisterRequest, address: String?) async throws -> AuthResponse {
+        try await limitAnonymous(address: address)
+        let email = try Self.normalizedEmail(request.email)
+        let authKey = try Self.authKey(request.authKey, field: "auth_key")
+        try validate(request.slot)
+        let hash = try AuthHasher.hash(authKey, iterations: configuration.authHashIterations)
+        let user = NewUser(
+            id: UUID(), email: email, createdAt: now, authHash: hash, vaultID: request.vaultID, slot: request.slot)
+        try await createUser(user)
+        try await store.audit(AuditEvent(at: now, kind: .accountCreated, userID: user.id, address: address))
+        return try await startSession(userID: user.id)
+    }
+
+    func login(_ request: LoginRequest, address: String?) async throws -> AuthResponse {
+        let email = try Self.normalizedEmail(request.email)
+        let authKey = try Self.authKey(request.authKey, field: "auth_key")
+        let keys = failedLoginKeys(email: email, address: address)
+        try await checkFailedLogins(keys, address: address)
+        let userID = try await store.userID(email: email)
+        let user = try await userID.asyncMap { try await store.user(id: $0) } ?? nil
+        guard let user, user.deletedAt == nil, let stored = user.authHash else {
+            AuthHasher.burn(iterations: configuration.authHashIterations)
+            try await recordFailedLogin(keys, userID: nil, address: address)
+            throw APIError.invalidCredentials
+        }
+        guard AuthHasher.verify(authKey, against: stored) else {
+            try await recordFailedLogin(keys, userID: user.id, address: address)
+            throw APIError.invalidCredentials
+        }
+        try await store.audit(AuditEvent(at: now, kind: .loginSucceeded, userID: user.id, address: address))
+        return try await startSession(userID: user.id)
+    }
+
+    func refresh(_ request: RefreshRequest, address: String?) async throws -> AuthResponse {
+        try await limitAnonymous(address: address)
+        guard let claims = await tokens.verify(request.refreshToken, kind: .refresh),
+              let userID = UUID(uuidString: claims.sub), let family = UUID(uuidString: claims.sid),
+              let tokenID = UUID(uuidString: claims.jti)
+        else { throw APIError.invalidRefreshToken }
+        let newTokenID = UUID()
+        switch try await store.rotateRefreshToken(
+            userID: userID, family: family, tokenID: tokenID, newTokenID: newTokenID, now: now, expiresAt: tokens.refreshExpiry)
+        {
+        case .rotated:
+            return try await tokenResponse(userID: userID, family: family, refreshTokenID: newTokenID)
+        case .reused:
+            try await store.audit(AuditEvent(at: now, kind: .refreshReused, userID: userID, address: address, detail: "family revoked"))
+            logger.warning("refresh token reused; session family revoked")
+            throw APIError.invalidRefreshToken
+        case .invalid:
+            throw APIError.invalidRefreshToken
+        }
+    }
+
+    /// Sign in with Apple (CardOnCue's `POST /v1/auth/apple`): the identity token must verify; the user is found by
+    /// Apple's subject or created.
+    func apple(_ request: AppleAuthRequest, address: String?) async throws -> AuthResponse {
+        try await limitAnonymous(address: address)
+        guard tokens.appleConfigured else {
+            throw APIError(.notImplemented, "not_configured", "Sign in with Apple is not configured on this server")
+        }
+        guard let verified = await tokens.verifyApple(request.identityToken) else {
+            try await store.audit(AuditEvent(at: now, kind: .appleTokenRejected, userID: nil, address: address))
+            throw APIError(.unauthorized, "unauthorized", "Invalid Apple identity token")
+        }
+        if let claimed = request.userIdentifier, claimed != verified.subject {
+            try await store.audit(AuditEvent(at: now, kind: .appleTokenRejected, userID: nil, address: address, detail: "subject mismatch"))
+            throw APIError(.unauthorized, "unauthorized", "Invalid Apple identity token")
+        }
+        let userID: UUID
+        if let existing = try await store.userID(appleSubject: verified.subject) {
+            userID = existing
+        } else {
+            let email = Self.appleEmail(claimed: verified.email ?? request.email, subject: verified.subject)
+            let fullName = Self.fullName(request.fullName)
+            let user = NewUser(
+                id: UUID(), email: email, appleSubject: verified.subject,
+                fullName: fullName.isEmpty ? nil : String(fullName.prefix(200)), createdAt: now)
+            try await createUser(user)
+            try await store.audit(AuditEvent(at: now, kind: .accountCreated, userID: user.id, address: address, detail: "apple"))
+            userID = user.id
+        }
+        try await store.audit(AuditEvent(at: now, kind: .appleSignIn, userID: userID, address: address))
+        return try await startSession(userID: userID)
+    }
+
+    func logout(_ session: AuthenticatedSession, address: String?) async throws {
+        try await store.revokeSession(userID: session.userID, family: session.family)
+        try await store.audit(AuditEvent(at: now, kind: .logout, userID: session.userID, address: address))
+    }
+
+    /// Replaces slot and auth hash after checking the current auth key; every session is revoked and a new one begins.
+    func changePassphrase(_ request: PassphraseChangeRequest, session: AuthenticatedSession, address: String?) async throws -> AuthResponse {
+        let current = try Self.authKey(request.authKey, field: "auth_key")
+        let replacement = try Self.authKey(request.newAuthKey, field: "new_auth_key")
+        try validate(request.slot)
+        guard let user = try await store.user(id: session.userID), let stored = user.authHash else {
+            throw APIError(.badRequest, "invalid_request", "This account has no passphrase")
+        }
+        let keys = failedLoginKeys(email: user.email ?? session.userID.uuidString, address: address)
+        try await checkFailedLogins(keys, address: address)
+        guard AuthHasher.verify(current, against: stored) else {
+            try await recordFailedLogin(keys, userID: user.id, address: address)
+            throw APIError.invalidCredentials
+        }
+        let hash = try AuthHasher.hash(replacement, iterations: configuration.authHashIterations)
+        try await store.replaceCredentials(userID: user.id, authHash: hash, slot: request.slot)
+        // Every session ends, this one included; the caller continues in the fresh session returned.
+        try await store.revokeSessions(userID: user.id, keeping: nil)
+        try await store.audit(AuditEvent(at: now, kind: .passphraseChanged, userID: user.id, address: address))
+        return try await startSession(userID: user.id)
+    }
+
+    func account(_ session: AuthenticatedSession) async throws -> AccountResponse {
+        let user = try await liveUser(session)
+        let usage = try await store.usage(userID: user.id)
+        return AccountResponse(
+            user: userInfo(user), vaultID: user.vaultID, itemCount: usage.items, storedBytes: usage.bytes, cursor: usage.cursor)
+    }
+
+    /// `DELETE /v1/user`: soft delete now, purge after the retention period.
+    func deleteUser(_ session: AuthenticatedSession, address: String?) async throws {
+        try await store.softDeleteUser(id: session.userID, at: now)
+        try await store.audit(AuditEvent(at: now, kind: .accountDeleted, userID: session.userID, address: address))
+    }
+
+    /// Removes accounts deleted longer ago than the retention period; the purge job calls this.
+    func purgeDeletedAccounts() async throws -> Int {
+        try await AccountPurge.run(store: store, now: now, retention: configuration.accountRetention)
+    }
+
+    // MARK: Authentication of requests
+
+    /// The session behind `Authorization: Bearer <access token>`, counted against the per-token request limit.
+    func authenticate(authorization: String?, address: String?) async throws -> AuthenticatedSession {
+        guard let authorization else { throw APIError.missingToken }
+        let parts = authorization.split(separator: " ", omittingEmptySubsequences: false)
+        guard parts.count == 2, parts[0] == "Bearer", !parts[1].isEmpty else { throw APIError.missingToken }
+        let token = String(parts[1])
+        guard let claims = await tokens.verify(token, kind: .access),
+              let userID = UUID(uuidString: claims.sub), let family = UUID(uuidString: claims.sid)
+        else {
+            if await tokens.isValidToken(token, otherThan: .access) { throw APIError.wrongTokenType }
+            throw APIError.invalidToken
+        }
+        let counter = try await store.increment(counter: "token:\(claims.sid)", window: 60, now: now)
+        if counter.count > configuration.requestsPerMinute { throw APIError.rateLimited(retryAfter: retryAfter(counter)) }
+        guard try await store.isSessionActive(userID: userID, family: family, now: now) else { throw APIError.invalidToken }
+        return AuthenticatedSession(userID: userID, family: family)
+    }
+
+    // MARK: Helpers
+
+    private func createUser(_ user: NewUser) async throws {
+        let failure: ServerStoreError?
+        do {
+            try await store.createUser(user)
+            failure = nil
+        } catch {
+            failure = error
+        }
+        if failure == .duplicate { throw APIError.accountExists }
+        if let failure { throw failure }
+    }
+
+    private func startSession(userID: UUID) async throws -> AuthResponse {
+        let family = UUID(), tokenID = UUID()
+        try await store.createSession(userID: userID, family: family, tokenID: tokenID, now: now, expiresAt: tokens.refreshExpiry)
+        return try await tokenResponse(userID: userID, family: family, refreshTokenID: tokenID)
+    }
+
+    /// Fresh access and refresh tokens for `family`, the refresh token being `refreshTokenID`.
+    private func tokenResponse(userID: UUID, family: UUID, refreshTokenID: UUID) async throws -> AuthResponse {
+        guard let user = try await store.user(id: userID), user.deletedAt == nil else { throw APIError.invalidRefreshToken }
+        return AuthResponse(
+            accessToken: try await tokens.accessToken(userID: userID, family: family),
+            refreshToken: try await tokens.refreshToken(userID: userID, family: family, tokenID: refreshTokenID),
+            expiresIn: tokens.accessLifetime, user: userInfo(user), vaultID: user.vaultID, slot: user.slot)
+    }
+
+    func liveUser(_ session: AuthenticatedSession) async throws -> UserRecord {
+        guard let user = try await store.user(id: session.userID), user.deletedAt == nil else { throw APIError.invalidToken }
+        return user
+    }
+
+    func userInfo(_ user: UserRecord) -> UserInfo {
+        UserInfo(
+            id: user.id.uuidString.lowercased(), email: user.email, fullName: user.fullName, createdAt: user.createdAt,
+            preferences: UserInfo.Preferences(syncEnabled: user.slot != nil, notificationRadiusMeters: 100))
+    }
+
+    private func validate(_ slot: WrappedSlot) throws {
+        do {
+            _ = try slot.header(limits: configuration.kdfLimits)
+        } catch {
+            throw APIError.invalidRequest("The slot's KDF parameters or salt are not acceptable", field: "slot")
+        }
+        guard let wrapped = Data(base64Encoded: slot.wrappedKey), wrapped.count == 12 + 32 + 16 else {
+            throw APIError.invalidRequest("The slot's wrapped key is not a wrapped 32-byte key", field: "slot.wrapped_key")
+        }
+    }
+
+    private func failedLoginKeys(email: String, address: String?) -> [String] {
+        let account = SHA256.hash(data: Array("coffer/v1/account\u{0}\(email)".utf8)).map { String(format: "%02x", $0) }.joined()
+        return ["login-failed:account:\(account)"] + (address.map { ["login-failed:address:\($0)"] } ?? [])
+    }
+
+    private func checkFailedLogins(_ keys: [String], address: String?) async throws {
+        for key in keys {
+            let state = try await store.counter(key, window: configuration.failedLoginWindow, now: now)
+            if state.count >= configuration.failedLoginLimit {
+                try await store.audit(AuditEvent(at: now, kind: .loginRateLimited, userID: nil, address: address))
+                throw APIError.rateLimited(retryAfter: retryAfter(state))
+            }
+        }
+    }
+
+    private func recordFailedLogin(_ keys: [String], userID: UUID?, address: String?) async throws {
+        for key in keys { _ = try await store.increment(counter: key, window: configuration.failedLoginWindow, now: now) }
+        try await store.audit(AuditEvent(at: now, kind: .loginFailed, userID: userID, address: address))
+    }
+
+    /// Unauthenticated endpoints share one per-address budget.
+    private func limitAnonymous(address: String?) async throws {
+        guard let address else { return }
+        let counter = try await store.increment(counter: "address:\(address)", window: 60, now: now)
+        if counter.count > configuration.requestsPerMinute { throw APIError.rateLimited(retryAfter: retryAfter(counter)) }
+    }
+
+    private func retryAfter(_ state: CounterState) -> Int {
+        max(1, Int(state.windowEnds.timeIntervalSince(now).rounded(.up)))
+    }
+
+    static func normalizedEmail(_ text: String) throws -> String {
+        let email = text.trimmingCharacters(in: .whitespaces).lowercased()
+        guard (3...254).contains(email.utf8.count), email.contains("@"), !email.hasPrefix("@"), !email.hasSuffix("@"),
+              !email.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F })
+        else { throw APIError.invalidRequest("email must be an email address", field: "email") }
+        return email
+    }
+
+    /// The email an Apple account is created with: the token's or the request's, else the private-relay form.
+    static func appleEmail(claimed: String?, subject: String) -> String {
+        if let claimed, let email = try? normalizedEmail(claimed) { return email }
+        return "\(subject.lowercased())@privaterelay.appleid.com"
+    }
+
+    static func fullName(_ name: AppleAuthRequest.FullName?) -> String {
+        let given = name?.givenName ?? "", family = name?.familyName ?? ""
+        return "\(given) \(family)".trimmingCharacters(in: .whitespaces)
+    }
+
+    static func authKey(_ base64: String, field: String) throws -> [UInt8] {
+        guard let data = Data(base64Encoded: base64), data.count == 32 else {
+            throw APIError.invalidRequest("\(field) must be 32 bytes in base64", field: field)
+        }
+        return Array(data)
+    }
+}
+
+extension Optional {
+    func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
+        guard let value = self else { return nil }
+        return try await transform(value)
+    }
+}
+
+/// The purge of soft-deleted accounts, run by the server's job every `purgeInterval`.
+public enum AccountPurge {
+    /// Hard-deletes accounts deleted more than `retention` seconds before `now`, audits it, returns how many.
+    public static func run(store: any ServerStore, now: Date, retention: TimeInterval) async throws -> Int {
+        let count = try await store.purgeUsers(deletedBefore: now.addingTimeInterval(-retention))
+        if count > 0 {
+            try await store.audit(AuditEvent(at: now, kind: .accountPurged, userID: nil, address: nil, detail: "\(count) accounts"))
+        }
+        return count
+    }
+}

@@ -1,0 +1,195 @@
+import CofferCrypto
+import Crypto
+import Foundation
+import JWTKit
+
+/// What a verified token says.
+struct TokenClaims: JWTPayload, Equatable {
+    enum Kind: String, Codable, Sendable {
+        case access, refresh
+    }
+
+    var iss: String
+    var sub: String
+    /// The session family: every token of one login shares it, so a family can be revoked as a whole.
+    var sid: String
+    /// Token id; refresh tokens are tracked by it.
+    var jti: String
+    var typ: Kind
+    var iat: Int64
+    var exp: Int64
+
+    /// Claims are checked by `TokenService` against its injectable clock, not here.
+    func verify(using algorithm: some JWTAlgorithm) throws {}
+}
+
+/// A verified access token.
+struct AuthenticatedSession: Sendable {
+    let userID: UUID
+    let family: UUID
+}
+
+/// Signs and verifies Coffer's own tokens (ES256, every key with a `kid`), and verifies Apple identity tokens against
+/// a separate key set, so that no key of one kind can ever vouch for a token of the other.
+final class TokenService: Sendable {
+    static let issuer = "coffer-server"
+    static let appleIssuer = "https://appleid.apple.com"
+
+    private let keys: JWTKeyCollection
+    private let currentKeyID: JWKIdentifier
+    private let knownKeyIDs: Set<String>
+    private let apple: JWTKeyCollection?
+    private let appleKeyIDs: Set<String>
+    private let appleAudience: String?
+    private let clock: @Sendable () -> Date
+    let accessLifetime: Int
+    let refreshLifetime: Int
+
+    init(signingKeys: SigningKeyStore.Loaded, appleJWKS: JWKS?, appleAudience: String?, configuration: ServerConfiguration) async throws {
+        let keys = JWTKeyCollection()
+        for key in signingKeys.keys {
+            await keys.add(ecdsa: key.privateKey, kid: JWKIdentifier(string: key.id))
+        }
+        self.keys = keys
+        currentKeyID = JWKIdentifier(string: signingKeys.current.id)
+        knownKeyIDs = Set(signingKeys.keys.map(\.id))
+        if let appleJWKS {
+            let apple = JWTKeyCollection()
+            let rsaKeys = JWKS(keys: appleJWKS.keys.filter { $0.keyType == .rsa && $0.keyIdentifier != nil })
+            try await apple.add(jwks: rsaKeys)
+            self.apple = apple
+            appleKeyIDs = Set(rsaKeys.keys.compactMap { $0.keyIdentifier?.string })
+        } else {
+            apple = nil
+            appleKeyIDs = []
+        }
+        self.appleAudience = appleAudience
+        clock = configuration.clock
+        accessLifetime = configuration.accessTokenLifetime
+        refreshLifetime = configuration.refreshTokenLifetime
+    }
+
+    /// An access token for `userID` in session `family`.
+    func accessToken(userID: UUID, family: UUID) async throws -> String {
+        try await sign(userID: userID, family: family, tokenID: UUID(), kind: .access, lifetime: accessLifetime)
+    }
+
+    /// A refresh token with id `tokenID`.
+    func refreshToken(userID: UUID, family: UUID, tokenID: UUID) async throws -> String {
+        try await sign(userID: userID, family: family, tokenID: tokenID, kind: .refresh, lifetime: refreshLifetime)
+    }
+
+    var refreshExpiry: Date { clock().addingTimeInterval(TimeInterval(refreshLifetime)) }
+
+    private func sign(userID: UUID, family: UUID, tokenID: UUID, kind: TokenClaims.Kind, lifetime: Int) async throws -> String {
+        let now = Int64(clock().timeIntervalSince1970)
+        let claims = TokenClaims(
+            iss: Self.issuer, sub: userID.uuidString.lowercased(), sid: family.uuidString.lowercased(),
+            jti: tokenID.uuidString.lowercased(), typ: kind, iat: now, exp: now + Int64(lifetime))
+        var header = JWTHeader()
+        header.typ = "JWT"
+        return try await keys.sign(claims, kid: currentKeyID, header: header)
+    }
+
+    /// The claims of a token of `kind`, or nil for anything else: wrong algorithm, unknown key, bad signature, wrong
+    /// issuer or type, expired, issued in the future.
+    func verify(_ token: String, kind: TokenClaims.Kind) async -> TokenClaims? {
+        guard let header = Self.header(of: token), header.alg == "ES256", let kid = header.kid, knownKeyIDs.contains(kid)
+        else { return nil }
+        guard let claims = try? await keys.verify(token, as: TokenClaims.self) else { return nil }
+        let now = Int64(clock().timeIntervalSince1970)
+        guard claims.iss == Self.issuer, claims.typ == kind, claims.exp > now, claims.iat <= now + 60,
+              UUID(uuidString: claims.sub) != nil, UUID(uuidString: claims.sid) != nil, UUID(uuidString: claims.jti) != nil
+        else { return nil }
+        return claims
+    }
+
+    /// Whether a token verifies as some other kind than `kind` (to say "wrong token type" rather than "invalid").
+    func isValidToken(_ token: String, otherThan kind: TokenClaims.Kind) async -> Bool {
+        let other: TokenClaims.Kind = kind == .access ? .refresh : .access
+        return await verify(token, kind: other) != nil
+    }
+
+    /// A verified Apple identity token's subject and email: RS256 against the configured JWKS, issuer Apple, audience
+    /// our client id, not expired.
+    func verifyApple(_ token: String) async -> AppleIdentity? {
+        guard let apple, let appleAudience else { return nil }
+        guard let header = Self.header(of: token), header.alg == "RS256", let kid = header.kid, appleKeyIDs.contains(kid)
+        else { return nil }
+        guard let claims = try? await apple.verify(token, as: AppleClaims.self) else { return nil }
+        let now = Int64(clock().timeIntervalSince1970)
+        guard claims.iss == Self.appleIssuer, claims.aud.contains(appleAudience), claims.exp > now, claims.iat <= now + 60,
+              !claims.sub.isEmpty, claims.sub.utf8.count <= 255
+        else { return nil }
+        return AppleIdentity(subject: claims.sub, email: claims.email)
+    }
+
+    var appleConfigured: Bool { apple != nil && appleAudience != nil }
+
+    struct Header: Decodable {
+        var alg: String?
+        var kid: String?
+    }
+
+    /// The token's header, decoded without trusting it.
+    static func header(of token: String) -> Header? {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, token.utf8.count <= 8192, let data = Data(base64URL: String(parts[0])) else { return nil }
+        return try? JSONDecoder().decode(Header.self, from: data)
+    }
+}
+
+/// Who a verified Apple identity token names.
+struct AppleIdentity: Sendable {
+    let subject: String
+    let email: String?
+}
+
+/// The claims of an Apple identity token that sign-in needs. `aud` may be a string or an array.
+struct AppleClaims: JWTPayload {
+    var iss: String
+    var sub: String
+    var aud: [String]
+    var exp: Int64
+    var iat: Int64
+    var email: String?
+
+    enum CodingKeys: String, CodingKey {
+        case iss, sub, aud, exp, iat, email
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        iss = try container.decode(String.self, forKey: .iss)
+        sub = try container.decode(String.self, forKey: .sub)
+        if let single = try? container.decode(String.self, forKey: .aud) {
+            aud = [single]
+        } else {
+            aud = try container.decode([String].self, forKey: .aud)
+        }
+        exp = try container.decode(Int64.self, forKey: .exp)
+        iat = try container.decode(Int64.self, forKey: .iat)
+        email = try container.decodeIfPresent(String.self, forKey: .email)
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(iss, forKey: .iss)
+        try container.encode(sub, forKey: .sub)
+        try container.encode(aud, forKey: .aud)
+        try container.encode(exp, forKey: .exp)
+        try container.encode(iat, forKey: .iat)
+        try container.encodeIfPresent(email, forKey: .email)
+    }
+
+    func verify(using algorithm: some JWTAlgorithm) throws {}
+}
+
+extension Data {
+    /// Decodes unpadded base64url.
+    init?(base64URL text: String) {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64.append("=") }
+        self.init(base64Encoded: base64)
+    }
+}

@@ -1,0 +1,184 @@
+/// The PostgreSQL schema as append-only numbered migrations. A released migration is never edited: a change is a new
+/// entry at the end. `{schema}` stands for the quoted schema the owner migrates into (pinned in every SECURITY DEFINER
+/// function's `search_path`, with `pg_temp` last so that a temporary object cannot shadow a table).
+///
+/// Every per-user table has row-level security enabled and forced, with two permissive policies:
+/// - `*_own` for every role: the row's user is `app.user_id`, which each per-user transaction sets with
+///   `set_config('app.user_id', …, true)`. `NULLIF(…, '')` because a pooled connection that once set the variable
+///   reads it back as the empty string, not NULL, after the transaction ends: that must match no row, not fail.
+/// - `*_owner` for the owner role only (`TO CURRENT_USER` while migrating), which the SECURITY DEFINER functions below
+///   need for the few lookups that cross users by design. The app role is not the owner and not a member of it, so
+///   this policy never applies to requests.
+enum PostgresSchema {
+    struct Migration: Sendable {
+        var version: Int
+        var statements: [String]
+    }
+
+    /// The `pg_advisory_xact_lock` key that serialises concurrent `migrate()` calls ("Coffer" in ASCII).
+    static let migrationLockKey: Int64 = 0x436F_6666_6572
+
+    static let currentUser = "NULLIF(current_setting('app.user_id', true), '')::uuid"
+
+    static let migrations: [Migration] = [
+        Migration(version: 1, statements: [
+            """
+            CREATE TABLE users (
+                id uuid PRIMARY KEY,
+                email text,
+                apple_subject text,
+                full_name text,
+                created_at timestamptz NOT NULL,
+                deleted_at timestamptz,
+                auth_hash text,
+                vault_id uuid,
+                slot text,
+                change_seq bigint NOT NULL DEFAULT 0
+            )
+            """,
+            "CREATE UNIQUE INDEX users_live_email ON users (email) WHERE email IS NOT NULL AND deleted_at IS NULL",
+            """
+            CREATE UNIQUE INDEX users_live_apple ON users (apple_subject)
+                WHERE apple_subject IS NOT NULL AND deleted_at IS NULL
+            """,
+            "CREATE INDEX users_deleted ON users (deleted_at) WHERE deleted_at IS NOT NULL",
+            """
+            CREATE TABLE sessions (
+                family uuid PRIMARY KEY,
+                user_id uuid NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                created_at timestamptz NOT NULL,
+                expires_at timestamptz NOT NULL,
+                revoked boolean NOT NULL DEFAULT false
+            )
+            """,
+            "CREATE INDEX sessions_user ON sessions (user_id)",
+            """
+            CREATE TABLE refresh_tokens (
+                id uuid PRIMARY KEY,
+                family uuid NOT NULL REFERENCES sessions (family) ON DELETE CASCADE,
+                user_id uuid NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                expires_at timestamptz NOT NULL,
+                used_at timestamptz
+            )
+            """,
+            "CREATE INDEX refresh_tokens_family ON refresh_tokens (family)",
+            "CREATE INDEX refresh_tokens_user ON refresh_tokens (user_id)",
+            """
+            CREATE TABLE items (
+                user_id uuid NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                id uuid NOT NULL,
+                kind text NOT NULL,
+                revision bigint NOT NULL,
+                updated_at bigint NOT NULL,
+                deleted boolean NOT NULL,
+                box bytea,
+                size integer NOT NULL,
+                meta text,
+                seq bigint NOT NULL,
+                stored_at timestamptz NOT NULL,
+                PRIMARY KEY (user_id, id)
+            )
+            """,
+            "CREATE INDEX items_feed ON items (user_id, seq)",
+            """
+            CREATE TABLE rate_counters (
+                key text PRIMARY KEY,
+                window_start bigint NOT NULL,
+                count integer NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE audit_log (
+                id bigserial PRIMARY KEY,
+                at timestamptz NOT NULL,
+                kind text NOT NULL,
+                user_id uuid,
+                address text,
+                detail text
+            )
+            """,
+            "CREATE INDEX audit_log_user ON audit_log (user_id, id)",
+        ]
+            + rowLevelSecurity(table: "users", userColumn: "id")
+            + rowLevelSecurity(table: "sessions", userColumn: "user_id")
+            + rowLevelSecurity(table: "refresh_tokens", userColumn: "user_id")
+            + rowLevelSecurity(table: "items", userColumn: "user_id")
+            + rowLevelSecurity(table: "audit_log", userColumn: "user_id", readOnly: true)
+            + [
+                """
+                CREATE FUNCTION coffer_user_id_by_email(p_email text) RETURNS uuid
+                LANGUAGE sql STABLE SECURITY DEFINER SET search_path = {schema}, pg_temp
+                AS $$ SELECT u.id FROM users u WHERE u.email = p_email AND u.deleted_at IS NULL $$
+                """,
+                """
+                CREATE FUNCTION coffer_user_id_by_apple_subject(p_subject text) RETURNS uuid
+                LANGUAGE sql STABLE SECURITY DEFINER SET search_path = {schema}, pg_temp
+                AS $$ SELECT u.id FROM users u WHERE u.apple_subject = p_subject AND u.deleted_at IS NULL $$
+                """,
+                """
+                CREATE FUNCTION coffer_purge_users(p_cutoff timestamptz) RETURNS integer
+                LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = {schema}, pg_temp
+                AS $$
+                    WITH purged AS (
+                        DELETE FROM users u WHERE u.deleted_at IS NOT NULL AND u.deleted_at < p_cutoff RETURNING 1
+                    )
+                    SELECT count(*)::integer FROM purged
+                $$
+                """,
+                """
+                CREATE FUNCTION coffer_audit(p_at timestamptz, p_kind text, p_user uuid, p_address text, p_detail text)
+                RETURNS void
+                LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = {schema}, pg_temp
+                AS $$
+                    INSERT INTO audit_log (at, kind, user_id, address, detail)
+                    VALUES (p_at, p_kind, p_user, p_address, p_detail)
+                $$
+                """,
+                """
+                CREATE FUNCTION coffer_audit_events(p_limit integer)
+                RETURNS TABLE (at_ms bigint, kind text, user_id uuid, address text, detail text)
+                LANGUAGE sql STABLE SECURITY DEFINER SET search_path = {schema}, pg_temp
+                AS $$
+                    SELECT (extract(epoch FROM a.at) * 1000)::bigint, a.kind, a.user_id, a.address, a.detail
+                    FROM audit_log a ORDER BY a.id DESC LIMIT p_limit
+                $$
+                """,
+            ]
+            + definerFunctions.map { "REVOKE ALL ON FUNCTION \($0) FROM PUBLIC" }),
+    ]
+
+    /// Signatures of the SECURITY DEFINER functions the app role may execute.
+    static let definerFunctions = [
+        "coffer_user_id_by_email(text)",
+        "coffer_user_id_by_apple_subject(text)",
+        "coffer_purge_users(timestamptz)",
+        "coffer_audit(timestamptz, text, uuid, text, text)",
+        "coffer_audit_events(integer)",
+    ]
+
+    /// What the app role may do; granted again by every `migrate()`, so a new app role only needs a restart.
+    static func grants(appRole role: String) -> [String] {
+        [
+            "GRANT SELECT, INSERT, UPDATE, DELETE ON users, sessions, refresh_tokens, items TO \(role)",
+            "GRANT SELECT ON audit_log TO \(role)",
+            "GRANT SELECT, INSERT, UPDATE ON rate_counters TO \(role)",
+        ] + definerFunctions.map { "GRANT EXECUTE ON FUNCTION \($0) TO \(role)" }
+    }
+
+    private static func rowLevelSecurity(table: String, userColumn: String, readOnly: Bool = false) -> [String] {
+        let own = "\(userColumn) = \(currentUser)"
+        return [
+            "ALTER TABLE \(table) ENABLE ROW LEVEL SECURITY",
+            "ALTER TABLE \(table) FORCE ROW LEVEL SECURITY",
+            readOnly
+                ? "CREATE POLICY \(table)_own ON \(table) FOR SELECT USING (\(own))"
+                : "CREATE POLICY \(table)_own ON \(table) USING (\(own)) WITH CHECK (\(own))",
+            "CREATE POLICY \(table)_owner ON \(table) TO CURRENT_USER USING (true) WITH CHECK (true)",
+        ]
+    }
+
+    /// `name` as a quoted SQL identifier.
+    static func quoted(_ name: String) -> String {
+        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}

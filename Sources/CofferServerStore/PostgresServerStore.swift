@@ -1,0 +1,632 @@
+import CofferSyncAPI
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The PostgreSQL store, for more users and several server instances sharing one database.
+///
+/// Two roles: the *owner* runs `migrate()` and owns every table and function; the *app* role serves requests and
+/// owns nothing, so the forced row-level security of every per-user table applies to it. Each per-user call runs in
+/// one transaction that first sets `app.user_id` (transaction-local), and the policies show it that user's rows only,
+/// even if a query here forgot its filter. The lookups that cross users by design (login by email or Apple subject,
+/// the purge job, the audit log) go through SECURITY DEFINER functions owned by the owner role.
+///
+/// Running it: `client` is a `PostgresClient`, which must be running before the first call. Either add `store.client`
+/// to the application's `ServiceGroup` (it is a ServiceLifecycle `Service`), or call `run()` in a long-lived task and
+/// cancel that task to stop. `migrate()` opens its own short-lived pool as the owner and works before either.
+///
+/// Times are kept to the millisecond, as in the SQLite store, so both return the same values.
+public final class PostgresServerStore: ServerStore {
+    /// The app role's connection pool; run it (see above).
+    public let client: PostgresClient
+    private let appConfiguration: PostgresClient.Configuration
+    private let migrationConfiguration: PostgresClient.Configuration?
+    private let appRole: String
+    private let logger: Logger
+
+    /// A store serving as the role of `configuration` and migrating as the role of `migrationConfiguration`.
+    ///
+    /// Without `migrationConfiguration` the app role migrates and so owns the tables: row-level security then no
+    /// longer separates users (the owner policy applies to it). That is only for development; `migrate()` warns.
+    public init(
+        configuration: PostgresClient.Configuration, migrationConfiguration: PostgresClient.Configuration?,
+        logger: Logger
+    ) {
+        self.client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        self.appConfiguration = configuration
+        self.migrationConfiguration = migrationConfiguration
+        self.appRole = configuration.username
+        self.logger = logger
+    }
+
+    /// A store from `postgres://user[:password]@host[:port]/database[?sslmode=…]` URLs (see `PostgresURL`).
+    public convenience init(url: String, migrationURL: String?, logger: Logger) throws(PostgresURLError) {
+        let app = try PostgresURL(url)
+        let owner = try migrationURL.map { text throws(PostgresURLError) in try PostgresURL(text) }
+        self.init(configuration: app.configuration, migrationConfiguration: owner?.configuration, logger: logger)
+    }
+
+    /// Runs the connection pool until the calling task is cancelled.
+    public func run() async {
+        await client.run()
+    }
+
+    // MARK: Schema
+
+    public func migrate() async throws(ServerStoreError) {
+        if migrationConfiguration == nil {
+            logger.warning("postgres: migrating as the app role; row-level security does not separate users this way")
+        }
+        let configuration = migrationConfiguration ?? appConfiguration
+        // The pool logs a warning when it is leased from before `run()` has started, which this task group cannot
+        // order; connection failures still surface as errors of the migration itself.
+        var quiet = logger
+        quiet.logLevel = .error
+        let owner = PostgresClient(configuration: configuration, backgroundLogger: quiet)
+        let grantee = configuration.username == appRole ? nil : appRole
+        let outcome = await withTaskGroup(of: Void.self) { group -> Result<Void, ServerStoreError> in
+            group.addTask { await owner.run() }
+            defer { group.cancelAll() }
+            do throws(ServerStoreError) {
+                try await migrate(through: owner, grantTo: grantee)
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
+        }
+        try outcome.get()
+    }
+
+    private func migrate(through owner: PostgresClient, grantTo grantee: String?) async throws(ServerStoreError) {
+        let known = Set(PostgresSchema.migrations.map(\.version))
+        do {
+            try await owner.withTransaction(logger: logger) { connection in
+                try await connection.query(
+                    "SELECT pg_advisory_xact_lock(\(PostgresSchema.migrationLockKey))", logger: logger)
+                try await connection.query(
+                    """
+                    CREATE TABLE IF NOT EXISTS schema_migrations (
+                        version integer PRIMARY KEY,
+                        applied_at timestamptz NOT NULL DEFAULT now()
+                    )
+                    """, logger: logger)
+                var applied = Set<Int>()
+                for try await version in try await connection.query(
+                    "SELECT version FROM schema_migrations", logger: logger
+                ).decode(Int.self) {
+                    applied.insert(version)
+                }
+                guard applied.isSubset(of: known) else { throw ServerStoreError.schemaTooNew }
+                var schema: String?
+                for try await name in try await connection.query("SELECT current_schema()", logger: logger)
+                    .decode(String?.self)
+                {
+                    schema = name
+                }
+                guard let schema else { throw ServerStoreError.unavailable("no schema to migrate into") }
+                for migration in PostgresSchema.migrations where !applied.contains(migration.version) {
+                    for statement in migration.statements {
+                        let sql = statement.replacingOccurrences(of: "{schema}", with: PostgresSchema.quoted(schema))
+                        try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+                    }
+                    try await connection.query(
+                        "INSERT INTO schema_migrations (version) VALUES (\(migration.version))", logger: logger)
+                }
+                if let grantee {
+                    for statement in PostgresSchema.grants(appRole: PostgresSchema.quoted(grantee)) {
+                        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                    }
+                }
+            }
+        } catch {
+            throw Self.mapped(error, context: "migration failed")
+        }
+    }
+
+    // MARK: Accounts
+
+    public func createUser(_ user: NewUser) async throws(ServerStoreError) {
+        let slot = try user.slot.map(Self.encodeSlot)
+        try await transaction(as: user.id) { connection in
+            try await connection.query(
+                """
+                INSERT INTO users (id, email, apple_subject, full_name, created_at, auth_hash, vault_id, slot)
+                VALUES (\(user.id), \(user.email), \(user.appleSubject), \(user.fullName),
+                        \(unescaped: Self.timestamp(Self.ms(user.createdAt))), \(user.authHash), \(user.vaultID), \(slot))
+                """, logger: logger)
+        }
+    }
+
+    public func user(id: UUID) async throws(ServerStoreError) -> UserRecord? {
+        let row = try await transaction(as: id) { connection in
+            try await Self.first(
+                connection.query(
+                    """
+                    SELECT id, email, apple_subject, full_name, \(unescaped: Self.milliseconds("created_at")),
+                           \(unescaped: Self.milliseconds("deleted_at")), auth_hash, vault_id, slot
+                    FROM users WHERE id = \(id)
+                    """, logger: logger
+                ).decode((UUID, String?, String?, String?, Int64, Int64?, String?, UUID?, String?).self))
+        }
+        guard case let (id, email, appleSubject, fullName, createdAt, deletedAt, authHash, vaultID, slotText)? = row else {
+            return nil
+        }
+        var slot: WrappedSlot?
+        if let slotText {
+            do {
+                slot = try WireJSON.decoder().decode(WrappedSlot.self, from: Data(slotText.utf8))
+            } catch {
+                throw .unavailable("malformed slot")
+            }
+        }
+        return UserRecord(
+            id: id, email: email, appleSubject: appleSubject, fullName: fullName, createdAt: Self.date(createdAt),
+            deletedAt: deletedAt.map(Self.date), authHash: authHash, vaultID: vaultID, slot: slot)
+    }
+
+    public func userID(email: String) async throws(ServerStoreError) -> UUID? {
+        try await shared { client in
+            try await Self.first(
+                client.query("SELECT coffer_user_id_by_email(\(email))", logger: logger).decode(UUID?.self)) ?? nil
+        }
+    }
+
+    public func userID(appleSubject: String) async throws(ServerStoreError) -> UUID? {
+        try await shared { client in
+            try await Self.first(
+                client.query("SELECT coffer_user_id_by_apple_subject(\(appleSubject))", logger: logger)
+                    .decode(UUID?.self)) ?? nil
+        }
+    }
+
+    public func replaceCredentials(userID: UUID, authHash: String, slot: WrappedSlot) async throws(ServerStoreError) {
+        let encoded = try Self.encodeSlot(slot)
+        let changed = try await transaction(as: userID) { connection in
+            try await Self.count(
+                connection.query(
+                    """
+                    UPDATE users SET auth_hash = \(authHash), slot = \(encoded)
+                    WHERE id = \(userID) AND deleted_at IS NULL RETURNING 1
+                    """, logger: logger))
+        }
+        guard changed == 1 else { throw .notFound }
+    }
+
+    public func softDeleteUser(id: UUID, at date: Date) async throws(ServerStoreError) {
+        let changed = try await transaction(as: id) { connection in
+            let changed = try await Self.count(
+                connection.query(
+                    """
+                    UPDATE users SET deleted_at = \(unescaped: Self.timestamp(Self.ms(date)))
+                    WHERE id = \(id) AND deleted_at IS NULL RETURNING 1
+                    """, logger: logger))
+            try await connection.query("UPDATE sessions SET revoked = true WHERE user_id = \(id)", logger: logger)
+            return changed
+        }
+        guard changed == 1 else { throw .notFound }
+    }
+
+    public func purgeUsers(deletedBefore cutoff: Date) async throws(ServerStoreError) -> Int {
+        try await shared { client in
+            try await Self.first(
+                client.query(
+                    "SELECT coffer_purge_users(\(unescaped: Self.timestamp(Self.ms(cutoff))))", logger: logger
+                ).decode(Int.self)) ?? 0
+        }
+    }
+
+    // MARK: Sessions
+
+    public func createSession(
+        userID: UUID, family: UUID, tokenID: UUID, now: Date, expiresAt: Date
+    ) async throws(ServerStoreError) {
+        try await transaction(as: userID) { connection in
+            try await connection.query(
+                """
+                INSERT INTO sessions (family, user_id, created_at, expires_at)
+                VALUES (\(family), \(userID), \(unescaped: Self.timestamp(Self.ms(now))),
+                        \(unescaped: Self.timestamp(Self.ms(expiresAt))))
+                """, logger: logger)
+            try await connection.query(
+                """
+                INSERT INTO refresh_tokens (id, family, user_id, expires_at)
+                VALUES (\(tokenID), \(family), \(userID), \(unescaped: Self.timestamp(Self.ms(expiresAt))))
+                """, logger: logger)
+        }
+    }
+
+    public func rotateRefreshToken(
+        userID: UUID, family: UUID, tokenID: UUID, newTokenID: UUID, now: Date, expiresAt: Date
+    ) async throws(ServerStoreError) -> RefreshOutcome {
+        let nowMS = Self.ms(now)
+        let expiresMS = Self.ms(expiresAt)
+        return try await transaction(as: userID) { connection -> RefreshOutcome in
+            // Locking the family first serialises every presentation of its tokens: of two concurrent rotations
+            // with the same token, the second sees `used_at` set and revokes the family.
+            guard case let (sessionExpires, revoked)? = try await Self.first(
+                connection.query(
+                    """
+                    SELECT \(unescaped: Self.milliseconds("expires_at")), revoked FROM sessions
+                    WHERE family = \(family) AND user_id = \(userID) FOR UPDATE
+                    """, logger: logger
+                ).decode((Int64, Bool).self))
+            else { return .invalid }
+            guard case let (used, tokenExpires)? = try await Self.first(
+                connection.query(
+                    """
+                    SELECT used_at IS NOT NULL, \(unescaped: Self.milliseconds("expires_at")) FROM refresh_tokens
+                    WHERE id = \(tokenID) AND family = \(family) AND user_id = \(userID) FOR UPDATE
+                    """, logger: logger
+                ).decode((Bool, Int64).self))
+            else { return .invalid }
+            if revoked { return .invalid }
+            if used {
+                try await connection.query("UPDATE sessions SET revoked = true WHERE family = \(family)", logger: logger)
+                return .reused
+            }
+            guard tokenExpires > nowMS, sessionExpires > nowMS else { return .invalid }
+            try await connection.query(
+                """
+                UPDATE refresh_tokens SET used_at = \(unescaped: Self.timestamp(nowMS)) WHERE id = \(tokenID)
+                """, logger: logger)
+            try await connection.query(
+                """
+                INSERT INTO refresh_tokens (id, family, user_id, expires_at)
+                VALUES (\(newTokenID), \(family), \(userID), \(unescaped: Self.timestamp(expiresMS)))
+                """, logger: logger)
+            try await connection.query(
+                """
+                UPDATE sessions SET expires_at = \(unescaped: Self.timestamp(expiresMS)) WHERE family = \(family)
+                """, logger: logger)
+            return .rotated
+        }
+    }
+
+    public func isSessionActive(userID: UUID, family: UUID, now: Date) async throws(ServerStoreError) -> Bool {
+        let nowMS = Self.ms(now)
+        return try await transaction(as: userID) { connection in
+            try await Self.count(
+                connection.query(
+                    """
+                    SELECT 1 FROM sessions JOIN users ON users.id = sessions.user_id
+                    WHERE sessions.family = \(family) AND sessions.user_id = \(userID) AND NOT sessions.revoked
+                      AND sessions.expires_at > \(unescaped: Self.timestamp(nowMS)) AND users.deleted_at IS NULL
+                    """, logger: logger)) > 0
+        }
+    }
+
+    public func revokeSession(userID: UUID, family: UUID) async throws(ServerStoreError) {
+        try await transaction(as: userID) { connection in
+            try await connection.query(
+                "UPDATE sessions SET revoked = true WHERE family = \(family) AND user_id = \(userID)", logger: logger)
+        }
+    }
+
+    public func revokeSessions(userID: UUID, keeping: UUID?) async throws(ServerStoreError) {
+        try await transaction(as: userID) { connection in
+            try await connection.query(
+                """
+                UPDATE sessions SET revoked = true
+                WHERE user_id = \(userID) AND family IS DISTINCT FROM \(keeping)::uuid
+                """, logger: logger)
+        }
+    }
+
+    // MARK: Items
+
+    public func push(userID: UUID, writes: [ItemWrite], now: Date) async throws(ServerStoreError) -> PushOutcome {
+        let storedAt = Self.ms(now)
+        do {
+            return try await rawTransaction(as: userID) { connection -> PushOutcome in
+                // Allocating the feed positions first takes the user's row lock, which serialises this user's pushes:
+                // positions then become visible in order, so a reader's cursor never passes one still uncommitted,
+                // and two pushes creating the same new item cannot both pass the revision check.
+                guard let last = try await Self.first(
+                    connection.query(
+                        """
+                        UPDATE users SET change_seq = change_seq + \(writes.count)
+                        WHERE id = \(userID) AND deleted_at IS NULL RETURNING change_seq
+                        """, logger: logger
+                    ).decode(Int64.self))
+                else { throw ServerStoreError.notFound }
+                if writes.isEmpty { return .accepted(cursor: last) }
+
+                var stored: [UUID: StoredItem] = [:]
+                for try await row in try await connection.query(
+                    """
+                    SELECT \(unescaped: Self.itemColumns) FROM items
+                    WHERE user_id = \(userID) AND id = ANY(\(writes.map(\.id))) FOR UPDATE
+                    """, logger: logger
+                ).decode(ItemRow.self) {
+                    let item = Self.storedItem(row)
+                    stored[item.id] = item
+                }
+                let conflicts = writes.compactMap { write -> StoredItem? in
+                    guard let item = stored[write.id], item.revision != write.baseRevision else { return nil }
+                    return item
+                }
+                if !conflicts.isEmpty { throw PushConflict(items: conflicts) }
+
+                var sequence = last - Int64(writes.count)
+                for write in writes {
+                    sequence += 1
+                    try await connection.query(
+                        """
+                        INSERT INTO items (user_id, id, kind, revision, updated_at, deleted, box, size, meta, seq, stored_at)
+                        VALUES (\(userID), \(write.id), \(write.kind), \(write.revision), \(write.updatedAt),
+                                \(write.deleted), \(write.box), \(write.box?.count ?? 0), \(write.meta), \(sequence),
+                                \(unescaped: Self.timestamp(storedAt)))
+                        ON CONFLICT (user_id, id) DO UPDATE SET kind = EXCLUDED.kind, revision = EXCLUDED.revision,
+                            updated_at = EXCLUDED.updated_at, deleted = EXCLUDED.deleted, box = EXCLUDED.box,
+                            size = EXCLUDED.size, meta = EXCLUDED.meta, seq = EXCLUDED.seq,
+                            stored_at = EXCLUDED.stored_at
+                        """, logger: logger)
+                }
+                return .accepted(cursor: last)
+            }
+        } catch let error as PostgresTransactionError {
+            // The conflict was thrown to roll the position allocation back; nothing of this push was committed.
+            if let conflict = error.closureError as? PushConflict { return .conflicts(conflict.items) }
+            throw Self.mapped(error, context: "push failed")
+        } catch {
+            throw Self.mapped(error, context: "push failed")
+        }
+    }
+
+    public func changes(userID: UUID, since cursor: Int64, limit: Int) async throws(ServerStoreError) -> ChangePage {
+        let fetch = max(limit, 0) + 1
+        let rows = try await transaction(as: userID) { connection in
+            try await Self.items(
+                connection.query(
+                    """
+                    SELECT \(unescaped: Self.itemColumns) FROM items
+                    WHERE user_id = \(userID) AND seq > \(cursor) ORDER BY seq LIMIT \(fetch)
+                    """, logger: logger))
+        }
+        let items = Array(rows.prefix(max(limit, 0)))
+        return ChangePage(items: items, cursor: items.last?.sequence ?? cursor, hasMore: rows.count > items.count)
+    }
+
+    public func item(userID: UUID, id: UUID) async throws(ServerStoreError) -> StoredItem? {
+        try await transaction(as: userID) { connection in
+            try await Self.items(
+                connection.query(
+                    "SELECT \(unescaped: Self.itemColumns) FROM items WHERE user_id = \(userID) AND id = \(id)",
+                    logger: logger)
+            ).first
+        }
+    }
+
+    public func items(userID: UUID, kind: String) async throws(ServerStoreError) -> [StoredItem] {
+        try await transaction(as: userID) { connection in
+            try await Self.items(
+                connection.query(
+                    """
+                    SELECT \(unescaped: Self.itemColumns) FROM items
+                    WHERE user_id = \(userID) AND kind = \(kind) AND NOT deleted ORDER BY seq
+                    """, logger: logger))
+        }
+    }
+
+    public func deleteAllItems(userID: UUID) async throws(ServerStoreError) -> Int {
+        try await transaction(as: userID) { connection in
+            try await Self.count(
+                connection.query("DELETE FROM items WHERE user_id = \(userID) RETURNING 1", logger: logger))
+        }
+    }
+
+    public func usage(userID: UUID) async throws(ServerStoreError) -> StoreUsage {
+        try await transaction(as: userID) { connection in
+            let (count, bytes) = try await Self.first(
+                connection.query(
+                    """
+                    SELECT count(*), coalesce(sum(size), 0)::bigint FROM items
+                    WHERE user_id = \(userID) AND NOT deleted
+                    """, logger: logger
+                ).decode((Int, Int).self)) ?? (0, 0)
+            let cursor = try await Self.first(
+                connection.query("SELECT change_seq FROM users WHERE id = \(userID)", logger: logger)
+                    .decode(Int64.self)) ?? 0
+            return StoreUsage(items: count, bytes: bytes, cursor: cursor)
+        }
+    }
+
+    // MARK: Protection
+
+    public func increment(counter key: String, window: Int, now: Date) async throws(ServerStoreError) -> CounterState {
+        let start = CounterWindow.start(now, window: window)
+        let count = try await shared { client in
+            try await Self.first(
+                client.query(
+                    """
+                    INSERT INTO rate_counters (key, window_start, count) VALUES (\(key), \(start), 1)
+                    ON CONFLICT (key) DO UPDATE SET
+                        count = CASE WHEN rate_counters.window_start = EXCLUDED.window_start
+                                     THEN rate_counters.count + 1 ELSE 1 END,
+                        window_start = EXCLUDED.window_start
+                    RETURNING count
+                    """, logger: logger
+                ).decode(Int.self)) ?? 1
+        }
+        return CounterState(count: count, windowEnds: Self.windowEnd(start: start, window: window))
+    }
+
+    public func counter(_ key: String, window: Int, now: Date) async throws(ServerStoreError) -> CounterState {
+        let start = CounterWindow.start(now, window: window)
+        let count = try await shared { client in
+            try await Self.first(
+                client.query(
+                    "SELECT count FROM rate_counters WHERE key = \(key) AND window_start = \(start)", logger: logger
+                ).decode(Int.self)) ?? 0
+        }
+        return CounterState(count: count, windowEnds: Self.windowEnd(start: start, window: window))
+    }
+
+    public func audit(_ event: AuditEvent) async throws(ServerStoreError) {
+        try await shared { client in
+            try await client.query(
+                """
+                SELECT coffer_audit(\(unescaped: Self.timestamp(Self.ms(event.at))), \(event.kind.rawValue),
+                                    \(event.userID)::uuid, \(event.address)::text, \(event.detail)::text)
+                """, logger: logger)
+        }
+    }
+
+    public func auditEvents(userID: UUID?, limit: Int) async throws(ServerStoreError) -> [AuditEvent] {
+        let limit = max(limit, 0)
+        let rows: [AuditRow]
+        if let userID {
+            rows = try await transaction(as: userID) { connection in
+                try await Self.collect(
+                    connection.query(
+                        """
+                        SELECT \(unescaped: Self.milliseconds("at")), kind, user_id, address, detail FROM audit_log
+                        WHERE user_id = \(userID) ORDER BY id DESC LIMIT \(limit)
+                        """, logger: logger
+                    ).decode(AuditRow.self))
+            }
+        } else {
+            rows = try await shared { client in
+                try await Self.collect(
+                    client.query("SELECT * FROM coffer_audit_events(\(Int32(clamping: limit)))", logger: logger).decode(AuditRow.self))
+            }
+        }
+        return rows.compactMap { at, kind, user, address, detail in
+            guard let kind = AuditEvent.Kind(rawValue: kind) else { return nil }
+            return AuditEvent(at: Self.date(at), kind: kind, userID: user, address: address, detail: detail)
+        }
+    }
+
+    // MARK: Plumbing
+
+    private typealias ItemRow = (UUID, String, Int64, Int64, Bool, Data?, String?, Int64, Int64)
+    private typealias AuditRow = (Int64, String, UUID?, String?, String?)
+
+    /// The columns `storedItem` decodes, in its order.
+    private static let itemColumns =
+        "id, kind, revision, updated_at, deleted, box, meta, seq, \(milliseconds("stored_at"))"
+
+    /// Thrown inside a push to roll it back; carries the stored rows the push disagreed with.
+    private struct PushConflict: Error {
+        var items: [StoredItem]
+    }
+
+    /// Runs `body` in a transaction whose row-level-security identity is `userID`.
+    @discardableResult
+    private func transaction<T>(
+        as userID: UUID, _ body: (PostgresConnection) async throws -> sending T
+    ) async throws(ServerStoreError) -> sending T {
+        do {
+            return try await rawTransaction(as: userID, body)
+        } catch {
+            throw Self.mapped(error, context: "query failed")
+        }
+    }
+
+    private func rawTransaction<T>(
+        as userID: UUID, _ body: (PostgresConnection) async throws -> sending T
+    ) async throws -> sending T {
+        try await client.withTransaction(logger: logger) { connection in
+            try await connection.query(
+                "SELECT set_config('app.user_id', \(userID.uuidString.lowercased()), true)", logger: logger)
+            return try await body(connection)
+        }
+    }
+
+    /// Runs `body` outside any user's identity: for tables without row-level security and for the definer functions.
+    @discardableResult
+    private func shared<T>(_ body: (PostgresClient) async throws -> sending T) async throws(ServerStoreError) -> sending T {
+        do {
+            return try await body(client)
+        } catch {
+            throw Self.mapped(error, context: "query failed")
+        }
+    }
+
+    private static func first<S: AsyncSequence>(_ sequence: S) async throws -> S.Element? {
+        for try await element in sequence { return element }
+        return nil
+    }
+
+    private static func collect<S: AsyncSequence>(_ sequence: S) async throws -> [S.Element] {
+        var elements: [S.Element] = []
+        for try await element in sequence { elements.append(element) }
+        return elements
+    }
+
+    private static func count(_ rows: PostgresRowSequence) async throws -> Int {
+        var count = 0
+        for try await _ in rows { count += 1 }
+        return count
+    }
+
+    private static func items(_ rows: PostgresRowSequence) async throws -> [StoredItem] {
+        try await collect(rows.decode(ItemRow.self)).map(storedItem)
+    }
+
+    private static func storedItem(_ row: ItemRow) -> StoredItem {
+        let (id, kind, revision, updatedAt, deleted, box, meta, sequence, storedAt) = row
+        return StoredItem(
+            id: id, kind: kind, revision: revision, updatedAt: updatedAt, deleted: deleted, box: box, meta: meta,
+            sequence: sequence, storedAt: date(storedAt))
+    }
+
+    /// Maps a database failure to the store's errors. The text names the kind of failure (and at most an SQLSTATE
+    /// code), never a row value or a statement's parameters.
+    private static func mapped(_ error: any Error, context: String) -> ServerStoreError {
+        switch error {
+        case let error as ServerStoreError:
+            return error
+        case let error as PostgresTransactionError:
+            if let inner = error.closureError ?? error.beginError ?? error.commitError {
+                return mapped(inner, context: context)
+            }
+            return .unavailable("\(context): transaction failed")
+        case let error as PSQLError:
+            guard error.code == .server, let state = error.serverInfo?[.sqlState] else {
+                return .unavailable("\(context): cannot reach the database")
+            }
+            switch state {
+            case "23505": return .duplicate
+            case _ where state.hasPrefix("23"): return .notFound
+            case "42501": return .unavailable("\(context): permission denied (privilege or row-level security)")
+            case "42P01", "42883": return .unavailable("\(context): schema missing or out of date; run migrate()")
+            case "40001", "40P01": return .unavailable("\(context): concurrent update, retry")
+            default: return .unavailable("\(context): database error \(state)")
+            }
+        case is PostgresDecodingError:
+            return .unavailable("\(context): unexpected column type")
+        case is CancellationError:
+            return .unavailable("\(context): cancelled")
+        default:
+            return .unavailable(context)
+        }
+    }
+
+    private static func ms(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+
+    private static func date(_ milliseconds: Int64) -> Date { Date(timeIntervalSince1970: TimeInterval(milliseconds) / 1000) }
+
+    /// SQL for the timestamptz of `milliseconds` since 1970. The value is an integer formatted here, not text from
+    /// outside, so inlining it cannot inject anything.
+    private static func timestamp(_ milliseconds: Int64) -> String {
+        "(TIMESTAMPTZ 'epoch' + \(milliseconds) * INTERVAL '1 millisecond')"
+    }
+
+    /// SQL reading timestamptz `column` back as milliseconds since 1970.
+    private static func milliseconds(_ column: String) -> String {
+        "(extract(epoch FROM \(column)) * 1000)::bigint"
+    }
+
+    private static func windowEnd(start: Int64, window: Int) -> Date {
+        Date(timeIntervalSince1970: TimeInterval(start + Int64(window)))
+    }
+
+    private static func encodeSlot(_ slot: WrappedSlot) throws(ServerStoreError) -> String {
+        do {
+            return String(decoding: try WireJSON.encoder().encode(slot), as: UTF8.self)
+        } catch {
+            throw .unavailable("cannot encode a slot")
+        }
+    }
+}

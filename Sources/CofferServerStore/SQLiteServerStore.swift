@@ -1,0 +1,495 @@
+import CofferPlatform
+import CofferSyncAPI
+import Foundation
+import GRDB
+
+/// The embedded default store: one SQLite file (WAL, `synchronous = FULL`) through GRDB, whose async API keeps
+/// SQLite's blocking calls off the server's event loops. `inMemory()` gives the same store without a file, for tests.
+///
+/// SQLite has no row-level security; isolation between users rests on every statement here filtering by the user id
+/// it is given (the conformance suite's cross-user checks cover it).
+public final class SQLiteServerStore: ServerStore {
+    private let writer: any DatabaseWriter
+
+    /// Opens (creating if needed) the store at `path`; the file is created 0600 in an existing 0700 directory.
+    public init(path: String) throws(ServerStoreError) {
+        var configuration = Self.configuration()
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        // SQLite gives its -wal and -shm files the main file's mode, so creating it 0600 first keeps all three private.
+        if !PrivateFiles.exists(path) {
+            do {
+                try PrivateFiles.write([], to: path, exclusive: true)
+            } catch {
+                if !PrivateFiles.exists(path) { throw .unavailable("cannot create the SQLite store file") }
+            }
+        }
+        do {
+            let pool = try DatabasePool(path: path, configuration: configuration)
+            writer = pool
+        } catch {
+            throw .unavailable("cannot open the SQLite store")
+        }
+    }
+
+    private init(writer: any DatabaseWriter) {
+        self.writer = writer
+    }
+
+    /// A store that lives in memory only.
+    public static func inMemory() throws(ServerStoreError) -> SQLiteServerStore {
+        do {
+            return SQLiteServerStore(writer: try DatabaseQueue(configuration: configuration()))
+        } catch {
+            throw .unavailable("cannot open an in-memory store")
+        }
+    }
+
+    private static func configuration() -> Configuration {
+        var configuration = Configuration()
+        configuration.foreignKeysEnabled = true
+        configuration.busyMode = .timeout(10)
+        configuration.label = "coffer-server"
+        return configuration
+    }
+
+    // MARK: Schema
+
+    private static let migrator: DatabaseMigrator = {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("s1-initial") { db in
+            try db.execute(sql: """
+                CREATE TABLE users (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    email TEXT,
+                    apple_subject TEXT,
+                    full_name TEXT,
+                    created_at INTEGER NOT NULL,
+                    deleted_at INTEGER,
+                    auth_hash TEXT,
+                    vault_id TEXT,
+                    slot TEXT,
+                    change_seq INTEGER NOT NULL DEFAULT 0
+                );
+                CREATE UNIQUE INDEX users_live_email ON users(email) WHERE email IS NOT NULL AND deleted_at IS NULL;
+                CREATE UNIQUE INDEX users_live_apple ON users(apple_subject)
+                    WHERE apple_subject IS NOT NULL AND deleted_at IS NULL;
+                CREATE INDEX users_deleted ON users(deleted_at) WHERE deleted_at IS NOT NULL;
+                CREATE TABLE sessions (
+                    family TEXT PRIMARY KEY NOT NULL,
+                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    created_at INTEGER NOT NULL,
+                    expires_at INTEGER NOT NULL,
+                    revoked INTEGER NOT NULL DEFAULT 0
+                );
+                CREATE INDEX sessions_user ON sessions(user_id);
+                CREATE TABLE refresh_tokens (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    family TEXT NOT NULL REFERENCES sessions(family) ON DELETE CASCADE,
+                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    expires_at INTEGER NOT NULL,
+                    used_at INTEGER
+                );
+                CREATE INDEX refresh_tokens_family ON refresh_tokens(family);
+                CREATE TABLE items (
+                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    id TEXT NOT NULL,
+                    kind TEXT NOT NULL,
+                    revision INTEGER NOT NULL,
+                    updated_at INTEGER NOT NULL,
+                    deleted INTEGER NOT NULL,
+                    box BLOB,
+                    size INTEGER NOT NULL,
+                    meta TEXT,
+                    seq INTEGER NOT NULL,
+                    stored_at INTEGER NOT NULL,
+                    PRIMARY KEY (user_id, id)
+                ) WITHOUT ROWID;
+                CREATE INDEX items_feed ON items(user_id, seq);
+                CREATE TABLE rate_counters (
+                    key TEXT PRIMARY KEY NOT NULL,
+                    window_start INTEGER NOT NULL,
+                    count INTEGER NOT NULL
+                ) WITHOUT ROWID;
+                CREATE TABLE audit_log (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    at INTEGER NOT NULL,
+                    kind TEXT NOT NULL,
+                    user_id TEXT,
+                    address TEXT,
+                    detail TEXT
+                );
+                CREATE INDEX audit_log_user ON audit_log(user_id, id);
+                """)
+        }
+        return migrator
+    }()
+
+    public func migrate() async throws(ServerStoreError) {
+        do {
+            try await writer.write { db in
+                if try Self.migrator.hasBeenSuperseded(db) { throw ServerStoreError.schemaTooNew }
+            }
+            try Self.migrator.migrate(writer)
+        } catch let error as ServerStoreError {
+            throw error
+        } catch {
+            throw .unavailable("migration failed")
+        }
+    }
+
+    // MARK: Accounts
+
+    public func createUser(_ user: NewUser) async throws(ServerStoreError) {
+        let slot = try user.slot.map(Self.encodeSlot)
+        try await write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO users (id, email, apple_subject, full_name, created_at, auth_hash, vault_id, slot)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [Self.key(user.id), user.email, user.appleSubject, user.fullName, Self.ms(user.createdAt),
+                            user.authHash, user.vaultID.map(Self.key), slot])
+        }
+    }
+
+    public func user(id: UUID) async throws(ServerStoreError) -> UserRecord? {
+        try await read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM users WHERE id = ?", arguments: [Self.key(id)]).map(Self.userRecord)
+        }
+    }
+
+    public func userID(email: String) async throws(ServerStoreError) -> UUID? {
+        let id = try await read { db in
+            try String.fetchOne(db, sql: "SELECT id FROM users WHERE email = ? AND deleted_at IS NULL", arguments: [email])
+        }
+        return id.flatMap(UUID.init(uuidString:))
+    }
+
+    public func userID(appleSubject: String) async throws(ServerStoreError) -> UUID? {
+        let id = try await read { db in
+            try String.fetchOne(
+                db, sql: "SELECT id FROM users WHERE apple_subject = ? AND deleted_at IS NULL", arguments: [appleSubject])
+        }
+        return id.flatMap(UUID.init(uuidString:))
+    }
+
+    public func replaceCredentials(userID: UUID, authHash: String, slot: WrappedSlot) async throws(ServerStoreError) {
+        let encoded = try Self.encodeSlot(slot)
+        let changed = try await write { db in
+            try db.execute(
+                sql: "UPDATE users SET auth_hash = ?, slot = ? WHERE id = ? AND deleted_at IS NULL",
+                arguments: [authHash, encoded, Self.key(userID)])
+            return db.changesCount
+        }
+        guard changed == 1 else { throw .notFound }
+    }
+
+    public func softDeleteUser(id: UUID, at date: Date) async throws(ServerStoreError) {
+        let changed = try await write { db in
+            try db.execute(
+                sql: "UPDATE users SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL",
+                arguments: [Self.ms(date), Self.key(id)])
+            let changed = db.changesCount
+            try db.execute(sql: "UPDATE sessions SET revoked = 1 WHERE user_id = ?", arguments: [Self.key(id)])
+            return changed
+        }
+        guard changed == 1 else { throw .notFound }
+    }
+
+    public func purgeUsers(deletedBefore cutoff: Date) async throws(ServerStoreError) -> Int {
+        try await write { db in
+            try db.execute(
+                sql: "DELETE FROM users WHERE deleted_at IS NOT NULL AND deleted_at < ?", arguments: [Self.ms(cutoff)])
+            return db.changesCount
+        }
+    }
+
+    // MARK: Sessions
+
+    public func createSession(userID: UUID, family: UUID, tokenID: UUID, now: Date, expiresAt: Date) async throws(ServerStoreError) {
+        try await write { db in
+            try db.execute(
+                sql: "INSERT INTO sessions (family, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
+                arguments: [Self.key(family), Self.key(userID), Self.ms(now), Self.ms(expiresAt)])
+            try db.execute(
+                sql: "INSERT INTO refresh_tokens (id, family, user_id, expires_at) VALUES (?, ?, ?, ?)",
+                arguments: [Self.key(tokenID), Self.key(family), Self.key(userID), Self.ms(expiresAt)])
+        }
+    }
+
+    public func rotateRefreshToken(
+        userID: UUID, family: UUID, tokenID: UUID, newTokenID: UUID, now: Date, expiresAt: Date
+    ) async throws(ServerStoreError) -> RefreshOutcome {
+        try await write { db -> RefreshOutcome in
+            let user = Self.key(userID), familyKey = Self.key(family)
+            guard let session = try Row.fetchOne(
+                db, sql: "SELECT expires_at, revoked FROM sessions WHERE family = ? AND user_id = ?",
+                arguments: [familyKey, user])
+            else { return .invalid }
+            guard let token = try Row.fetchOne(
+                db, sql: "SELECT used_at, expires_at FROM refresh_tokens WHERE id = ? AND family = ? AND user_id = ?",
+                arguments: [Self.key(tokenID), familyKey, user])
+            else { return .invalid }
+            let revoked: Bool = session["revoked"]
+            if revoked { return .invalid }
+            if (token["used_at"] as Int64?) != nil {
+                try db.execute(sql: "UPDATE sessions SET revoked = 1 WHERE family = ?", arguments: [familyKey])
+                return .reused
+            }
+            let nowMS = Self.ms(now)
+            guard (token["expires_at"] as Int64) > nowMS, (session["expires_at"] as Int64) > nowMS else { return .invalid }
+            try db.execute(sql: "UPDATE refresh_tokens SET used_at = ? WHERE id = ?", arguments: [nowMS, Self.key(tokenID)])
+            try db.execute(
+                sql: "INSERT INTO refresh_tokens (id, family, user_id, expires_at) VALUES (?, ?, ?, ?)",
+                arguments: [Self.key(newTokenID), familyKey, user, Self.ms(expiresAt)])
+            try db.execute(sql: "UPDATE sessions SET expires_at = ? WHERE family = ?", arguments: [Self.ms(expiresAt), familyKey])
+            return .rotated
+        }
+    }
+
+    public func isSessionActive(userID: UUID, family: UUID, now: Date) async throws(ServerStoreError) -> Bool {
+        try await read { db in
+            try Bool.fetchOne(
+                db,
+                sql: """
+                    SELECT 1 FROM sessions JOIN users ON users.id = sessions.user_id
+                    WHERE sessions.family = ? AND sessions.user_id = ? AND sessions.revoked = 0
+                      AND sessions.expires_at > ? AND users.deleted_at IS NULL
+                    """,
+                arguments: [Self.key(family), Self.key(userID), Self.ms(now)]) ?? false
+        }
+    }
+
+    public func revokeSession(userID: UUID, family: UUID) async throws(ServerStoreError) {
+        try await write { db in
+            try db.execute(
+                sql: "UPDATE sessions SET revoked = 1 WHERE family = ? AND user_id = ?",
+                arguments: [Self.key(family), Self.key(userID)])
+        }
+    }
+
+    public func revokeSessions(userID: UUID, keeping: UUID?) async throws(ServerStoreError) {
+        try await write { db in
+            try db.execute(
+                sql: "UPDATE sessions SET revoked = 1 WHERE user_id = ? AND family IS NOT ?",
+                arguments: [Self.key(userID), keeping.map(Self.key)])
+        }
+    }
+
+    // MARK: Items
+
+    public func push(userID: UUID, writes: [ItemWrite], now: Date) async throws(ServerStoreError) -> PushOutcome {
+        try await write { db -> PushOutcome in
+            let user = Self.key(userID)
+            var conflicts: [StoredItem] = []
+            for write in writes {
+                let stored = try Row.fetchOne(
+                    db, sql: "SELECT * FROM items WHERE user_id = ? AND id = ?", arguments: [user, Self.key(write.id)])
+                if let stored, (stored["revision"] as Int64) != write.baseRevision {
+                    conflicts.append(try Self.storedItem(stored))
+                }
+            }
+            if !conflicts.isEmpty { return .conflicts(conflicts) }
+            guard let sequence = try Int64.fetchOne(
+                db, sql: "UPDATE users SET change_seq = change_seq + ? WHERE id = ? AND deleted_at IS NULL RETURNING change_seq",
+                arguments: [writes.count, user])
+            else { throw ServerStoreError.notFound }
+            var next = sequence - Int64(writes.count)
+            let stored = Self.ms(now)
+            for write in writes {
+                next += 1
+                try db.execute(
+                    sql: """
+                        INSERT INTO items (user_id, id, kind, revision, updated_at, deleted, box, size, meta, seq, stored_at)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        ON CONFLICT (user_id, id) DO UPDATE SET kind = excluded.kind, revision = excluded.revision,
+                            updated_at = excluded.updated_at, deleted = excluded.deleted, box = excluded.box,
+                            size = excluded.size, meta = excluded.meta, seq = excluded.seq, stored_at = excluded.stored_at
+                        """,
+                    arguments: [user, Self.key(write.id), write.kind, write.revision, write.updatedAt, write.deleted,
+                                write.box, write.box?.count ?? 0, write.meta, next, stored])
+            }
+            return .accepted(cursor: sequence)
+        }
+    }
+
+    public func changes(userID: UUID, since cursor: Int64, limit: Int) async throws(ServerStoreError) -> ChangePage {
+        try await read { db in
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT * FROM items WHERE user_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+                arguments: [Self.key(userID), cursor, limit + 1])
+            let items = try rows.prefix(limit).map(Self.storedItem)
+            let last = items.last?.sequence ?? cursor
+            return ChangePage(items: items, cursor: last, hasMore: rows.count > limit)
+        }
+    }
+
+    public func item(userID: UUID, id: UUID) async throws(ServerStoreError) -> StoredItem? {
+        try await read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM items WHERE user_id = ? AND id = ?", arguments: [Self.key(userID), Self.key(id)])
+                .map(Self.storedItem)
+        }
+    }
+
+    public func items(userID: UUID, kind: String) async throws(ServerStoreError) -> [StoredItem] {
+        try await read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM items WHERE user_id = ? AND kind = ? AND deleted = 0 ORDER BY seq",
+                arguments: [Self.key(userID), kind])
+                .map(Self.storedItem)
+        }
+    }
+
+    public func deleteAllItems(userID: UUID) async throws(ServerStoreError) -> Int {
+        try await write { db in
+            try db.execute(sql: "DELETE FROM items WHERE user_id = ?", arguments: [Self.key(userID)])
+            return db.changesCount
+        }
+    }
+
+    public func usage(userID: UUID) async throws(ServerStoreError) -> StoreUsage {
+        try await read { db in
+            let user = Self.key(userID)
+            let row = try Row.fetchOne(
+                db, sql: "SELECT count(*) AS n, coalesce(sum(size), 0) AS bytes FROM items WHERE user_id = ? AND deleted = 0",
+                arguments: [user])
+            let cursor = try Int64.fetchOne(db, sql: "SELECT change_seq FROM users WHERE id = ?", arguments: [user]) ?? 0
+            return StoreUsage(items: row?["n"] ?? 0, bytes: row?["bytes"] ?? 0, cursor: cursor)
+        }
+    }
+
+    // MARK: Protection
+
+    public func increment(counter key: String, window: Int, now: Date) async throws(ServerStoreError) -> CounterState {
+        let start = CounterWindow.start(now, window: window)
+        let count = try await write { db in
+            try Int.fetchOne(
+                db,
+                sql: """
+                    INSERT INTO rate_counters (key, window_start, count) VALUES (?, ?, 1)
+                    ON CONFLICT (key) DO UPDATE SET
+                        count = CASE WHEN rate_counters.window_start = excluded.window_start
+                                     THEN rate_counters.count + 1 ELSE 1 END,
+                        window_start = excluded.window_start
+                    RETURNING count
+                    """,
+                arguments: [key, start]) ?? 1
+        }
+        return CounterState(count: count, windowEnds: Date(timeIntervalSince1970: TimeInterval(start + Int64(window))))
+    }
+
+    public func counter(_ key: String, window: Int, now: Date) async throws(ServerStoreError) -> CounterState {
+        let start = CounterWindow.start(now, window: window)
+        let count = try await read { db in
+            try Int.fetchOne(
+                db, sql: "SELECT count FROM rate_counters WHERE key = ? AND window_start = ?", arguments: [key, start]) ?? 0
+        }
+        return CounterState(count: count, windowEnds: Date(timeIntervalSince1970: TimeInterval(start + Int64(window))))
+    }
+
+    public func audit(_ event: AuditEvent) async throws(ServerStoreError) {
+        try await write { db in
+            try db.execute(
+                sql: "INSERT INTO audit_log (at, kind, user_id, address, detail) VALUES (?, ?, ?, ?, ?)",
+                arguments: [Self.ms(event.at), event.kind.rawValue, event.userID.map(Self.key), event.address, event.detail])
+        }
+    }
+
+    public func auditEvents(userID: UUID?, limit: Int) async throws(ServerStoreError) -> [AuditEvent] {
+        try await read { db in
+            let rows: [Row]
+            if let userID {
+                rows = try Row.fetchAll(
+                    db, sql: "SELECT * FROM audit_log WHERE user_id = ? ORDER BY id DESC LIMIT ?",
+                    arguments: [Self.key(userID), limit])
+            } else {
+                rows = try Row.fetchAll(db, sql: "SELECT * FROM audit_log ORDER BY id DESC LIMIT ?", arguments: [limit])
+            }
+            return rows.compactMap { row -> AuditEvent? in
+                guard let kind = AuditEvent.Kind(rawValue: row["kind"]) else { return nil }
+                return AuditEvent(
+                    at: Self.date(row["at"]), kind: kind, userID: (row["user_id"] as String?).flatMap(UUID.init(uuidString:)),
+                    address: row["address"], detail: row["detail"])
+            }
+        }
+    }
+
+    /// Writes a compacted copy of the database to `path` (backups, and the tests' scans of what is stored).
+    public func vacuum(into path: String) throws(ServerStoreError) {
+        do {
+            try writer.writeWithoutTransaction { db in try db.execute(sql: "VACUUM INTO ?", arguments: [path]) }
+        } catch {
+            throw .unavailable("cannot copy the store")
+        }
+    }
+
+    // MARK: Plumbing
+
+    private func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(ServerStoreError) -> T {
+        do {
+            return try await writer.write(body)
+        } catch {
+            throw Self.mapped(error)
+        }
+    }
+
+    private func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(ServerStoreError) -> T {
+        do {
+            return try await writer.read(body)
+        } catch {
+            throw Self.mapped(error)
+        }
+    }
+
+    private static func mapped(_ error: any Error) -> ServerStoreError {
+        if let error = error as? ServerStoreError { return error }
+        if let error = error as? DatabaseError {
+            if error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE || error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY {
+                return .duplicate
+            }
+            if error.resultCode == .SQLITE_CONSTRAINT { return .notFound }
+            return .unavailable("SQLite error \(error.resultCode.rawValue)")
+        }
+        return .unavailable("storage error")
+    }
+
+    /// Ids are stored as lower-case hyphenated UUID text in both stores.
+    private static func key(_ id: UUID) -> String { id.uuidString.lowercased() }
+
+    private static func ms(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+
+    private static func date(_ milliseconds: Int64) -> Date { Date(timeIntervalSince1970: TimeInterval(milliseconds) / 1000) }
+
+    private static func encodeSlot(_ slot: WrappedSlot) throws(ServerStoreError) -> String {
+        do {
+            return String(decoding: try WireJSON.encoder().encode(slot), as: UTF8.self)
+        } catch {
+            throw .unavailable("cannot encode a slot")
+        }
+    }
+
+    private static func userRecord(_ row: Row) throws -> UserRecord {
+        guard let id = UUID(uuidString: row["id"]) else { throw ServerStoreError.unavailable("malformed user row") }
+        var slot: WrappedSlot?
+        if let text: String = row["slot"] {
+            do {
+                slot = try WireJSON.decoder().decode(WrappedSlot.self, from: Data(text.utf8))
+            } catch {
+                throw ServerStoreError.unavailable("malformed slot")
+            }
+        }
+        return UserRecord(
+            id: id, email: row["email"], appleSubject: row["apple_subject"], fullName: row["full_name"],
+            createdAt: date(row["created_at"]), deletedAt: (row["deleted_at"] as Int64?).map(date),
+            authHash: row["auth_hash"], vaultID: (row["vault_id"] as String?).flatMap(UUID.init(uuidString:)), slot: slot)
+    }
+
+    private static func storedItem(_ row: Row) throws -> StoredItem {
+        guard let id = UUID(uuidString: row["id"]) else { throw ServerStoreError.unavailable("malformed item row") }
+        return StoredItem(
+            id: id, kind: row["kind"], revision: row["revision"], updatedAt: row["updated_at"], deleted: row["deleted"],
+            box: row["box"], meta: row["meta"], sequence: row["seq"], storedAt: date(row["stored_at"]))
+    }
+}

@@ -1,0 +1,308 @@
+import CofferSyncAPI
+import Foundation
+
+/// Everything the server keeps, behind one protocol with an SQLite and a PostgreSQL implementation (the same
+/// conformance suite runs against both). Every per-user call takes the user id: on PostgreSQL it becomes the
+/// row-level-security identity of the transaction, so a query that forgot its filter still sees one user's rows.
+///
+/// Item boxes and slots are opaque bytes here; the store never learns what they hold.
+public protocol ServerStore: Sendable {
+    /// Creates or upgrades the schema (append-only migrations).
+    func migrate() async throws(ServerStoreError)
+
+    // MARK: Accounts
+
+    /// Inserts a user; `.duplicate` when the email or Apple subject is taken.
+    func createUser(_ user: NewUser) async throws(ServerStoreError)
+    /// A user by id, also when soft-deleted (callers check `deletedAt`).
+    func user(id: UUID) async throws(ServerStoreError) -> UserRecord?
+    /// The id of the live account with this normalised email. The one lookup that crosses users, by design: login
+    /// has no user yet.
+    func userID(email: String) async throws(ServerStoreError) -> UUID?
+    /// The id of the live account signed in with Apple under this subject.
+    func userID(appleSubject: String) async throws(ServerStoreError) -> UUID?
+    /// Replaces the auth hash and passphrase slot together (passphrase change).
+    func replaceCredentials(userID: UUID, authHash: String, slot: WrappedSlot) async throws(ServerStoreError)
+    /// Marks the account deleted; it disappears from logins at once and is purged later.
+    func softDeleteUser(id: UUID, at date: Date) async throws(ServerStoreError)
+    /// Hard-deletes every account soft-deleted before `cutoff`, with all its rows; returns how many.
+    func purgeUsers(deletedBefore cutoff: Date) async throws(ServerStoreError) -> Int
+
+    // MARK: Sessions (refresh-token families)
+
+    /// Starts a session family with its first refresh token.
+    func createSession(userID: UUID, family: UUID, tokenID: UUID, now: Date, expiresAt: Date) async throws(ServerStoreError)
+    /// Exchanges refresh token `tokenID` of `family` for `newTokenID`, atomically. A token presented twice revokes
+    /// its whole family (`.reused`).
+    func rotateRefreshToken(
+        userID: UUID, family: UUID, tokenID: UUID, newTokenID: UUID, now: Date, expiresAt: Date
+    ) async throws(ServerStoreError) -> RefreshOutcome
+    /// Whether the family exists, is not revoked and has not expired.
+    func isSessionActive(userID: UUID, family: UUID, now: Date) async throws(ServerStoreError) -> Bool
+    /// Revokes one family (logout).
+    func revokeSession(userID: UUID, family: UUID) async throws(ServerStoreError)
+    /// Revokes every family of the user except `keeping` (passphrase change).
+    func revokeSessions(userID: UUID, keeping: UUID?) async throws(ServerStoreError)
+
+    // MARK: Items
+
+    /// Applies every write, or none: a write whose `baseRevision` differs from the stored row's revision makes the
+    /// whole push answer `.conflicts` with the stored copies. A write to a row the server does not hold is accepted
+    /// whatever its base (after a revoke, the server has nothing left to lose).
+    func push(userID: UUID, writes: [ItemWrite], now: Date) async throws(ServerStoreError) -> PushOutcome
+    /// Rows changed after `cursor`, oldest change first, at most `limit`.
+    func changes(userID: UUID, since cursor: Int64, limit: Int) async throws(ServerStoreError) -> ChangePage
+    /// One row, tombstones included.
+    func item(userID: UUID, id: UUID) async throws(ServerStoreError) -> StoredItem?
+    /// Every live row of a kind (the CardOnCue face, exports).
+    func items(userID: UUID, kind: String) async throws(ServerStoreError) -> [StoredItem]
+    /// Deletes every server copy of the user's items (revoke sync); returns how many.
+    func deleteAllItems(userID: UUID) async throws(ServerStoreError) -> Int
+    /// Counts for `GET /v1/account`.
+    func usage(userID: UUID) async throws(ServerStoreError) -> StoreUsage
+
+    // MARK: Protection
+
+    /// Adds one to counter `key` in the fixed window of `window` seconds that holds `now`; returns the new count
+    /// and when the window ends. Counters live in the database so that every server instance shares them.
+    func increment(counter key: String, window: Int, now: Date) async throws(ServerStoreError) -> CounterState
+    /// Reads counter `key` without changing it.
+    func counter(_ key: String, window: Int, now: Date) async throws(ServerStoreError) -> CounterState
+    /// Appends to the audit log.
+    func audit(_ event: AuditEvent) async throws(ServerStoreError)
+    /// The newest audit events, for operators and tests; `userID` nil means all users.
+    func auditEvents(userID: UUID?, limit: Int) async throws(ServerStoreError) -> [AuditEvent]
+}
+
+/// Failures of a store. Descriptions name the rule, never a value.
+public enum ServerStoreError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A unique account field (email, Apple subject) is taken.
+    case duplicate
+    /// The row to change does not exist (or belongs to someone else, which looks the same).
+    case notFound
+    /// The database could not be reached or answered with an error; the text is for logs and never reaches clients.
+    case unavailable(String)
+    /// The database holds a schema newer than this server.
+    case schemaTooNew
+
+    public var description: String {
+        switch self {
+        case .duplicate: return "an account with that identity already exists"
+        case .notFound: return "not found"
+        case .unavailable(let detail): return "database unavailable: \(detail)"
+        case .schemaTooNew: return "the database was written by a newer coffer-server"
+        }
+    }
+}
+
+/// A new account: either a passphrase account (email, auth hash, vault id, slot) or an Apple account (subject).
+public struct NewUser: Sendable, Equatable {
+    public var id: UUID
+    public var email: String?
+    public var appleSubject: String?
+    public var fullName: String?
+    public var createdAt: Date
+    public var authHash: String?
+    public var vaultID: UUID?
+    public var slot: WrappedSlot?
+
+    public init(
+        id: UUID, email: String?, appleSubject: String? = nil, fullName: String? = nil, createdAt: Date,
+        authHash: String? = nil, vaultID: UUID? = nil, slot: WrappedSlot? = nil
+    ) {
+        self.id = id
+        self.email = email
+        self.appleSubject = appleSubject
+        self.fullName = fullName
+        self.createdAt = createdAt
+        self.authHash = authHash
+        self.vaultID = vaultID
+        self.slot = slot
+    }
+}
+
+/// A stored account.
+public struct UserRecord: Sendable, Equatable {
+    public var id: UUID
+    public var email: String?
+    public var appleSubject: String?
+    public var fullName: String?
+    public var createdAt: Date
+    public var deletedAt: Date?
+    public var authHash: String?
+    public var vaultID: UUID?
+    public var slot: WrappedSlot?
+
+    public init(
+        id: UUID, email: String?, appleSubject: String?, fullName: String?, createdAt: Date, deletedAt: Date?,
+        authHash: String?, vaultID: UUID?, slot: WrappedSlot?
+    ) {
+        self.id = id
+        self.email = email
+        self.appleSubject = appleSubject
+        self.fullName = fullName
+        self.createdAt = createdAt
+        self.deletedAt = deletedAt
+        self.authHash = authHash
+        self.vaultID = vaultID
+        self.slot = slot
+    }
+}
+
+/// What presenting a refresh token led to.
+public enum RefreshOutcome: Sendable, Equatable {
+    /// The token was current; it is now spent and `newTokenID` is the family's current token.
+    case rotated
+    /// The token had been spent before: the family is now revoked.
+    case reused
+    /// Unknown token, revoked or expired family.
+    case invalid
+}
+
+/// One item row as the server stores it.
+public struct StoredItem: Sendable, Equatable {
+    public var id: UUID
+    public var kind: String
+    public var revision: Int64
+    /// Client time, Unix ms (bound into the box).
+    public var updatedAt: Int64
+    public var deleted: Bool
+    public var box: Data?
+    /// Server-visible metadata (JSON text), only for items whose client chose to send it (the CardOnCue face).
+    public var meta: String?
+    /// Position in the user's change feed.
+    public var sequence: Int64
+    /// When the server stored this revision.
+    public var storedAt: Date
+
+    public init(
+        id: UUID, kind: String, revision: Int64, updatedAt: Int64, deleted: Bool, box: Data?, meta: String?,
+        sequence: Int64, storedAt: Date
+    ) {
+        self.id = id
+        self.kind = kind
+        self.revision = revision
+        self.updatedAt = updatedAt
+        self.deleted = deleted
+        self.box = box
+        self.meta = meta
+        self.sequence = sequence
+        self.storedAt = storedAt
+    }
+}
+
+/// One write of a push.
+public struct ItemWrite: Sendable, Equatable {
+    public var id: UUID
+    public var kind: String
+    public var revision: Int64
+    public var updatedAt: Int64
+    public var deleted: Bool
+    public var box: Data?
+    public var meta: String?
+    /// The stored revision this write replaces; 0 for a new item.
+    public var baseRevision: Int64
+
+    public init(
+        id: UUID, kind: String, revision: Int64, updatedAt: Int64, deleted: Bool, box: Data?, meta: String? = nil,
+        baseRevision: Int64
+    ) {
+        self.id = id
+        self.kind = kind
+        self.revision = revision
+        self.updatedAt = updatedAt
+        self.deleted = deleted
+        self.box = box
+        self.meta = meta
+        self.baseRevision = baseRevision
+    }
+}
+
+/// The answer to a push.
+public enum PushOutcome: Sendable, Equatable {
+    /// Every write landed; the change feed is now at `cursor`.
+    case accepted(cursor: Int64)
+    /// Nothing was written; these are the stored rows (absent ones omitted) the push disagreed with.
+    case conflicts([StoredItem])
+}
+
+/// One page of the change feed.
+public struct ChangePage: Sendable, Equatable {
+    public var items: [StoredItem]
+    public var cursor: Int64
+    public var hasMore: Bool
+
+    public init(items: [StoredItem], cursor: Int64, hasMore: Bool) {
+        self.items = items
+        self.cursor = cursor
+        self.hasMore = hasMore
+    }
+}
+
+/// Item count, stored bytes and cursor of one user.
+public struct StoreUsage: Sendable, Equatable {
+    public var items: Int
+    public var bytes: Int
+    public var cursor: Int64
+
+    public init(items: Int, bytes: Int, cursor: Int64) {
+        self.items = items
+        self.bytes = bytes
+        self.cursor = cursor
+    }
+}
+
+/// A rate-limit counter in its current window.
+public struct CounterState: Sendable, Equatable {
+    public var count: Int
+    public var windowEnds: Date
+
+    public init(count: Int, windowEnds: Date) {
+        self.count = count
+        self.windowEnds = windowEnds
+    }
+}
+
+/// A security event. It never holds item content, a secret or a position; `address` is the client's IP address.
+public struct AuditEvent: Sendable, Equatable {
+    public enum Kind: String, Sendable, CaseIterable {
+        case accountCreated = "account_created"
+        case loginSucceeded = "login_succeeded"
+        case loginFailed = "login_failed"
+        case loginRateLimited = "login_rate_limited"
+        case refreshReused = "refresh_reused"
+        case passphraseChanged = "passphrase_changed"
+        case logout
+        case accountDeleted = "account_deleted"
+        case accountPurged = "account_purged"
+        case syncRevoked = "sync_revoked"
+        case signingKeyRotated = "signing_key_rotated"
+        case appleSignIn = "apple_sign_in"
+        case appleTokenRejected = "apple_token_rejected"
+    }
+
+    public var at: Date
+    public var kind: Kind
+    public var userID: UUID?
+    public var address: String?
+    /// A short fixed phrase or a count; never user data.
+    public var detail: String?
+
+    public init(at: Date, kind: Kind, userID: UUID?, address: String?, detail: String? = nil) {
+        self.at = at
+        self.kind = kind
+        self.userID = userID
+        self.address = address
+        self.detail = detail
+    }
+}
+
+/// Fixed-window arithmetic shared by both stores.
+public enum CounterWindow {
+    /// Start of the `window`-second window holding `now`, in Unix seconds.
+    public static func start(_ now: Date, window: Int) -> Int64 {
+        let seconds = Int64(now.timeIntervalSince1970.rounded(.down))
+        let size = Int64(max(window, 1))
+        return seconds - seconds % size
+    }
+}

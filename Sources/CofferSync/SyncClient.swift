@@ -1,0 +1,164 @@
+import AsyncHTTPClient
+import CofferSyncAPI
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// Failures talking to a sync server. Descriptions carry the server's error code and fixed message, never a token.
+public enum SyncClientError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The server could not be reached or the connection failed.
+    case transport(String)
+    /// The server answered with an error body.
+    case server(status: Int, code: String, message: String)
+    /// A push was refused because the server holds newer revisions: these.
+    case conflict([SyncItem])
+    /// The server's answer was not what the protocol says.
+    case malformedResponse
+    /// The server URL is not an http(s) URL.
+    case invalidServerURL
+
+    public var description: String {
+        switch self {
+        case .transport(let detail): return "cannot reach the sync server: \(detail)"
+        case .server(let status, let code, let message): return "the sync server refused (\(status) \(code)): \(message)"
+        case .conflict(let items): return "the server holds newer versions of \(items.count) items"
+        case .malformedResponse: return "the sync server sent an answer this version does not understand"
+        case .invalidServerURL: return "the server must be an http:// or https:// URL"
+        }
+    }
+
+    /// Whether the session is over (expired, revoked, or the account deleted) and a new login is needed.
+    public var needsLogin: Bool {
+        if case .server(401, _, _) = self { return true }
+        return false
+    }
+}
+
+/// The HTTP side of sync: one method per endpoint of docs/openapi.yaml.
+public struct SyncClient: Sendable {
+    public let server: String
+    private let http: HTTPClient
+    private let timeout: TimeAmount
+
+    /// `server` is the base URL, e.g. `https://sync.example.org`; plain `http://` is accepted only for loopback.
+    /// `timeout` bounds each request, connection attempts included (the client retries refused connections until then).
+    public init(server: String, http: HTTPClient = .shared, timeout: Duration = .seconds(15)) throws(SyncClientError) {
+        var base = server
+        while base.hasSuffix("/") { base.removeLast() }
+        guard let url = URL(string: base), let scheme = url.scheme?.lowercased(), let host = url.host, url.query == nil else {
+            throw .invalidServerURL
+        }
+        guard scheme == "https" || (scheme == "http" && ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host)) else {
+            throw .invalidServerURL
+        }
+        self.server = base
+        self.http = http
+        self.timeout = .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
+    }
+
+    public func prelogin(email: String) async throws(SyncClientError) -> PreloginResponse {
+        try await call(.POST, "/v1/auth/prelogin", body: PreloginRequest(email: email))
+    }
+
+    public func register(_ request: RegisterRequest) async throws(SyncClientError) -> AuthResponse {
+        try await call(.POST, "/v1/auth/register", body: request)
+    }
+
+    public func login(_ request: LoginRequest) async throws(SyncClientError) -> AuthResponse {
+        try await call(.POST, "/v1/auth/login", body: request)
+    }
+
+    public func refresh(_ refreshToken: String) async throws(SyncClientError) -> AuthResponse {
+        try await call(.POST, "/v1/auth/refresh", body: RefreshRequest(refreshToken: refreshToken))
+    }
+
+    public func logout(accessToken: String) async throws(SyncClientError) {
+        let _: Empty = try await call(.POST, "/v1/auth/logout", token: accessToken)
+    }
+
+    public func account(accessToken: String) async throws(SyncClientError) -> AccountResponse {
+        try await call(.GET, "/v1/account", token: accessToken)
+    }
+
+    public func changePassphrase(_ request: PassphraseChangeRequest, accessToken: String) async throws(SyncClientError) -> AuthResponse {
+        try await call(.POST, "/v1/account/passphrase", token: accessToken, body: request)
+    }
+
+    /// Pushes a batch; `.conflict` carries the server's copies when any base revision is stale.
+    public func push(_ request: PushRequest, accessToken: String) async throws(SyncClientError) -> PushResponse {
+        try await call(.POST, "/v1/sync/push", token: accessToken, body: request)
+    }
+
+    public func changes(since cursor: Int64, limit: Int, accessToken: String) async throws(SyncClientError) -> ChangesResponse {
+        try await call(.GET, "/v1/sync/changes?since=\(cursor)&limit=\(limit)", token: accessToken)
+    }
+
+    /// Deletes every server copy of the account's items.
+    public func revoke(accessToken: String) async throws(SyncClientError) -> Int {
+        let answer: [String: Int] = try await call(.DELETE, "/v1/sync/items", token: accessToken)
+        return answer["deleted"] ?? 0
+    }
+
+    public func deleteAccount(accessToken: String) async throws(SyncClientError) {
+        let _: Empty = try await call(.DELETE, "/v1/user", token: accessToken)
+    }
+
+    private struct Empty: Codable {}
+
+    private func call<Answer: Decodable>(
+        _ method: HTTPMethod, _ path: String, token: String? = nil, body: (some Encodable)? = Optional<Empty>.none
+    ) async throws(SyncClientError) -> Answer {
+        var request = HTTPClientRequest(url: server + path)
+        request.method = method
+        request.headers.add(name: "Accept", value: "application/json")
+        request.headers.add(name: "User-Agent", value: "coffer")
+        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        if let body {
+            let encoded: Data
+            do {
+                encoded = try WireJSON.encoder().encode(body)
+            } catch {
+                throw .malformedResponse
+            }
+            request.body = .bytes(ByteBuffer(bytes: encoded))
+            request.headers.add(name: "Content-Type", value: "application/json")
+        }
+        let status: Int
+        let bytes: ByteBuffer
+        do {
+            let response = try await http.execute(request, timeout: timeout)
+            status = Int(response.status.code)
+            bytes = try await response.body.collect(upTo: 64 * 1024 * 1024)
+        } catch {
+            throw .transport(Self.transportDescription(error))
+        }
+        let data = Data(bytes.readableBytesView)
+        guard (200..<300).contains(status) else {
+            guard let error = try? WireJSON.decoder().decode(ErrorBody.self, from: data) else {
+                throw .server(status: status, code: "unknown", message: "HTTP \(status)")
+            }
+            if status == 409, let conflicts = error.details?.conflicts { throw .conflict(conflicts) }
+            throw .server(status: status, code: error.error, message: error.message)
+        }
+        if status == 204 || data.isEmpty {
+            if let empty = Empty() as? Answer { return empty }
+            throw .malformedResponse
+        }
+        do {
+            return try WireJSON.decoder().decode(Answer.self, from: data)
+        } catch {
+            throw .malformedResponse
+        }
+    }
+
+    private static func transportDescription(_ error: any Error) -> String {
+        if let error = error as? HTTPClientError {
+            switch error {
+            case .connectTimeout, .deadlineExceeded, .readTimeout: return "timed out"
+            case .remoteConnectionClosed: return "connection closed"
+            default: return "connection failed"
+            }
+        }
+        return "connection failed"
+    }
+}

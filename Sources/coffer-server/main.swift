@@ -1,0 +1,111 @@
+import ArgumentParser
+import CofferLogging
+import CofferPlatform
+import CofferServer
+import CofferServerStore
+import Foundation
+import Logging
+
+/// `coffer-server`: the zero-knowledge sync server. Flags override environment variables (`COFFER_SERVER_*`).
+@main
+struct CofferServerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "coffer-server",
+        abstract: "Coffer's zero-knowledge sync server.",
+        discussion: """
+            With no flags it listens on 127.0.0.1:8443 (plain HTTP: put it behind TLS or pass --tls-cert/--tls-key) \
+            and keeps everything in an SQLite file under $XDG_DATA_HOME/coffer-server.
+            """,
+        subcommands: [Serve.self, RotateSigningKey.self],
+        defaultSubcommand: Serve.self)
+}
+
+struct CommonOptions: ParsableArguments {
+    @Option(help: "Data directory: signing keys, server secret and the default SQLite store (env COFFER_SERVER_DATA).")
+    var data: String?
+
+    @Option(help: "postgres://user@host:port/db for the server's role; default: SQLite in the data directory (env COFFER_SERVER_DATABASE_URL).")
+    var databaseURL: String?
+
+    @Option(help: "postgres:// URL of the role that owns the tables, used for migrations (env COFFER_SERVER_ADMIN_DATABASE_URL).")
+    var adminDatabaseURL: String?
+
+    var environment: [String: String] { ProcessInfo.processInfo.environment }
+
+    var dataDirectory: String {
+        data ?? environment["COFFER_SERVER_DATA"]
+            ?? DataLocations.dataDirectory(environment: environment).replacingOccurrences(of: "/coffer", with: "/coffer-server", options: .backwards)
+    }
+
+    func makeStore(logger: Logger) throws -> any ServerStore {
+        if let url = databaseURL ?? environment["COFFER_SERVER_DATABASE_URL"], !url.isEmpty {
+            return try PostgresServerStore(
+                url: url, migrationURL: adminDatabaseURL ?? environment["COFFER_SERVER_ADMIN_DATABASE_URL"], logger: logger)
+        }
+        try PrivateFiles.createDirectory(dataDirectory)
+        return try SQLiteServerStore(path: "\(dataDirectory)/server.sqlite")
+    }
+}
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run the server (the default).")
+
+    @OptionGroup var common: CommonOptions
+    @Option(help: "Address to listen on (env COFFER_SERVER_HOST).") var host: String?
+    @Option(help: "Port to listen on (env COFFER_SERVER_PORT).") var port: Int?
+    @Option(help: "PEM certificate chain for TLS.") var tlsCert: String?
+    @Option(help: "PEM private key for TLS.") var tlsKey: String?
+    @Option(help: "Apple's JWKS file, for Sign in with Apple.") var appleJWKS: String?
+    @Option(help: "The app's client id, the audience of Apple identity tokens.") var appleAudience: String?
+    @Option(help: "Origin allowed by CORS (`*` for any); none by default.") var corsOrigin: String?
+    @Option(help: "Requests per minute per token and per address.") var requestsPerMinute: Int = 100
+
+    func run() async throws {
+        CofferLog.bootstrap(environment: common.environment)
+        let logger = Logger(label: "coffer-server")
+        let environment = common.environment
+        let configuration = ServerConfiguration(
+            host: host ?? environment["COFFER_SERVER_HOST"] ?? "127.0.0.1",
+            port: port ?? environment["COFFER_SERVER_PORT"].flatMap(Int.init) ?? 8443,
+            dataDirectory: common.dataDirectory,
+            appleJWKSPath: appleJWKS, appleAudience: appleAudience, tlsCertificatePath: tlsCert, tlsKeyPath: tlsKey,
+            corsOrigin: corsOrigin, requestsPerMinute: requestsPerMinute)
+        let store = try common.makeStore(logger: logger)
+        try await withStoreRunning(store) {
+            let app = try await CofferServerApplication.build(configuration: configuration, store: store, logger: logger)
+            try await app.runService()
+        }
+    }
+}
+
+struct RotateSigningKey: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rotate-signing-key",
+        abstract: "Add a new token-signing key; keys retired more than 7 days ago are deleted. Restart servers to load it.")
+
+    @OptionGroup var common: CommonOptions
+
+    func run() async throws {
+        let logger = Logger(label: "coffer-server")
+        let store = try common.makeStore(logger: logger)
+        let id = try SigningKeyStore.rotate(dataDirectory: common.dataDirectory, now: Date(), retireAfter: 7 * 24 * 3600)
+        try await withStoreRunning(store) {
+            try await store.migrate()
+            try await store.audit(AuditEvent(at: Date(), kind: .signingKeyRotated, userID: nil, address: nil, detail: "admin"))
+        }
+        print(id)
+    }
+}
+
+/// Runs `body` while the store's connection pool (PostgreSQL) runs beside it.
+func withStoreRunning(_ store: any ServerStore, _ body: @escaping @Sendable () async throws -> Void) async throws {
+    guard let postgres = store as? PostgresServerStore else {
+        try await body()
+        return
+    }
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { await postgres.run() }
+        defer { group.cancelAll() }
+        try await body()
+    }
+}

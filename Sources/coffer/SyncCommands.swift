@@ -1,0 +1,279 @@
+import ArgumentParser
+import CofferKit
+import CofferSync
+import CofferVault
+import Dispatch
+import Foundation
+import Synchronization
+
+/// `coffer sync`: push local changes and pull remote ones; subcommands link, inspect and unlink the account.
+struct SyncCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sync",
+        abstract: "Sync this vault through a coffer-server (end-to-end encrypted).",
+        discussion: """
+            The server stores only encrypted items and a wrapped copy of the vault key; it never sees the passphrase.
+            Examples:
+              coffer sync register --server https://sync.example.org --email ada@example.org
+              coffer sync login --server https://sync.example.org --email ada@example.org   (on a new device)
+              coffer sync                     push and pull
+              coffer sync status              account, queued changes, conflict copies
+            """,
+        subcommands: [SyncNow.self, SyncRegister.self, SyncLogin.self, SyncStatus.self, SyncLogout.self, SyncRevoke.self],
+        defaultSubcommand: SyncNow.self)
+}
+
+struct SyncNow: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "now", abstract: "Push local changes and pull remote ones (the default).")
+
+    @OptionGroup var vaultOption: VaultOption
+    @OptionGroup var output: JSONOption
+
+    func run() throws {
+        let coffer = try vaultOption.open()
+        let session = try SyncCLI.session(coffer)
+        let bar = SyncCLI.Progress("syncing")
+        let report = try SyncCLI.wait { try await session.sync(progress: bar.update) }
+        bar.finish()
+        if output.json {
+            try Output.json(SyncCLI.ReportJSON(report))
+            return
+        }
+        if report.merge.conflictCopies > 0 {
+            Output.warning("\(report.merge.conflictCopies) items changed here and elsewhere: the other version won, yours is kept as a copy (see `coffer sync status`)")
+        }
+        if report.merge.unreadable > 0 {
+            Output.warning("\(report.merge.unreadable) items on the server do not open with this vault's key and were skipped")
+        }
+    }
+}
+
+struct SyncRegister: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "register", abstract: "Create a sync account for this vault (asks for the account passphrase).")
+
+    @OptionGroup var vaultOption: VaultOption
+    @Option(help: "Server URL (https://, or http:// on loopback).") var server: String
+    @Option(help: "Account email.") var email: String
+    @Flag(help: "Stretch the passphrase with scrypt instead of PBKDF2.") var scrypt = false
+
+    func run() throws {
+        let coffer = try vaultOption.open()
+        let client = try SyncCLI.client(server)
+        let passphrase = try SecretInput.shared.secret("Sync passphrase", confirm: true)
+        let session = SyncSession(coffer: coffer, client: client)
+        let kdf: PassphraseKDF = scrypt ? .defaultScrypt : .defaultPBKDF2
+        try SyncCLI.wait { try await session.register(email: email, passphrase: passphrase, kdf: kdf) }
+        let bar = SyncCLI.Progress("uploading")
+        _ = try SyncCLI.wait { try await session.sync(progress: bar.update) }
+        bar.finish()
+    }
+}
+
+struct SyncLogin: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "login",
+        abstract: "Log in to a sync account; on a device without a vault, creates this device's copy and pulls it.")
+
+    @OptionGroup var vaultOption: VaultOption
+    @Option(help: "Server URL (https://, or http:// on loopback).") var server: String
+    @Option(help: "Account email.") var email: String
+
+    func run() throws {
+        let client = try SyncCLI.client(server)
+        let passphrase = try SecretInput.shared.secret("Sync passphrase")
+        let location = vaultOption.location
+        let session = try SyncCLI.wait {
+            try await SyncSession.login(location: location, client: client, email: email, passphrase: passphrase, localPassphrase: nil)
+        }
+        let bar = SyncCLI.Progress("downloading")
+        _ = try SyncCLI.wait { try await session.sync(progress: bar.update) }
+        bar.finish()
+    }
+}
+
+struct SyncStatus: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "status", abstract: "Show the account, queued changes and conflict copies.")
+
+    @OptionGroup var vaultOption: VaultOption
+    @OptionGroup var output: JSONOption
+
+    func run() throws {
+        let coffer = try vaultOption.open()
+        let session = try SyncCLI.session(coffer)
+        let status = try SyncCLI.wait { try await session.status() }
+        let conflicts = status.conflicts.map { copy in
+            SyncCLI.ConflictJSON(
+                copy: copy.copyID.uuidString.lowercased(), original: copy.originalID.uuidString.lowercased(),
+                name: (try? coffer.vault.item(id: copy.copyID).content.name) ?? "", detectedAt: copy.detectedAt)
+        }
+        if output.json {
+            try Output.json(SyncCLI.StatusJSON(
+                server: status.account.server, account: status.account.account, online: status.server != nil,
+                lastSync: status.account.lastSync, pending: status.pending, serverItems: status.server?.itemCount,
+                conflicts: conflicts))
+            return
+        }
+        Output.line("account   \(status.account.account) on \(status.account.server)")
+        Output.line("server    \(status.server.map { "reachable, \($0.itemCount) items" } ?? "unreachable")")
+        Output.line("last sync \(status.account.lastSync.map { ISO8601DateFormatter().string(from: $0) } ?? "never")")
+        Output.line("queued    \(status.pending) local changes")
+        if conflicts.isEmpty {
+            Output.line("conflicts none")
+        } else {
+            Output.line("conflicts \(conflicts.count) copies kept (yours lost to a change made elsewhere):")
+            for conflict in conflicts {
+                Output.line("  \(conflict.copy.prefix(8))  \(conflict.name)  (copy of \(conflict.original.prefix(8)))")
+            }
+        }
+    }
+}
+
+struct SyncLogout: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "logout", abstract: "End this device's session and unlink the vault; the items stay here.")
+
+    @OptionGroup var vaultOption: VaultOption
+
+    func run() throws {
+        let coffer = try vaultOption.open()
+        let session = try SyncCLI.session(coffer)
+        try SyncCLI.wait { try await session.logout() }
+    }
+}
+
+struct SyncRevoke: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "revoke", abstract: "Delete every copy the server holds of this account's items (the account and local items stay).")
+
+    @OptionGroup var vaultOption: VaultOption
+    @Flag(help: "Confirm the deletion of every server copy.") var yes = false
+
+    func run() throws {
+        guard yes else { throw CLIError.usage("revoke deletes every server copy; pass --yes to confirm") }
+        let coffer = try vaultOption.open()
+        let session = try SyncCLI.session(coffer)
+        let deleted = try SyncCLI.wait { try await session.revoke() }
+        Output.note("deleted \(deleted) server copies")
+    }
+}
+
+/// Glue between the synchronous command line and the async sync client.
+enum SyncCLI {
+    /// The progress bar, shared with the sync task.
+    final class Progress: Sendable {
+        private let bar: Mutex<ProgressBar>
+
+        init(_ label: String) {
+            bar = Mutex(ProgressBar(label: label))
+        }
+
+        @Sendable func update(_ done: Int, _ total: Int) {
+            bar.withLock { $0.update(done, of: total) }
+        }
+
+        func finish() {
+            bar.withLock { $0.finish() }
+        }
+    }
+
+    static func client(_ server: String) throws -> SyncClient {
+        do {
+            return try SyncClient(server: server)
+        } catch {
+            throw CLIError.usage(error.description)
+        }
+    }
+
+    static func session(_ coffer: Coffer) throws -> SyncSession {
+        guard let account = try coffer.vault.syncAccount() else {
+            throw CLIError.sync(SyncError.notLinked.description, exitCode: 64, hint: "run `coffer sync register` or `coffer sync login`")
+        }
+        return SyncSession(coffer: coffer, client: try client(account.server))
+    }
+
+    /// Runs `body` to completion on the concurrency runtime while this thread waits.
+    @discardableResult
+    static func wait<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+        let result = Mutex<Result<T, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            let outcome: Result<T, any Error>
+            do {
+                outcome = .success(try await body())
+            } catch {
+                outcome = .failure(error)
+            }
+            result.withLock { $0 = outcome }
+            done.signal()
+        }
+        done.wait()
+        switch result.withLock({ $0 }) {
+        case .success(let value)?: return value
+        case .failure(let error)?: throw mapped(error)
+        case nil: throw CLIError.failure("sync ended without a result")
+        }
+    }
+
+    static func mapped(_ error: any Error) -> any Error {
+        guard let error = error as? SyncError else { return error }
+        switch error {
+        case .client(.transport):
+            return CLIError.sync(error.description, exitCode: 69, hint: "local changes stay queued; run `coffer sync` again when online")
+        case .client(.server(401, _, _)):
+            return CLIError.sync(error.description, exitCode: 77, hint: "log in again: coffer sync login --server URL --email EMAIL")
+        case .client(.server(429, _, _)), .tooManyConflicts:
+            return CLIError.sync(error.description, exitCode: 75, hint: nil)
+        case .client(.server(409, "account_exists", _)):
+            return CLIError.sync(error.description, exitCode: 73, hint: "use `coffer sync login` to link this vault to the existing account")
+        case .client(.invalidServerURL):
+            return CLIError.usage(error.description)
+        case .wrongPassphrase:
+            return CLIError.sync(error.description, exitCode: 77, hint: nil)
+        case .notLinked:
+            return CLIError.sync(error.description, exitCode: 64, hint: "run `coffer sync register` or `coffer sync login`")
+        case .alreadyLinked, .differentVault:
+            return CLIError.sync(error.description, exitCode: 73, hint: "`coffer sync logout` unlinks this vault")
+        case .coffer(let error):
+            return CLIError.coffer(error)
+        default:
+            return CLIError.sync(error.description, exitCode: 1, hint: nil)
+        }
+    }
+
+    struct ReportJSON: Encodable {
+        let pulled: Int, pushed: Int, applied: Int, conflictCopies: Int, mergedCounters: Int, unreadable: Int, cursor: Int64
+        init(_ report: SyncReport) {
+            pulled = report.pulled
+            pushed = report.pushed
+            applied = report.merge.applied
+            conflictCopies = report.merge.conflictCopies
+            mergedCounters = report.merge.mergedCounters
+            unreadable = report.merge.unreadable
+            cursor = report.cursor
+        }
+        enum CodingKeys: String, CodingKey {
+            case pulled, pushed, applied, cursor, unreadable
+            case conflictCopies = "conflict_copies"
+            case mergedCounters = "merged_counters"
+        }
+    }
+
+    struct ConflictJSON: Encodable {
+        let copy: String, original: String, name: String, detectedAt: Date
+        enum CodingKeys: String, CodingKey {
+            case copy, original, name
+            case detectedAt = "detected_at"
+        }
+    }
+
+    struct StatusJSON: Encodable {
+        let server: String, account: String, online: Bool, lastSync: Date?, pending: Int, serverItems: Int?
+        let conflicts: [ConflictJSON]
+        enum CodingKeys: String, CodingKey {
+            case server, account, online, pending, conflicts
+            case lastSync = "last_sync"
+            case serverItems = "server_items"
+        }
+    }
+}

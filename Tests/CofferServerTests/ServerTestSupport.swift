@@ -1,0 +1,215 @@
+@_spi(Testing) import CofferCrypto
+import CofferServer
+import CofferServerStore
+import CofferSyncAPI
+import CofferTestSupport
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import Synchronization
+import Testing
+
+/// The two storage backends every server test runs against. PostgreSQL needs a live cluster: `.ci/run` and
+/// `scripts/test.sh` start one with `scripts/postgres.sh` and export its URLs; without them these tests fail.
+enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case sqlite, postgres
+
+    var testDescription: String { rawValue }
+
+    /// Runs `body` with a fresh, migrated store of this backend.
+    func withStore<T: Sendable>(_ body: @Sendable (any ServerStore) async throws -> T) async throws -> T {
+        switch self {
+        case .sqlite:
+            let store = try SQLiteServerStore.inMemory()
+            try await store.migrate()
+            return try await body(store)
+        case .postgres:
+            let environment = ProcessInfo.processInfo.environment
+            guard let url = environment["COFFER_TEST_POSTGRES_URL"], let admin = environment["COFFER_TEST_POSTGRES_ADMIN_URL"] else {
+                Issue.record("PostgreSQL tests need COFFER_TEST_POSTGRES_URL and COFFER_TEST_POSTGRES_ADMIN_URL: run `export $(scripts/postgres.sh start DIR)`")
+                throw TestSkip.noPostgres
+            }
+            let store = try PostgresServerStore(url: url, migrationURL: admin, logger: Logger(label: "test.postgres"))
+            return try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await store.run() }
+                defer { group.cancelAll() }
+                try await store.migrate()
+                return try await body(store)
+            }
+        }
+    }
+
+    enum TestSkip: Error { case noPostgres }
+}
+
+/// A clock tests move by hand.
+final class TestClock: Sendable {
+    private let current: Mutex<Date>
+
+    init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) {
+        current = Mutex(start)
+    }
+
+    var now: Date { current.withLock { $0 } }
+
+    func advance(_ seconds: TimeInterval) {
+        current.withLock { $0 = $0.addingTimeInterval(seconds) }
+    }
+
+    var function: @Sendable () -> Date { { [self] in now } }
+}
+
+/// Collects every log line the server writes, to scan for canaries.
+final class LogCollector: Sendable {
+    private let lines = Mutex<[String]>([])
+
+    var text: String { lines.withLock { $0.joined(separator: "\n") } }
+
+    func logger(_ label: String = "coffer-server") -> Logger {
+        var logger = Logger(label: label) { _ in Handler(collector: self) }
+        logger.logLevel = .trace
+        return logger
+    }
+
+    func append(_ line: String) { lines.withLock { $0.append(line) } }
+
+    struct Handler: LogHandler {
+        let collector: LogCollector
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            collector.append("\(event.level) \(event.message) \(metadata.merging(event.metadata ?? [:]) { $1 })")
+        }
+    }
+}
+
+/// Configuration for tests: cheap auth hashing, test KDF limits, an injected clock, a fresh data directory.
+func testConfiguration(clock: TestClock, requestsPerMinute: Int = 10_000) throws -> ServerConfiguration {
+    ServerConfiguration(
+        dataDirectory: try TestSupport.temporaryDirectory("server"), requestsPerMinute: requestsPerMinute,
+        authHashIterations: 1_000, kdfLimits: .testing, clock: clock.function)
+}
+
+/// Runs `body` against the server's router in process (no sockets).
+func withServer(
+    _ backend: Backend, clock: TestClock = TestClock(), requestsPerMinute: Int = 10_000, logs: LogCollector = LogCollector(),
+    configure: (inout ServerConfiguration) -> Void = { _ in },
+    _ body: @escaping @Sendable (APIClient, any ServerStore) async throws -> Void
+) async throws {
+    var configuration = try testConfiguration(clock: clock, requestsPerMinute: requestsPerMinute)
+    configure(&configuration)
+    let finalConfiguration = configuration
+    try await backend.withStore { store in
+        let router = try await CofferServerApplication.router(configuration: finalConfiguration, store: store, logger: logs.logger())
+        let app = Application(router: router)
+        try await app.test(.router) { client in
+            try await body(APIClient(client: client, dataDirectory: finalConfiguration.dataDirectory), store)
+        }
+    }
+}
+
+/// JSON in, status and JSON out.
+struct APIClient: Sendable {
+    let client: any TestClientProtocol
+    /// The server's data directory (its signing keys live there).
+    let dataDirectory: String
+
+    struct Answer: Sendable {
+        let status: HTTPResponse.Status
+        let headers: HTTPFields
+        let body: Data
+
+        func decode<T: Decodable>(_ type: T.Type) throws -> T { try WireJSON.decoder().decode(T.self, from: body) }
+        var error: ErrorBody? { try? decode(ErrorBody.self) }
+        var json: [String: Any]? { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] }
+    }
+
+    @discardableResult
+    func send(_ method: HTTPRequest.Method, _ path: String, token: String? = nil, json: (any Encodable)? = nil, raw: Data? = nil) async throws -> Answer {
+        var headers: HTTPFields = [:]
+        if let token { headers[.authorization] = "Bearer \(token)" }
+        var body: ByteBuffer?
+        if let json {
+            body = ByteBuffer(data: try WireJSON.encoder().encode(json))
+            headers[.contentType] = "application/json"
+        } else if let raw {
+            body = ByteBuffer(data: raw)
+            headers[.contentType] = "application/json"
+        }
+        return try await sendRaw(method, path, headers: headers, body: body)
+    }
+
+    func sendRaw(_ method: HTTPRequest.Method, _ path: String, headers: HTTPFields, body: ByteBuffer?) async throws -> Answer {
+        try await client.execute(uri: path, method: method, headers: headers, body: body) { response in
+            Answer(status: response.status, headers: response.headers, body: Data(buffer: response.body))
+        }
+    }
+}
+
+/// A registered test account with its keys.
+struct TestAccount: Sendable {
+    let email: String
+    let passphrase: String
+    let authKey: String
+    let vaultID: UUID
+    let slot: WrappedSlot
+    var auth: AuthResponse
+
+    var access: String { auth.accessToken }
+    var refresh: String { auth.refreshToken }
+    var userID: UUID { UUID(uuidString: auth.user.id)! }
+
+    /// A register body with a real slot (wrapping a random master key) under test KDF parameters.
+    static func registration(
+        email: String = "user-\(UUID().uuidString.prefix(8).lowercased())@example.org", passphrase: String = "correct horse battery staple",
+        kdf: PassphraseKDF = .pbkdf2SHA256(iterations: 1_000)
+    ) throws -> (RegisterRequest, passphrase: String) {
+        let header = SlotHeader.new(.passphrase, kdf: kdf)
+        let keys = try SyncKeys(passphrase: passphrase, kdf: kdf, salt: header.salt, limits: .testing)
+        let vaultID = UUID()
+        let wrapped = try header.wrap(masterKey: SecretBytes(randomCount: 32), vaultID: withUnsafeBytes(of: vaultID.uuid) { Array($0) }, kek: keys.keyEncryptionKey)
+        let slot = WrappedSlot(
+            id: UUID(uuid: uuidTuple(header.slotID)), kdf: KDFParameters(kdf),
+            salt: Data(header.salt).base64EncodedString(), wrappedKey: wrapped.base64EncodedString())
+        return (RegisterRequest(email: email, authKey: keys.authKeyBase64, vaultID: vaultID, slot: slot), passphrase)
+    }
+
+    static func register(_ api: APIClient, email: String? = nil) async throws -> TestAccount {
+        let (request, passphrase) = try registration(email: email ?? "user-\(UUID().uuidString.prefix(8).lowercased())@example.org")
+        let answer = try await api.send(.post, "/v1/auth/register", json: request)
+        try #require(answer.status == .created, "register: \(answer.status) \(String(decoding: answer.body, as: UTF8.self))")
+        return TestAccount(
+            email: request.email, passphrase: passphrase, authKey: request.authKey, vaultID: request.vaultID, slot: request.slot,
+            auth: try answer.decode(AuthResponse.self))
+    }
+
+    func login(_ api: APIClient) async throws -> AuthResponse {
+        let answer = try await api.send(.post, "/v1/auth/login", json: LoginRequest(email: email, authKey: authKey))
+        try #require(answer.status == .ok)
+        return try answer.decode(AuthResponse.self)
+    }
+}
+
+func uuidTuple(_ bytes: [UInt8]) -> uuid_t {
+    (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+     bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15])
+}
+
+/// A push body of `count` fake boxes (random bytes: the server cannot tell).
+func fakeItems(_ count: Int, kind: String = "note", revision: Int64 = 1, base: Int64 = 0, ids: [UUID]? = nil) -> PushRequest {
+    PushRequest(items: (0..<count).map { index in
+        let box = Data((0..<64).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
+        return PushItem(
+            item: SyncItem(id: ids?[index] ?? UUID(), kind: kind, revision: revision, updatedAt: 1_700_000_000_000 + Int64(index), deleted: false, box: box),
+            baseRevision: base)
+    })
+}

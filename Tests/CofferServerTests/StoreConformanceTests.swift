@@ -1,0 +1,176 @@
+import CofferServerStore
+import CofferSyncAPI
+import Foundation
+import Testing
+
+/// One suite, both stores: every behaviour the `ServerStore` protocol documents.
+@Suite("Store conformance")
+struct StoreConformanceTests {
+    static let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    static func newUser(_ store: any ServerStore, email: String? = nil) async throws -> UUID {
+        let id = UUID()
+        try await store.createUser(
+            NewUser(id: id, email: email ?? "u-\(id.uuidString.lowercased())@example.org", createdAt: now, authHash: "h"))
+        return id
+    }
+
+    static func write(_ id: UUID = UUID(), revision: Int64 = 1, base: Int64 = 0, deleted: Bool = false, kind: String = "note") -> ItemWrite {
+        ItemWrite(
+            id: id, kind: kind, revision: revision, updatedAt: 1_700_000_000_000 + revision, deleted: deleted,
+            box: deleted ? nil : Data("box-\(id)-\(revision)".utf8), baseRevision: base)
+    }
+
+    @Test("accounts: unique live emails, lookups, soft delete, purge with cascade", arguments: Backend.allCases)
+    func accounts(backend: Backend) async throws {
+        try await backend.withStore { store in
+            let email = "acct-\(UUID().uuidString.lowercased())@example.org"
+            let id = try await Self.newUser(store, email: email)
+            #expect(try await store.userID(email: email) == id)
+            await #expect(throws: ServerStoreError.duplicate) { try await Self.newUser(store, email: email) }
+
+            let subject = "apple-\(UUID().uuidString)"
+            let appleID = UUID()
+            try await store.createUser(NewUser(id: appleID, email: nil, appleSubject: subject, createdAt: Self.now))
+            #expect(try await store.userID(appleSubject: subject) == appleID)
+
+            let slot = WrappedSlot(id: UUID(), kdf: KDFParameters(.defaultPBKDF2), salt: "c2FsdA==", wrappedKey: "a2V5")
+            try await store.replaceCredentials(userID: id, authHash: "h2", slot: slot)
+            let record = try #require(try await store.user(id: id))
+            #expect(record.authHash == "h2" && record.slot == slot && record.email == email && record.deletedAt == nil)
+
+            _ = try await store.push(userID: id, writes: [Self.write()], now: Self.now)
+            try await store.createSession(userID: id, family: UUID(), tokenID: UUID(), now: Self.now, expiresAt: Self.now + 3600)
+            try await store.softDeleteUser(id: id, at: Self.now)
+            #expect(try await store.userID(email: email) == nil)
+            #expect(try await store.user(id: id)?.deletedAt != nil)
+            // The email is free again for a new account while the old one waits for its purge.
+            let again = try await Self.newUser(store, email: email)
+
+            #expect(try await store.purgeUsers(deletedBefore: Self.now) == 0)
+            #expect(try await store.purgeUsers(deletedBefore: Self.now + 1) >= 1)
+            #expect(try await store.user(id: id) == nil)
+            #expect(try await store.changes(userID: id, since: 0, limit: 10).items.isEmpty)
+            #expect(try await store.user(id: again) != nil)
+        }
+    }
+
+    @Test("sessions: rotation, reuse revokes the family, expiry, revocation", arguments: Backend.allCases)
+    func sessions(backend: Backend) async throws {
+        try await backend.withStore { store in
+            let user = try await Self.newUser(store)
+            let family = UUID(), first = UUID(), second = UUID(), third = UUID()
+            try await store.createSession(userID: user, family: family, tokenID: first, now: Self.now, expiresAt: Self.now + 3600)
+            #expect(try await store.isSessionActive(userID: user, family: family, now: Self.now))
+            #expect(try await store.rotateRefreshToken(userID: user, family: family, tokenID: first, newTokenID: second, now: Self.now, expiresAt: Self.now + 3600) == .rotated)
+            // The spent token again: the whole family goes, including the token it was exchanged for.
+            #expect(try await store.rotateRefreshToken(userID: user, family: family, tokenID: first, newTokenID: third, now: Self.now, expiresAt: Self.now + 3600) == .reused)
+            #expect(try await store.rotateRefreshToken(userID: user, family: family, tokenID: second, newTokenID: third, now: Self.now, expiresAt: Self.now + 3600) == .invalid)
+            #expect(!(try await store.isSessionActive(userID: user, family: family, now: Self.now)))
+
+            // Another user's id never finds this user's family.
+            let other = try await Self.newUser(store)
+            let family2 = UUID(), token2 = UUID()
+            try await store.createSession(userID: user, family: family2, tokenID: token2, now: Self.now, expiresAt: Self.now + 60)
+            #expect(try await store.rotateRefreshToken(userID: other, family: family2, tokenID: token2, newTokenID: UUID(), now: Self.now, expiresAt: Self.now + 60) == .invalid)
+            #expect(!(try await store.isSessionActive(userID: other, family: family2, now: Self.now)))
+            // Expired.
+            #expect(!(try await store.isSessionActive(userID: user, family: family2, now: Self.now + 61)))
+            #expect(try await store.rotateRefreshToken(userID: user, family: family2, tokenID: token2, newTokenID: UUID(), now: Self.now + 61, expiresAt: Self.now + 120) == .invalid)
+
+            let keep = UUID(), drop = UUID()
+            try await store.createSession(userID: user, family: keep, tokenID: UUID(), now: Self.now, expiresAt: Self.now + 3600)
+            try await store.createSession(userID: user, family: drop, tokenID: UUID(), now: Self.now, expiresAt: Self.now + 3600)
+            try await store.revokeSessions(userID: user, keeping: keep)
+            #expect(try await store.isSessionActive(userID: user, family: keep, now: Self.now))
+            #expect(!(try await store.isSessionActive(userID: user, family: drop, now: Self.now)))
+            try await store.revokeSession(userID: user, family: keep)
+            #expect(!(try await store.isSessionActive(userID: user, family: keep, now: Self.now)))
+        }
+    }
+
+    @Test("push: all or nothing, conflicts carry the stored rows, feed in change order with pages", arguments: Backend.allCases)
+    func pushAndChanges(backend: Backend) async throws {
+        try await backend.withStore { store in
+            let user = try await Self.newUser(store)
+            let a = UUID(), b = UUID(), c = UUID()
+            guard case .accepted(let first) = try await store.push(userID: user, writes: [Self.write(a), Self.write(b)], now: Self.now)
+            else { Issue.record("first push refused"); return }
+            #expect(first == 2)
+            // One stale write spoils the batch: c must not appear.
+            let outcome = try await store.push(
+                userID: user, writes: [Self.write(c), Self.write(a, revision: 3, base: 2)], now: Self.now)
+            guard case .conflicts(let stored) = outcome else { Issue.record("stale push accepted"); return }
+            #expect(stored.map(\.id) == [a] && stored.first?.revision == 1)
+            #expect(try await store.item(userID: user, id: c) == nil)
+
+            guard case .accepted(let second) = try await store.push(
+                userID: user, writes: [Self.write(a, revision: 2, base: 1), Self.write(b, revision: 2, base: 1, deleted: true)], now: Self.now)
+            else { Issue.record("second push refused"); return }
+            #expect(second == 4)
+            let all = try await store.changes(userID: user, since: 0, limit: 10)
+            #expect(all.items.map(\.id) == [a, b] && all.cursor == 4 && !all.hasMore)
+            #expect(all.items[1].deleted && all.items[1].box == nil)
+            let page = try await store.changes(userID: user, since: 0, limit: 1)
+            #expect(page.items.count == 1 && page.hasMore && page.cursor == page.items[0].sequence)
+            #expect(try await store.changes(userID: user, since: 4, limit: 10).items.isEmpty)
+            #expect(try await store.items(userID: user, kind: "note").map(\.id) == [a])
+            let usage = try await store.usage(userID: user)
+            #expect(usage.items == 1 && usage.cursor == 4 && usage.bytes == Self.write(a, revision: 2).box?.count)
+
+            #expect(try await store.deleteAllItems(userID: user) == 2)
+            #expect(try await store.changes(userID: user, since: 0, limit: 10).items.isEmpty)
+            // After a revoke any base is accepted: the server has nothing left to lose.
+            guard case .accepted = try await store.push(userID: user, writes: [Self.write(a, revision: 5, base: 4)], now: Self.now)
+            else { Issue.record("push after revoke refused"); return }
+        }
+    }
+
+    @Test("users never see each other's rows", arguments: Backend.allCases)
+    func isolation(backend: Backend) async throws {
+        try await backend.withStore { store in
+            let alice = try await Self.newUser(store), bob = try await Self.newUser(store)
+            let shared = UUID()
+            _ = try await store.push(userID: alice, writes: [Self.write(shared), Self.write()], now: Self.now)
+            // Bob writing Alice's item id makes Bob's own row.
+            guard case .accepted = try await store.push(userID: bob, writes: [Self.write(shared, revision: 7)], now: Self.now)
+            else { Issue.record("bob's push refused"); return }
+            #expect(try await store.item(userID: alice, id: shared)?.revision == 1)
+            #expect(try await store.item(userID: bob, id: shared)?.revision == 7)
+            #expect(try await store.changes(userID: bob, since: 0, limit: 100).items.map(\.id) == [shared])
+            #expect(try await store.items(userID: bob, kind: "note").count == 1)
+            #expect(try await store.deleteAllItems(userID: bob) == 1)
+            #expect(try await store.changes(userID: alice, since: 0, limit: 100).items.count == 2)
+            await #expect(throws: ServerStoreError.notFound) { try await store.softDeleteUser(id: UUID(), at: Self.now) }
+        }
+    }
+
+    @Test("counters count within a window and restart in the next", arguments: Backend.allCases)
+    func counters(backend: Backend) async throws {
+        try await backend.withStore { store in
+            let key = "test:\(UUID())"
+            #expect(try await store.counter(key, window: 60, now: Self.now).count == 0)
+            for expected in 1...3 {
+                #expect(try await store.increment(counter: key, window: 60, now: Self.now).count == expected)
+            }
+            let state = try await store.counter(key, window: 60, now: Self.now + 1)
+            #expect(state.count == 3)
+            #expect(state.windowEnds.timeIntervalSince1970 == Double(CounterWindow.start(Self.now, window: 60) + 60))
+            #expect(try await store.increment(counter: key, window: 60, now: Self.now + 60).count == 1)
+        }
+    }
+
+    @Test("the audit log keeps events per user, newest first", arguments: Backend.allCases)
+    func audit(backend: Backend) async throws {
+        try await backend.withStore { store in
+            let user = try await Self.newUser(store)
+            try await store.audit(AuditEvent(at: Self.now, kind: .loginFailed, userID: user, address: "127.0.0.1"))
+            try await store.audit(AuditEvent(at: Self.now + 1, kind: .refreshReused, userID: user, address: nil, detail: "family revoked"))
+            try await store.audit(AuditEvent(at: Self.now, kind: .loginFailed, userID: nil, address: "10.0.0.1"))
+            let events = try await store.auditEvents(userID: user, limit: 10)
+            #expect(events.map(\.kind) == [.refreshReused, .loginFailed])
+            #expect(events.first?.detail == "family revoked" && events.last?.address == "127.0.0.1")
+            #expect(try await store.auditEvents(userID: nil, limit: 10).count >= 3)
+        }
+    }
+}

@@ -1,0 +1,205 @@
+@_spi(Testing) import CofferCrypto
+import CofferKeystore
+import CofferKit
+import CofferModel
+import CofferOTP
+import CofferServer
+import CofferServerStore
+import CofferSync
+import CofferSyncAPI
+import CofferTestSupport
+import CofferVault
+import Foundation
+import GRDB
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+/// Two vault directories ("devices") syncing through a live server on 127.0.0.1, on both stores.
+@Suite("Sync between devices")
+struct SyncTests {
+    static let passphrase = "sync passphrase for tests"
+    static let kdf = PassphraseKDF.pbkdf2SHA256(iterations: 1_000)
+
+    static func location() throws -> CofferLocation {
+        CofferLocation(
+            vaultDirectory: try TestSupport.temporaryDirectory("device") + "/vault", keystore: InMemoryKeystore(),
+            options: VaultOptions(limits: .testing))
+    }
+
+    /// Runs `body` with a live server (real sockets) and its base URL.
+    static func withLiveServer(
+        _ backend: Backend, logs: LogCollector = LogCollector(),
+        _ body: @escaping @Sendable (String, any ServerStore, ServerConfiguration) async throws -> Void
+    ) async throws {
+        let configuration = try testConfiguration(clock: TestClock(Date()))
+        try await backend.withStore { store in
+            let router = try await CofferServerApplication.router(configuration: configuration, store: store, logger: logs.logger())
+            let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+            try await app.test(.live) { client in
+                let port = try #require(client.port)
+                try await body("http://127.0.0.1:\(port)", store, configuration)
+            }
+        }
+    }
+
+    static func names(_ coffer: Coffer) throws -> [String] {
+        try coffer.vault.items().map(\.content.name).sorted()
+    }
+
+    static func contents(_ coffer: Coffer) throws -> [UUID: ItemContent] {
+        Dictionary(uniqueKeysWithValues: try coffer.vault.items().map { ($0.id, $0.content) })
+    }
+
+    static func note(_ name: String, _ text: String) throws -> ItemContent {
+        .note(try Note(name: name, text: text))
+    }
+
+    @Test("a second device logs in with the passphrase, pulls everything, and both converge", arguments: Backend.allCases)
+    func twoDevices(backend: Backend) async throws {
+        try await Self.withLiveServer(backend) { server, _, _ in
+            let client = try SyncClient(server: server)
+            let a = try Coffer.initialize(at: try Self.location())
+            let card = try Card(name: "Library", symbology: .qr, payload: Array("https://sfpl.org/card/987654321".utf8))
+            try a.vault.add(.card(card))
+            let hotp = try a.vault.add(.otp(try OTPItem(
+                issuer: "Bank", account: "ada", parameters: try OTPParameters(secret: Array("12345678901234567890".utf8), kind: .hotp(counter: 0)))))
+            let shared = try a.vault.add(try Self.note("Shared", "first"))
+            let doomed = try a.vault.add(try Self.note("Doomed", "delete me"))
+            let sessionA = SyncSession(coffer: a, client: client)
+            let email = "device-\(UUID().uuidString.prefix(8).lowercased())@example.org"
+            try await sessionA.register(email: email, passphrase: Self.passphrase, kdf: Self.kdf)
+            let first = try await sessionA.sync()
+            #expect(first.pushed == 4)
+
+            // The second device has nothing but the passphrase.
+            let sessionB = try await SyncSession.login(
+                location: try Self.location(), client: client, email: email, passphrase: Self.passphrase, localPassphrase: nil)
+            let b = sessionB.coffer
+            #expect(b.vault.vaultID == a.vault.vaultID)
+            let pulled = try await sessionB.sync()
+            #expect(pulled.merge.applied == 4 && pulled.merge.unreadable == 0)
+            #expect(try Self.contents(b) == Self.contents(a))
+
+            // A wrong passphrase gets nothing.
+            await #expect(throws: SyncError.self) {
+                _ = try await SyncSession.login(location: try Self.location(), client: client, email: email, passphrase: "wrong", localPassphrase: nil)
+            }
+
+            // Edits and deletions travel.
+            _ = try a.vault.modify(id: shared.id) { $0 = try Self.note("Shared", "second") }
+            try a.vault.purge(id: doomed.id)
+            _ = try await sessionA.sync()
+            _ = try await sessionB.sync()
+            #expect(try Self.contents(b) == Self.contents(a))
+            #expect(try Self.names(b) == ["Bank (ada)", "Library", "Shared"])
+
+            // Both edit the same note: the server's (first) version takes the item, the other is kept as a copy.
+            _ = try a.vault.modify(id: shared.id) { $0 = try Self.note("Shared", "edited on A") }
+            _ = try b.vault.modify(id: shared.id) { $0 = try Self.note("Shared", "edited on B") }
+            // Both use the HOTP token: A twice, B once; the merge keeps the higher counter.
+            _ = try a.code(for: try a.vault.item(id: hotp.id), at: Date())
+            _ = try a.code(for: try a.vault.item(id: hotp.id), at: Date())
+            _ = try b.code(for: try b.vault.item(id: hotp.id), at: Date())
+            _ = try await sessionA.sync()
+            let merge = try await sessionB.sync()
+            #expect(merge.merge.conflictCopies == 1 && merge.merge.mergedCounters == 1)
+            _ = try await sessionA.sync()
+            #expect(try Self.contents(b) == Self.contents(a))
+            let texts = try b.vault.items().compactMap { item -> String? in
+                if case .note(let note) = item.content { return note.text }
+                return nil
+            }.sorted()
+            #expect(texts == ["edited on A", "edited on B"])
+            guard case .otp(let token) = try b.vault.item(id: hotp.id).content, case .hotp(let counter) = token.parameters.kind else {
+                Issue.record("HOTP token lost")
+                return
+            }
+            #expect(counter == 2)
+            let status = try await sessionB.status()
+            #expect(status.conflicts.count == 1 && status.conflicts.first?.originalID == shared.id)
+            #expect(status.pending == 0 && status.server?.itemCount == 4)
+        }
+    }
+
+    @Test("changes made offline wait and go out with the next sync", arguments: [Backend.sqlite])
+    func offlineQueue(backend: Backend) async throws {
+        try await Self.withLiveServer(backend) { server, _, _ in
+            let a = try Coffer.initialize(at: try Self.location())
+            let session = SyncSession(coffer: a, client: try SyncClient(server: server))
+            let email = "offline-\(UUID().uuidString.prefix(8).lowercased())@example.org"
+            try await session.register(email: email, passphrase: Self.passphrase, kdf: Self.kdf)
+            try a.vault.add(try Self.note("Written offline", "queued"))
+            let offline = SyncSession(coffer: a, client: try SyncClient(server: "http://127.0.0.1:9", timeout: .seconds(2)))
+            await #expect(throws: SyncError.self) { _ = try await offline.sync() }
+            #expect(try a.vault.pendingChanges().count == 1)
+            #expect(try await session.sync().pushed == 1)
+            #expect(try a.vault.pendingChanges().isEmpty)
+        }
+    }
+
+    @Test("the server's files and logs hold no canary after a full flow", arguments: Backend.allCases)
+    func canaries(backend: Backend) async throws {
+        let logs = LogCollector()
+        let canary = "CANARY\(UUID().uuidString.prefix(8))"
+        try await Self.withLiveServer(backend, logs: logs) { server, store, configuration in
+            let client = try SyncClient(server: server)
+            let a = try Coffer.initialize(at: try Self.location())
+            try a.vault.add(.card(try Card(
+                name: "\(canary)-card", symbology: .code128, payload: Array("\(canary)PAYLOAD".utf8), cardNumber: "\(canary)NUMBER",
+                tags: ["\(canary)-tag"], notes: "\(canary)-notes", metadata: ["\(canary)key": "\(canary)value"])))
+            try a.vault.add(.otp(try OTPItem(
+                issuer: "\(canary)-issuer", account: "\(canary)-account",
+                parameters: try OTPParameters(secret: Array("\(canary)SECRETSECRET".utf8)))))
+            try a.vault.add(.credential(try Credential(name: "\(canary)-api", value: "\(canary)-credential-value-0123456789")))
+            try a.vault.add(try Self.note("\(canary)-note", "\(canary)-text"))
+            let session = SyncSession(coffer: a, client: client)
+            let email = "canary-\(UUID().uuidString.prefix(8).lowercased())@example.org"
+            try await session.register(email: email, passphrase: "\(canary)-passphrase", kdf: Self.kdf)
+            _ = try await session.sync()
+            let b = try await SyncSession.login(
+                location: try Self.location(), client: client, email: email, passphrase: "\(canary)-passphrase", localPassphrase: nil)
+            _ = try await b.sync()
+            _ = try await b.status()
+            #expect(try Self.names(b.coffer).contains("\(canary)-note"))
+
+            let dump: Data
+            switch backend {
+            case .sqlite:
+                // The in-memory store has no file; the same schema on disk is checked by copying it out.
+                dump = try SQLiteDump.dump(store)
+            case .postgres:
+                dump = try PostgresDump.dump()
+            }
+            #expect(!dump.isEmpty)
+            #expect(dump.range(of: Data(canary.utf8)) == nil, "canary in the server database")
+            #expect(!logs.text.isEmpty)
+            #expect(!logs.text.contains(canary), "canary in the server log")
+            _ = configuration
+        }
+    }
+}
+
+/// The bytes of an SQLite store, via `VACUUM INTO` a file.
+enum SQLiteDump {
+    static func dump(_ store: any ServerStore) throws -> Data {
+        let sqlite = try #require(store as? SQLiteServerStore)
+        let path = try TestSupport.temporaryDirectory("dump") + "/dump.sqlite"
+        try sqlite.vacuum(into: path)
+        return try Data(contentsOf: URL(fileURLWithPath: path))
+    }
+}
+
+/// `pg_dump` of the test cluster, as the table owner.
+enum PostgresDump {
+    static func dump() throws -> Data {
+        // As the superuser: row-level security is forced even on the tables' owner.
+        let admin = try #require(ProcessInfo.processInfo.environment["COFFER_TEST_POSTGRES_ADMIN_URL"])
+            .replacingOccurrences(of: "://coffer_owner@", with: "://postgres@")
+        let binaries = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql"))?.sorted() ?? []
+        let pgDump = binaries.last.map { "/usr/lib/postgresql/\($0)/bin/pg_dump" } ?? "/usr/bin/pg_dump"
+        let result = try TestSupport.run(pgDump, ["--data-only", admin])
+        try #require(result.status == 0, "pg_dump failed: \(result.stderr)")
+        return Data(result.standardOutput)
+    }
+}

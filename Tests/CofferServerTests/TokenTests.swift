@@ -1,0 +1,164 @@
+import CofferServer
+import CofferServerStore
+import CofferSyncAPI
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import JWTKit
+import Synchronization
+import Testing
+
+/// Forged, expired, confused and replayed tokens: every one is refused, and a replayed refresh token ends its family.
+@Suite("Tokens")
+struct TokenTests {
+    struct Parts {
+        var header: [String: Any]
+        var claims: [String: Any]
+        var signature: String
+    }
+
+    static func parts(_ token: String) throws -> Parts {
+        let pieces = token.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        func json(_ text: String) throws -> [String: Any] {
+            var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+            while base64.count % 4 != 0 { base64 += "=" }
+            let data = try #require(Data(base64Encoded: base64))
+            return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        }
+        return Parts(header: try json(pieces[0]), claims: try json(pieces[1]), signature: pieces[2])
+    }
+
+    static func base64URL(_ data: Data) -> String {
+        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    static func encode(_ object: [String: Any]) throws -> String {
+        base64URL(try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]))
+    }
+
+    /// A token assembled by hand, signed by `sign` over `header.payload`.
+    static func token(header: [String: Any], claims: [String: Any], sign: (Data) throws -> Data) throws -> String {
+        let input = "\(try encode(header)).\(try encode(claims))"
+        return "\(input).\(base64URL(try sign(Data(input.utf8))))"
+    }
+
+    static func serverKey(_ dataDirectory: String) throws -> P256.Signing.PrivateKey {
+        let directory = "\(dataDirectory)/signing-keys"
+        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: directory).sorted().last)
+        return try P256.Signing.PrivateKey(pemRepresentation: String(contentsOfFile: "\(directory)/\(name)", encoding: .utf8))
+    }
+
+    @Test("forged and misused access tokens are refused", arguments: Backend.allCases)
+    func forgedAccessTokens(backend: Backend) async throws {
+        let clock = TestClock()
+        try await withServer(backend, clock: clock) { api, _ in
+            let account = try await TestAccount.register(api)
+            let real = try Self.parts(account.access)
+            #expect(real.header["alg"] as? String == "ES256" && real.header["kid"] != nil)
+            let serverKey = try Self.serverKey(api.dataDirectory)
+            // The same claims under the real key verify (the harness itself is sound).
+            let resigned = try Self.token(header: real.header, claims: real.claims) { try serverKey.signature(for: $0).rawRepresentation }
+            #expect(try await api.send(.get, "/v1/account", token: resigned).status == .ok)
+
+            var forged: [String: String] = [:]
+            forged["alg none"] = try Self.token(header: ["alg": "none", "typ": "JWT", "kid": real.header["kid"]!], claims: real.claims) { _ in Data() }
+            forged["alg none, no signature part"] = "\(try Self.encode(["alg": "none"])).\(try Self.encode(real.claims))."
+            let stranger = P256.Signing.PrivateKey()
+            forged["wrong key, same kid"] = try Self.token(header: real.header, claims: real.claims) { try stranger.signature(for: $0).rawRepresentation }
+            let publicPEM = Data(serverKey.publicKey.pemRepresentation.utf8)
+            forged["HS256 keyed with the public key"] = try Self.token(
+                header: ["alg": "HS256", "typ": "JWT", "kid": real.header["kid"]!], claims: real.claims
+            ) { Data(HMAC<SHA256>.authenticationCode(for: $0, using: SymmetricKey(data: publicPEM))) }
+            forged["unknown kid"] = try Self.token(header: ["alg": "ES256", "typ": "JWT", "kid": "k-unknown"], claims: real.claims) {
+                try serverKey.signature(for: $0).rawRepresentation
+            }
+            var tampered = real.claims
+            tampered["sub"] = UUID().uuidString.lowercased()
+            forged["tampered subject, old signature"] = "\(try Self.encode(real.header)).\(try Self.encode(tampered)).\(real.signature)"
+            var wrongIssuer = real.claims
+            wrongIssuer["iss"] = "someone-else"
+            forged["wrong issuer"] = try Self.token(header: real.header, claims: wrongIssuer) { try serverKey.signature(for: $0).rawRepresentation }
+            var future = real.claims
+            future["iat"] = (real.claims["iat"] as! Int) + 3600
+            future["exp"] = (real.claims["exp"] as! Int) + 3600
+            forged["issued in the future"] = try Self.token(header: real.header, claims: future) { try serverKey.signature(for: $0).rawRepresentation }
+            forged["refresh token as access token"] = account.refresh
+            forged["garbage"] = "not.a.token"
+            for (name, token) in forged {
+                let answer = try await api.send(.get, "/v1/account", token: token)
+                #expect(answer.status == .unauthorized, "\(name)")
+                #expect(answer.error?.error == "unauthorized", "\(name)")
+            }
+            #expect(try await api.send(.get, "/v1/account", token: account.refresh).error?.message == "Invalid token type (expected access token)")
+
+            // An access token used as a refresh token.
+            #expect(try await api.send(.post, "/v1/auth/refresh", json: RefreshRequest(refreshToken: account.access)).status == .unauthorized)
+
+            // Expiry follows the server's clock.
+            clock.advance(15 * 60 + 1)
+            #expect(try await api.send(.get, "/v1/account", token: account.access).status == .unauthorized)
+        }
+    }
+
+    @Test("a refresh token used twice revokes its whole family", arguments: Backend.allCases)
+    func refreshReuse(backend: Backend) async throws {
+        try await withServer(backend) { api, store in
+            let account = try await TestAccount.register(api)
+            let first = try await api.send(.post, "/v1/auth/refresh", json: RefreshRequest(refreshToken: account.refresh))
+            let rotated = try first.decode(AuthResponse.self)
+            #expect(rotated.refreshToken != account.refresh)
+            let replay = try await api.send(.post, "/v1/auth/refresh", json: RefreshRequest(refreshToken: account.refresh))
+            #expect(replay.status == .unauthorized)
+            // The thief's replay also kills the legitimate holder's newer tokens of that family.
+            #expect(try await api.send(.post, "/v1/auth/refresh", json: RefreshRequest(refreshToken: rotated.refreshToken)).status == .unauthorized)
+            #expect(try await api.send(.get, "/v1/account", token: rotated.accessToken).status == .unauthorized)
+            #expect(try await store.auditEvents(userID: account.userID, limit: 10).contains { $0.kind == .refreshReused })
+            // Other families live on.
+            let other = try await account.login(api)
+            #expect(try await api.send(.get, "/v1/account", token: other.accessToken).status == .ok)
+        }
+    }
+
+    @Test("refresh tokens expire after 7 days", arguments: Backend.allCases)
+    func refreshExpiry(backend: Backend) async throws {
+        let clock = TestClock()
+        try await withServer(backend, clock: clock) { api, _ in
+            let account = try await TestAccount.register(api)
+            clock.advance(7 * 24 * 3600 + 1)
+            #expect(try await api.send(.post, "/v1/auth/refresh", json: RefreshRequest(refreshToken: account.refresh)).status == .unauthorized)
+        }
+    }
+
+    @Test("signing keys rotate: new tokens carry the new kid, old tokens still verify until retired", arguments: [Backend.sqlite])
+    func keyRotation(backend: Backend) async throws {
+        let clock = TestClock()
+        let configuration = try testConfiguration(clock: clock)
+        let data = configuration.dataDirectory
+        let final = configuration
+        try await backend.withStore { store in
+            let before = try await Self.issue(configuration: final, store: store)
+            let newKey = try SigningKeyStore.rotate(dataDirectory: data, now: clock.now + 1, retireAfter: 7 * 24 * 3600)
+            let after = try await Self.issue(configuration: final, store: store, check: before.access)
+            #expect(try Self.parts(after.access).header["kid"] as? String == newKey)
+            #expect(try Self.parts(before.access).header["kid"] as? String != newKey)
+            #expect(after.oldStillValid)
+        }
+    }
+
+    /// Starts a server on `configuration`, registers, and reports whether `check` (an older token) still works.
+    static func issue(configuration: ServerConfiguration, store: any ServerStore, check: String? = nil) async throws -> (access: String, oldStillValid: Bool) {
+        let router = try await CofferServerApplication.router(configuration: configuration, store: store, logger: LogCollector().logger())
+        let result = Mutex<(String, Bool)>(("", false))
+        try await Application(router: router).test(.router) { client in
+            let api = APIClient(client: client, dataDirectory: configuration.dataDirectory)
+            let account = try await TestAccount.register(api)
+            var valid = false
+            if let check { valid = try await api.send(.get, "/v1/account", token: check).status == .ok }
+            result.withLock { $0 = (account.access, valid) }
+        }
+        return result.withLock { $0 }
+    }
+}
