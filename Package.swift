@@ -91,12 +91,13 @@ let package = Package(
         .executableTarget(
             name: "coffer-bench",
             dependencies: [
-                "CofferKit",
+                "CofferKit", "CofferServer", "CofferServerStore", "CofferSync", "CofferSyncAPI",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
-            swiftSettings: strict),
+            // main.swift holds the @main type; the other files only declarations.
+            swiftSettings: strict + [.unsafeFlags(["-parse-as-library"])]),
 
         // The sync wire format: requests, responses and the account key schedule shared by server and client.
         .target(
@@ -168,6 +169,7 @@ let package = Package(
                 "CofferTestSupport", "CofferCrypto", "CofferVault", "CofferKeystore", "CofferModel",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
@@ -176,7 +178,9 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "CofferCLITests",
-            dependencies: ["coffer", "CofferKit", "CofferTestSupport", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "coffer", "coffer-server", "CofferKit", "CofferTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: strict),
     ]
 )

@@ -42,7 +42,7 @@ public struct SyncClient: Sendable {
 
     /// `server` is the base URL, e.g. `https://sync.example.org`; plain `http://` is accepted only for loopback.
     /// `timeout` bounds each request, connection attempts included (the client retries refused connections until then).
-    public init(server: String, http: HTTPClient = .shared, timeout: Duration = .seconds(15)) throws(SyncClientError) {
+    public init(server: String, http: HTTPClient = SyncClient.defaultHTTP, timeout: Duration = .seconds(15)) throws(SyncClientError) {
         var base = server
         while base.hasSuffix("/") { base.removeLast() }
         guard let url = URL(string: base), let scheme = url.scheme?.lowercased(), let host = url.host, url.query == nil else {
@@ -55,6 +55,14 @@ public struct SyncClient: Sendable {
         self.http = http
         self.timeout = .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
     }
+
+    /// The shared HTTP client: it gives up on a server it cannot connect to after 3 seconds rather than retrying until
+    /// the request's deadline, so an offline `coffer sync` answers promptly. Lives for the whole process.
+    public static let defaultHTTP: HTTPClient = {
+        var configuration = HTTPClient.Configuration()
+        configuration.timeout.connect = .seconds(3)
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }()
 
     public func prelogin(email: String) async throws(SyncClientError) -> PreloginResponse {
         try await call(.POST, "/v1/auth/prelogin", body: PreloginRequest(email: email))

@@ -220,6 +220,8 @@ enum SyncCLI {
         switch error {
         case .client(.transport):
             return CLIError.sync(error.description, exitCode: 69, hint: "local changes stay queued; run `coffer sync` again when online")
+        case .client(.server(401, "unauthorized", "Invalid email or passphrase")):
+            return CLIError.sync(error.description, exitCode: 77, hint: nil)
         case .client(.server(401, _, _)):
             return CLIError.sync(error.description, exitCode: 77, hint: "log in again: coffer sync login --server URL --email EMAIL")
         case .client(.server(429, _, _)), .tooManyConflicts:

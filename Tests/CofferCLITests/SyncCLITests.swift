@@ -1,0 +1,122 @@
+import CofferTestSupport
+import Foundation
+import Testing
+
+/// `coffer sync` end to end: two `coffer` homes ("devices") and a real `coffer-server` process on 127.0.0.1.
+@Suite("coffer sync", .serialized)
+struct SyncCLITests {
+    static let serverBinary: String = {
+        let sibling = URL(fileURLWithPath: CLI.binary).deletingLastPathComponent().appendingPathComponent("coffer-server").path
+        return FileManager.default.isExecutableFile(atPath: sibling)
+            ? sibling : TestSupport.repositoryRoot.appendingPathComponent(".build/debug/coffer-server").path
+    }()
+
+    /// A `coffer-server` on a fixed port and data directory, restartable.
+    final class Server {
+        let data: String
+        let port = Int.random(in: 20_000...60_000)
+        private var process: Process?
+
+        init() throws {
+            data = try TestSupport.temporaryDirectory("sync-server")
+        }
+
+        var url: String { "http://127.0.0.1:\(port)" }
+
+        func start() throws {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: SyncCLITests.serverBinary)
+            process.arguments = ["--data", data, "--port", "\(port)"]
+            process.environment = ["PATH": "/usr/bin:/bin", "SWIFT_BACKTRACE": "enable=no", "COFFER_LOG": "error"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            self.process = process
+            for _ in 0..<100 {
+                let probe = try TestSupport.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "\(url)/health"])
+                if probe.stdout == "200" { return }
+                Thread.sleep(forTimeInterval: 0.1)
+            }
+            Issue.record("coffer-server did not start")
+        }
+
+        func stop() {
+            guard let process else { return }
+            kill(process.processIdentifier, SIGTERM)
+            process.waitUntilExit()
+            self.process = nil
+        }
+
+        deinit { stop() }
+    }
+
+    static func names(_ cli: CLI) throws -> [String] {
+        let list = try cli.ok(["list", "--json"]).stdout
+        let items = try #require(try JSONSerialization.jsonObject(with: Data(list.utf8)) as? [[String: Any]])
+        return items.compactMap { $0["name"] as? String }.sorted()
+    }
+
+    @Test("register on one device, log in on another, sync both ways, offline queue, logout")
+    func twoDevices() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.serverBinary), "build coffer-server first (swift build)")
+        let server = try Server()
+        try server.start()
+        let passphrase = "sync passphrase \(UUID().uuidString.prefix(6))"
+        let email = "cli-\(UUID().uuidString.prefix(8).lowercased())@example.org"
+
+        let a = try CLI()
+        try a.ok(["init"])
+        try a.ok(["add", "note", "Written on A"], input: "hello from A\n")
+        try a.ok(["add", "credential", "Deploy key"], input: "secret-value-\(UUID().uuidString)\n")
+        let register = try a.ok(["sync", "register", "--server", server.url, "--email", email], input: "\(passphrase)\n")
+        #expect(register.stdout.isEmpty)
+
+        let b = try CLI()
+        let wrong = try b.run(["sync", "login", "--server", server.url, "--email", email], input: "not the passphrase\n")
+        #expect(wrong.status == 77 && wrong.stderr.hasPrefix("coffer: error: "))
+        #expect(!wrong.stderr.contains("not the passphrase"))
+        try b.ok(["sync", "login", "--server", server.url, "--email", email], input: "\(passphrase)\n")
+        #expect(try Self.names(b) == ["Deploy key", "Written on A"])
+        #expect(try b.ok(["show", "Written on A"]).stdout.contains("hello from A"))
+
+        try b.ok(["add", "note", "Written on B"], input: "hello from B\n")
+        try b.ok(["sync"])
+        try a.ok(["sync"])
+        #expect(try Self.names(a) == ["Deploy key", "Written on A", "Written on B"])
+
+        let status = try b.ok(["sync", "status", "--json"]).stdout
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(status.utf8)) as? [String: Any])
+        #expect(json["account"] as? String == email && json["online"] as? Bool == true && json["pending"] as? Int == 0)
+        #expect(json["server_items"] as? Int == 3)
+
+        // Offline: the change waits, the error says so, and the next sync sends it.
+        server.stop()
+        try a.ok(["add", "note", "Offline note"], input: "queued\n")
+        let offline = try a.run(["sync"])
+        #expect(offline.status == 69 && offline.stderr.contains("coffer: error: cannot reach the sync server"))
+        #expect(offline.stderr.contains("coffer: hint: local changes stay queued"))
+        #expect(try a.ok(["sync", "status", "--json"]).stdout.contains("\"pending\" : 1"))
+        try server.start()
+        try a.ok(["sync"])
+        try b.ok(["sync"])
+        #expect(try Self.names(b).contains("Offline note"))
+
+        // A synced vault refuses master-key rotation, which would strand the other device.
+        let rotate = try a.run(["rotate-key"])
+        #expect(rotate.status != 0 && rotate.stderr.contains("syncs to other devices"))
+
+        try b.ok(["sync", "logout"])
+        let unlinked = try b.run(["sync"])
+        #expect(unlinked.status == 64 && unlinked.stderr.contains("not linked"))
+        #expect(try Self.names(b).contains("Written on A"), "logout keeps the items")
+
+        // Revoke deletes the server's copies; the next sync from A uploads everything again.
+        #expect(try a.run(["sync", "revoke"]).status == 64)
+        try a.ok(["sync", "revoke", "--yes"])
+        let restatus = try a.ok(["sync", "status", "--json"]).stdout
+        #expect(restatus.contains("\"server_items\" : 0"))
+        try a.ok(["sync"])
+        #expect(try a.ok(["sync", "status", "--json"]).stdout.contains("\"server_items\" : 4"))
+        server.stop()
+    }
+}
