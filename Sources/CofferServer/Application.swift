@@ -81,7 +81,8 @@ public enum CofferServerApplication {
 
     private static func router(core: ServerCore, configuration: ServerConfiguration, logger: Logger) -> Router<CofferRequestContext> {
         let router = Router(context: CofferRequestContext.self)
-        router.add(middleware: ResponseHardeningMiddleware(logger: logger))
+        let routes = RouteTable()
+        router.add(middleware: ResponseHardeningMiddleware(logger: logger, routes: routes))
         if let corsOrigin = configuration.corsOrigin {
             let origin: CORSMiddleware<CofferRequestContext>.AllowOriginExtended = corsOrigin == "*" ? .all : .custom(corsOrigin)
             router.add(
@@ -89,7 +90,7 @@ public enum CofferServerApplication {
                     allowOrigin: origin, allowHeaders: [.contentType, .authorization],
                     allowMethods: [.get, .post, .patch, .delete, .options], allowCredentials: false, maxAge: .seconds(600)))
         }
-        Routes(core: core).register(on: router)
+        Routes(core: core).register(on: router, table: routes)
         return router
     }
 

@@ -8,6 +8,7 @@ import Logging
 /// request with method, route pattern (never the concrete path, which may hold ids), status and duration.
 struct ResponseHardeningMiddleware<Context: RequestContext>: RouterMiddleware {
     let logger: Logger
+    let routes: RouteTable
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let started = ContinuousClock.now
@@ -16,6 +17,10 @@ struct ResponseHardeningMiddleware<Context: RequestContext>: RouterMiddleware {
             response = try await next(request, context)
         } catch let error as APIError {
             response = error.response()
+        } catch let error as HTTPError where error.status == .notFound && !routes.methods(for: request.uri.path).isEmpty {
+            var notAllowed = APIError(.methodNotAllowed, "method_not_allowed", "Method not allowed")
+            notAllowed.headers[.allow] = routes.methods(for: request.uri.path).map(\.rawValue).sorted().joined(separator: ", ")
+            response = notAllowed.response()
         } catch let error as HTTPError {
             response = Self.translate(error).response()
         } catch let error as ServerStoreError {

@@ -4,6 +4,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import Synchronization
 
 /// The request context: Hummingbird's core storage plus the client's address (for per-address limits and the audit
 /// log) and the body cap.
@@ -23,12 +24,12 @@ public struct CofferRequestContext: RequestContext {
 struct Routes {
     let core: ServerCore
 
-    func register(on router: Router<CofferRequestContext>) {
-        let v1 = RecordingGroup(group: router.group("v1"), prefix: "/v1")
+    func register(on router: Router<CofferRequestContext>, table: RouteTable) {
+        let v1 = RecordingGroup(group: router.group("v1"), prefix: "/v1", table: table)
 
         v1.post("auth/prelogin") { request, context in
             let body = try await decode(PreloginRequest.self, request, context)
-            return JSONResponse.make(try await core.prelogin(body))
+            return JSONResponse.make(try await core.prelogin(body, address: context.remoteAddress))
         }
         v1.post("auth/register") { request, context in
             let body = try await decode(RegisterRequest.self, request, context)
@@ -120,22 +121,9 @@ struct Routes {
             return JSONResponse.noContent()
         }
 
-        let health = RecordingGroup(group: router.group(""), prefix: "")
+        let health = RecordingGroup(group: router.group(""), prefix: "", table: table)
         health.get("health") { _, _ in
             JSONResponse.make(["status": "ok"])
-        }
-        // A known path with a method it does not take answers 405 with `Allow`, not 404.
-        for recording in [v1, health] {
-            for (path, methods) in recording.routes {
-                let allow = methods.map(\.rawValue).sorted().joined(separator: ", ")
-                for method in RecordingGroup.answeredMethods where !methods.contains(method) {
-                    router.on(RouterPath(recording.prefix + "/" + path), method: method) { _, _ -> Response in
-                        var error = APIError(.methodNotAllowed, "method_not_allowed", "Method not allowed")
-                        error.headers[.allow] = allow
-                        throw error
-                    }
-                }
-            }
         }
     }
 
@@ -195,25 +183,45 @@ struct Routes {
     }
 }
 
-/// A router group that remembers which methods each path has, so the rest can answer 405.
-final class RecordingGroup {
-    static let answeredMethods: [HTTPRequest.Method] = [.get, .post, .put, .patch, .delete, .options, .trace]
+/// Which methods each route pattern takes, so that a known path asked with another method answers 405 with
+/// `Allow` rather than 404. Filled while routes are registered, read by the middleware afterwards.
+final class RouteTable: Sendable {
+    private let patterns = Mutex<[(segments: [Substring], methods: [HTTPRequest.Method])]>([])
 
+    func add(_ path: String, _ method: HTTPRequest.Method) {
+        let segments = path.split(separator: "/")
+        patterns.withLock { patterns in
+            if let index = patterns.firstIndex(where: { $0.segments == segments }) {
+                patterns[index].methods.append(method)
+            } else {
+                patterns.append((segments, [method]))
+            }
+        }
+    }
+
+    /// The methods a request path takes (empty for an unknown path); `:name` segments match any one segment.
+    func methods(for path: String) -> [HTTPRequest.Method] {
+        let segments = path.split(separator: "?", maxSplits: 1).first.map { $0.split(separator: "/") } ?? []
+        return patterns.withLock { patterns in
+            patterns.first { pattern in
+                pattern.segments.count == segments.count
+                    && zip(pattern.segments, segments).allSatisfy { $0.hasPrefix(":") || $0 == $1 }
+            }?.methods ?? []
+        }
+    }
+}
+
+/// A router group that records its routes in a `RouteTable`.
+struct RecordingGroup {
     let group: RouterGroup<CofferRequestContext>
     let prefix: String
-    /// Methods per path, filled while routes are registered.
-    private(set) var routes: [String: [HTTPRequest.Method]] = [:]
-
-    init(group: RouterGroup<CofferRequestContext>, prefix: String) {
-        self.group = group
-        self.prefix = prefix
-    }
+    let table: RouteTable
 
     private func add(
         _ method: HTTPRequest.Method, _ path: String,
         _ handler: @escaping @Sendable (Request, CofferRequestContext) async throws -> Response
     ) {
-        routes[path, default: []].append(method)
+        table.add(prefix + "/" + path, method)
         group.on(RouterPath(path), method: method, use: handler)
     }
 

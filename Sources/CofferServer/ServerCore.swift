@@ -28,7 +28,8 @@ final class ServerCore: Sendable {
 
     /// The account's stretching parameters; for an unknown account, parameters derived from the server secret and
     /// the email, so that they look like a real account's and never change between calls.
-    func prelogin(_ request: PreloginRequest) async throws -> PreloginResponse {
+    func prelogin(_ request: PreloginRequest, address: String?) async throws -> PreloginResponse {
+        try await limitAnonymous(address: address)
         let email = try Self.normalizedEmail(request.email)
         if let id = try await store.userID(email: email), let user = try await store.user(id: id), let slot = user.slot {
             return PreloginResponse(kdf: slot.kdf, salt: slot.salt)

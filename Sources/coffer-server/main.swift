@@ -18,6 +18,30 @@ struct CofferServerCommand: AsyncParsableCommand {
             """,
         subcommands: [Serve.self, RotateSigningKey.self],
         defaultSubcommand: Serve.self)
+
+    /// Set-up and storage failures are reported as one line, `coffer-server: error: …`, with exit code 78 (EX_CONFIG)
+    /// or 69 (EX_UNAVAILABLE); usage errors the usual ArgumentParser way.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch let error as ServerSetupError {
+            FileHandle.standardError.write(Data("coffer-server: error: \(error)\n".utf8))
+            Foundation.exit(78)
+        } catch let error as ServerStoreError {
+            FileHandle.standardError.write(Data("coffer-server: error: \(error)\n".utf8))
+            Foundation.exit(69)
+        } catch let error as PostgresURLError {
+            FileHandle.standardError.write(Data("coffer-server: error: \(error)\n".utf8))
+            Foundation.exit(78)
+        } catch {
+            exit(withError: error)
+        }
+    }
 }
 
 struct CommonOptions: ParsableArguments {

@@ -192,7 +192,10 @@ struct APITests {
                 let answer = try await api.sendRaw(.get, "/v1/cards", headers: [.authorization: header], body: nil)
                 #expect(answer.status == .unauthorized && answer.error?.message == "Missing or invalid Authorization header", "\(header)")
             }
-            for (method, path) in [(HTTPRequest.Method.trace, "/v1/account"), (.put, "/v1/cards"), (.delete, "/health"), (.get, "/v1/auth/login")] {
+            for (method, path) in [
+                (HTTPRequest.Method.trace, "/v1/account"), (.put, "/v1/cards"), (.delete, "/health"), (.get, "/v1/auth/login"),
+                (HTTPRequest.Method("QUERY")!, "/v1/cards/\(UUID())"), (.post, "/v1/sync/changes?since=0"),
+            ] {
                 let answer = try await api.send(method, path)
                 #expect(answer.status == .methodNotAllowed && answer.error?.error == "method_not_allowed", "\(method) \(path)")
                 #expect(answer.headers[.allow] != nil, "\(method) \(path)")
