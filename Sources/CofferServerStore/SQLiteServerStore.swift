@@ -416,15 +416,6 @@ public final class SQLiteServerStore: ServerStore {
         }
     }
 
-    /// Writes a compacted copy of the database to `path` (backups, and the tests' scans of what is stored).
-    public func vacuum(into path: String) throws(ServerStoreError) {
-        do {
-            try writer.writeWithoutTransaction { db in try db.execute(sql: "VACUUM INTO ?", arguments: [path]) }
-        } catch {
-            throw .unavailable("cannot copy the store")
-        }
-    }
-
     // MARK: Plumbing
 
     private func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(ServerStoreError) -> T {

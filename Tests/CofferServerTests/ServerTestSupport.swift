@@ -19,11 +19,11 @@ enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
 
     var testDescription: String { rawValue }
 
-    /// Runs `body` with a fresh, migrated store of this backend.
-    func withStore<T: Sendable>(_ body: @Sendable (any ServerStore) async throws -> T) async throws -> T {
+    /// Runs `body` with a fresh, migrated store of this backend; SQLite in memory unless `sqliteFile` names a file.
+    func withStore<T: Sendable>(sqliteFile: String? = nil, _ body: @Sendable (any ServerStore) async throws -> T) async throws -> T {
         switch self {
         case .sqlite:
-            let store = try SQLiteServerStore.inMemory()
+            let store = try sqliteFile.map { path throws(ServerStoreError) in try SQLiteServerStore(path: path) } ?? SQLiteServerStore.inMemory()
             try await store.migrate()
             return try await body(store)
         case .postgres:
