@@ -36,30 +36,29 @@ enum QRReedSolomon {
         return table
     }()
 
-    /// Generator polynomials ∏(x − αⁱ), i = 0..<degree, for every degree QR uses; leading 1 omitted.
-    static let generators: [[UInt8]] = (0...30).map { degree in
+    /// The generator polynomial ∏(x − αⁱ), i = 0..<degree, leading 1 omitted. Built per symbol (at most 900
+    /// products) rather than tabulated for every degree up front, which would cost each short-lived process more
+    /// than encoding its one symbol.
+    static func generator(degree: Int) -> [UInt8] {
+        let exp = self.exp
+        let log = self.log
         var poly = [UInt8](repeating: 0, count: degree)
         guard degree > 0 else { return poly }
         poly[degree - 1] = 1
-        var root = 1
-        for _ in 0..<degree {
+        // Multiply by (x − αⁱ) for each root αⁱ in turn.
+        for i in 0..<degree {
             for j in 0..<degree {
-                poly[j] = multiply(poly[j], UInt8(root))
+                poly[j] = poly[j] == 0 ? 0 : exp[log[Int(poly[j])] &+ i]
                 if j + 1 < degree { poly[j] ^= poly[j + 1] }
             }
-            root = Int(multiply(UInt8(root), 2))
         }
         return poly
     }
 
-    static func multiply(_ a: UInt8, _ b: UInt8) -> UInt8 {
-        if a == 0 || b == 0 { return 0 }
-        return exp[log[Int(a)] + log[Int(b)]]
-    }
-
-    /// The `degree` error-correction codewords for `data`: the remainder of data(x)·x^degree ÷ generator(x).
-    static func remainder(_ data: ArraySlice<UInt8>, degree: Int) -> [UInt8] {
-        let generator = generators[degree]
+    /// The error-correction codewords for `data` (as many as the generator's degree): the remainder of
+    /// data(x)·x^degree ÷ generator(x).
+    static func remainder(_ data: ArraySlice<UInt8>, generator: [UInt8]) -> [UInt8] {
+        let degree = generator.count
         let exp = self.exp
         let log = self.log
         var result = [UInt8](repeating: 0, count: degree)
@@ -206,12 +205,13 @@ enum QREncoder {
 
         var dataBlocks: [ArraySlice<UInt8>] = []
         var eccBlocks: [[UInt8]] = []
+        let generator = QRReedSolomon.generator(degree: eccLength)
         var offset = 0
         for block in 0..<blocks {
             let length = shortDataLength + (block < shortBlocks ? 0 : 1)
             let slice = data[offset..<(offset + length)]
             dataBlocks.append(slice)
-            eccBlocks.append(QRReedSolomon.remainder(slice, degree: eccLength))
+            eccBlocks.append(QRReedSolomon.remainder(slice, generator: generator))
             offset += length
         }
         var result: [UInt8] = []

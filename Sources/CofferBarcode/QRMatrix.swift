@@ -149,18 +149,10 @@ struct QRMatrixBuilder {
     /// Every mask repeats every 12 rows and 12 columns, so 12 row patterns and 12 column patterns per mask cover
     /// all symbol sizes: `rowPatterns[mask][y % 12]` has bit x set where the mask inverts (x, y).
     private static let rowPatterns: [[QRLine]] = (0..<8).map { mask in
-        (0..<12).map { y in
-            var line = QRLine()
-            for x in 0..<QRLine.capacity where maskBit(mask, x: x, y: y) { line.set(x, 1) }
-            return line
-        }
+        (0..<12).map { y in QRLine.repeating12 { x in maskBit(mask, x: x, y: y) } }
     }
     private static let columnPatterns: [[QRLine]] = (0..<8).map { mask in
-        (0..<12).map { x in
-            var line = QRLine()
-            for y in 0..<QRLine.capacity where maskBit(mask, x: x, y: y) { line.set(y, 1) }
-            return line
-        }
+        (0..<12).map { x in QRLine.repeating12 { y in maskBit(mask, x: x, y: y) } }
     }
 
     /// XORs the mask into the non-function modules.
@@ -269,6 +261,21 @@ struct QRLine: Equatable {
         case 1: b |= value
         default: c |= value
         }
+    }
+
+    /// The line whose bit i is `isSet(i % 12)`: one 12-bit period evaluated, then copied word by word.
+    static func repeating12(_ isSet: (Int) -> Bool) -> QRLine {
+        var period: UInt64 = 0
+        for i in 0..<12 where isSet(i) { period |= 1 << UInt64(i) }
+        // A 64-bit word starting at phase s of the period: the period rotated by s, laid end to end.
+        func word(phase s: UInt64) -> UInt64 {
+            let rotated = (period >> s | period << (12 - s)) & 0xFFF
+            var word: UInt64 = 0
+            for shift in stride(from: UInt64(0), to: 64, by: 12) { word |= rotated << shift }
+            return word
+        }
+        // Words start at modules 0, 64 and 128, which are phases 0, 4 and 8 of the period.
+        return QRLine(a: word(phase: 0), b: word(phase: 4), c: word(phase: 8))
     }
 
     /// Bits 0..<count set.

@@ -13,8 +13,8 @@ extension Coffer {
     /// type and account as one already present, or a card with the same symbology and payload.
     ///
     /// `progress` is called with (entries handled, entries in all): as the entries are checked against the vault
-    /// (every `progressInterval` entries; a duplicate is handled once found), then once the transaction holding the
-    /// new items has committed, with (n, n). Entries waiting for the write are not counted as done before it commits.
+    /// (every `progressInterval` entries; a duplicate is handled once found), as the new items are written inside the
+    /// transaction (every 256), and once it has committed, with (n, n).
     public func addImported(
         _ contents: [ItemContent], progress: (_ done: Int, _ total: Int) -> Void = { _, _ in }
     ) throws(CofferError) -> ImportSummary {
@@ -30,7 +30,10 @@ extension Coffer {
             if (index + 1) % Self.progressInterval == 0 { progress(duplicates.count, contents.count) }
         }
         progress(duplicates.count, contents.count)
-        _ = try Self.vaultCall { () throws(VaultError) in try vault.addAll(fresh) }
+        let handled = duplicates.count
+        _ = try Self.vaultCall { () throws(VaultError) in
+            try vault.addAll(fresh) { written, _ in progress(handled + written, contents.count) }
+        }
         progress(contents.count, contents.count)
         return ImportSummary(added: fresh.count, duplicates: duplicates)
     }

@@ -128,12 +128,16 @@ extension Vault {
         return item
     }
 
-    /// Adds many items in one transaction (all or nothing).
-    public func addAll(_ contents: [ItemContent]) throws(VaultError) -> [Item] {
+    /// Adds many items in one transaction (all or nothing). `progress` is called with (items written, items in all)
+    /// every 256 items while the transaction is open; nothing is visible to readers until it commits.
+    public func addAll(_ contents: [ItemContent], progress: (Int, Int) -> Void = { _, _ in }) throws(VaultError) -> [Item] {
         let now = options.clock()
         let items = contents.map { Item(id: UUID(), revision: 1, createdAt: now, updatedAt: now, content: $0) }
         try writeTransaction { db, keys in
-            for item in items { try insert(db, item: item, keys: keys) }
+            for (index, item) in items.enumerated() {
+                try insert(db, item: item, keys: keys)
+                if (index + 1) % 256 == 0 { progress(index + 1, items.count) }
+            }
         }
         return items
     }

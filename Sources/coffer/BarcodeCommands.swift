@@ -1,7 +1,5 @@
 import ArgumentParser
 import CofferKit
-import CofferPlatform
-import Foundation
 
 extension QRErrorCorrection: ExpressibleByArgument {}
 
@@ -36,14 +34,19 @@ struct BarcodeCommand: ParsableCommand {
     @OptionGroup var drawing: DrawingOptions
     @Argument(help: "Card name or id (omit with --symbology to encode standard input).") var card: String?
     @Option(help: "Encode standard input (its bytes, less one final newline) instead of a card.") var symbology: Symbology?
-    @Option(name: .customLong("ec"), help: "QR error correction: L, M, Q or H.") var errorCorrection: QRErrorCorrection = .M
+    @Option(name: .customLong("ec"), help: "QR error correction: L, M, Q or H.")
+    var errorCorrection: QRErrorCorrection = Self.defaultErrorCorrection
     @Option(help: "Write a PNG to this file.") var png: String?
     @Option(help: "Write an SVG to this file.") var svg: String?
     @Option(help: "Write a PGM (P5) to this file.") var pgm: String?
-    @Option(help: "Pixels per module in image files.") var scale: Int = 4
+    @Option(help: "Pixels per module in image files.") var scale: Int = Self.defaultScale
+
+    // Shared with BarcodeFastPath, which must fill in what ArgumentParser would.
+    static let defaultErrorCorrection = QRErrorCorrection.M
+    static let defaultScale = 4
 
     func run() throws {
-        guard (1...64).contains(scale) else { throw CLIError.usage("--scale must be 1 to 64") }
+        let images = try ImageFiles(png: png, svg: svg, pgm: pgm, scale: scale)
         let options = BarcodeOptions(qrErrorCorrection: errorCorrection)
         let barcode: EncodedBarcode
         switch (card, symbology) {
@@ -53,32 +56,14 @@ struct BarcodeCommand: ParsableCommand {
             guard case .card(let card) = item.content else { return }
             barcode = try card.barcode(options: options)
         case (nil, let symbology?):
-            if SecretInput.shared.interactive { Terminal.writeError("Payload, then Ctrl-D:\n") }
-            var payload = try SecretInput.shared.remainingBytes()
-            if payload.last == 0x0A { payload.removeLast() }
-            if payload.last == 0x0D { payload.removeLast() }
-            barcode = try CofferBarcode.encode(payload, as: symbology, options: options)
+            barcode = try StandardInputPayload.encode(as: symbology, options: options)
         default:
             throw CLIError.usage("give a card, or --symbology to encode standard input (not both)")
         }
-        let raster = RasterOptions(scale: scale)
-        let files: [(String?, () throws(BarcodeError) -> [UInt8])] = [
-            (png, { () throws(BarcodeError) in try PNGWriter.data(for: barcode, options: raster) }),
-            (svg, { () throws(BarcodeError) in try SVGWriter.data(for: barcode, options: raster) }),
-            (pgm, { () throws(BarcodeError) in try PGMWriter.data(for: barcode, options: raster) }),
-        ]
-        var wroteFile = false
-        for case (let path?, let render) in files {
-            // An image of the barcode is as secret as the payload: owner-only, written atomically.
-            do {
-                try PrivateFiles.write(try render(), to: path)
-            } catch let error as PrivateFileError {
-                throw CLIError.failure(error.description)
-            }
-            wroteFile = true
-        }
-        if !wroteFile {
+        if images.isEmpty {
             Output.raw(try drawing.draw(barcode))
+        } else {
+            try images.write(barcode)
         }
     }
 }

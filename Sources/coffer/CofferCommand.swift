@@ -20,6 +20,8 @@ struct CofferCommand: ParsableCommand {
         ])
 
     static func main() {
+        // Before anything else: a plain stdin-to-image run needs neither the command tree nor logging.
+        if let barcode = BarcodeFastPath(arguments: CommandLine.arguments.dropFirst()) { barcode.run() }
         CofferLog.bootstrap(environment: ProcessInfo.processInfo.environment)
         do {
             var command = try parseAsRoot()
@@ -29,10 +31,7 @@ struct CofferCommand: ParsableCommand {
                 || error is OTPError || error is BarcodeError || error is KeystoreError || error is CofferCryptoError
                 || error is StellarStrKey.StrKeyError
             {
-                let failure = CLIError.from(error)
-                Terminal.writeError("coffer: error: \(failure.description)\n")
-                if let hint = failure.hint { Terminal.writeError("coffer: hint: \(hint)\n") }
-                Foundation.exit(failure.exitCode)
+                exit(reporting: CLIError.from(error))
             }
             let code = exitCode(for: error)
             if code == .success {
@@ -41,6 +40,13 @@ struct CofferCommand: ParsableCommand {
             Terminal.writeError("coffer: error: \(fullMessage(for: error))\n")
             Foundation.exit(code.rawValue)
         }
+    }
+
+    /// Prints `failure` (and its hint) the way every command reports errors, and exits with its code.
+    static func exit(reporting failure: CLIError) -> Never {
+        Terminal.writeError("coffer: error: \(failure.description)\n")
+        if let hint = failure.hint { Terminal.writeError("coffer: hint: \(hint)\n") }
+        Foundation.exit(failure.exitCode)
     }
 }
 

@@ -1,0 +1,90 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import CofferKit
+import CofferPlatform
+
+// The work behind `coffer barcode`'s image files and `--symbology`, shared by the ArgumentParser command and the
+// start-up fast path (BarcodeFastPath) so that both give the same bytes and the same errors. Nothing here touches
+// Foundation or the vault: the fast path exists to keep that start-up cost out of a plain encoder run.
+
+/// The image files a barcode command writes, checked before any other work is done.
+struct ImageFiles {
+    let png: String?
+    let svg: String?
+    let pgm: String?
+    let raster: RasterOptions
+
+    /// Throws a usage error when `scale` is outside 1–64 pixels per module.
+    init(png: String?, svg: String?, pgm: String?, scale: Int) throws(CLIError) {
+        guard (1...64).contains(scale) else { throw .usage("--scale must be 1 to 64") }
+        self.png = png
+        self.svg = svg
+        self.pgm = pgm
+        raster = RasterOptions(scale: scale)
+    }
+
+    /// Whether no file was asked for (the barcode is then drawn on the terminal).
+    var isEmpty: Bool { png == nil && svg == nil && pgm == nil }
+
+    /// Writes each requested file, PNG then SVG then PGM, stopping at the first failure.
+    func write(_ barcode: EncodedBarcode) throws(CLIError) {
+        let raster = raster
+        let files: [(String?, () throws(BarcodeError) -> [UInt8])] = [
+            (png, { () throws(BarcodeError) in try PNGWriter.data(for: barcode, options: raster) }),
+            (svg, { () throws(BarcodeError) in try SVGWriter.data(for: barcode, options: raster) }),
+            (pgm, { () throws(BarcodeError) in try PGMWriter.data(for: barcode, options: raster) }),
+        ]
+        for case (let path?, let render) in files {
+            let bytes: [UInt8]
+            do {
+                bytes = try render()
+            } catch {
+                throw .badData(error.description)
+            }
+            // An image of the barcode is as secret as the payload: owner-only, written atomically.
+            do {
+                try PrivateFiles.write(bytes, to: path)
+            } catch {
+                throw .failure(error.description)
+            }
+        }
+    }
+}
+
+/// `coffer barcode --symbology`: standard input's bytes, less one final newline (LF, CRLF or a lone CR), encoded.
+enum StandardInputPayload {
+    /// Reads standard input to its end (prompting first on a terminal) and encodes it as `symbology`.
+    static func encode(as symbology: Symbology, options: BarcodeOptions) throws(CLIError) -> EncodedBarcode {
+        if Terminal.standardInputIsTTY { Terminal.writeError("Payload, then Ctrl-D:\n") }
+        var payload = try readAll()
+        if payload.last == 0x0A { payload.removeLast() }
+        if payload.last == 0x0D { payload.removeLast() }
+        do {
+            return try CofferBarcode.encode(payload, as: symbology, options: options)
+        } catch {
+            throw .badData(error.description)
+        }
+    }
+
+    /// All of standard input, refusing more than `SecretInput.standardInputLimit` bytes like every other command.
+    private static func readAll() throws(CLIError) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
+            if count == 0 { return bytes }
+            if count < 0 {
+                let code = errno
+                if code == EINTR { continue }
+                throw .failure("cannot read standard input: \(String(cString: strerror(code)))")
+            }
+            bytes += chunk[..<count]
+            if bytes.count > SecretInput.standardInputLimit { throw .usage("standard input is larger than 1 MiB") }
+        }
+    }
+}
