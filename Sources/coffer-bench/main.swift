@@ -20,8 +20,10 @@ struct Bench {
             try VaultBench(itemCount: Int(arguments.dropFirst().first ?? "") ?? 10_000).run()
         case "barcode":
             try BarcodeBench().run()
+        case "server":
+            try ServerBench.run(arguments: Array(arguments.dropFirst()))
         default:
-            FileHandle.standardError.write(Data("usage: coffer-bench vault [ITEMS] | coffer-bench barcode\n".utf8))
+            FileHandle.standardError.write(Data("usage: coffer-bench vault [ITEMS] | coffer-bench barcode | coffer-bench server\n".utf8))
             exit(64)
         }
     }
@@ -221,57 +223,110 @@ struct BarcodeBench {
         report("\(label)", String(format: "%.0f symbols/s", best))
     }
 
-    /// Runs each tool `rounds` times, interleaved, and reports the mean wall time of one process.
+    /// Whole processes writing a QR PNG, as a user runs them: `coffer barcode` with the payload on stdin (from a
+    /// file, like `< payload`), qrencode and zint with it as an argument; the same payload, level M, 4 pixels per
+    /// module and a 4-module quiet zone (164 × 164 pixels) for all three. Like hyperfine: warm-up runs, then `runs`
+    /// runs per tool interleaved round by round so that neighbours' load hits each alike; the median of each is
+    /// reported, with the median CPU time (user + system, from wait4), which load on the machine disturbs less.
     func processes() throws {
         let payload = "https://example.com/card/1234567890?member=Jane+Doe"
         let directory = NSTemporaryDirectory() + "coffer-bench-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
+        let inputPath = directory + "/payload"
+        try Data(payload.utf8).write(to: URL(fileURLWithPath: inputPath))
         let coffer = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
             .deletingLastPathComponent().appendingPathComponent("coffer").path
-        let tools: [(String, String, [String], String?)] = [
-            ("coffer barcode --png", coffer, ["barcode", "--symbology", "qr", "--png", directory + "/c.png"], payload),
-            ("qrencode -o", "/usr/bin/qrencode", ["-o", directory + "/q.png", payload], nil),
-            ("zint (QR)", "/usr/bin/zint", ["-b", "58", "-o", directory + "/z.png", "-d", payload], nil),
+        let cofferArguments = ["barcode", "--symbology", "qr", "--ec", "M", "--scale", "4", "--png", directory + "/c.png"]
+        let tools: [ProcessTool] = [
+            ProcessTool(label: "coffer barcode --png", executable: coffer, arguments: cofferArguments, input: inputPath),
+            ProcessTool(
+                label: "qrencode -o", executable: "/usr/bin/qrencode",
+                arguments: ["-l", "M", "-s", "4", "-m", "4", "-o", directory + "/q.png", payload]),
+            ProcessTool(
+                label: "zint -b 58 (QR)", executable: "/usr/bin/zint",
+                arguments: ["-b", "58", "--secure=2", "--scale=2", "--quietzones", "-o", directory + "/z.png", "-d", payload]),
+            // For scale: the same coffer run through ArgumentParser's full command tree.
+            ProcessTool(
+                label: "coffer, without the fast path", executable: coffer, arguments: cofferArguments, input: inputPath,
+                environment: ["COFFER_NO_FAST_PATH=1"]),
         ]
-        var totals = [Double](repeating: 0, count: tools.count)
-        let rounds = 40
-        for round in 0..<(rounds + 2) {
+        for tool in tools where !FileManager.default.isExecutableFile(atPath: tool.executable) {
+            report(tool.label, "not installed (apt-get install -y qrencode zint)")
+            return
+        }
+        let warmup = 5
+        let runs = 60
+        var wall = [[Double]](repeating: [], count: tools.count)
+        var cpu = [[Double]](repeating: [], count: tools.count)
+        for round in 0..<(warmup + runs) {
             for (index, tool) in tools.enumerated() {
-                guard FileManager.default.isExecutableFile(atPath: tool.1) else {
-                    report(tool.0, "not installed")
-                    return
+                let (seconds, cpuSeconds) = try tool.time()
+                if round >= warmup {
+                    wall[index].append(seconds)
+                    cpu[index].append(cpuSeconds)
                 }
-                let seconds = try time(tool.1, tool.2, input: tool.3)
-                if round >= 2 { totals[index] += seconds }
             }
         }
+        let wallMedian = wall.map(median)
+        let cpuMedian = cpu.map(median)
+        print("QR PNG, whole process (median of \(runs) after \(warmup) warm-up runs; wall, CPU = user + system):")
         for (index, tool) in tools.enumerated() {
-            report("QR PNG, whole process: \(tool.0)", milliseconds(totals[index] / Double(rounds)))
+            report("  \(tool.label)", String(format: "%.2f ms, CPU %.2f ms", wallMedian[index] * 1000, cpuMedian[index] * 1000))
         }
-        report("  coffer / qrencode (target <= 1.0)", String(format: "%.2f", totals[0] / totals[1]))
-        report("  coffer / zint (target <= 1.0)", String(format: "%.2f", totals[0] / totals[2]))
+        for (index, name) in [(1, "qrencode"), (2, "zint")] {
+            report(
+                "  coffer / \(name) (target <= 1.0)",
+                String(format: "wall %.2f, CPU %.2f", wallMedian[0] / wallMedian[index], cpuMedian[0] / cpuMedian[index]))
+        }
     }
 
-    /// Wall time of one process from spawn to exit, with `input` (if any) already waiting in a file on its stdin.
-    /// posix_spawn and waitpid directly: Foundation's Process adds tens of milliseconds of its own on Linux.
-    func time(_ executable: String, _ arguments: [String], input: String?) throws -> Double {
-        let inputPath = NSTemporaryDirectory() + "coffer-bench-input"
-        try Data((input ?? "").utf8).write(to: URL(fileURLWithPath: inputPath))
+    func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        let middle = sorted.count / 2
+        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+    }
+}
+
+/// One command line to time as a whole process.
+struct ProcessTool {
+    let label: String
+    let executable: String
+    let arguments: [String]
+    /// File given as standard input (otherwise /dev/null).
+    var input: String? = nil
+    /// Added to this process's environment.
+    var environment: [String] = []
+
+    /// Wall time from spawn to exit, and the child's CPU time. posix_spawn and wait4 directly: Foundation's
+    /// Process adds tens of milliseconds of its own on Linux.
+    func time() throws -> (wall: Double, cpu: Double) {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, inputPath, O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 0, input ?? "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
+        let inherited = ProcessInfo.processInfo.environment.map { "\($0.key)=\($0.value)" }
+        let envp = (inherited + environment).map { strdup($0) } + [nil]
+        defer { envp.forEach { free($0) } }
         var pid: pid_t = 0
         let start = DispatchTime.now().uptimeNanoseconds
-        guard posix_spawn(&pid, executable, &actions, nil, argv, environ) == 0 else {
-            throw CocoaError(.executableLoad)
-        }
+        let spawned = posix_spawn(&pid, executable, &actions, nil, argv, envp)
+        guard spawned == 0 else { throw BenchError("\(label): cannot start \(executable) (errno \(spawned))") }
         var status: Int32 = 0
-        waitpid(pid, &status, 0)
-        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        var usage = rusage()
+        wait4(pid, &status, 0, &usage)
+        let wall = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        guard status == 0 else { throw BenchError("\(label): exit status \(status)") }
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return (wall, seconds(usage.ru_utime) + seconds(usage.ru_stime))
     }
+}
+
+struct BenchError: Error, CustomStringConvertible {
+    let description: String
+
+    init(_ description: String) { self.description = description }
 }
