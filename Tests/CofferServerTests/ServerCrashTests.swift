@@ -62,9 +62,13 @@ struct ServerCrashTests {
         }
 
         func kill() {
+            guard process.isRunning else { return }
             Foundation.kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
+
+        /// A test that fails half-way must not leave a server behind.
+        deinit { kill() }
     }
 
     @Test("SIGKILL during concurrent batch pushes leaves every batch all-or-nothing", arguments: Backend.allCases)
