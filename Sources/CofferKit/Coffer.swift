@@ -268,11 +268,11 @@ public final class Coffer: Sendable {
             let itemID = UUID()
             let publicKey = try Ed25519.publicKey(seed: seed)
             let sealed = try PINProtection.seal(
-                seed, pin: pinBytes, deviceSecret: deviceSecret, vaultID: vaultID.rawBytes, itemID: itemID.rawBytes,
+                seed, pin: pinBytes, deviceSecret: deviceSecret, vaultID: vaultID.bytes, itemID: itemID.bytes,
                 random: location.options.random)
             let key = try SigningKey(
                 name: name, flavor: flavor, publicKey: publicKey, pinSalt: sealed.salt, pinBox: Array(sealed.box),
-                boundVaultID: vaultID.rawBytes, deviceSecretID: PINProtection.secretIdentifier(deviceSecret), tags: tags)
+                boundVaultID: vaultID.bytes, deviceSecretID: PINProtection.secretIdentifier(deviceSecret), tags: tags)
             return try vault.add(.signingKey(key), id: itemID, createdAt: location.options.clock())
         } catch {
             throw Self.mapped(error)
@@ -308,7 +308,7 @@ public final class Coffer: Sendable {
             do {
                 seed = try PINProtection.open(
                     Data(key.pinBox), salt: key.pinSalt, pin: pinBytes, deviceSecret: deviceSecret,
-                    vaultID: key.boundVaultID, itemID: item.id.rawBytes)
+                    vaultID: key.boundVaultID, itemID: item.id.bytes)
             } catch .authenticationFailed {
                 logger.warning("wrong PIN", metadata: ["item": "\(item.id)"])
                 throw ModelError.wrongPIN(remainingAttempts: PINProtection.attemptLimit - key.failedAttempts)
@@ -357,15 +357,3 @@ public final class Coffer: Sendable {
     }
 }
 
-extension UUID {
-    /// The 16 raw bytes.
-    var rawBytes: [UInt8] { withUnsafeBytes(of: uuid) { Array($0) } }
-
-    init(bytes: [UInt8]) {
-        var value = UUID().uuid
-        withUnsafeMutableBytes(of: &value) { buffer in
-            for index in 0..<min(16, bytes.count) { buffer[index] = bytes[index] }
-        }
-        self = UUID(uuid: value)
-    }
-}

@@ -297,8 +297,7 @@ extension ServerCore {
         let write = ItemWrite(
             id: id, kind: CardFace.kind, revision: revision, updatedAt: Int64(now.timeIntervalSince1970 * 1000), deleted: false,
             box: box, meta: metaText, baseRevision: base)
-        _ = try await liveUser(session)
-        if case .conflicts = try await store.push(userID: session.userID, writes: [write], now: now) {
+        if case .conflicts = try await storePush([write], session: session) {
             throw APIError.conflict([])
         }
     }

@@ -17,12 +17,15 @@ struct ResponseHardeningMiddleware<Context: RequestContext>: RouterMiddleware {
             response = try await next(request, context)
         } catch let error as APIError {
             response = error.response()
-        } catch let error as HTTPError where error.status == .notFound && !routes.methods(for: request.uri.path).isEmpty {
-            var notAllowed = APIError(.methodNotAllowed, "method_not_allowed", "Method not allowed")
-            notAllowed.headers[.allow] = routes.methods(for: request.uri.path).map(\.rawValue).sorted().joined(separator: ", ")
-            response = notAllowed.response()
         } catch let error as HTTPError {
-            response = Self.translate(error).response()
+            let allowed = error.status == .notFound ? routes.methods(for: request.uri.path) : []
+            if allowed.isEmpty {
+                response = Self.translate(error).response()
+            } else {
+                var notAllowed = APIError(.methodNotAllowed, "method_not_allowed", "Method not allowed")
+                notAllowed.headers[.allow] = allowed.map(\.rawValue).sorted().joined(separator: ", ")
+                response = notAllowed.response()
+            }
         } catch let error as ServerStoreError {
             logger.error("store failure", metadata: ["error": "\(error)"])
             response = APIError.unavailable.response()

@@ -29,12 +29,27 @@ extension ServerCore {
                     id: item.id, kind: item.kind, revision: item.revision, updatedAt: item.updatedAt, deleted: item.deleted,
                     box: box, baseRevision: push.baseRevision))
         }
-        _ = try await liveUser(session)
-        switch try await store.push(userID: session.userID, writes: writes, now: now) {
+        // `authenticate` has checked the account is live; one deleted since then makes the store answer notFound.
+        switch try await storePush(writes, session: session) {
         case .accepted(let cursor):
             return PushResponse(cursor: cursor, accepted: writes.count)
         case .conflicts(let stored):
             throw APIError.conflict(stored.map(Self.syncItem))
+        }
+    }
+
+    /// The store's push, with an account deleted meanwhile answered like any ended session.
+    func storePush(_ writes: [ItemWrite], session: AuthenticatedSession) async throws -> PushOutcome {
+        let result: Result<PushOutcome, ServerStoreError>
+        do {
+            result = .success(try await store.push(userID: session.userID, writes: writes, now: now))
+        } catch {
+            result = .failure(error)
+        }
+        switch result {
+        case .success(let outcome): return outcome
+        case .failure(.notFound): throw APIError.invalidToken
+        case .failure(let error): throw error
         }
     }
 

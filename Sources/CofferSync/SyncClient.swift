@@ -146,7 +146,7 @@ public struct SyncClient: Sendable {
                 throw .server(status: status, code: "unknown", message: "HTTP \(status)")
             }
             if status == 409, let conflicts = error.details?.conflicts { throw .conflict(conflicts) }
-            throw .server(status: status, code: error.error, message: error.message)
+            throw .server(status: status, code: Self.printable(error.error), message: Self.printable(error.message))
         }
         if status == 204 || data.isEmpty {
             if let empty = Empty() as? Answer { return empty }
@@ -157,6 +157,14 @@ public struct SyncClient: Sendable {
         } catch {
             throw .malformedResponse
         }
+    }
+
+    /// The server's text as it may be shown on a terminal: control characters (escape sequences) removed, at most
+    /// 200 characters. A server is not trusted to write to the user's screen.
+    public static func printable(_ text: String) -> String {
+        var scalars = String.UnicodeScalarView()
+        scalars.append(contentsOf: text.unicodeScalars.filter { $0.properties.generalCategory != .control }.prefix(200))
+        return String(scalars)
     }
 
     private static func transportDescription(_ error: any Error) -> String {

@@ -72,7 +72,7 @@ public struct SyncSession: Sendable {
         }
         let wrapped = try vault { try $0.wrapMasterKey(for: header, kek: keys.keyEncryptionKey) }
         let slot = WrappedSlot(
-            id: UUID(uuid: Self.uuidTuple(header.slotID)), kdf: KDFParameters(kdf), salt: Data(header.salt).base64EncodedString(),
+            id: UUID(bytes: header.slotID), kdf: KDFParameters(kdf), salt: Data(header.salt).base64EncodedString(),
             wrappedKey: wrapped.base64EncodedString())
         let answer = try await client { () throws(SyncClientError) in
             try await client.register(
@@ -105,7 +105,7 @@ public struct SyncSession: Sendable {
         }
         let masterKey: SecretBytes
         do {
-            masterKey = try header.unwrap(wrapped, vaultID: Self.bytes(vaultID), kek: keys.keyEncryptionKey)
+            masterKey = try header.unwrap(wrapped, vaultID: vaultID.bytes, kek: keys.keyEncryptionKey)
         } catch {
             throw .wrongPassphrase
         }
@@ -303,12 +303,6 @@ public struct SyncSession: Sendable {
         }
     }
 
-    static func bytes(_ id: UUID) -> [UInt8] { withUnsafeBytes(of: id.uuid) { Array($0) } }
-
-    static func uuidTuple(_ bytes: [UInt8]) -> uuid_t {
-        (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-         bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15])
-    }
 }
 
 extension RemoteMergeReport {

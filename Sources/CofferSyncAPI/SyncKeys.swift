@@ -42,8 +42,3 @@ extension WrappedSlot {
         return header
     }
 }
-
-extension UUID {
-    /// The 16 bytes of this UUID.
-    var bytes: [UInt8] { withUnsafeBytes(of: uuid) { Array($0) } }
-}

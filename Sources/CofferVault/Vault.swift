@@ -393,16 +393,6 @@ public final class Vault: @unchecked Sendable {
     }
 }
 
-extension UUID {
-    init(bytes: [UInt8]) {
-        precondition(bytes.count == 16)
-        self = UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
-    }
-
-    var bytes: [UInt8] { withUnsafeBytes(of: uuid) { Array($0) } }
-}
-
 extension Row {
     /// The integer in column `index`; `.tampered(what)` for any other storage class (never a crash).
     func integer(_ index: Int, _ what: String) throws -> Int64 {

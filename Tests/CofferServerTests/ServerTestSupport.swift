@@ -176,9 +176,9 @@ struct TestAccount: Sendable {
         let header = SlotHeader.new(.passphrase, kdf: kdf)
         let keys = try SyncKeys(passphrase: passphrase, kdf: kdf, salt: header.salt, limits: .testing)
         let vaultID = UUID()
-        let wrapped = try header.wrap(masterKey: SecretBytes(randomCount: 32), vaultID: withUnsafeBytes(of: vaultID.uuid) { Array($0) }, kek: keys.keyEncryptionKey)
+        let wrapped = try header.wrap(masterKey: SecretBytes(randomCount: 32), vaultID: vaultID.bytes, kek: keys.keyEncryptionKey)
         let slot = WrappedSlot(
-            id: UUID(uuid: uuidTuple(header.slotID)), kdf: KDFParameters(kdf),
+            id: UUID(bytes: header.slotID), kdf: KDFParameters(kdf),
             salt: Data(header.salt).base64EncodedString(), wrappedKey: wrapped.base64EncodedString())
         return (RegisterRequest(email: email, authKey: keys.authKeyBase64, vaultID: vaultID, slot: slot), passphrase)
     }
@@ -197,11 +197,6 @@ struct TestAccount: Sendable {
         try #require(answer.status == .ok)
         return try answer.decode(AuthResponse.self)
     }
-}
-
-func uuidTuple(_ bytes: [UInt8]) -> uuid_t {
-    (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-     bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15])
 }
 
 /// A push body of `count` fake boxes (random bytes: the server cannot tell).

@@ -197,3 +197,14 @@ enum PostgresDump {
         return Data(result.standardOutput)
     }
 }
+
+/// A hostile server's error text never reaches the terminal as escape sequences.
+@Suite("Sync client")
+struct SyncClientTests {
+    @Test("server messages lose control characters and are capped")
+    func printable() {
+        #expect(SyncClient.printable("bad\u{1B}[2Jthing\u{07}\n") == "bad[2Jthing")
+        #expect(SyncClient.printable(String(repeating: "x", count: 500)).count == 200)
+        #expect(SyncClient.printable("Invalid email or passphrase") == "Invalid email or passphrase")
+    }
+}

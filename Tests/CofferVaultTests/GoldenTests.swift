@@ -91,7 +91,7 @@ struct GoldenTests {
             }
             let seed = try PINProtection.open(
                 Data(signing.pinBox), salt: signing.pinSalt, pin: try PINProtection.pinBytes(Golden.pin),
-                deviceSecret: Golden.pinDeviceSecret, vaultID: signing.boundVaultID, itemID: key.id.rawBytes)
+                deviceSecret: Golden.pinDeviceSecret, vaultID: signing.boundVaultID, itemID: key.id.bytes)
             #expect(signing.deviceSecretID == PINProtection.secretIdentifier(Golden.pinDeviceSecret))
             #expect(seed.bytes == Golden.signingSeed)
             #expect(TestSupport.hex(signing.publicKey) == "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a")
@@ -138,10 +138,10 @@ struct GoldenTests {
         let keyID = Golden.itemID(contents.count)
         let sealed = try PINProtection.seal(
             SecretBytes(Golden.signingSeed), pin: try PINProtection.pinBytes(Golden.pin), deviceSecret: Golden.pinDeviceSecret,
-            vaultID: Golden.vaultID.rawBytes, itemID: keyID.rawBytes)
+            vaultID: Golden.vaultID.bytes, itemID: keyID.bytes)
         let key = try SigningKey(
             name: "Golden key", flavor: .ed25519, publicKey: try Ed25519.publicKey(seed: SecretBytes(Golden.signingSeed)),
-            pinSalt: sealed.salt, pinBox: Array(sealed.box), boundVaultID: Golden.vaultID.rawBytes,
+            pinSalt: sealed.salt, pinBox: Array(sealed.box), boundVaultID: Golden.vaultID.bytes,
             deviceSecretID: PINProtection.secretIdentifier(Golden.pinDeviceSecret))
         try vault.add(.signingKey(key), id: keyID, createdAt: Golden.created)
         let backup = directory + "/backup.sqlite"

@@ -264,7 +264,7 @@ struct TamperTests {
     func itemFlips() throws {
         let test = try TestVault(passphrase: nil, items: false)
         let item = try test.vault.add(.credential(try Credential(name: "K", value: "v")))
-        let key = Data(item.id.rawBytes).databaseValue
+        let key = Data(item.id.bytes).databaseValue
         var flips = 0
         for column in ["box", "kind", "revision", "updated_at", "id"] {
             flips += try flipEveryBit(test, table: "item", column: column, rowid: "id", key: key) {
@@ -311,7 +311,7 @@ struct TamperTests {
         let target = try second.vault.items()[0]
         try second.database().write { db in
             try db.execute(sql: "UPDATE item SET id = ?, box = ?, kind = ?, revision = 1 WHERE id = ?",
-                           arguments: [Data(items[0].id.rawBytes), boxes.first!, items[0].kind.rawValue, Data(target.id.rawBytes)])
+                           arguments: [Data(items[0].id.bytes), boxes.first!, items[0].kind.rawValue, Data(target.id.bytes)])
         }
         #expect(throws: VaultError.self) { _ = try second.vault.items() }
     }
