@@ -79,6 +79,11 @@ enum JSONResponse {
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
     }
 
+    /// A 200 answer whose JSON is already written.
+    static func make(body: ByteBuffer) -> Response {
+        Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: ResponseBody(byteBuffer: body))
+    }
+
     static func noContent() -> Response {
         Response(status: .noContent)
     }

@@ -72,7 +72,8 @@ struct Routes {
             let session = try await authenticate(request, context)
             let since = try integer(request, "since", default: 0)
             let limit = try integer(request, "limit", default: Int64(SyncLimits.defaultPageItems))
-            return JSONResponse.make(try await core.changes(since: since, limit: Int(clamping: limit), session: session))
+            let page = try await core.changes(since: since, limit: Int(clamping: limit), session: session)
+            return JSONResponse.make(body: ChangesJSON.body(page))
         }
         v1.delete("sync/items") { request, context in
             let session = try await authenticate(request, context)

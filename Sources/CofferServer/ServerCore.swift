@@ -183,9 +183,12 @@ final class ServerCore: Sendable {
             if await tokens.isValidToken(token, otherThan: .access) { throw APIError.wrongTokenType }
             throw APIError.invalidToken
         }
-        let counter = try await store.increment(counter: "token:\(claims.sid)", window: 60, now: now)
-        if counter.count > configuration.requestsPerMinute { throw APIError.rateLimited(retryAfter: retryAfter(counter)) }
-        guard try await store.isSessionActive(userID: userID, family: family, now: now) else { throw APIError.invalidToken }
+        let checked = try await store.authorize(
+            userID: userID, family: family, counter: "token:\(claims.sid)", window: 60, now: now)
+        if checked.counter.count > configuration.requestsPerMinute {
+            throw APIError.rateLimited(retryAfter: retryAfter(checked.counter))
+        }
+        guard checked.sessionActive else { throw APIError.invalidToken }
         return AuthenticatedSession(userID: userID, family: family)
     }
 

@@ -53,14 +53,13 @@ extension ServerCore {
         }
     }
 
-    /// `GET /v1/sync/changes`.
-    func changes(since: Int64, limit: Int, session: AuthenticatedSession) async throws -> ChangesResponse {
+    /// `GET /v1/sync/changes`: the page, which `ChangesJSON` writes as a `ChangesResponse`.
+    func changes(since: Int64, limit: Int, session: AuthenticatedSession) async throws -> ChangePage {
         guard since >= 0 else { throw APIError.invalidRequest("since must not be negative", field: "since") }
         guard (1...SyncLimits.maxPageItems).contains(limit) else {
             throw APIError.invalidRequest("limit must be between 1 and \(SyncLimits.maxPageItems)", field: "limit")
         }
-        let page = try await store.changes(userID: session.userID, since: since, limit: limit)
-        return ChangesResponse(items: page.items.map(Self.syncItem), cursor: page.cursor, hasMore: page.hasMore)
+        return try await store.changes(userID: session.userID, since: since, limit: limit)
     }
 
     /// `DELETE /v1/sync/items`: revoke sync, deleting every server copy.

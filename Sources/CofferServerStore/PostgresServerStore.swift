@@ -8,8 +8,10 @@ import PostgresNIO
 /// Two roles: the *owner* runs `migrate()` and owns every table and function; the *app* role serves requests and
 /// owns nothing, so the forced row-level security of every per-user table applies to it. Each per-user call runs in
 /// one transaction that first sets `app.user_id` (transaction-local), and the policies show it that user's rows only,
-/// even if a query here forgot its filter. The lookups that cross users by design (login by email or Apple subject,
-/// the purge job, the audit log) go through SECURITY DEFINER functions owned by the owner role.
+/// even if a query here forgot its filter. The two calls every request makes, `authorize` and `changes`, do the same
+/// inside a function of the app role's own rights (`coffer_authorize`, `coffer_changes`), in one round trip. The
+/// lookups that cross users by design (login by email or Apple subject, the purge job, the audit log) go through
+/// SECURITY DEFINER functions owned by the owner role.
 ///
 /// Running it: `client` is a `PostgresClient`, which must be running before the first call. Either add `store.client`
 /// to the application's `ServiceGroup` (it is a ServiceLifecycle `Service`), or call `run()` in a long-lived task and
@@ -282,17 +284,19 @@ public final class PostgresServerStore: ServerStore {
         }
     }
 
-    public func isSessionActive(userID: UUID, family: UUID, now: Date) async throws(ServerStoreError) -> Bool {
-        let nowMS = Self.ms(now)
-        return try await transaction(as: userID) { connection in
-            try await Self.count(
-                connection.query(
-                    """
-                    SELECT 1 FROM sessions JOIN users ON users.id = sessions.user_id
-                    WHERE sessions.family = \(family) AND sessions.user_id = \(userID) AND NOT sessions.revoked
-                      AND sessions.expires_at > \(unescaped: Self.timestamp(nowMS)) AND users.deleted_at IS NULL
-                    """, logger: logger)) > 0
+    public func authorize(
+        userID: UUID, family: UUID, counter key: String, window: Int, now: Date
+    ) async throws(ServerStoreError) -> Authorization {
+        let start = CounterWindow.start(now, window: window)
+        let row = try await shared { client in
+            try await Self.first(
+                client.query(
+                    "SELECT * FROM coffer_authorize(\(userID), \(family), \(key), \(start), \(Self.ms(now)))", logger: logger
+                ).decode((Int, Bool).self))
         }
+        guard let (count, active) = row else { throw .unavailable("authorize returned no row") }
+        return Authorization(
+            counter: CounterState(count: count, windowEnds: Self.windowEnd(start: start, window: window)), sessionActive: active)
     }
 
     public func revokeSession(userID: UUID, family: UUID) async throws(ServerStoreError) {
@@ -332,13 +336,13 @@ public final class PostgresServerStore: ServerStore {
                 if writes.isEmpty { return .accepted(cursor: last) }
 
                 var stored: [UUID: StoredItem] = [:]
-                for try await row in try await connection.query(
-                    """
-                    SELECT \(unescaped: Self.itemColumns) FROM items
-                    WHERE user_id = \(userID) AND id = ANY(\(writes.map(\.id))) FOR UPDATE
-                    """, logger: logger
-                ).decode(ItemRow.self) {
-                    let item = Self.storedItem(row)
+                for item in try await Self.items(
+                    connection.query(
+                        """
+                        SELECT \(unescaped: Self.itemColumns) FROM items
+                        WHERE user_id = \(userID) AND id = ANY(\(writes.map(\.id))) FOR UPDATE
+                        """, logger: logger))
+                {
                     stored[item.id] = item
                 }
                 let conflicts = writes.compactMap { write -> StoredItem? in
@@ -374,14 +378,10 @@ public final class PostgresServerStore: ServerStore {
     }
 
     public func changes(userID: UUID, since cursor: Int64, limit: Int) async throws(ServerStoreError) -> ChangePage {
-        let fetch = max(limit, 0) + 1
-        let rows = try await transaction(as: userID) { connection in
+        let fetch = Int32(clamping: max(limit, 0) + 1)
+        let rows = try await shared { client in
             try await Self.items(
-                connection.query(
-                    """
-                    SELECT \(unescaped: Self.itemColumns) FROM items
-                    WHERE user_id = \(userID) AND seq > \(cursor) ORDER BY seq LIMIT \(fetch)
-                    """, logger: logger))
+                client.query("SELECT * FROM coffer_changes(\(userID), \(cursor), \(fetch))", logger: logger))
         }
         let items = Array(rows.prefix(max(limit, 0)))
         return ChangePage(items: items, cursor: items.last?.sequence ?? cursor, hasMore: rows.count > items.count)
@@ -499,7 +499,6 @@ public final class PostgresServerStore: ServerStore {
 
     // MARK: Plumbing
 
-    private typealias ItemRow = (UUID, String, Int64, Int64, Bool, Data?, String?, Int64, Int64)
     private typealias AuditRow = (Int64, String, UUID?, String?, String?)
 
     /// The columns `storedItem` decodes, in its order.
@@ -533,7 +532,8 @@ public final class PostgresServerStore: ServerStore {
         }
     }
 
-    /// Runs `body` outside any user's identity: for tables without row-level security and for the definer functions.
+    /// Runs `body` outside a transaction of this store's: for tables without row-level security, the definer functions
+    /// and the functions that set the user's identity themselves.
     @discardableResult
     private func shared<T>(_ body: (PostgresClient) async throws -> sending T) async throws(ServerStoreError) -> sending T {
         do {
@@ -561,14 +561,23 @@ public final class PostgresServerStore: ServerStore {
     }
 
     private static func items(_ rows: PostgresRowSequence) async throws -> [StoredItem] {
-        try await collect(rows.decode(ItemRow.self)).map(storedItem)
+        var items: [StoredItem] = []
+        for try await row in rows { items.append(try storedItem(row)) }
+        return items
     }
 
-    private static func storedItem(_ row: ItemRow) -> StoredItem {
-        let (id, kind, revision, updatedAt, deleted, box, meta, sequence, storedAt) = row
+    /// A row of `itemColumns`, cell by cell: decoding the whole row as one tuple type costs a runtime lookup of the
+    /// tuple's metadata per row, which was most of the decoding time of a page.
+    private static func storedItem(_ row: PostgresRow) throws -> StoredItem {
+        var cells = row.makeIterator()
+        func next<Value: PostgresDecodable>(_: Value.Type) throws -> Value {
+            guard let cell = cells.next() else { throw ServerStoreError.unavailable("an item row lacks a column") }
+            return try cell.decode(Value.self)
+        }
         return StoredItem(
-            id: id, kind: kind, revision: revision, updatedAt: updatedAt, deleted: deleted, box: box, meta: meta,
-            sequence: sequence, storedAt: date(storedAt))
+            id: try next(UUID.self), kind: try next(String.self), revision: try next(Int64.self),
+            updatedAt: try next(Int64.self), deleted: try next(Bool.self), box: try next(Data?.self),
+            meta: try next(String?.self), sequence: try next(Int64.self), storedAt: date(try next(Int64.self)))
     }
 
     /// Maps a database failure to the store's errors. The text names the kind of failure (and at most an SQLSTATE

@@ -249,9 +249,13 @@ public final class SQLiteServerStore: ServerStore {
         }
     }
 
-    public func isSessionActive(userID: UUID, family: UUID, now: Date) async throws(ServerStoreError) -> Bool {
-        try await read { db in
-            try Bool.fetchOne(
+    public func authorize(
+        userID: UUID, family: UUID, counter key: String, window: Int, now: Date
+    ) async throws(ServerStoreError) -> Authorization {
+        let start = CounterWindow.start(now, window: window)
+        let (count, active) = try await write { db in
+            let count = try Self.increment(db, key: key, start: start)
+            let active = try Bool.fetchOne(
                 db,
                 sql: """
                     SELECT 1 FROM sessions JOIN users ON users.id = sessions.user_id
@@ -259,7 +263,9 @@ public final class SQLiteServerStore: ServerStore {
                       AND sessions.expires_at > ? AND users.deleted_at IS NULL
                     """,
                 arguments: [Self.key(family), Self.key(userID), Self.ms(now)]) ?? false
+            return (count, active)
         }
+        return Authorization(counter: Self.counterState(count: count, start: start, window: window), sessionActive: active)
     }
 
     public func revokeSession(userID: UUID, family: UUID) async throws(ServerStoreError) {
@@ -364,20 +370,26 @@ public final class SQLiteServerStore: ServerStore {
 
     public func increment(counter key: String, window: Int, now: Date) async throws(ServerStoreError) -> CounterState {
         let start = CounterWindow.start(now, window: window)
-        let count = try await write { db in
-            try Int.fetchOne(
-                db,
-                sql: """
-                    INSERT INTO rate_counters (key, window_start, count) VALUES (?, ?, 1)
-                    ON CONFLICT (key) DO UPDATE SET
-                        count = CASE WHEN rate_counters.window_start = excluded.window_start
-                                     THEN rate_counters.count + 1 ELSE 1 END,
-                        window_start = excluded.window_start
-                    RETURNING count
-                    """,
-                arguments: [key, start]) ?? 1
-        }
-        return CounterState(count: count, windowEnds: Date(timeIntervalSince1970: TimeInterval(start + Int64(window))))
+        let count = try await write { db in try Self.increment(db, key: key, start: start) }
+        return Self.counterState(count: count, start: start, window: window)
+    }
+
+    private static func increment(_ db: Database, key: String, start: Int64) throws -> Int {
+        try Int.fetchOne(
+            db,
+            sql: """
+                INSERT INTO rate_counters (key, window_start, count) VALUES (?, ?, 1)
+                ON CONFLICT (key) DO UPDATE SET
+                    count = CASE WHEN rate_counters.window_start = excluded.window_start
+                                 THEN rate_counters.count + 1 ELSE 1 END,
+                    window_start = excluded.window_start
+                RETURNING count
+                """,
+            arguments: [key, start]) ?? 1
+    }
+
+    private static func counterState(count: Int, start: Int64, window: Int) -> CounterState {
+        CounterState(count: count, windowEnds: Date(timeIntervalSince1970: TimeInterval(start + Int64(window))))
     }
 
     public func counter(_ key: String, window: Int, now: Date) async throws(ServerStoreError) -> CounterState {
@@ -386,7 +398,7 @@ public final class SQLiteServerStore: ServerStore {
             try Int.fetchOne(
                 db, sql: "SELECT count FROM rate_counters WHERE key = ? AND window_start = ?", arguments: [key, start]) ?? 0
         }
-        return CounterState(count: count, windowEnds: Date(timeIntervalSince1970: TimeInterval(start + Int64(window))))
+        return Self.counterState(count: count, start: start, window: window)
     }
 
     public func audit(_ event: AuditEvent) async throws(ServerStoreError) {

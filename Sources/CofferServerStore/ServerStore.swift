@@ -37,8 +37,12 @@ public protocol ServerStore: Sendable {
     func rotateRefreshToken(
         userID: UUID, family: UUID, tokenID: UUID, newTokenID: UUID, now: Date, expiresAt: Date
     ) async throws(ServerStoreError) -> RefreshOutcome
-    /// Whether the family exists, is not revoked and has not expired.
-    func isSessionActive(userID: UUID, family: UUID, now: Date) async throws(ServerStoreError) -> Bool
+    /// Every authenticated request's check: counts one request against counter `key` (as `increment` does) and tells
+    /// whether the family exists, is not revoked, has not expired and belongs to a live account. One round trip to
+    /// the database, since every request pays it.
+    func authorize(
+        userID: UUID, family: UUID, counter key: String, window: Int, now: Date
+    ) async throws(ServerStoreError) -> Authorization
     /// Revokes one family (logout).
     func revokeSession(userID: UUID, family: UUID) async throws(ServerStoreError)
     /// Revokes every family of the user except `keeping` (passphrase change).
@@ -249,6 +253,17 @@ public struct StoreUsage: Sendable, Equatable {
         self.items = items
         self.bytes = bytes
         self.cursor = cursor
+    }
+}
+
+/// What `authorize` found: the request counter after this request, and whether the session may go on.
+public struct Authorization: Sendable, Equatable {
+    public var counter: CounterState
+    public var sessionActive: Bool
+
+    public init(counter: CounterState, sessionActive: Bool) {
+        self.counter = counter
+        self.sessionActive = sessionActive
     }
 }
 

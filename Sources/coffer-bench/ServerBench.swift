@@ -31,6 +31,7 @@ import Darwin
 enum ServerBench {
     static func run(arguments: [String]) throws {
         let options = try ServerBenchOptions(arguments)
+
         try blockOn { try await ServerBenchRun(options: options).run() }
     }
 
@@ -92,23 +93,39 @@ final class LockedValue<Value>: @unchecked Sendable {
     func set(_ newValue: Value) { lock.withLock { value = newValue } }
 }
 
-/// Requests completed inside the measured window, with their latencies (seconds, sorted).
+/// Requests completed inside the measured window, with their median and 99th-percentile latency (seconds).
 struct LoadResult: Sendable {
     var count: Int
     var errors: Int
     var firstError: String?
     var seconds: Double
-    var latencies: [Double]
+    var p50: Double
+    var p99: Double
 
     var rate: Double { Double(count) / seconds }
 
-    func percentile(_ fraction: Double) -> Double {
-        guard !latencies.isEmpty else { return .nan }
-        return latencies[min(latencies.count - 1, Int(Double(latencies.count) * fraction))]
+    init(count: Int, errors: Int, firstError: String?, seconds: Double, p50: Double, p99: Double) {
+        self.count = count
+        self.errors = errors
+        self.firstError = firstError
+        self.seconds = seconds
+        self.p50 = p50
+        self.p99 = p99
+    }
+
+    /// From every request's latency, sorted.
+    init(errors: Int, firstError: String?, seconds: Double, sortedLatencies latencies: [Double]) {
+        func percentile(_ fraction: Double) -> Double {
+            guard !latencies.isEmpty else { return .nan }
+            return latencies[min(latencies.count - 1, Int(Double(latencies.count) * fraction))]
+        }
+        self.init(
+            count: latencies.count, errors: errors, firstError: firstError, seconds: seconds, p50: percentile(0.5),
+            p99: percentile(0.99))
     }
 
     var summary: String {
-        var text = String(format: "%7.0f req/s   p50 %6.2f ms   p99 %6.2f ms", rate, percentile(0.5) * 1000, percentile(0.99) * 1000)
+        var text = String(format: "%7.0f req/s   p50 %6.2f ms   p99 %6.2f ms", rate, p50 * 1000, p99 * 1000)
         if errors > 0 { text += "   \(errors) errors (\(firstError ?? "?"))" }
         return text
     }
@@ -285,15 +302,24 @@ struct ServerBenchRun: Sendable {
             let body = try WireJSON.encoder().encode(PushRequest(items: [PushItem(item: item, baseRevision: 0)]))
             _ = try await http.send(.POST, "/v1/sync/push", token: pushAccounts[worker].token, body: body)
         }
-        row("    server over HTTP", serverPush.summary)
+        row("    server over HTTP, in-process Swift client", serverPush.summary)
+        let wrkPush = try await wrkLoad(base: base) { wrk in
+            let placeholder = UUID(uuidString: "00000000-0000-4000-8000-000000000000")!
+            let item = SyncItem(
+                id: placeholder, kind: "note", revision: 1, updatedAt: Self.milliseconds(Date()), deleted: false, box: boxText)
+            let body = try WireJSON.encoder().encode(PushRequest(items: [PushItem(item: item, baseRevision: 0)]))
+            return Wrk.pushScript(
+                tokens: pushAccounts.map(\.token), body: String(decoding: body, as: UTF8.self),
+                placeholder: placeholder.uuidString.lowercased(), tag: String(UUID().uuidString.lowercased().prefix(8)))
+        }
         let storePush = try await load { worker, _ in
-            // What ServerCore does for the request: authenticate (counter, session), liveUser, push.
+            // What ServerCore does for the request: authorize, push.
             let account = rawPush[worker]
             let now = Date()
-            _ = try await store.increment(counter: "token:\(account.family.uuidString.lowercased())", window: 60, now: now)
-            guard try await store.isSessionActive(userID: account.userID, family: account.family, now: now),
-                  try await store.user(id: account.userID) != nil
-            else { throw BenchError("raw push: the session or the account is missing") }
+            let counter = "token:\(account.family.uuidString.lowercased())"
+            guard try await store.authorize(userID: account.userID, family: account.family, counter: counter, window: 60, now: now)
+                .sessionActive
+            else { throw BenchError("raw push: the session is missing") }
             _ = try await store.push(
                 userID: account.userID,
                 writes: [ItemWrite(
@@ -302,7 +328,7 @@ struct ServerBenchRun: Sendable {
                 now: now)
         }
         row("    store calls in process (\(backend.postgresURL == nil ? "GRDB" : "postgres-nio"))", storePush.summary)
-        try await compare(backend, scenario: .push, server: serverPush, store: storePush, box: box)
+        try await compare(backend, scenario: .push, server: serverPush, wrk: wrkPush, store: storePush, box: box)
 
         emit("  pull: changes?since=<0|100|200>&limit=100 of \(Self.pullItems) items")
         let pullCheck = try await client.changes(since: 0, limit: 100, accessToken: pullAccounts[0].token)
@@ -311,48 +337,76 @@ struct ServerBenchRun: Sendable {
             let since = ((worker + iteration) % 3) * 100
             _ = try await http.send(.GET, "/v1/sync/changes?since=\(since)&limit=100", token: pullAccounts[worker].token)
         }
-        row("    server over HTTP", serverPull.summary)
+        row("    server over HTTP, in-process Swift client", serverPull.summary)
+        let wrkPull = try await wrkLoad(base: base) { _ in Wrk.pullScript(tokens: pullAccounts.map(\.token)) }
         let storePull = try await load { worker, iteration in
             let account = rawPull[worker]
             let now = Date()
-            _ = try await store.increment(counter: "token:\(account.family.uuidString.lowercased())", window: 60, now: now)
-            guard try await store.isSessionActive(userID: account.userID, family: account.family, now: now) else {
-                throw BenchError("raw pull: the session is missing")
-            }
+            let counter = "token:\(account.family.uuidString.lowercased())"
+            guard try await store.authorize(userID: account.userID, family: account.family, counter: counter, window: 60, now: now)
+                .sessionActive
+            else { throw BenchError("raw pull: the session is missing") }
             let page = try await store.changes(userID: account.userID, since: Int64(((worker + iteration) % 3) * 100), limit: 100)
             guard page.items.count == 100 else { throw BenchError("raw pull: a page does not hold 100 items") }
         }
         row("    store calls in process (\(backend.postgresURL == nil ? "GRDB" : "postgres-nio"))", storePull.summary)
-        try await compare(backend, scenario: .pull, server: serverPull, store: storePull, box: box)
+        try await compare(backend, scenario: .pull, server: serverPull, wrk: wrkPull, store: storePull, box: box)
 
         try await pullScaling(store, client: client, http: http, registrar: registrar)
     }
 
-    /// Prints the raw floor and the server's share of it: pgbench on PostgreSQL, the store calls on SQLite.
-    private func compare(_ backend: BenchBackend, scenario: PGBenchScript.Scenario, server: LoadResult, store: LoadResult, box: Data) async throws {
+    /// The server under wrk, when wrk is installed: a warm-up second, then the measured run.
+    private func wrkLoad(base: String, script: (Wrk) throws -> String) async throws -> LoadResult? {
+        guard let wrk = Wrk.locate() else {
+            row("    server over HTTP, wrk", "not installed (Debian: apt-get install -y wrk)")
+            return nil
+        }
+        _ = try await wrk.run(script: try script(wrk), base: base, connections: options.clients, seconds: 1)
+        let before = Self.processorSeconds()
+        let result = try await wrk.run(script: try script(wrk), base: base, connections: options.clients, seconds: options.seconds)
+        // wrk runs in its own process, so this process's CPU time is the server's (and its database driver's).
+        let perRequest = (Self.processorSeconds() - before) / Double(max(result.count, 1))
+        row("    server over HTTP, wrk (C client)", result.summary + String(format: "   server CPU %.2f ms/req", perRequest * 1000))
+        return result
+    }
+
+    /// User and system CPU time this process has used, in seconds.
+    private static func processorSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
+
+    /// Prints the raw floor and the server's share of it: pgbench on PostgreSQL, the store calls on SQLite. The
+    /// server's figure is wrk's when wrk ran (a C client next to pgbench's C client), else the in-process client's.
+    private func compare(
+        _ backend: BenchBackend, scenario: PGBenchScript.Scenario, server inProcess: LoadResult, wrk: LoadResult?,
+        store: LoadResult, box: Data
+    ) async throws {
+        let server = wrk ?? inProcess
+        let driver = wrk == nil ? "in-process client" : "wrk"
         guard let url = backend.postgresURL else {
-            row("    server / store calls (target >= 0.50)", String(format: "%.2f", server.rate / store.rate))
+            row("    server (\(driver)) / store calls (target >= 0.50)", String(format: "%.2f", server.rate / store.rate))
             return
         }
         guard let pgbench = PGBench.locate() else {
             row("    pgbench", "not installed (Debian: apt-get install -y postgresql)")
-            row("    server / store calls", String(format: "%.2f", server.rate / store.rate))
+            row("    server (\(driver)) / store calls", String(format: "%.2f", server.rate / store.rate))
             return
         }
         let now = Date()
         let variables = PGBenchScript.variables(
             runTag: runTag, offset: scenario == .push ? 0 : 100, now: now, box: box)
         let same = try await pgbench.run(
-            script: PGBenchScript.text(scenario, oneTransaction: false), variables: variables, url: url,
+            script: PGBenchScript.text(scenario), variables: variables, url: url,
             clients: options.clients, seconds: options.seconds)
         row("    raw: pgbench, the server's statements", same.summary)
-        let merged = try await pgbench.run(
-            script: PGBenchScript.text(scenario, oneTransaction: true), variables: variables, url: url,
-            clients: options.clients, seconds: options.seconds)
-        row("    raw: pgbench, same in one transaction", merged.summary)
-        row("    server / pgbench (target >= 0.50)", String(format: "%.2f", server.rate / same.rate))
-        row("    server / pgbench in one transaction", String(format: "%.2f", server.rate / merged.rate))
-        row("    server / store calls", String(format: "%.2f", server.rate / store.rate))
+        row("    server (\(driver)) / pgbench (target >= 0.50)", String(format: "%.2f", server.rate / same.rate))
+        if wrk != nil {
+            row("    server (in-process client) / pgbench", String(format: "%.2f", inProcess.rate / same.rate))
+        }
+        row("    server (\(driver)) / store calls", String(format: "%.2f", server.rate / store.rate))
     }
 
     /// The same pull of 10 changes for one account holding 1,000 items, then 20,000 (seeded through the store).
@@ -409,10 +463,10 @@ struct ServerBenchRun: Sendable {
         let begin = DispatchTime.now().uptimeNanoseconds
         let measureFrom = begin + UInt64(warmup * 1e9)
         let end = measureFrom + UInt64(options.seconds) * 1_000_000_000
-        let results = try await withThrowingTaskGroup(of: LoadResult.self) { group in
+        let results = try await withThrowingTaskGroup(of: WorkerTally.self) { group in
             for worker in 0..<options.clients {
                 group.addTask {
-                    var result = LoadResult(count: 0, errors: 0, seconds: 0, latencies: [])
+                    var result = WorkerTally()
                     var iteration = 0
                     while true {
                         let start = DispatchTime.now().uptimeNanoseconds
@@ -434,16 +488,23 @@ struct ServerBenchRun: Sendable {
                     return result
                 }
             }
-            var all: [LoadResult] = []
+            var all: [WorkerTally] = []
             for try await result in group { all.append(result) }
             return all
         }
         let latencies = results.flatMap(\.latencies).sorted()
         let total = LoadResult(
-            count: latencies.count, errors: results.reduce(0) { $0 + $1.errors }, firstError: results.lazy.compactMap(\.firstError).first,
-            seconds: Double(options.seconds), latencies: latencies)
+            errors: results.reduce(0) { $0 + $1.errors }, firstError: results.lazy.compactMap(\.firstError).first,
+            seconds: Double(options.seconds), sortedLatencies: latencies)
         if total.count == 0 { throw BenchError("no request succeeded: \(total.firstError ?? "unknown failure")") }
         return total
+    }
+
+    /// One load loop's requests.
+    private struct WorkerTally: Sendable {
+        var latencies: [Double] = []
+        var errors = 0
+        var firstError: String?
     }
 
     // MARK: Setup helpers
@@ -584,12 +645,10 @@ struct HTTPLoad: Sendable {
 ///
 /// The statements are PostgresServerStore's, in the order ServerCore issues them, with the same transaction
 /// boundaries postgres-nio draws (`BEGIN` and `COMMIT` are round trips of their own there too), sent in pgbench's
-/// extended protocol as postgres-nio sends them. A push request is: `authenticate` = `increment` (the rate-counter
-/// upsert, autocommit) + `isSessionActive` (its own transaction: set_config, session join); then `liveUser` (a
-/// transaction reading the user row); then `push` (a transaction: set_config, the change_seq update that locks the
-/// user's row, the SELECT … FOR UPDATE of the pushed ids, the item upsert). A pull is the counter and session check,
-/// then `changes` (a transaction: set_config, at most 101 rows by seq). The one-transaction variant runs the same
-/// statements inside a single BEGIN/COMMIT, which is what a server merging them could reach.
+/// extended protocol as postgres-nio sends them. Every request starts with `authorize` (`coffer_authorize`: the
+/// rate counter and the session check, one statement). A push then runs `push`, a transaction: set_config, the
+/// change_seq update that locks the user's row, the SELECT … FOR UPDATE of the pushed ids, the item upsert. A pull
+/// runs `changes` (`coffer_changes`: at most 101 rows by seq, one statement).
 ///
 /// What differs, by necessity: the ids come from pgbench's client number (`<tag>-0000-4000-8000-<n>` for account n,
 /// `<tag>-0001-…` for its session family), built with `||` and `lpad` in the statement instead of bound as values;
@@ -609,48 +668,35 @@ enum PGBenchScript {
         ]
     }
 
-    static func text(_ scenario: Scenario, oneTransaction: Bool) -> String {
+    static func text(_ scenario: Scenario) -> String {
         let user = "(:user_prefix || lpad(:uid::text, 12, '0'))"
         let family = "(:family_prefix || lpad(:uid::text, 12, '0'))"
-        let setIdentity = "SELECT set_config('app.user_id', \(user), true);"
         let timestamp = "(TIMESTAMPTZ 'epoch' + :now_ms::bigint * INTERVAL '1 millisecond')"
-        let itemColumns = "id, kind, revision, updated_at, deleted, box, meta, seq, (extract(epoch FROM stored_at) * 1000)::bigint"
-        // ServerCore.authenticate: increment(counter: "token:<sid>", window: 60), then isSessionActive.
-        let counter = """
-            INSERT INTO rate_counters (key, window_start, count) VALUES ('token:' || \(family), :window_start, 1)
-            ON CONFLICT (key) DO UPDATE SET
-                count = CASE WHEN rate_counters.window_start = EXCLUDED.window_start
-                             THEN rate_counters.count + 1 ELSE 1 END,
-                window_start = EXCLUDED.window_start
-            RETURNING count;
+        var lines = ["\\set uid :client_id + :offset"]
+        switch scenario {
+        case .push: lines.append("\\set n :n + 1")
+        case .pull: lines.append("\\set since random(0, 2) * 100")
+        }
+        // ServerCore.authenticate → store.authorize(counter: "token:<sid>", window: 60).
+        lines.append(
             """
-        let session = """
-            SELECT 1 FROM sessions JOIN users ON users.id = sessions.user_id
-            WHERE sessions.family = \(family)::uuid AND sessions.user_id = \(user)::uuid AND NOT sessions.revoked
-              AND sessions.expires_at > \(timestamp) AND users.deleted_at IS NULL;
-            """
-        var steps: [[String]] = [[counter], [setIdentity, session]]
+            SELECT * FROM coffer_authorize(\(user)::uuid, \(family)::uuid, 'token:' || \(family), :window_start::bigint,
+                                           :now_ms::bigint);
+            """)
         switch scenario {
         case .push:
+            // ServerCore.push → store.push.
             let item = "(:item_prefix || lpad(:client_id::text, 4, '0') || '-4000-8000-' || lpad(:n::text, 12, '0'))::uuid"
-            // ServerCore.push: liveUser (store.user), then store.push.
-            steps.append([
-                setIdentity,
-                """
-                SELECT id, email, apple_subject, full_name, (extract(epoch FROM created_at) * 1000)::bigint,
-                       (extract(epoch FROM deleted_at) * 1000)::bigint, auth_hash, vault_id, slot
-                FROM users WHERE id = \(user)::uuid;
-                """,
-            ])
-            steps.append([
-                setIdentity,
+            lines += [
+                "BEGIN;",
+                "SELECT set_config('app.user_id', \(user), true);",
                 """
                 UPDATE users SET change_seq = change_seq + 1
                 WHERE id = \(user)::uuid AND deleted_at IS NULL RETURNING change_seq \\gset
                 """,
                 """
-                SELECT \(itemColumns) FROM items
-                WHERE user_id = \(user)::uuid AND id = ANY(ARRAY[\(item)]) FOR UPDATE;
+                SELECT id, kind, revision, updated_at, deleted, box, meta, seq, (extract(epoch FROM stored_at) * 1000)::bigint
+                FROM items WHERE user_id = \(user)::uuid AND id = ANY(ARRAY[\(item)]) FOR UPDATE;
                 """,
                 """
                 INSERT INTO items (user_id, id, kind, revision, updated_at, deleted, box, size, meta, seq, stored_at)
@@ -660,36 +706,11 @@ enum PGBenchScript {
                     size = EXCLUDED.size, meta = EXCLUDED.meta, seq = EXCLUDED.seq,
                     stored_at = EXCLUDED.stored_at;
                 """,
-            ])
+                "COMMIT;",
+            ]
         case .pull:
             // ServerCore.changes → store.changes(since:limit: 100), which fetches limit + 1 rows.
-            steps.append([
-                setIdentity,
-                "SELECT \(itemColumns) FROM items WHERE user_id = \(user)::uuid AND seq > :since ORDER BY seq LIMIT 101;",
-            ])
-        }
-        var lines = ["\\set uid :client_id + :offset"]
-        switch scenario {
-        case .push: lines.append("\\set n :n + 1")
-        case .pull: lines.append("\\set since random(0, 2) * 100")
-        }
-        if oneTransaction {
-            // One BEGIN; one set_config is enough for every statement that follows.
-            lines.append("BEGIN;")
-            lines.append(setIdentity)
-            for step in steps { lines += step.filter { $0 != setIdentity } }
-            lines.append("COMMIT;")
-        } else {
-            for step in steps {
-                // Single statements outside a transaction (the counter) run as postgres-nio runs them: autocommit.
-                if step.count == 1 {
-                    lines += step
-                } else {
-                    lines.append("BEGIN;")
-                    lines += step
-                    lines.append("COMMIT;")
-                }
-            }
+            lines.append("SELECT * FROM coffer_changes(\(user)::uuid, :since::bigint, 101);")
         }
         return lines.joined(separator: "\n") + "\n"
     }
@@ -744,9 +765,11 @@ struct PGBench: Sendable {
         }
         latencies.sort()
         // pgbench's own rate (connection time excluded) rather than the log's count, so it is pgbench's number.
-        return LoadResult(
-            count: Int((tps * Double(seconds)).rounded()), errors: failed, firstError: failed > 0 ? "failed transactions" : nil,
-            seconds: Double(seconds), latencies: latencies)
+        var result = LoadResult(
+            errors: failed, firstError: failed > 0 ? "failed transactions" : nil, seconds: Double(seconds),
+            sortedLatencies: latencies)
+        result.count = Int((tps * Double(seconds)).rounded())
+        return result
     }
 
     /// Runs a process with stdout and stderr to `output` and returns its exit status, waiting on a dispatch thread
@@ -763,6 +786,12 @@ struct PGBench: Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_adddup2(&actions, descriptor, 1)
         posix_spawn_file_actions_adddup2(&actions, descriptor, 2)
+        // Nothing else of this process's may leak in: wrk sizes its event loop for the descriptors it opens itself
+        // and fails to connect on any numbered above that. glibc's closefrom action is not in Swift's Glibc module.
+        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") {
+            _ = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3)
+        }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }

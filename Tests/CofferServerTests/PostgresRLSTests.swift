@@ -92,6 +92,41 @@ struct PostgresRLSTests {
         }
     }
 
+    @Test("the per-request functions run with the app role's rights and leave no identity behind")
+    func requestFunctions() async throws {
+        try await PostgresFixture.with { fixture in
+            let definer = try await fixture.first(
+                """
+                SELECT count(*) FROM pg_proc
+                WHERE proname IN ('coffer_authorize', 'coffer_changes') AND pronamespace = current_schema()::regnamespace
+                  AND NOT prosecdef
+                """, as: Int.self)
+            #expect(definer == 2)
+            let a = try await fixture.seedUser(items: 2)
+            _ = try await fixture.seedUser(items: 3)
+            try await fixture.store.client.withConnection { connection in
+                var sequences: [Int64] = []
+                for try await sequence in try await connection.query(
+                    "SELECT seq FROM coffer_changes(\(a), 0, 100)", logger: PostgresFixture.logger
+                ).decode(Int64.self) {
+                    sequences.append(sequence)
+                }
+                #expect(sequences == [1, 2])
+                // The identity the function set lasted for its own statement only.
+                for try await identity in try await connection.query(
+                    "SELECT coalesce(current_setting('app.user_id', true), '')", logger: PostgresFixture.logger
+                ).decode(String.self) {
+                    #expect(identity.isEmpty)
+                }
+                for try await count in try await connection.query(
+                    "SELECT count(*) FROM items", logger: PostgresFixture.logger
+                ).decode(Int.self) {
+                    #expect(count == 0)
+                }
+            }
+        }
+    }
+
     @Test("row-level security is enabled and forced on every per-user table", arguments: perUserTables)
     func forcedOnEveryPerUserTable(table: String) async throws {
         try await PostgresFixture.with { fixture in
@@ -136,7 +171,7 @@ struct PostgresRLSTests {
                 ).decode(Int.self) {
                     versions.append(version)
                 }
-                #expect(versions == [1])
+                #expect(versions == [1, 2])
 
                 // Every SECURITY DEFINER function pins its search_path, with pg_temp last.
                 var settings: [String] = []
@@ -227,7 +262,7 @@ struct PostgresRLSTests {
                 return outcomes
             }
             #expect(rotations.sorted { "\($0)" < "\($1)" } == [.reused, .rotated])
-            #expect(try await !store.isSessionActive(userID: user, family: family, now: now))
+            #expect(try await !store.authorize(userID: user, family: family, counter: "test:\(UUID())", window: 60, now: now).sessionActive)
         }
     }
 
@@ -273,7 +308,7 @@ struct PostgresRLSTests {
                 userID: a, family: family, tokenID: token, newTokenID: next, now: now, expiresAt: expires) == .rotated)
             #expect(try await store.rotateRefreshToken(
                 userID: a, family: family, tokenID: token, newTokenID: UUID(), now: now, expiresAt: expires) == .reused)
-            #expect(try await !store.isSessionActive(userID: a, family: family, now: now))
+            #expect(try await !store.authorize(userID: a, family: family, counter: "test:\(UUID())", window: 60, now: now).sessionActive)
             #expect(try await store.rotateRefreshToken(
                 userID: a, family: family, tokenID: next, newTokenID: UUID(), now: now, expiresAt: expires) == .invalid)
 

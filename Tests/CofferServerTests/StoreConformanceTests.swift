@@ -61,31 +61,31 @@ struct StoreConformanceTests {
             let user = try await Self.newUser(store)
             let family = UUID(), first = UUID(), second = UUID(), third = UUID()
             try await store.createSession(userID: user, family: family, tokenID: first, now: Self.now, expiresAt: Self.now + 3600)
-            #expect(try await store.isSessionActive(userID: user, family: family, now: Self.now))
+            #expect(try await Self.isActive(store, userID: user, family: family, now: Self.now))
             #expect(try await store.rotateRefreshToken(userID: user, family: family, tokenID: first, newTokenID: second, now: Self.now, expiresAt: Self.now + 3600) == .rotated)
             // The spent token again: the whole family goes, including the token it was exchanged for.
             #expect(try await store.rotateRefreshToken(userID: user, family: family, tokenID: first, newTokenID: third, now: Self.now, expiresAt: Self.now + 3600) == .reused)
             #expect(try await store.rotateRefreshToken(userID: user, family: family, tokenID: second, newTokenID: third, now: Self.now, expiresAt: Self.now + 3600) == .invalid)
-            #expect(!(try await store.isSessionActive(userID: user, family: family, now: Self.now)))
+            #expect(!(try await Self.isActive(store, userID: user, family: family, now: Self.now)))
 
             // Another user's id never finds this user's family.
             let other = try await Self.newUser(store)
             let family2 = UUID(), token2 = UUID()
             try await store.createSession(userID: user, family: family2, tokenID: token2, now: Self.now, expiresAt: Self.now + 60)
             #expect(try await store.rotateRefreshToken(userID: other, family: family2, tokenID: token2, newTokenID: UUID(), now: Self.now, expiresAt: Self.now + 60) == .invalid)
-            #expect(!(try await store.isSessionActive(userID: other, family: family2, now: Self.now)))
+            #expect(!(try await Self.isActive(store, userID: other, family: family2, now: Self.now)))
             // Expired.
-            #expect(!(try await store.isSessionActive(userID: user, family: family2, now: Self.now + 61)))
+            #expect(!(try await Self.isActive(store, userID: user, family: family2, now: Self.now + 61)))
             #expect(try await store.rotateRefreshToken(userID: user, family: family2, tokenID: token2, newTokenID: UUID(), now: Self.now + 61, expiresAt: Self.now + 120) == .invalid)
 
             let keep = UUID(), drop = UUID()
             try await store.createSession(userID: user, family: keep, tokenID: UUID(), now: Self.now, expiresAt: Self.now + 3600)
             try await store.createSession(userID: user, family: drop, tokenID: UUID(), now: Self.now, expiresAt: Self.now + 3600)
             try await store.revokeSessions(userID: user, keeping: keep)
-            #expect(try await store.isSessionActive(userID: user, family: keep, now: Self.now))
-            #expect(!(try await store.isSessionActive(userID: user, family: drop, now: Self.now)))
+            #expect(try await Self.isActive(store, userID: user, family: keep, now: Self.now))
+            #expect(!(try await Self.isActive(store, userID: user, family: drop, now: Self.now)))
             try await store.revokeSession(userID: user, family: keep)
-            #expect(!(try await store.isSessionActive(userID: user, family: keep, now: Self.now)))
+            #expect(!(try await Self.isActive(store, userID: user, family: keep, now: Self.now)))
         }
     }
 
@@ -142,6 +142,38 @@ struct StoreConformanceTests {
             #expect(try await store.deleteAllItems(userID: bob) == 1)
             #expect(try await store.changes(userID: alice, since: 0, limit: 100).items.count == 2)
             await #expect(throws: ServerStoreError.notFound) { try await store.softDeleteUser(id: UUID(), at: Self.now) }
+        }
+    }
+
+    /// The session half of `authorize`, on a counter of its own.
+    static func isActive(_ store: any ServerStore, userID: UUID, family: UUID, now: Date) async throws -> Bool {
+        try await store.authorize(userID: userID, family: family, counter: "test:\(UUID())", window: 60, now: now).sessionActive
+    }
+
+    @Test("authorize counts the request and checks the session in one call", arguments: Backend.allCases)
+    func authorize(backend: Backend) async throws {
+        try await backend.withStore { store in
+            let user = try await Self.newUser(store)
+            let family = UUID()
+            try await store.createSession(userID: user, family: family, tokenID: UUID(), now: Self.now, expiresAt: Self.now + 3600)
+            let key = "token:\(family)"
+            for expected in 1...3 {
+                let authorization = try await store.authorize(userID: user, family: family, counter: key, window: 60, now: Self.now)
+                #expect(authorization == Authorization(
+                    counter: CounterState(
+                        count: expected,
+                        windowEnds: Date(timeIntervalSince1970: Double(CounterWindow.start(Self.now, window: 60) + 60))),
+                    sessionActive: true))
+            }
+            // The same counter `increment` and `counter` see; a refused session still counts its requests.
+            #expect(try await store.counter(key, window: 60, now: Self.now).count == 3)
+            #expect(try await store.authorize(userID: UUID(), family: family, counter: key, window: 60, now: Self.now)
+                == Authorization(counter: try await store.counter(key, window: 60, now: Self.now), sessionActive: false))
+            #expect(try await store.counter(key, window: 60, now: Self.now).count == 4)
+            #expect(try await store.authorize(userID: user, family: family, counter: key, window: 60, now: Self.now + 60).counter.count == 1)
+            // A deleted account's session ends with it.
+            try await store.softDeleteUser(id: user, at: Self.now)
+            #expect(!(try await Self.isActive(store, userID: user, family: family, now: Self.now)))
         }
     }
 

@@ -1,0 +1,99 @@
+import CofferServerStore
+import CofferSyncAPI
+import ExtrasBase64
+import Foundation
+import Hummingbird
+
+/// The body of `GET /v1/sync/changes`, written straight from the store's page.
+///
+/// The bytes are exactly those `WireJSON.encoder()` writes for the equivalent `ChangesResponse` (sorted keys,
+/// lower-case ids, base64 boxes, a tombstone without `box`), so clients decode it like any other answer; the tests
+/// hold the two equal byte for byte. It exists because the generic route — a `SyncItem` with a base64 `String` per
+/// row, walked through `JSONEncoder` — took a fifth of the server's CPU on a pull of 100 items.
+enum ChangesJSON {
+    static func body(_ page: ChangePage) -> ByteBuffer {
+        let boxes = page.items.reduce(0) { $0 + (($1.box?.count ?? 0) + 2) / 3 * 4 }
+        var buffer = ByteBufferAllocator().buffer(capacity: 64 + boxes + page.items.count * 160)
+        buffer.writeStaticString(#"{"cursor":"#)
+        buffer.writeString(String(page.cursor))
+        buffer.writeStaticString(page.hasMore ? #","has_more":true,"items":["# : #","has_more":false,"items":["#)
+        for (index, item) in page.items.enumerated() {
+            if index > 0 { buffer.writeInteger(UInt8(ascii: ",")) }
+            buffer.writeStaticString("{")
+            if let box = item.box {
+                buffer.writeStaticString(#""box":""#)
+                writeBase64(box, into: &buffer)
+                buffer.writeStaticString(#"","#)
+            }
+            buffer.writeStaticString(item.deleted ? #""deleted":true,"id":""# : #""deleted":false,"id":""#)
+            writeLowercased(item.id, into: &buffer)
+            buffer.writeStaticString(#"","kind":"#)
+            writeString(item.kind, into: &buffer)
+            buffer.writeStaticString(#","revision":"#)
+            buffer.writeString(String(item.revision))
+            buffer.writeStaticString(#","updated_at":"#)
+            buffer.writeString(String(item.updatedAt))
+            buffer.writeStaticString("}")
+        }
+        buffer.writeStaticString("]}")
+        return buffer
+    }
+
+    private static let hexDigits: StaticString = "0123456789abcdef"
+
+    /// Base64 with padding, straight into the buffer. It needs no JSON escaping: '/' is written bare, as
+    /// `withoutEscapingSlashes` has it.
+    private static func writeBase64(_ bytes: Data, into buffer: inout ByteBuffer) {
+        let length = Base64.encodedLength(bytesCount: bytes.count)
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: length) { output in
+            var target = output.bindMemory(to: UInt8.self).mutableSpan
+            return bytes.withUnsafeBytes { input in
+                Base64.encode(bytes: input.bindMemory(to: UInt8.self).span, into: &target)
+            }
+        }
+    }
+
+    /// `8-4-4-4-12` lower-case hex, as `uuidString.lowercased()` spells it.
+    private static func writeLowercased(_ id: UUID, into buffer: inout ByteBuffer) {
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 36) { output in
+            withUnsafeBytes(of: id.uuid) { bytes in
+                let digits = hexDigits.utf8Start
+                var position = 0
+                for (index, byte) in bytes.enumerated() {
+                    if index == 4 || index == 6 || index == 8 || index == 10 {
+                        output[position] = UInt8(ascii: "-")
+                        position += 1
+                    }
+                    output[position] = digits[Int(byte >> 4)]
+                    output[position + 1] = digits[Int(byte & 0x0F)]
+                    position += 2
+                }
+                return position
+            }
+        }
+    }
+
+    /// A JSON string with JSONEncoder's escapes: `"` and `\`, the short forms of five control characters and `\u00xx`
+    /// for the others; everything else, UTF-8 included, as is.
+    private static func writeString(_ text: String, into buffer: inout ByteBuffer) {
+        buffer.writeInteger(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): buffer.writeStaticString(#"\""#)
+            case UInt8(ascii: "\\"): buffer.writeStaticString(#"\\"#)
+            case 0x08: buffer.writeStaticString(#"\b"#)
+            case 0x09: buffer.writeStaticString(#"\t"#)
+            case 0x0A: buffer.writeStaticString(#"\n"#)
+            case 0x0C: buffer.writeStaticString(#"\f"#)
+            case 0x0D: buffer.writeStaticString(#"\r"#)
+            case 0..<0x20:
+                buffer.writeStaticString(#"\u00"#)
+                buffer.writeInteger(hexDigits.utf8Start[Int(byte >> 4)])
+                buffer.writeInteger(hexDigits.utf8Start[Int(byte & 0x0F)])
+            default:
+                buffer.writeInteger(byte)
+            }
+        }
+        buffer.writeInteger(UInt8(ascii: "\""))
+    }
+}
