@@ -2,6 +2,7 @@ import CofferCrypto
 import Crypto
 import Foundation
 import JWTKit
+import Synchronization
 
 /// What a verified token says.
 struct TokenClaims: JWTPayload, Equatable {
@@ -42,6 +43,7 @@ final class TokenService: Sendable {
     private let appleKeyIDs: Set<String>
     private let appleAudience: String?
     private let clock: @Sendable () -> Date
+    private let verified = Mutex(VerifiedTokens())
     let accessLifetime: Int
     let refreshLifetime: Int
 
@@ -94,10 +96,19 @@ final class TokenService: Sendable {
     /// The claims of a token of `kind`, or nil for anything else: wrong algorithm, unknown key, bad signature, wrong
     /// issuer or type, expired, issued in the future.
     func verify(_ token: String, kind: TokenClaims.Kind) async -> TokenClaims? {
-        guard let header = Self.header(of: token), header.alg == "ES256", let kid = header.kid, knownKeyIDs.contains(kid)
-        else { return nil }
-        guard let claims = try? await keys.verify(token, as: TokenClaims.self) else { return nil }
+        guard token.utf8.count <= Self.maximumTokenBytes else { return nil }
         let now = Int64(clock().timeIntervalSince1970)
+        let digest = SHA256.hash(data: Data(token.utf8))
+        let claims: TokenClaims
+        if let known = verified.withLock({ $0.claims(for: digest) }) {
+            claims = known
+        } else {
+            guard let header = Self.header(of: token), header.alg == "ES256", let kid = header.kid, knownKeyIDs.contains(kid),
+                  let checked = try? await keys.verify(token, as: TokenClaims.self)
+            else { return nil }
+            verified.withLock { $0.insert(checked, for: digest, now: now) }
+            claims = checked
+        }
         guard claims.iss == Self.issuer, claims.typ == kind, claims.exp > now, claims.iat <= now + 60,
               UUID(uuidString: claims.sub) != nil, UUID(uuidString: claims.sid) != nil, UUID(uuidString: claims.jti) != nil
         else { return nil }
@@ -126,6 +137,9 @@ final class TokenService: Sendable {
 
     var appleConfigured: Bool { apple != nil && appleAudience != nil }
 
+    /// Longer tokens are refused unread; ours are about 400 bytes, Apple's under 2,000.
+    static let maximumTokenBytes = 8192
+
     struct Header: Decodable {
         var alg: String?
         var kid: String?
@@ -134,8 +148,28 @@ final class TokenService: Sendable {
     /// The token's header, decoded without trusting it.
     static func header(of token: String) -> Header? {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, token.utf8.count <= 8192, let data = Data(base64URL: String(parts[0])) else { return nil }
+        guard parts.count == 3, token.utf8.count <= maximumTokenBytes, let data = Data(base64URL: String(parts[0])) else { return nil }
         return try? JSONDecoder().decode(Header.self, from: data)
+    }
+}
+
+/// Tokens whose header and signature verified, by the SHA-256 of the token (the tokens themselves are not kept), with
+/// their claims. A client sends the same access token with every request for its 15 minutes, and the signature check
+/// (an ECDSA verification and two JSON decodings) was the largest cost of a request after the database; the claims
+/// (type, issuer, expiry) are still checked on every use. Signing keys change only with a restart, so an entry never
+/// outlives the key that vouched for it. At `capacity`, expired entries go, and all of them if that is not enough.
+struct VerifiedTokens {
+    static let capacity = 10_000
+    private var entries: [SHA256Digest: TokenClaims] = [:]
+
+    func claims(for digest: SHA256Digest) -> TokenClaims? { entries[digest] }
+
+    mutating func insert(_ claims: TokenClaims, for digest: SHA256Digest, now: Int64) {
+        if entries.count >= Self.capacity {
+            entries = entries.filter { $0.value.exp > now }
+            if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
+        }
+        entries[digest] = claims
     }
 }
 
