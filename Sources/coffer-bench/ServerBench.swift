@@ -17,14 +17,17 @@ import Glibc
 import Darwin
 #endif
 
-/// `coffer-bench server [--seconds N] [--clients N] [--backend sqlite|postgres|all]`: sync-server speed (issue #4).
+/// `coffer-bench server [--seconds N] [--clients N] [--rounds N] [--backend sqlite|postgres|all]`: sync-server speed
+/// (issue #4).
 ///
 /// For each backend, coffer-server runs in this process on a free loopback port and `clients` concurrent clients
 /// (each its own account and token) hammer it for `seconds` per scenario: pushing one new 512-byte item per request,
-/// and pulling `changes?since=<cursor>&limit=100` from an account of 300 items. Next to it, the raw floor of the same
-/// work: on PostgreSQL pgbench sending the statements the server sends per request (read from
-/// PostgresServerStore.swift), on SQLite the store methods a request calls, in process. Last, the cost of a pull of
-/// 10 changes for an account of 1,000 and of 20,000 items, which must not grow with the vault.
+/// and pulling `changes?since=<cursor>&limit=100` from an account of 300 items. The load comes from wrk, a C client
+/// in its own process, and, for comparison, from an in-process Swift client that shares the cores with the server.
+/// Next to it, the raw floor of the same work: on PostgreSQL pgbench sending the statements the server sends per
+/// request (read from PostgresServerStore.swift), taking turns with wrk for `rounds` rounds; on SQLite the store
+/// methods a request calls, in process. Last, the cost of a pull of 10 changes for an account of 1,000 and of 20,000
+/// items, which must not grow with the vault.
 ///
 /// PostgreSQL comes from COFFER_BENCH_POSTGRES_URL / COFFER_BENCH_POSTGRES_ADMIN_URL (else COFFER_TEST_POSTGRES_URL /
 /// COFFER_TEST_POSTGRES_ADMIN_URL); without them a throwaway cluster is started with scripts/postgres.sh.
@@ -56,6 +59,7 @@ struct ServerBenchOptions: Sendable {
     var seconds = 10
     var clients = 32
     var backends = ["sqlite", "postgres"]
+    var rounds = 3
 
     init(_ arguments: [String]) throws {
         var rest = arguments[...]
@@ -68,6 +72,9 @@ struct ServerBenchOptions: Sendable {
             case "--clients":
                 guard let number = Int(value), (1...90).contains(number) else { throw BenchError("--clients must be 1 to 90") }
                 clients = number
+            case "--rounds":
+                guard let number = Int(value), (1...9).contains(number) else { throw BenchError("--rounds must be 1 to 9") }
+                rounds = number
             case "--backend":
                 switch value {
                 case "all": backends = ["sqlite", "postgres"]
@@ -75,7 +82,7 @@ struct ServerBenchOptions: Sendable {
                 default: throw BenchError("--backend must be sqlite, postgres or all")
                 }
             default:
-                throw BenchError("usage: coffer-bench server [--seconds N] [--clients N] [--backend sqlite|postgres|all]")
+                throw BenchError("usage: coffer-bench server [--seconds N] [--clients N] [--rounds N] [--backend sqlite|postgres|all]")
             }
         }
     }
@@ -303,11 +310,12 @@ struct ServerBenchRun: Sendable {
             _ = try await http.send(.POST, "/v1/sync/push", token: pushAccounts[worker].token, body: body)
         }
         row("    server over HTTP, in-process Swift client", serverPush.summary)
-        let wrkPush = try await wrkLoad(base: base) { wrk in
+        let pushScript: @Sendable () throws -> String = {
             let placeholder = UUID(uuidString: "00000000-0000-4000-8000-000000000000")!
             let item = SyncItem(
                 id: placeholder, kind: "note", revision: 1, updatedAt: Self.milliseconds(Date()), deleted: false, box: boxText)
             let body = try WireJSON.encoder().encode(PushRequest(items: [PushItem(item: item, baseRevision: 0)]))
+            // A fresh tag per run: every run pushes new item ids.
             return Wrk.pushScript(
                 tokens: pushAccounts.map(\.token), body: String(decoding: body, as: UTF8.self),
                 placeholder: placeholder.uuidString.lowercased(), tag: String(UUID().uuidString.lowercased().prefix(8)))
@@ -328,7 +336,7 @@ struct ServerBenchRun: Sendable {
                 now: now)
         }
         row("    store calls in process (\(backend.postgresURL == nil ? "GRDB" : "postgres-nio"))", storePush.summary)
-        try await compare(backend, scenario: .push, server: serverPush, wrk: wrkPush, store: storePush, box: box)
+        try await compare(backend, scenario: .push, inProcess: serverPush, store: storePush, box: box, base: base, script: pushScript)
 
         emit("  pull: changes?since=<0|100|200>&limit=100 of \(Self.pullItems) items")
         let pullCheck = try await client.changes(since: 0, limit: 100, accessToken: pullAccounts[0].token)
@@ -338,7 +346,6 @@ struct ServerBenchRun: Sendable {
             _ = try await http.send(.GET, "/v1/sync/changes?since=\(since)&limit=100", token: pullAccounts[worker].token)
         }
         row("    server over HTTP, in-process Swift client", serverPull.summary)
-        let wrkPull = try await wrkLoad(base: base) { _ in Wrk.pullScript(tokens: pullAccounts.map(\.token)) }
         let storePull = try await load { worker, iteration in
             let account = rawPull[worker]
             let now = Date()
@@ -350,24 +357,19 @@ struct ServerBenchRun: Sendable {
             guard page.items.count == 100 else { throw BenchError("raw pull: a page does not hold 100 items") }
         }
         row("    store calls in process (\(backend.postgresURL == nil ? "GRDB" : "postgres-nio"))", storePull.summary)
-        try await compare(backend, scenario: .pull, server: serverPull, wrk: wrkPull, store: storePull, box: box)
+        try await compare(backend, scenario: .pull, inProcess: serverPull, store: storePull, box: box, base: base) {
+            Wrk.pullScript(tokens: pullAccounts.map(\.token))
+        }
 
         try await pullScaling(store, client: client, http: http, registrar: registrar)
     }
 
-    /// The server under wrk, when wrk is installed: a warm-up second, then the measured run.
-    private func wrkLoad(base: String, script: (Wrk) throws -> String) async throws -> LoadResult? {
-        guard let wrk = Wrk.locate() else {
-            row("    server over HTTP, wrk", "not installed (Debian: apt-get install -y wrk)")
-            return nil
-        }
-        _ = try await wrk.run(script: try script(wrk), base: base, connections: options.clients, seconds: 1)
+    /// The server under wrk for `options.seconds`, with the CPU time it took per request.
+    private func wrkRun(_ wrk: Wrk, base: String, script: String) async throws -> (LoadResult, Double) {
         let before = Self.processorSeconds()
-        let result = try await wrk.run(script: try script(wrk), base: base, connections: options.clients, seconds: options.seconds)
+        let result = try await wrk.run(script: script, base: base, connections: options.clients, seconds: options.seconds)
         // wrk runs in its own process, so this process's CPU time is the server's (and its database driver's).
-        let perRequest = (Self.processorSeconds() - before) / Double(max(result.count, 1))
-        row("    server over HTTP, wrk (C client)", result.summary + String(format: "   server CPU %.2f ms/req", perRequest * 1000))
-        return result
+        return (result, (Self.processorSeconds() - before) / Double(max(result.count, 1)))
     }
 
     /// User and system CPU time this process has used, in seconds.
@@ -378,35 +380,62 @@ struct ServerBenchRun: Sendable {
         return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 
-    /// Prints the raw floor and the server's share of it: pgbench on PostgreSQL, the store calls on SQLite. The
-    /// server's figure is wrk's when wrk ran (a C client next to pgbench's C client), else the in-process client's.
+    /// The server under wrk (a C client, as pgbench is) next to its raw floor: pgbench on PostgreSQL, the in-process
+    /// store calls on SQLite. On PostgreSQL the two take turns for `rounds` rounds and the medians are compared, so
+    /// that load from elsewhere on a shared machine falls on both alike. Without wrk, the in-process client's figure
+    /// stands in.
     private func compare(
-        _ backend: BenchBackend, scenario: PGBenchScript.Scenario, server inProcess: LoadResult, wrk: LoadResult?,
-        store: LoadResult, box: Data
+        _ backend: BenchBackend, scenario: PGBenchScript.Scenario, inProcess: LoadResult, store: LoadResult, box: Data,
+        base: String, script: @Sendable () throws -> String
     ) async throws {
-        let server = wrk ?? inProcess
-        let driver = wrk == nil ? "in-process client" : "wrk"
-        guard let url = backend.postgresURL else {
-            row("    server (\(driver)) / store calls (target >= 0.50)", String(format: "%.2f", server.rate / store.rate))
+        let wrk = Wrk.locate()
+        if wrk == nil { row("    server over HTTP, wrk", "not installed (Debian: apt-get install -y wrk)") }
+        let pgbench = backend.postgresURL == nil ? nil : PGBench.locate()
+        if backend.postgresURL != nil, pgbench == nil { row("    pgbench", "not installed (Debian: apt-get install -y postgresql)") }
+        if let wrk {
+            // Warm-up: connections and the server's caches.
+            _ = try await wrk.run(script: try script(), base: base, connections: options.clients, seconds: 1)
+        }
+        guard let url = backend.postgresURL, let pgbench else {
+            var server = inProcess
+            if let wrk {
+                let (result, cpu) = try await wrkRun(wrk, base: base, script: try script())
+                row("    server over HTTP, wrk (C client)", result.summary + String(format: "   server CPU %.2f ms/req", cpu * 1000))
+                server = result
+            }
+            let driver = wrk == nil ? "in-process client" : "wrk"
+            row("    server (\(driver)) / store calls (goal >= 0.50)", String(format: "%.2f", server.rate / store.rate))
             return
         }
-        guard let pgbench = PGBench.locate() else {
-            row("    pgbench", "not installed (Debian: apt-get install -y postgresql)")
-            row("    server (\(driver)) / store calls", String(format: "%.2f", server.rate / store.rate))
-            return
-        }
-        let now = Date()
         let variables = PGBenchScript.variables(
-            runTag: runTag, offset: scenario == .push ? 0 : 100, now: now, box: box)
-        let same = try await pgbench.run(
-            script: PGBenchScript.text(scenario), variables: variables, url: url,
-            clients: options.clients, seconds: options.seconds)
-        row("    raw: pgbench, the server's statements", same.summary)
-        row("    server (\(driver)) / pgbench (target >= 0.50)", String(format: "%.2f", server.rate / same.rate))
-        if wrk != nil {
-            row("    server (in-process client) / pgbench", String(format: "%.2f", inProcess.rate / same.rate))
+            runTag: runTag, offset: scenario == .push ? 0 : 100, now: Date(), box: box)
+        var servers: [LoadResult] = []
+        var raws: [LoadResult] = []
+        for round in 1...options.rounds {
+            var line = ""
+            if let wrk {
+                let (result, cpu) = try await wrkRun(wrk, base: base, script: try script())
+                servers.append(result)
+                line = result.summary + String(format: "   server CPU %.2f ms/req", cpu * 1000)
+            } else {
+                servers.append(inProcess)
+            }
+            let raw = try await pgbench.run(
+                script: PGBenchScript.text(scenario), variables: variables, url: url, clients: options.clients,
+                seconds: options.seconds)
+            raws.append(raw)
+            if wrk != nil { row("    round \(round): server, wrk (C client)", line) }
+            row("    round \(round): pgbench, the server's SQL", raw.summary)
         }
-        row("    server (\(driver)) / store calls", String(format: "%.2f", server.rate / store.rate))
+        func median(_ results: [LoadResult]) -> Double { results.map(\.rate).sorted()[results.count / 2] }
+        let driver = wrk == nil ? "in-process client" : "wrk"
+        row(
+            "    server (\(driver)) / pgbench (target >= 0.50)",
+            String(format: "%.2f   medians %.0f / %.0f req/s", median(servers) / median(raws), median(servers), median(raws)))
+        if wrk != nil {
+            row("    server (in-process client) / pgbench", String(format: "%.2f", inProcess.rate / median(raws)))
+        }
+        row("    server (\(driver)) / store calls", String(format: "%.2f", median(servers) / store.rate))
     }
 
     /// The same pull of 10 changes for one account holding 1,000 items, then 20,000 (seeded through the store).
