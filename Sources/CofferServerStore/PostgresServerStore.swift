@@ -41,11 +41,18 @@ public final class PostgresServerStore: ServerStore {
         self.logger = logger
     }
 
-    /// A store from `postgres://user[:password]@host[:port]/database[?sslmode=…]` URLs (see `PostgresURL`).
-    public convenience init(url: String, migrationURL: String?, logger: Logger) throws(PostgresURLError) {
-        let app = try PostgresURL(url)
+    /// postgres-nio's default pool size.
+    public static let defaultConnections = 20
+
+    /// A store from `postgres://user[:password]@host[:port]/database[?sslmode=…]` URLs (see `PostgresURL`), keeping
+    /// up to `connections` connections open as the app role.
+    public convenience init(
+        url: String, migrationURL: String?, connections: Int = defaultConnections, logger: Logger
+    ) throws(PostgresURLError) {
+        var app = try PostgresURL(url).configuration
+        app.options.maximumConnections = connections
         let owner = try migrationURL.map { text throws(PostgresURLError) in try PostgresURL(text) }
-        self.init(configuration: app.configuration, migrationConfiguration: owner?.configuration, logger: logger)
+        self.init(configuration: app, migrationConfiguration: owner?.configuration, logger: logger)
     }
 
     /// Runs the connection pool until the calling task is cancelled.

@@ -235,14 +235,15 @@ struct ServerBenchRun: Sendable {
         do {
             let store: PostgresServerStore
             do {
-                store = try PostgresServerStore(url: urls.app, migrationURL: urls.admin, logger: logger)
+                // As many connections as clients, as pgbench has.
+                store = try PostgresServerStore(url: urls.app, migrationURL: urls.admin, connections: options.clients, logger: logger)
             } catch {
                 throw BenchError("PostgreSQL URL: \(error)")
             }
             let pool = Task { await store.run() }
             defer { pool.cancel() }
             let backend = BenchBackend(
-                title: "PostgreSQL (app role, forced row-level security\(cluster == nil ? "" : ", throwaway cluster with fsync=off"))",
+                title: "PostgreSQL (app role, forced row-level security, \(options.clients) connections\(cluster == nil ? "" : ", throwaway cluster with fsync=off"))",
                 store: store, postgresURL: urls.app)
             try await measure(backend, http: http, registrar: registrar)
         } catch {

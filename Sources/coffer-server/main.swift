@@ -54,6 +54,9 @@ struct CommonOptions: ParsableArguments {
     @Option(help: "postgres:// URL of the role that owns the tables, used for migrations (env COFFER_SERVER_ADMIN_DATABASE_URL).")
     var adminDatabaseURL: String?
 
+    @Option(help: "Most PostgreSQL connections to keep open, 1 to 1000; default 20 (env COFFER_SERVER_DATABASE_CONNECTIONS).")
+    var databaseConnections: Int?
+
     var environment: [String: String] { ProcessInfo.processInfo.environment }
 
     var dataDirectory: String {
@@ -63,8 +66,16 @@ struct CommonOptions: ParsableArguments {
 
     func makeStore(logger: Logger) throws -> any ServerStore {
         if let url = databaseURL ?? environment["COFFER_SERVER_DATABASE_URL"], !url.isEmpty {
+            var connections = PostgresServerStore.defaultConnections
+            if let text = databaseConnections.map(String.init) ?? environment["COFFER_SERVER_DATABASE_CONNECTIONS"] {
+                guard let number = Int(text), (1...1000).contains(number) else {
+                    throw ServerSetupError.configuration("database connections must be a number from 1 to 1000")
+                }
+                connections = number
+            }
             return try PostgresServerStore(
-                url: url, migrationURL: adminDatabaseURL ?? environment["COFFER_SERVER_ADMIN_DATABASE_URL"], logger: logger)
+                url: url, migrationURL: adminDatabaseURL ?? environment["COFFER_SERVER_ADMIN_DATABASE_URL"],
+                connections: connections, logger: logger)
         }
         try PrivateFiles.createDirectory(dataDirectory)
         return try SQLiteServerStore(path: "\(dataDirectory)/server.sqlite")

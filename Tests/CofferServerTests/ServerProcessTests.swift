@@ -53,6 +53,8 @@ struct ServerProcessTests {
         (["--tls-cert", "/nonexistent.pem", "--tls-key", "/nonexistent.pem"], "TLS: cannot load the certificate or key"),
         (["--database-url", "postgres://app@host:99999/db"], "the port of a PostgreSQL URL must be a number from 1 to 65535"),
         (["--apple-jwks", "/nonexistent.json", "--apple-audience", "x"], "Apple JWKS: cannot read a JWKS from /nonexistent.json"),
+        (["--database-url", "postgres://app@127.0.0.1/db", "--database-connections", "0"],
+         "database connections must be a number from 1 to 1000"),
     ])
     func configurationErrors(arguments: [String], message: String) throws {
         let directory = try Self.temporary()
