@@ -145,9 +145,10 @@ enum PostgresSchema {
                 """,
             ]
             + definerFunctions.map { "REVOKE ALL ON FUNCTION \($0) FROM PUBLIC" }),
-        // Every request's database work in one round trip each, so that a request costs two statements rather than
-        // nine (BEGIN, set_config, query, COMMIT per transaction). Both run with the caller's rights: they set
-        // `app.user_id` for their own transaction and row-level security applies to every row they touch.
+        // The two calls on every request's path, authorizing it and reading a page of changes, in one round trip
+        // each instead of four or five (BEGIN, set_config, the queries, COMMIT): a pull is two statements. Both run
+        // with the caller's rights: they set `app.user_id` for their own transaction, and row-level security
+        // applies to every row they touch.
         Migration(version: 2, statements: [
             """
             CREATE FUNCTION coffer_authorize(
@@ -199,13 +200,13 @@ enum PostgresSchema {
         "coffer_audit_events(integer)",
     ]
 
-    /// What the app role may do; granted again by every `migrate()`, so a new app role only needs a restart.
     /// Signatures of the functions that run with the app role's own rights.
     static let invokerFunctions = [
         "coffer_authorize(uuid, uuid, text, bigint, bigint)",
         "coffer_changes(uuid, bigint, integer)",
     ]
 
+    /// What the app role may do; granted again by every `migrate()`, so a new app role only needs a restart.
     static func grants(appRole role: String) -> [String] {
         [
             "GRANT SELECT, INSERT, UPDATE, DELETE ON users, sessions, refresh_tokens, items TO \(role)",
