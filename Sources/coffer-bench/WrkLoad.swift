@@ -66,7 +66,9 @@ struct Wrk: Sendable {
     /// Runs `script` against `base` with `connections` connections for `seconds`.
     func run(script: String, base: String, connections: Int, seconds: Int) async throws -> LoadResult {
         let directory = NSTemporaryDirectory() + "coffer-bench-wrk-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        // Private: the script holds the bench accounts' bearer tokens.
+        try FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let scriptPath = directory + "/script.lua"
         try Data(script.utf8).write(to: URL(fileURLWithPath: scriptPath))

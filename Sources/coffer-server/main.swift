@@ -66,12 +66,11 @@ struct CommonOptions: ParsableArguments {
 
     func makeStore(logger: Logger) throws -> any ServerStore {
         if let url = databaseURL ?? environment["COFFER_SERVER_DATABASE_URL"], !url.isEmpty {
-            var connections = PostgresServerStore.defaultConnections
-            if let text = databaseConnections.map(String.init) ?? environment["COFFER_SERVER_DATABASE_CONNECTIONS"] {
-                guard let number = Int(text), (1...1000).contains(number) else {
-                    throw ServerSetupError.configuration("database connections must be a number from 1 to 1000")
-                }
-                connections = number
+            let connections =
+                databaseConnections ?? environment["COFFER_SERVER_DATABASE_CONNECTIONS"].map { Int($0) ?? 0 }
+                ?? PostgresServerStore.defaultConnections
+            guard (1...1000).contains(connections) else {
+                throw ServerSetupError.configuration("database connections must be a number from 1 to 1000")
             }
             return try PostgresServerStore(
                 url: url, migrationURL: adminDatabaseURL ?? environment["COFFER_SERVER_ADMIN_DATABASE_URL"],
