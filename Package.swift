@@ -96,9 +96,9 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            // main.swift holds the @main type; the other files only declarations.
-            swiftSettings: strict + [.unsafeFlags(["-parse-as-library"])]),
+            swiftSettings: strict),
 
         // The sync wire format: requests, responses and the account key schedule shared by server and client.
         .target(

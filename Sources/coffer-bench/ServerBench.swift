@@ -17,87 +17,18 @@ import Glibc
 import Darwin
 #endif
 
-/// `coffer-bench server [--seconds N] [--clients N] [--rounds N] [--backend sqlite|postgres|all]`: sync-server speed
-/// (issue #4).
-///
-/// For each backend, coffer-server runs in this process on a free loopback port and `clients` concurrent clients
-/// (each its own account and token) hammer it for `seconds` per scenario: pushing one new 512-byte item per request,
-/// and pulling `changes?since=<cursor>&limit=100` from an account of 300 items. The load comes from wrk, a C client
-/// in its own process, and, for comparison, from an in-process Swift client that shares the cores with the server.
-/// Next to it, the raw floor of the same work: on PostgreSQL pgbench sending the statements the server sends per
-/// request (read from PostgresServerStore.swift), taking turns with wrk for `rounds` rounds; on SQLite the store
-/// methods a request calls, in process. Last, the cost of a pull of 10 changes for an account of 1,000 and of 20,000
-/// items, which must not grow with the vault.
-///
-/// PostgreSQL comes from COFFER_BENCH_POSTGRES_URL / COFFER_BENCH_POSTGRES_ADMIN_URL (else COFFER_TEST_POSTGRES_URL /
-/// COFFER_TEST_POSTGRES_ADMIN_URL); without them a throwaway cluster is started with scripts/postgres.sh.
-enum ServerBench {
-    static func run(arguments: [String]) throws {
-        let options = try ServerBenchOptions(arguments)
-
-        try blockOn { try await ServerBenchRun(options: options).run() }
-    }
-
-    /// Runs `body` on the concurrency pool and waits for it: `Bench.main` is synchronous.
-    private static func blockOn(_ body: @escaping @Sendable () async throws -> Void) throws {
-        let outcome = LockedValue<Result<Void, any Error>>(.success(()))
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            do {
-                try await body()
-            } catch {
-                outcome.set(.failure(error))
-            }
-            done.signal()
-        }
-        done.wait()
-        try outcome.get().get()
-    }
-}
-
+/// What `coffer-bench server` was asked to measure (see `ServerCommand`).
 struct ServerBenchOptions: Sendable {
     var seconds = 10
     var clients = 32
     var backends = ["sqlite", "postgres"]
     var rounds = 3
-
-    init(_ arguments: [String]) throws {
-        var rest = arguments[...]
-        while let flag = rest.popFirst() {
-            guard let value = rest.popFirst() else { throw BenchError("\(flag) needs a value") }
-            switch flag {
-            case "--seconds":
-                guard let number = Int(value), (1...600).contains(number) else { throw BenchError("--seconds must be 1 to 600") }
-                seconds = number
-            case "--clients":
-                guard let number = Int(value), (1...90).contains(number) else { throw BenchError("--clients must be 1 to 90") }
-                clients = number
-            case "--rounds":
-                guard let number = Int(value), (1...9).contains(number) else { throw BenchError("--rounds must be 1 to 9") }
-                rounds = number
-            case "--backend":
-                switch value {
-                case "all": backends = ["sqlite", "postgres"]
-                case "sqlite", "postgres": backends = [value]
-                default: throw BenchError("--backend must be sqlite, postgres or all")
-                }
-            default:
-                throw BenchError("usage: coffer-bench server [--seconds N] [--clients N] [--rounds N] [--backend sqlite|postgres|all]")
-            }
-        }
-    }
+    var scenarios: Set<BenchScenario> = Set(BenchScenario.allCases)
 }
 
-/// A value shared between tasks and the blocked main thread.
-final class LockedValue<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-
-    init(_ value: Value) { self.value = value }
-
-    func get() -> Value { lock.withLock { value } }
-
-    func set(_ newValue: Value) { lock.withLock { value = newValue } }
+/// The parts of `coffer-bench server`, which `--scenario` can pick one of.
+enum BenchScenario: String, CaseIterable, Sendable {
+    case push, pull, scaling
 }
 
 /// Requests completed inside the measured window, with their median and 99th-percentile latency (seconds).
@@ -300,9 +231,24 @@ struct ServerBenchRun: Sendable {
             _ = try await store.push(userID: account, writes: Self.writes(Self.pullItems), now: Date())
         }
         let http = HTTPLoad(http: http, base: base)
-
-        emit("  push: each request 1 new \(Self.boxBytes)-byte item")
         let box = Data(SystemRandom().bytes(Self.boxBytes))
+        if options.scenarios.contains(.push) {
+            try await push(backend, base: base, http: http, box: box, accounts: pushAccounts, raw: rawPush)
+        }
+        if options.scenarios.contains(.pull) {
+            try await pull(backend, base: base, client: client, http: http, box: box, accounts: pullAccounts, raw: rawPull)
+        }
+        if options.scenarios.contains(.scaling) {
+            try await pullScaling(store, client: client, http: http, registrar: registrar)
+        }
+    }
+
+    private func push(
+        _ backend: BenchBackend, base: String, http: HTTPLoad, box: Data, accounts pushAccounts: [HTTPAccount],
+        raw rawPush: [RawAccount]
+    ) async throws {
+        let store = backend.store
+        emit("  push: each request 1 new \(Self.boxBytes)-byte item")
         let boxText = box.base64EncodedString()
         let serverPush = try await load { worker, _ in
             let item = SyncItem(
@@ -338,7 +284,13 @@ struct ServerBenchRun: Sendable {
         }
         row("    store calls in process (\(backend.postgresURL == nil ? "GRDB" : "postgres-nio"))", storePush.summary)
         try await compare(backend, scenario: .push, inProcess: serverPush, store: storePush, box: box, base: base, script: pushScript)
+    }
 
+    private func pull(
+        _ backend: BenchBackend, base: String, client: SyncClient, http: HTTPLoad, box: Data,
+        accounts pullAccounts: [HTTPAccount], raw rawPull: [RawAccount]
+    ) async throws {
+        let store = backend.store
         emit("  pull: changes?since=<0|100|200>&limit=100 of \(Self.pullItems) items")
         let pullCheck = try await client.changes(since: 0, limit: 100, accessToken: pullAccounts[0].token)
         guard pullCheck.items.count == 100, pullCheck.hasMore else { throw BenchError("pull: the first page does not hold 100 items") }
@@ -361,8 +313,6 @@ struct ServerBenchRun: Sendable {
         try await compare(backend, scenario: .pull, inProcess: serverPull, store: storePull, box: box, base: base) {
             Wrk.pullScript(tokens: pullAccounts.map(\.token))
         }
-
-        try await pullScaling(store, client: client, http: http, registrar: registrar)
     }
 
     /// The server under wrk for `options.seconds`, with the CPU time it took per request.

@@ -9,26 +9,6 @@ import Glibc
 import Darwin
 #endif
 
-/// Coffer's benchmark program. `swift run -c release coffer-bench vault` measures the vault against the goals in
-/// issue #2 and against OpenSSL (Python `cryptography`) on the same machine in the same run.
-@main
-struct Bench {
-    static func main() throws {
-        let arguments = CommandLine.arguments.dropFirst()
-        switch arguments.first {
-        case "vault", nil:
-            try VaultBench(itemCount: Int(arguments.dropFirst().first ?? "") ?? 10_000).run()
-        case "barcode":
-            try BarcodeBench().run()
-        case "server":
-            try ServerBench.run(arguments: Array(arguments.dropFirst()))
-        default:
-            FileHandle.standardError.write(Data("usage: coffer-bench vault [ITEMS] | coffer-bench barcode | coffer-bench server\n".utf8))
-            exit(64)
-        }
-    }
-}
-
 /// Times `body` `repetitions` times and returns the fastest run in seconds.
 func fastest(_ repetitions: Int, _ body: () throws -> Void) rethrows -> Double {
     var best = Double.infinity
@@ -323,10 +303,4 @@ struct ProcessTool {
         func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
         return (wall, seconds(usage.ru_utime) + seconds(usage.ru_stime))
     }
-}
-
-struct BenchError: Error, CustomStringConvertible {
-    let description: String
-
-    init(_ description: String) { self.description = description }
 }
