@@ -62,8 +62,12 @@ struct LoadResult: Sendable {
             p99: percentile(0.99))
     }
 
+    /// CPU time of this process per request, when it is the one serving (wrk's runs) or sending (in-process loads).
+    var processorSecondsPerRequest: Double?
+
     var summary: String {
         var text = String(format: "%7.0f req/s   p50 %6.2f ms   p99 %6.2f ms", rate, p50 * 1000, p99 * 1000)
+        if let processorSecondsPerRequest { text += String(format: "   CPU %.2f ms/req", processorSecondsPerRequest * 1000) }
         if errors > 0 { text += "   \(errors) errors (\(firstError ?? "?"))" }
         return text
     }
@@ -316,11 +320,12 @@ struct ServerBenchRun: Sendable {
     }
 
     /// The server under wrk for `options.seconds`, with the CPU time it took per request.
-    private func wrkRun(_ wrk: Wrk, base: String, script: String) async throws -> (LoadResult, Double) {
+    private func wrkRun(_ wrk: Wrk, base: String, script: String) async throws -> LoadResult {
         let before = Self.processorSeconds()
-        let result = try await wrk.run(script: script, base: base, connections: options.clients, seconds: options.seconds)
+        var result = try await wrk.run(script: script, base: base, connections: options.clients, seconds: options.seconds)
         // wrk runs in its own process, so this process's CPU time is the server's (and its database driver's).
-        return (result, (Self.processorSeconds() - before) / Double(max(result.count, 1)))
+        result.processorSecondsPerRequest = (Self.processorSeconds() - before) / Double(max(result.count, 1))
+        return result
     }
 
     /// User and system CPU time this process has used, in seconds.
@@ -350,8 +355,8 @@ struct ServerBenchRun: Sendable {
         guard let url = backend.postgresURL, let pgbench else {
             var server = inProcess
             if let wrk {
-                let (result, cpu) = try await wrkRun(wrk, base: base, script: try script())
-                row("    server over HTTP, wrk (C client)", result.summary + String(format: "   server CPU %.2f ms/req", cpu * 1000))
+                let result = try await wrkRun(wrk, base: base, script: try script())
+                row("    server over HTTP, wrk (C client)", result.summary)
                 server = result
             }
             let driver = wrk == nil ? "in-process client" : "wrk"
@@ -365,9 +370,9 @@ struct ServerBenchRun: Sendable {
         for round in 1...options.rounds {
             var line = ""
             if let wrk {
-                let (result, cpu) = try await wrkRun(wrk, base: base, script: try script())
+                let result = try await wrkRun(wrk, base: base, script: try script())
                 servers.append(result)
-                line = result.summary + String(format: "   server CPU %.2f ms/req", cpu * 1000)
+                line = result.summary
             } else {
                 servers.append(inProcess)
             }
@@ -444,6 +449,15 @@ struct ServerBenchRun: Sendable {
         let measureFrom = begin + UInt64(warmup * 1e9)
         let end = measureFrom + UInt64(options.seconds) * 1_000_000_000
         let results = try await withThrowingTaskGroup(of: WorkerTally.self) { group in
+            // This process's CPU time over the measured window.
+            group.addTask {
+                var tally = WorkerTally()
+                try await Task.sleep(for: .nanoseconds(measureFrom - min(measureFrom, DispatchTime.now().uptimeNanoseconds)))
+                let before = Self.processorSeconds()
+                try await Task.sleep(for: .nanoseconds(end - min(end, DispatchTime.now().uptimeNanoseconds)))
+                tally.processorSeconds = Self.processorSeconds() - before
+                return tally
+            }
             for worker in 0..<options.clients {
                 group.addTask {
                     var result = WorkerTally()
@@ -473,9 +487,10 @@ struct ServerBenchRun: Sendable {
             return all
         }
         let latencies = results.flatMap(\.latencies).sorted()
-        let total = LoadResult(
+        var total = LoadResult(
             errors: results.reduce(0) { $0 + $1.errors }, firstError: results.lazy.compactMap(\.firstError).first,
             seconds: Double(options.seconds), sortedLatencies: latencies)
+        total.processorSecondsPerRequest = results.reduce(0) { $0 + $1.processorSeconds } / Double(max(total.count, 1))
         if total.count == 0 { throw BenchError("no request succeeded: \(total.firstError ?? "unknown failure")") }
         return total
     }
@@ -485,6 +500,7 @@ struct ServerBenchRun: Sendable {
         var latencies: [Double] = []
         var errors = 0
         var firstError: String?
+        var processorSeconds = 0.0
     }
 
     // MARK: Setup helpers
