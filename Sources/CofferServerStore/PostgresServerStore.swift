@@ -90,40 +90,33 @@ public final class PostgresServerStore: ServerStore {
         let known = Set(PostgresSchema.migrations.map(\.version))
         do {
             try await owner.withTransaction(logger: logger) { connection in
-                try await connection.query(
+                try await connection.rows(
                     "SELECT pg_advisory_xact_lock(\(PostgresSchema.migrationLockKey))", logger: logger)
-                try await connection.query(
+                try await connection.rows(
                     """
                     CREATE TABLE IF NOT EXISTS schema_migrations (
                         version integer PRIMARY KEY,
                         applied_at timestamptz NOT NULL DEFAULT now()
                     )
                     """, logger: logger)
-                var applied = Set<Int>()
-                for try await version in try await connection.query(
-                    "SELECT version FROM schema_migrations", logger: logger
-                ).decode(Int.self) {
-                    applied.insert(version)
-                }
+                let applied = Set(
+                    try await connection.rows("SELECT version FROM schema_migrations", logger: logger)
+                        .map { try $0.decode(Int.self) })
                 guard applied.isSubset(of: known) else { throw ServerStoreError.schemaTooNew }
-                var schema: String?
-                for try await name in try await connection.query("SELECT current_schema()", logger: logger)
-                    .decode(String?.self)
-                {
-                    schema = name
-                }
+                let schema = try await connection.rows("SELECT current_schema()", logger: logger)
+                    .first?.decode(String?.self) ?? nil
                 guard let schema else { throw ServerStoreError.unavailable("no schema to migrate into") }
                 for migration in PostgresSchema.migrations where !applied.contains(migration.version) {
                     for statement in migration.statements {
                         let sql = statement.replacingOccurrences(of: "{schema}", with: PostgresSchema.quoted(schema))
-                        try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+                        try await connection.rows(PostgresQuery(unsafeSQL: sql), logger: logger)
                     }
-                    try await connection.query(
+                    try await connection.rows(
                         "INSERT INTO schema_migrations (version) VALUES (\(migration.version))", logger: logger)
                 }
                 if let grantee {
                     for statement in PostgresSchema.grants(appRole: PostgresSchema.quoted(grantee)) {
-                        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                        try await connection.rows(PostgresQuery(unsafeSQL: statement), logger: logger)
                     }
                 }
             }
@@ -137,7 +130,7 @@ public final class PostgresServerStore: ServerStore {
     public func createUser(_ user: NewUser) async throws(ServerStoreError) {
         let slot = try user.slot.map(Self.encodeSlot)
         try await transaction(as: user.id) { connection in
-            try await connection.query(
+            try await connection.rows(
                 """
                 INSERT INTO users (id, email, apple_subject, full_name, created_at, auth_hash, vault_id, slot)
                 VALUES (\(user.id), \(user.email), \(user.appleSubject), \(user.fullName),
@@ -148,14 +141,13 @@ public final class PostgresServerStore: ServerStore {
 
     public func user(id: UUID) async throws(ServerStoreError) -> UserRecord? {
         let row = try await transaction(as: id) { connection in
-            try await Self.first(
-                connection.query(
-                    """
-                    SELECT id, email, apple_subject, full_name, \(unescaped: Self.milliseconds("created_at")),
-                           \(unescaped: Self.milliseconds("deleted_at")), auth_hash, vault_id, slot
-                    FROM users WHERE id = \(id)
-                    """, logger: logger
-                ).decode((UUID, String?, String?, String?, Int64, Int64?, String?, UUID?, String?).self))
+            try await connection.rows(
+                """
+                SELECT id, email, apple_subject, full_name, \(unescaped: Self.milliseconds("created_at")),
+                       \(unescaped: Self.milliseconds("deleted_at")), auth_hash, vault_id, slot
+                FROM users WHERE id = \(id)
+                """, logger: logger
+            ).first?.decode((UUID, String?, String?, String?, Int64, Int64?, String?, UUID?, String?).self)
         }
         guard case let (id, email, appleSubject, fullName, createdAt, deletedAt, authHash, vaultID, slotText)? = row else {
             return nil
@@ -175,41 +167,37 @@ public final class PostgresServerStore: ServerStore {
 
     public func userID(email: String) async throws(ServerStoreError) -> UUID? {
         try await shared { client in
-            try await Self.first(
-                client.query("SELECT coffer_user_id_by_email(\(email))", logger: logger).decode(UUID?.self)) ?? nil
+            try await client.rows("SELECT coffer_user_id_by_email(\(email))", logger: logger).first?.decode(UUID?.self) ?? nil
         }
     }
 
     public func userID(appleSubject: String) async throws(ServerStoreError) -> UUID? {
         try await shared { client in
-            try await Self.first(
-                client.query("SELECT coffer_user_id_by_apple_subject(\(appleSubject))", logger: logger)
-                    .decode(UUID?.self)) ?? nil
+            try await client.rows("SELECT coffer_user_id_by_apple_subject(\(appleSubject))", logger: logger)
+                .first?.decode(UUID?.self) ?? nil
         }
     }
 
     public func replaceCredentials(userID: UUID, authHash: String, slot: WrappedSlot) async throws(ServerStoreError) {
         let encoded = try Self.encodeSlot(slot)
         let changed = try await transaction(as: userID) { connection in
-            try await Self.count(
-                connection.query(
-                    """
-                    UPDATE users SET auth_hash = \(authHash), slot = \(encoded)
-                    WHERE id = \(userID) AND deleted_at IS NULL RETURNING 1
-                    """, logger: logger))
+            try await connection.rows(
+                """
+                UPDATE users SET auth_hash = \(authHash), slot = \(encoded)
+                WHERE id = \(userID) AND deleted_at IS NULL RETURNING 1
+                """, logger: logger).count
         }
         guard changed == 1 else { throw .notFound }
     }
 
     public func softDeleteUser(id: UUID, at date: Date) async throws(ServerStoreError) {
         let changed = try await transaction(as: id) { connection in
-            let changed = try await Self.count(
-                connection.query(
-                    """
-                    UPDATE users SET deleted_at = \(unescaped: Self.timestamp(Self.ms(date)))
-                    WHERE id = \(id) AND deleted_at IS NULL RETURNING 1
-                    """, logger: logger))
-            try await connection.query("UPDATE sessions SET revoked = true WHERE user_id = \(id)", logger: logger)
+            let changed = try await connection.rows(
+                """
+                UPDATE users SET deleted_at = \(unescaped: Self.timestamp(Self.ms(date)))
+                WHERE id = \(id) AND deleted_at IS NULL RETURNING 1
+                """, logger: logger).count
+            try await connection.rows("UPDATE sessions SET revoked = true WHERE user_id = \(id)", logger: logger)
             return changed
         }
         guard changed == 1 else { throw .notFound }
@@ -217,10 +205,9 @@ public final class PostgresServerStore: ServerStore {
 
     public func purgeUsers(deletedBefore cutoff: Date) async throws(ServerStoreError) -> Int {
         try await shared { client in
-            try await Self.first(
-                client.query(
-                    "SELECT coffer_purge_users(\(unescaped: Self.timestamp(Self.ms(cutoff))))", logger: logger
-                ).decode(Int.self)) ?? 0
+            try await client.rows(
+                "SELECT coffer_purge_users(\(unescaped: Self.timestamp(Self.ms(cutoff))))", logger: logger
+            ).first?.decode(Int.self) ?? 0
         }
     }
 
@@ -230,13 +217,13 @@ public final class PostgresServerStore: ServerStore {
         userID: UUID, family: UUID, tokenID: UUID, now: Date, expiresAt: Date
     ) async throws(ServerStoreError) {
         try await transaction(as: userID) { connection in
-            try await connection.query(
+            try await connection.rows(
                 """
                 INSERT INTO sessions (family, user_id, created_at, expires_at)
                 VALUES (\(family), \(userID), \(unescaped: Self.timestamp(Self.ms(now))),
                         \(unescaped: Self.timestamp(Self.ms(expiresAt))))
                 """, logger: logger)
-            try await connection.query(
+            try await connection.rows(
                 """
                 INSERT INTO refresh_tokens (id, family, user_id, expires_at)
                 VALUES (\(tokenID), \(family), \(userID), \(unescaped: Self.timestamp(Self.ms(expiresAt))))
@@ -252,38 +239,36 @@ public final class PostgresServerStore: ServerStore {
         return try await transaction(as: userID) { connection -> RefreshOutcome in
             // Locking the family first serialises every presentation of its tokens: of two concurrent rotations
             // with the same token, the second sees `used_at` set and revokes the family.
-            guard case let (sessionExpires, revoked)? = try await Self.first(
-                connection.query(
-                    """
-                    SELECT \(unescaped: Self.milliseconds("expires_at")), revoked FROM sessions
-                    WHERE family = \(family) AND user_id = \(userID) FOR UPDATE
-                    """, logger: logger
-                ).decode((Int64, Bool).self))
+            guard case let (sessionExpires, revoked)? = try await connection.rows(
+                """
+                SELECT \(unescaped: Self.milliseconds("expires_at")), revoked FROM sessions
+                WHERE family = \(family) AND user_id = \(userID) FOR UPDATE
+                """, logger: logger
+            ).first?.decode((Int64, Bool).self)
             else { return .invalid }
-            guard case let (used, tokenExpires)? = try await Self.first(
-                connection.query(
-                    """
-                    SELECT used_at IS NOT NULL, \(unescaped: Self.milliseconds("expires_at")) FROM refresh_tokens
-                    WHERE id = \(tokenID) AND family = \(family) AND user_id = \(userID) FOR UPDATE
-                    """, logger: logger
-                ).decode((Bool, Int64).self))
+            guard case let (used, tokenExpires)? = try await connection.rows(
+                """
+                SELECT used_at IS NOT NULL, \(unescaped: Self.milliseconds("expires_at")) FROM refresh_tokens
+                WHERE id = \(tokenID) AND family = \(family) AND user_id = \(userID) FOR UPDATE
+                """, logger: logger
+            ).first?.decode((Bool, Int64).self)
             else { return .invalid }
             if revoked { return .invalid }
             if used {
-                try await connection.query("UPDATE sessions SET revoked = true WHERE family = \(family)", logger: logger)
+                try await connection.rows("UPDATE sessions SET revoked = true WHERE family = \(family)", logger: logger)
                 return .reused
             }
             guard tokenExpires > nowMS, sessionExpires > nowMS else { return .invalid }
-            try await connection.query(
+            try await connection.rows(
                 """
                 UPDATE refresh_tokens SET used_at = \(unescaped: Self.timestamp(nowMS)) WHERE id = \(tokenID)
                 """, logger: logger)
-            try await connection.query(
+            try await connection.rows(
                 """
                 INSERT INTO refresh_tokens (id, family, user_id, expires_at)
                 VALUES (\(newTokenID), \(family), \(userID), \(unescaped: Self.timestamp(expiresMS)))
                 """, logger: logger)
-            try await connection.query(
+            try await connection.rows(
                 """
                 UPDATE sessions SET expires_at = \(unescaped: Self.timestamp(expiresMS)) WHERE family = \(family)
                 """, logger: logger)
@@ -296,10 +281,9 @@ public final class PostgresServerStore: ServerStore {
     ) async throws(ServerStoreError) -> Authorization {
         let start = CounterWindow.start(now, window: window)
         let row = try await shared { client in
-            try await Self.first(
-                client.query(
-                    "SELECT * FROM coffer_authorize(\(userID), \(family), \(key), \(start), \(Self.ms(now)))", logger: logger
-                ).decode((Int, Bool).self))
+            try await client.rows(
+                "SELECT * FROM coffer_authorize(\(userID), \(family), \(key), \(start), \(Self.ms(now)))", logger: logger
+            ).first?.decode((Int, Bool).self)
         }
         guard let (count, active) = row else { throw .unavailable("authorize returned no row") }
         return Authorization(
@@ -308,14 +292,14 @@ public final class PostgresServerStore: ServerStore {
 
     public func revokeSession(userID: UUID, family: UUID) async throws(ServerStoreError) {
         try await transaction(as: userID) { connection in
-            try await connection.query(
+            try await connection.rows(
                 "UPDATE sessions SET revoked = true WHERE family = \(family) AND user_id = \(userID)", logger: logger)
         }
     }
 
     public func revokeSessions(userID: UUID, keeping: UUID?) async throws(ServerStoreError) {
         try await transaction(as: userID) { connection in
-            try await connection.query(
+            try await connection.rows(
                 """
                 UPDATE sessions SET revoked = true
                 WHERE user_id = \(userID) AND family IS DISTINCT FROM \(keeping)::uuid
@@ -332,23 +316,21 @@ public final class PostgresServerStore: ServerStore {
                 // Allocating the feed positions first takes the user's row lock, which serialises this user's pushes:
                 // positions then become visible in order, so a reader's cursor never passes one still uncommitted,
                 // and two pushes creating the same new item cannot both pass the revision check.
-                guard let last = try await Self.first(
-                    connection.query(
-                        """
-                        UPDATE users SET change_seq = change_seq + \(writes.count)
-                        WHERE id = \(userID) AND deleted_at IS NULL RETURNING change_seq
-                        """, logger: logger
-                    ).decode(Int64.self))
+                guard let last = try await connection.rows(
+                    """
+                    UPDATE users SET change_seq = change_seq + \(writes.count)
+                    WHERE id = \(userID) AND deleted_at IS NULL RETURNING change_seq
+                    """, logger: logger
+                ).first?.decode(Int64.self)
                 else { throw ServerStoreError.notFound }
                 if writes.isEmpty { return .accepted(cursor: last) }
 
                 var stored: [UUID: StoredItem] = [:]
-                for item in try await Self.items(
-                    connection.query(
-                        """
-                        SELECT \(unescaped: Self.itemColumns) FROM items
-                        WHERE user_id = \(userID) AND id = ANY(\(writes.map(\.id))) FOR UPDATE
-                        """, logger: logger))
+                for item in try await connection.rows(
+                    """
+                    SELECT \(unescaped: Self.itemColumns) FROM items
+                    WHERE user_id = \(userID) AND id = ANY(\(writes.map(\.id))) FOR UPDATE
+                    """, logger: logger).map(Self.storedItem)
                 {
                     stored[item.id] = item
                 }
@@ -361,7 +343,7 @@ public final class PostgresServerStore: ServerStore {
                 var sequence = last - Int64(writes.count)
                 for write in writes {
                     sequence += 1
-                    try await connection.query(
+                    try await connection.rows(
                         """
                         INSERT INTO items (user_id, id, kind, revision, updated_at, deleted, box, size, meta, seq, stored_at)
                         VALUES (\(userID), \(write.id), \(write.kind), \(write.revision), \(write.updatedAt),
@@ -387,8 +369,8 @@ public final class PostgresServerStore: ServerStore {
     public func changes(userID: UUID, since cursor: Int64, limit: Int) async throws(ServerStoreError) -> ChangePage {
         let fetch = Int32(clamping: max(limit, 0) + 1)
         let rows = try await shared { client in
-            try await Self.items(
-                client.query("SELECT * FROM coffer_changes(\(userID), \(cursor), \(fetch))", logger: logger))
+            try await client.rows("SELECT * FROM coffer_changes(\(userID), \(cursor), \(fetch))", logger: logger)
+                .map(Self.storedItem)
         }
         let items = Array(rows.prefix(max(limit, 0)))
         return ChangePage(items: items, cursor: items.last?.sequence ?? cursor, hasMore: rows.count > items.count)
@@ -396,44 +378,38 @@ public final class PostgresServerStore: ServerStore {
 
     public func item(userID: UUID, id: UUID) async throws(ServerStoreError) -> StoredItem? {
         try await transaction(as: userID) { connection in
-            try await Self.items(
-                connection.query(
-                    "SELECT \(unescaped: Self.itemColumns) FROM items WHERE user_id = \(userID) AND id = \(id)",
-                    logger: logger)
-            ).first
+            try await connection.rows(
+                "SELECT \(unescaped: Self.itemColumns) FROM items WHERE user_id = \(userID) AND id = \(id)", logger: logger
+            ).first.map(Self.storedItem)
         }
     }
 
     public func items(userID: UUID, kind: String) async throws(ServerStoreError) -> [StoredItem] {
         try await transaction(as: userID) { connection in
-            try await Self.items(
-                connection.query(
-                    """
-                    SELECT \(unescaped: Self.itemColumns) FROM items
-                    WHERE user_id = \(userID) AND kind = \(kind) AND NOT deleted ORDER BY seq
-                    """, logger: logger))
+            try await connection.rows(
+                """
+                SELECT \(unescaped: Self.itemColumns) FROM items
+                WHERE user_id = \(userID) AND kind = \(kind) AND NOT deleted ORDER BY seq
+                """, logger: logger).map(Self.storedItem)
         }
     }
 
     public func deleteAllItems(userID: UUID) async throws(ServerStoreError) -> Int {
         try await transaction(as: userID) { connection in
-            try await Self.count(
-                connection.query("DELETE FROM items WHERE user_id = \(userID) RETURNING 1", logger: logger))
+            try await connection.rows("DELETE FROM items WHERE user_id = \(userID) RETURNING 1", logger: logger).count
         }
     }
 
     public func usage(userID: UUID) async throws(ServerStoreError) -> StoreUsage {
         try await transaction(as: userID) { connection in
-            let (count, bytes) = try await Self.first(
-                connection.query(
-                    """
-                    SELECT count(*), coalesce(sum(size), 0)::bigint FROM items
-                    WHERE user_id = \(userID) AND NOT deleted
-                    """, logger: logger
-                ).decode((Int, Int).self)) ?? (0, 0)
-            let cursor = try await Self.first(
-                connection.query("SELECT change_seq FROM users WHERE id = \(userID)", logger: logger)
-                    .decode(Int64.self)) ?? 0
+            let (count, bytes) = try await connection.rows(
+                """
+                SELECT count(*), coalesce(sum(size), 0)::bigint FROM items
+                WHERE user_id = \(userID) AND NOT deleted
+                """, logger: logger
+            ).first?.decode((Int, Int).self) ?? (0, 0)
+            let cursor = try await connection.rows("SELECT change_seq FROM users WHERE id = \(userID)", logger: logger)
+                .first?.decode(Int64.self) ?? 0
             return StoreUsage(items: count, bytes: bytes, cursor: cursor)
         }
     }
@@ -443,17 +419,16 @@ public final class PostgresServerStore: ServerStore {
     public func increment(counter key: String, window: Int, now: Date) async throws(ServerStoreError) -> CounterState {
         let start = CounterWindow.start(now, window: window)
         let count = try await shared { client in
-            try await Self.first(
-                client.query(
-                    """
-                    INSERT INTO rate_counters (key, window_start, count) VALUES (\(key), \(start), 1)
-                    ON CONFLICT (key) DO UPDATE SET
-                        count = CASE WHEN rate_counters.window_start = EXCLUDED.window_start
-                                     THEN rate_counters.count + 1 ELSE 1 END,
-                        window_start = EXCLUDED.window_start
-                    RETURNING count
-                    """, logger: logger
-                ).decode(Int.self)) ?? 1
+            try await client.rows(
+                """
+                INSERT INTO rate_counters (key, window_start, count) VALUES (\(key), \(start), 1)
+                ON CONFLICT (key) DO UPDATE SET
+                    count = CASE WHEN rate_counters.window_start = EXCLUDED.window_start
+                                 THEN rate_counters.count + 1 ELSE 1 END,
+                    window_start = EXCLUDED.window_start
+                RETURNING count
+                """, logger: logger
+            ).first?.decode(Int.self) ?? 1
         }
         return CounterState(count: count, windowEnds: Self.windowEnd(start: start, window: window))
     }
@@ -461,17 +436,16 @@ public final class PostgresServerStore: ServerStore {
     public func counter(_ key: String, window: Int, now: Date) async throws(ServerStoreError) -> CounterState {
         let start = CounterWindow.start(now, window: window)
         let count = try await shared { client in
-            try await Self.first(
-                client.query(
-                    "SELECT count FROM rate_counters WHERE key = \(key) AND window_start = \(start)", logger: logger
-                ).decode(Int.self)) ?? 0
+            try await client.rows(
+                "SELECT count FROM rate_counters WHERE key = \(key) AND window_start = \(start)", logger: logger
+            ).first?.decode(Int.self) ?? 0
         }
         return CounterState(count: count, windowEnds: Self.windowEnd(start: start, window: window))
     }
 
     public func audit(_ event: AuditEvent) async throws(ServerStoreError) {
         try await shared { client in
-            try await client.query(
+            try await client.rows(
                 """
                 SELECT coffer_audit(\(unescaped: Self.timestamp(Self.ms(event.at))), \(event.kind.rawValue),
                                     \(event.userID)::uuid, \(event.address)::text, \(event.detail)::text)
@@ -484,18 +458,16 @@ public final class PostgresServerStore: ServerStore {
         let rows: [AuditRow]
         if let userID {
             rows = try await transaction(as: userID) { connection in
-                try await Self.collect(
-                    connection.query(
-                        """
-                        SELECT \(unescaped: Self.milliseconds("at")), kind, user_id, address, detail FROM audit_log
-                        WHERE user_id = \(userID) ORDER BY id DESC LIMIT \(limit)
-                        """, logger: logger
-                    ).decode(AuditRow.self))
+                try await connection.rows(
+                    """
+                    SELECT \(unescaped: Self.milliseconds("at")), kind, user_id, address, detail FROM audit_log
+                    WHERE user_id = \(userID) ORDER BY id DESC LIMIT \(limit)
+                    """, logger: logger
+                ).map { try $0.decode(AuditRow.self) }
             }
         } else {
             rows = try await shared { client in
-                try await Self.collect(
-                    client.query("SELECT * FROM coffer_audit_events(\(Int32(clamping: limit)))", logger: logger).decode(AuditRow.self))
+                try await client.rows("SELECT * FROM coffer_audit_events(\(Int32(clamping: limit)))", logger: logger).map { try $0.decode(AuditRow.self) }
             }
         }
         return rows.compactMap { at, kind, user, address, detail in
@@ -533,7 +505,7 @@ public final class PostgresServerStore: ServerStore {
         as userID: UUID, _ body: (PostgresConnection) async throws -> sending T
     ) async throws -> sending T {
         try await client.withTransaction(logger: logger) { connection in
-            try await connection.query(
+            try await connection.rows(
                 "SELECT set_config('app.user_id', \(userID.uuidString.lowercased()), true)", logger: logger)
             return try await body(connection)
         }
@@ -548,29 +520,6 @@ public final class PostgresServerStore: ServerStore {
         } catch {
             throw Self.mapped(error, context: "query failed")
         }
-    }
-
-    private static func first<S: AsyncSequence>(_ sequence: S) async throws -> S.Element? {
-        for try await element in sequence { return element }
-        return nil
-    }
-
-    private static func collect<S: AsyncSequence>(_ sequence: S) async throws -> [S.Element] {
-        var elements: [S.Element] = []
-        for try await element in sequence { elements.append(element) }
-        return elements
-    }
-
-    private static func count(_ rows: PostgresRowSequence) async throws -> Int {
-        var count = 0
-        for try await _ in rows { count += 1 }
-        return count
-    }
-
-    private static func items(_ rows: PostgresRowSequence) async throws -> [StoredItem] {
-        var items: [StoredItem] = []
-        for try await row in rows { items.append(try storedItem(row)) }
-        return items
     }
 
     /// A row of `itemColumns`, cell by cell: decoding the whole row as one tuple type costs a runtime lookup of the
@@ -644,5 +593,26 @@ public final class PostgresServerStore: ServerStore {
         } catch {
             throw .unavailable("cannot encode a slot")
         }
+    }
+}
+
+extension PostgresConnection {
+    /// Every row of `query`, collected on the connection's event loop.
+    ///
+    /// The store's results are small and bounded (a page is at most `SyncLimits.maxPageItems + 1` rows), so they are
+    /// taken whole: postgres-nio's async row sequence hands rows over one at a time through a back-pressured stream,
+    /// which cost more CPU than decoding them on a pull of 100 items.
+    @discardableResult
+    func rows(_ query: PostgresQuery, logger: Logger) async throws -> [PostgresRow] {
+        let result: EventLoopFuture<PostgresQueryResult> = self.query(query, logger: logger)
+        return try await result.get().rows
+    }
+}
+
+extension PostgresClient {
+    /// `query`'s rows (see `PostgresConnection.rows`), on a connection leased for this one statement.
+    @discardableResult
+    func rows(_ query: PostgresQuery, logger: Logger) async throws -> [PostgresRow] {
+        try await withConnection { connection in try await connection.rows(query, logger: logger) }
     }
 }
