@@ -173,10 +173,10 @@ final class ServerCore: Sendable {
 
     /// The session behind `Authorization: Bearer <access token>`, counted against the per-token request limit.
     func authenticate(authorization: String?, address: String?) async throws -> AuthenticatedSession {
-        guard let authorization else { throw APIError.missingToken }
-        let parts = authorization.split(separator: " ", omittingEmptySubsequences: false)
-        guard parts.count == 2, parts[0] == "Bearer", !parts[1].isEmpty else { throw APIError.missingToken }
-        let token = String(parts[1])
+        // Exactly `Bearer <token>`, the token non-empty and without spaces.
+        guard let authorization, authorization.utf8.starts(with: "Bearer ".utf8) else { throw APIError.missingToken }
+        let token = String(authorization.dropFirst(7))
+        guard !token.isEmpty, !token.utf8.contains(UInt8(ascii: " ")) else { throw APIError.missingToken }
         guard let claims = await tokens.verify(token, kind: .access),
               let userID = UUID(uuidString: claims.sub), let family = UUID(uuidString: claims.sid)
         else {

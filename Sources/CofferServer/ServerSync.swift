@@ -34,7 +34,7 @@ extension ServerCore {
         case .accepted(let cursor):
             return PushResponse(cursor: cursor, accepted: writes.count)
         case .conflicts(let stored):
-            throw APIError.conflict(stored.map(Self.syncItem))
+            throw APIError.conflict(stored.map { Self.syncItem(FeedItem($0)) })
         }
     }
 
@@ -86,10 +86,10 @@ extension ServerCore {
             cards: cards.map(UserExport.Card.init), items: items)
     }
 
-    static func syncItem(_ stored: StoredItem) -> SyncItem {
+    static func syncItem(_ item: FeedItem) -> SyncItem {
         SyncItem(
-            id: stored.id, kind: stored.kind, revision: stored.revision, updatedAt: stored.updatedAt, deleted: stored.deleted,
-            box: stored.box?.base64EncodedString())
+            id: item.id, kind: item.kind, revision: item.revision, updatedAt: item.updatedAt, deleted: item.deleted,
+            box: item.box?.base64EncodedString())
     }
 
     static func validateKind(_ kind: String) throws {

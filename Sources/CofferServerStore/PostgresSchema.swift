@@ -189,6 +189,25 @@ enum PostgresSchema {
             $$
             """,
         ] + invokerFunctions.map { "REVOKE ALL ON FUNCTION \($0) FROM PUBLIC" }),
+        // The change feed returns what a syncing client receives and nothing more: the server-side metadata and the
+        // stored time are never part of a page, and every row's two cells less are decoded for every pull.
+        Migration(version: 3, statements: [
+            "DROP FUNCTION coffer_changes(uuid, bigint, integer)",
+            """
+            CREATE FUNCTION coffer_changes(p_user uuid, p_since bigint, p_limit integer)
+            RETURNS TABLE (id uuid, kind text, revision bigint, updated_at bigint, deleted boolean, box bytea, seq bigint)
+            LANGUAGE plpgsql VOLATILE SET search_path = {schema}, pg_temp
+            AS $$
+            BEGIN
+                PERFORM set_config('app.user_id', p_user::text, true);
+                RETURN QUERY
+                    SELECT i.id, i.kind, i.revision, i.updated_at, i.deleted, i.box, i.seq
+                    FROM items i WHERE i.user_id = p_user AND i.seq > p_since ORDER BY i.seq LIMIT p_limit;
+            END
+            $$
+            """,
+            "REVOKE ALL ON FUNCTION coffer_changes(uuid, bigint, integer) FROM PUBLIC",
+        ]),
     ]
 
     /// Signatures of the SECURITY DEFINER functions the app role may execute.

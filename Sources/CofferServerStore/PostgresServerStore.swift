@@ -370,7 +370,7 @@ public final class PostgresServerStore: ServerStore {
         let fetch = Int32(clamping: max(limit, 0) + 1)
         let rows = try await shared { client in
             try await client.rows("SELECT * FROM coffer_changes(\(userID), \(cursor), \(fetch))", logger: logger)
-                .map(Self.storedItem)
+                .map(Self.feedItem)
         }
         let items = Array(rows.prefix(max(limit, 0)))
         return ChangePage(items: items, cursor: items.last?.sequence ?? cursor, hasMore: rows.count > items.count)
@@ -534,6 +534,19 @@ public final class PostgresServerStore: ServerStore {
             id: try next(UUID.self), kind: try next(String.self), revision: try next(Int64.self),
             updatedAt: try next(Int64.self), deleted: try next(Bool.self), box: try next(Data?.self),
             meta: try next(String?.self), sequence: try next(Int64.self), storedAt: date(try next(Int64.self)))
+    }
+
+    /// A row of `coffer_changes` (migration 3), cell by cell.
+    private static func feedItem(_ row: PostgresRow) throws -> FeedItem {
+        var cells = row.makeIterator()
+        func next<Value: PostgresDecodable>(_: Value.Type) throws -> Value {
+            guard let cell = cells.next() else { throw ServerStoreError.unavailable("a feed row lacks a column") }
+            return try cell.decode(Value.self)
+        }
+        return FeedItem(
+            id: try next(UUID.self), kind: try next(String.self), revision: try next(Int64.self),
+            updatedAt: try next(Int64.self), deleted: try next(Bool.self), box: try next(Data?.self),
+            sequence: try next(Int64.self))
     }
 
     /// Maps a database failure to the store's errors. The text names the kind of failure (and at most an SQLSTATE

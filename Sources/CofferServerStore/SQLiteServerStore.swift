@@ -324,9 +324,13 @@ public final class SQLiteServerStore: ServerStore {
     public func changes(userID: UUID, since cursor: Int64, limit: Int) async throws(ServerStoreError) -> ChangePage {
         try await read { db in
             let rows = try Row.fetchAll(
-                db, sql: "SELECT * FROM items WHERE user_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+                db,
+                sql: """
+                    SELECT id, kind, revision, updated_at, deleted, box, seq FROM items
+                    WHERE user_id = ? AND seq > ? ORDER BY seq LIMIT ?
+                    """,
                 arguments: [Self.key(userID), cursor, limit + 1])
-            let items = try rows.prefix(limit).map(Self.storedItem)
+            let items = try rows.prefix(limit).map(Self.feedItem)
             let last = items.last?.sequence ?? cursor
             return ChangePage(items: items, cursor: last, hasMore: rows.count > limit)
         }
@@ -494,5 +498,12 @@ public final class SQLiteServerStore: ServerStore {
         return StoredItem(
             id: id, kind: row["kind"], revision: row["revision"], updatedAt: row["updated_at"], deleted: row["deleted"],
             box: row["box"], meta: row["meta"], sequence: row["seq"], storedAt: date(row["stored_at"]))
+    }
+
+    private static func feedItem(_ row: Row) throws -> FeedItem {
+        guard let id = UUID(uuidString: row["id"]) else { throw ServerStoreError.unavailable("malformed item row") }
+        return FeedItem(
+            id: id, kind: row["kind"], revision: row["revision"], updatedAt: row["updated_at"], deleted: row["deleted"],
+            box: row["box"], sequence: row["seq"])
     }
 }

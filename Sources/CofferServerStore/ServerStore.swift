@@ -195,6 +195,36 @@ public struct StoredItem: Sendable, Equatable {
     }
 }
 
+/// One entry of a user's change feed: what a syncing client receives of a stored item, and its position.
+public struct FeedItem: Sendable, Equatable {
+    public var id: UUID
+    public var kind: String
+    public var revision: Int64
+    /// Client time, Unix ms (bound into the box).
+    public var updatedAt: Int64
+    public var deleted: Bool
+    public var box: Data?
+    /// Position in the user's change feed.
+    public var sequence: Int64
+
+    public init(id: UUID, kind: String, revision: Int64, updatedAt: Int64, deleted: Bool, box: Data?, sequence: Int64) {
+        self.id = id
+        self.kind = kind
+        self.revision = revision
+        self.updatedAt = updatedAt
+        self.deleted = deleted
+        self.box = box
+        self.sequence = sequence
+    }
+
+    /// The feed's view of a stored row.
+    public init(_ stored: StoredItem) {
+        self.init(
+            id: stored.id, kind: stored.kind, revision: stored.revision, updatedAt: stored.updatedAt,
+            deleted: stored.deleted, box: stored.box, sequence: stored.sequence)
+    }
+}
+
 /// One write of a push.
 public struct ItemWrite: Sendable, Equatable {
     public var id: UUID
@@ -232,11 +262,11 @@ public enum PushOutcome: Sendable, Equatable {
 
 /// One page of the change feed.
 public struct ChangePage: Sendable, Equatable {
-    public var items: [StoredItem]
+    public var items: [FeedItem]
     public var cursor: Int64
     public var hasMore: Bool
 
-    public init(items: [StoredItem], cursor: Int64, hasMore: Bool) {
+    public init(items: [FeedItem], cursor: Int64, hasMore: Bool) {
         self.items = items
         self.cursor = cursor
         self.hasMore = hasMore

@@ -188,7 +188,7 @@ struct APITests {
                     #expect(!error.message.contains("Swift") && !error.message.contains("/work/"))
                 }
             }
-            for header in ["Bearer", "bearer abc", "Basic abc", "Bearer a b", "Token x"] {
+            for header in ["Bearer", "Bearer ", "Bearer  abc", "bearer abc", "Basic abc", "Bearer a b", "Token x"] {
                 let answer = try await api.sendRaw(.get, "/v1/cards", headers: [.authorization: header], body: nil)
                 #expect(answer.status == .unauthorized && answer.error?.message == "Missing or invalid Authorization header", "\(header)")
             }

@@ -11,10 +11,8 @@ struct ChangesJSONTests {
     static func item(
         kind: String = "note", box: Data? = Data("box".utf8), deleted: Bool = false, revision: Int64 = 1,
         updatedAt: Int64 = 1_700_000_000_000, sequence: Int64 = 1
-    ) -> StoredItem {
-        StoredItem(
-            id: UUID(), kind: kind, revision: revision, updatedAt: updatedAt, deleted: deleted, box: box,
-            meta: #"{"name":"not on the wire"}"#, sequence: sequence, storedAt: Date())
+    ) -> FeedItem {
+        FeedItem(id: UUID(), kind: kind, revision: revision, updatedAt: updatedAt, deleted: deleted, box: box, sequence: sequence)
     }
 
     static let controlCharacters = String(decoding: (0..<0x20).map { UInt8($0) }, as: UTF8.self)
@@ -49,11 +47,11 @@ struct ChangesJSONTests {
             let items = (0..<Int.random(in: 0...12, using: &generator)).map { _ in
                 let kindBytes = (0..<Int.random(in: 0...20, using: &generator)).map { _ in UInt8.random(in: 0...0x7F, using: &generator) }
                 let deleted = Bool.random(using: &generator)
-                return StoredItem(
+                return FeedItem(
                     id: UUID(), kind: String(decoding: kindBytes, as: UTF8.self), revision: .random(in: 1...Int64.max, using: &generator),
                     updatedAt: .random(in: 0...Int64.max, using: &generator), deleted: deleted,
                     box: deleted ? nil : Data((0..<Int.random(in: 0...700, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }),
-                    meta: nil, sequence: 1, storedAt: Date())
+                    sequence: 1)
             }
             try expectEqualToEncoder(ChangePage(items: items, cursor: .random(in: 0...Int64.max, using: &generator), hasMore: .random(using: &generator)))
         }

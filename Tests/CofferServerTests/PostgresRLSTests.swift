@@ -171,7 +171,7 @@ struct PostgresRLSTests {
                 ).decode(Int.self) {
                     versions.append(version)
                 }
-                #expect(versions == [1, 2])
+                #expect(versions == [1, 2, 3])
 
                 // Every SECURITY DEFINER function pins its search_path, with pg_temp last.
                 var settings: [String] = []
