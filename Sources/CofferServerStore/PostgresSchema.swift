@@ -143,8 +143,12 @@ enum PostgresSchema {
                     FROM audit_log a ORDER BY a.id DESC LIMIT p_limit
                 $$
                 """,
-            ]
-            + definerFunctions.map { "REVOKE ALL ON FUNCTION \($0) FROM PUBLIC" }),
+                "REVOKE ALL ON FUNCTION coffer_user_id_by_email(text) FROM PUBLIC",
+                "REVOKE ALL ON FUNCTION coffer_user_id_by_apple_subject(text) FROM PUBLIC",
+                "REVOKE ALL ON FUNCTION coffer_purge_users(timestamptz) FROM PUBLIC",
+                "REVOKE ALL ON FUNCTION coffer_audit(timestamptz, text, uuid, text, text) FROM PUBLIC",
+                "REVOKE ALL ON FUNCTION coffer_audit_events(integer) FROM PUBLIC",
+            ]),
         // The two calls on every request's path, authorizing it and reading a page of changes, in one round trip
         // each instead of four or five (BEGIN, set_config, the queries, COMMIT): a pull is two statements. Both run
         // with the caller's rights: they set `app.user_id` for their own transaction, and row-level security
@@ -188,13 +192,16 @@ enum PostgresSchema {
             END
             $$
             """,
-        ] + invokerFunctions.map { "REVOKE ALL ON FUNCTION \($0) FROM PUBLIC" }),
-        // The change feed returns what a syncing client receives and nothing more: the server-side metadata and the
-        // stored time are never part of a page, and every row's two cells less are decoded for every pull.
+            "REVOKE ALL ON FUNCTION coffer_authorize(uuid, uuid, text, bigint, bigint) FROM PUBLIC",
+            "REVOKE ALL ON FUNCTION coffer_changes(uuid, bigint, integer) FROM PUBLIC",
+        ]),
+        // The change feed as this version reads it: what a syncing client receives and nothing more (the server-side
+        // metadata and the stored time are never part of a page, and each row has two cells less to decode).
+        // `coffer_changes` stays for servers older than this migration that still run against the same database
+        // while instances are upgraded one by one.
         Migration(version: 3, statements: [
-            "DROP FUNCTION coffer_changes(uuid, bigint, integer)",
             """
-            CREATE FUNCTION coffer_changes(p_user uuid, p_since bigint, p_limit integer)
+            CREATE FUNCTION coffer_feed(p_user uuid, p_since bigint, p_limit integer)
             RETURNS TABLE (id uuid, kind text, revision bigint, updated_at bigint, deleted boolean, box bytea, seq bigint)
             LANGUAGE plpgsql VOLATILE SET search_path = {schema}, pg_temp
             AS $$
@@ -206,11 +213,12 @@ enum PostgresSchema {
             END
             $$
             """,
-            "REVOKE ALL ON FUNCTION coffer_changes(uuid, bigint, integer) FROM PUBLIC",
+            "REVOKE ALL ON FUNCTION coffer_feed(uuid, bigint, integer) FROM PUBLIC",
         ]),
     ]
 
-    /// Signatures of the SECURITY DEFINER functions the app role may execute.
+    /// Signatures of the SECURITY DEFINER functions the app role may execute. The migration that creates a function
+    /// revokes it from PUBLIC itself, by name: a released migration never changes, and this list does.
     static let definerFunctions = [
         "coffer_user_id_by_email(text)",
         "coffer_user_id_by_apple_subject(text)",
@@ -219,10 +227,12 @@ enum PostgresSchema {
         "coffer_audit_events(integer)",
     ]
 
-    /// Signatures of the functions that run with the app role's own rights.
+    /// Signatures of the functions that run with the app role's own rights (`coffer_changes` for servers older
+    /// than migration 3).
     static let invokerFunctions = [
         "coffer_authorize(uuid, uuid, text, bigint, bigint)",
         "coffer_changes(uuid, bigint, integer)",
+        "coffer_feed(uuid, bigint, integer)",
     ]
 
     /// What the app role may do; granted again by every `migrate()`, so a new app role only needs a restart.

@@ -9,7 +9,7 @@ import PostgresNIO
 /// owns nothing, so the forced row-level security of every per-user table applies to it. Each per-user call runs in
 /// one transaction that first sets `app.user_id` (transaction-local), and the policies show it that user's rows only,
 /// even if a query here forgot its filter. The two calls every request makes, `authorize` and `changes`, do the same
-/// inside a function of the app role's own rights (`coffer_authorize`, `coffer_changes`), in one round trip. The
+/// inside a function of the app role's own rights (`coffer_authorize`, `coffer_feed`), in one round trip. The
 /// lookups that cross users by design (login by email or Apple subject, the purge job, the audit log) go through
 /// SECURITY DEFINER functions owned by the owner role.
 ///
@@ -369,7 +369,7 @@ public final class PostgresServerStore: ServerStore {
     public func changes(userID: UUID, since cursor: Int64, limit: Int) async throws(ServerStoreError) -> ChangePage {
         let fetch = Int32(clamping: max(limit, 0) + 1)
         let rows = try await shared { client in
-            try await client.rows("SELECT * FROM coffer_changes(\(userID), \(cursor), \(fetch))", logger: logger)
+            try await client.rows("SELECT * FROM coffer_feed(\(userID), \(cursor), \(fetch))", logger: logger)
                 .map(Self.feedItem)
         }
         let items = Array(rows.prefix(max(limit, 0)))
@@ -536,7 +536,7 @@ public final class PostgresServerStore: ServerStore {
             meta: try next(String?.self), sequence: try next(Int64.self), storedAt: date(try next(Int64.self)))
     }
 
-    /// A row of `coffer_changes` (migration 3), cell by cell.
+    /// A row of `coffer_feed`, cell by cell.
     private static func feedItem(_ row: PostgresRow) throws -> FeedItem {
         var cells = row.makeIterator()
         func next<Value: PostgresDecodable>(_: Value.Type) throws -> Value {

@@ -644,7 +644,7 @@ struct HTTPLoad: Sendable {
 /// extended protocol as postgres-nio sends them. Every request starts with `authorize` (`coffer_authorize`: the
 /// rate counter and the session check, one statement). A push then runs `push`, a transaction: set_config, the
 /// change_seq update that locks the user's row, the SELECT … FOR UPDATE of the pushed ids, the item upsert. A pull
-/// runs `changes` (`coffer_changes`: at most 101 rows by seq, one statement).
+/// runs `changes` (`coffer_feed`: at most 101 rows by seq, one statement).
 ///
 /// What differs, by necessity: the ids come from pgbench's client number (`<tag>-0000-4000-8000-<n>` for account n,
 /// `<tag>-0001-…` for its session family), built with `||` and `lpad` in the statement instead of bound as values;
@@ -706,7 +706,7 @@ enum PGBenchScript {
             ]
         case .pull:
             // ServerCore.changes → store.changes(since:limit: 100), which fetches limit + 1 rows.
-            lines.append("SELECT * FROM coffer_changes(\(user)::uuid, :since::bigint, 101);")
+            lines.append("SELECT * FROM coffer_feed(\(user)::uuid, :since::bigint, 101);")
         }
         return lines.joined(separator: "\n") + "\n"
     }
