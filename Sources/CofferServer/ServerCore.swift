@@ -175,7 +175,7 @@ final class ServerCore: Sendable {
     func authenticate(authorization: String?, address: String?) async throws -> AuthenticatedSession {
         // Exactly `Bearer <token>`, the token non-empty and without spaces.
         guard let authorization, authorization.utf8.starts(with: "Bearer ".utf8) else { throw APIError.missingToken }
-        let token = String(authorization.dropFirst(7))
+        let token = String(Substring(authorization.utf8.dropFirst(7)))
         guard !token.isEmpty, !token.utf8.contains(UInt8(ascii: " ")) else { throw APIError.missingToken }
         guard let claims = await tokens.verify(token, kind: .access),
               let userID = UUID(uuidString: claims.sub), let family = UUID(uuidString: claims.sid)

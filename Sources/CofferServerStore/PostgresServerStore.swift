@@ -612,9 +612,9 @@ public final class PostgresServerStore: ServerStore {
 extension PostgresConnection {
     /// Every row of `query`, collected on the connection's event loop.
     ///
-    /// The store's results are small and bounded (a page is at most `SyncLimits.maxPageItems + 1` rows), so they are
-    /// taken whole: postgres-nio's async row sequence hands rows over one at a time through a back-pressured stream,
-    /// which cost more CPU than decoding them on a pull of 100 items.
+    /// The store's results never reach past one user's rows, and the hot ones are small (a page is at most
+    /// `SyncLimits.maxPageItems + 1` rows), so they are taken whole: postgres-nio's async row sequence hands rows over
+    /// one at a time through a back-pressured stream, which costs more CPU per row than collecting them here.
     @discardableResult
     func rows(_ query: PostgresQuery, logger: Logger) async throws -> [PostgresRow] {
         let result: EventLoopFuture<PostgresQueryResult> = self.query(query, logger: logger)
