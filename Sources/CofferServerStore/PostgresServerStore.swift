@@ -522,31 +522,36 @@ public final class PostgresServerStore: ServerStore {
         }
     }
 
-    /// A row of `itemColumns`, cell by cell: decoding the whole row as one tuple type costs a runtime lookup of the
-    /// tuple's metadata per row, which was most of the decoding time of a page.
+    /// A row of `itemColumns`.
     private static func storedItem(_ row: PostgresRow) throws -> StoredItem {
-        var cells = row.makeIterator()
-        func next<Value: PostgresDecodable>(_: Value.Type) throws -> Value {
-            guard let cell = cells.next() else { throw ServerStoreError.unavailable("an item row lacks a column") }
-            return try cell.decode(Value.self)
-        }
+        var cells = Cells(row)
         return StoredItem(
-            id: try next(UUID.self), kind: try next(String.self), revision: try next(Int64.self),
-            updatedAt: try next(Int64.self), deleted: try next(Bool.self), box: try next(Data?.self),
-            meta: try next(String?.self), sequence: try next(Int64.self), storedAt: date(try next(Int64.self)))
+            id: try cells.next(UUID.self), kind: try cells.next(String.self), revision: try cells.next(Int64.self),
+            updatedAt: try cells.next(Int64.self), deleted: try cells.next(Bool.self), box: try cells.next(Data?.self),
+            meta: try cells.next(String?.self), sequence: try cells.next(Int64.self),
+            storedAt: date(try cells.next(Int64.self)))
     }
 
-    /// A row of `coffer_feed`, cell by cell.
+    /// A row of `coffer_feed`.
     private static func feedItem(_ row: PostgresRow) throws -> FeedItem {
-        var cells = row.makeIterator()
-        func next<Value: PostgresDecodable>(_: Value.Type) throws -> Value {
-            guard let cell = cells.next() else { throw ServerStoreError.unavailable("a feed row lacks a column") }
+        var cells = Cells(row)
+        return FeedItem(
+            id: try cells.next(UUID.self), kind: try cells.next(String.self), revision: try cells.next(Int64.self),
+            updatedAt: try cells.next(Int64.self), deleted: try cells.next(Bool.self), box: try cells.next(Data?.self),
+            sequence: try cells.next(Int64.self))
+    }
+
+    /// A row's cells read in order. Decoding the whole row as one tuple type costs a runtime lookup of the tuple's
+    /// metadata per row, which was most of the decoding time of a page.
+    private struct Cells {
+        private var iterator: PostgresRow.Iterator
+
+        init(_ row: PostgresRow) { iterator = row.makeIterator() }
+
+        mutating func next<Value: PostgresDecodable>(_: Value.Type) throws -> Value {
+            guard let cell = iterator.next() else { throw ServerStoreError.unavailable("a row lacks a column") }
             return try cell.decode(Value.self)
         }
-        return FeedItem(
-            id: try next(UUID.self), kind: try next(String.self), revision: try next(Int64.self),
-            updatedAt: try next(Int64.self), deleted: try next(Bool.self), box: try next(Data?.self),
-            sequence: try next(Int64.self))
     }
 
     /// Maps a database failure to the store's errors. The text names the kind of failure (and at most an SQLSTATE
