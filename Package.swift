@@ -46,6 +46,9 @@ let package = Package(
         .target(name: "FuzzSupport", swiftSettings: strict),
         .executableTarget(name: "FuzzBarcode", dependencies: ["CofferBarcode", "FuzzSupport"], swiftSettings: strict),
         .executableTarget(name: "FuzzImport", dependencies: ["CofferInterop", "FuzzSupport"], swiftSettings: strict),
+        // Places and the on-cue rules: geometry, geohash cells, region choice, surfacing, tiles and importers.
+        // Pure Swift and Foundation: no SQL, HTTP or terminal.
+        .target(name: "CofferPlaces", swiftSettings: strict),
         .target(
             name: "CofferModel",
             dependencies: ["CofferCrypto", "CofferOTP", "CofferBarcode"],
@@ -103,13 +106,13 @@ let package = Package(
         // The sync wire format: requests, responses and the account key schedule shared by server and client.
         .target(
             name: "CofferSyncAPI",
-            dependencies: ["CofferCrypto", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["CofferCrypto", "CofferPlaces", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict),
         // The server's storage: one protocol, an SQLite (GRDB) and a PostgreSQL (postgres-nio) implementation.
         .target(
             name: "CofferServerStore",
             dependencies: [
-                "CofferSyncAPI", "CofferCrypto", "CofferPlatform",
+                "CofferSyncAPI", "CofferPlaces", "CofferCrypto", "CofferPlatform",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -154,6 +157,9 @@ let package = Package(
         .testTarget(name: "CofferBarcodeTests", dependencies: ["CofferBarcode", "CofferTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "CofferInteropTests", dependencies: ["CofferInterop", "CofferTestSupport"], exclude: ["Fixtures"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "CofferPlacesTests", dependencies: ["CofferPlaces", "CofferTestSupport"], exclude: ["Fixtures"],
             swiftSettings: strict),
         .testTarget(name: "CofferModelTests", dependencies: ["CofferModel", "CofferTestSupport"], swiftSettings: strict),
         .testTarget(

@@ -1,0 +1,36 @@
+import CofferTestSupport
+import Foundation
+import Testing
+
+/// Tests/oracles/places_oracle.py: distances from the `haversine` package and GeographicLib, geohash from
+/// `pygeohash`, and a brute-force region choice, none sharing code with Coffer. Fails, never skips, when Python or a
+/// package is missing: CI installs them.
+enum PlacesOracle {
+    static func call(_ mode: String, _ request: [String: Any]) throws -> [String: Any] {
+        let script = TestSupport.repositoryRoot.appendingPathComponent("Tests/oracles/places_oracle.py").path
+        let input = try JSONSerialization.data(withJSONObject: request)
+        let result = try TestSupport.run("/usr/bin/env", ["python3", script, mode], input: Array(input))
+        guard result.status == 0 else {
+            throw TestSupport.OracleError.failed("places_oracle.py \(mode): \(result.stderr.suffix(600))")
+        }
+        guard let answer = try JSONSerialization.jsonObject(with: Data(result.standardOutput)) as? [String: Any] else {
+            throw TestSupport.OracleError.failed("places_oracle.py \(mode) printed no JSON object")
+        }
+        return answer
+    }
+}
+
+/// A small deterministic generator (SplitMix64), so every run tests the same random cases and a failure repeats.
+struct SeededRandom: RandomNumberGenerator {
+    var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

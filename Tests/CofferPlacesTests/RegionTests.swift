@@ -1,0 +1,222 @@
+@testable import CofferPlaces
+import Foundation
+import Testing
+
+@Suite("Region choice, refresh and tiles")
+struct RegionTests {
+    /// 10,000 locations of 40 networks clustered around 25 towns (some at the antimeridian and near a pole), so that
+    /// positions see from none to hundreds of candidates.
+    static func randomPlaces(seed: UInt64, count: Int = 10_000) -> (networks: [Network], locations: [Location]) {
+        var random = SeededRandom(seed: seed)
+        let networks = (0..<40).map { Network(id: "net-\($0)", name: "Network \($0)", defaultRadius: 50 + $0 * 10) }
+        var towns: [GeoPoint] = [GeoPoint(latitude: 37.7749, longitude: -122.4194)!, GeoPoint(latitude: -16.5, longitude: 179.8)!,
+                                 GeoPoint(latitude: 88.9, longitude: 10)!]
+        while towns.count < 25 {
+            towns.append(GeoPoint(latitude: Double.random(in: -70...70, using: &random), longitude: Double.random(in: -180...180, using: &random))!)
+        }
+        var locations: [Location] = []
+        for index in 0..<count {
+            let town = towns[index % towns.count]
+            let spread = index % 7 == 0 ? 1.5 : 0.3
+            let latitude = max(-90, min(90, town.latitude + Double.random(in: -spread...spread, using: &random)))
+            var longitude = town.longitude + Double.random(in: -spread...spread, using: &random)
+            if longitude > 180 { longitude -= 360 }
+            if longitude < -180 { longitude += 360 }
+            locations.append(Location(
+                id: "loc-\(String(index, radix: 16))", networkID: networks[Int.random(in: 0..<networks.count, using: &random)].id,
+                name: "Store \(index)", point: GeoPoint(latitude: latitude, longitude: longitude)!,
+                radius: index % 3 == 0 ? nil : Int.random(in: 30...2_000, using: &random)))
+        }
+        // Two at the same spot, so that the id decides their order.
+        locations.append(Location(id: "loc-twin-b", networkID: "net-1", name: "Twin", point: towns[0], radius: 80))
+        locations.append(Location(id: "loc-twin-a", networkID: "net-1", name: "Twin", point: towns[0], radius: 80))
+        return (networks, locations)
+    }
+
+    @Test("10,000 locations, 1,000 positions: the same ordered lists as a brute-force reference in Python")
+    func regionsAgainstBruteForce() throws {
+        let (networks, locations) = Self.randomPlaces(seed: 21)
+        var random = SeededRandom(seed: 22)
+        var positions: [GeoPoint] = []
+        for index in 0..<1_000 {
+            let base = locations[Int.random(in: 0..<locations.count, using: &random)].point
+            let jitter = index % 10 == 0 ? 3.0 : 0.3
+            let latitude = max(-90, min(90, base.latitude + Double.random(in: -jitter...jitter, using: &random)))
+            var longitude = base.longitude + Double.random(in: -jitter...jitter, using: &random)
+            if longitude > 180 { longitude -= 360 }
+            if longitude < -180 { longitude += 360 }
+            positions.append(GeoPoint(latitude: latitude, longitude: longitude)!)
+        }
+        positions[0] = GeoPoint(latitude: 37.7749, longitude: -122.4194)!
+        let userNetworks: Set<String> = ["net-1", "net-7", "net-19", "net-33"]
+        let byID = Dictionary(uniqueKeysWithValues: networks.map { ($0.id, $0) })
+        let answer = try PlacesOracle.call("regions", [
+            "locations": locations.map { location -> [String: Any] in
+                ["id": location.id, "network": location.networkID, "lat": location.point.latitude, "lon": location.point.longitude,
+                 "radius": location.effectiveRadius(in: byID[location.networkID])]
+            },
+            "positions": positions.map { [$0.latitude, $0.longitude] },
+            "user_networks": Array(userNetworks), "radius_m": 50_000, "max": 20,
+        ])
+        let expected = try #require(answer["regions"] as? [[String]])
+        try #require(expected.count == positions.count)
+        let set = PlaceSet(networks: networks, locations: locations)
+        let tile = try PlaceTile.encode(kind: .local, cell: "", radius: 0, dataVersion: 0, networks: networks, locations: locations)
+        var differences = 0
+        var full = 0
+        for (index, position) in positions.enumerated() {
+            let fromSet = set.regions(at: position, userNetworks: userNetworks).map(\.id)
+            let fromTile = tile.regions(at: position, userNetworks: userNetworks).map(\.id)
+            if fromSet != expected[index] || fromTile != expected[index] { differences += 1 }
+            if expected[index].count == 20 { full += 1 }
+        }
+        #expect(differences == 0)
+        #expect(full > 500, "most positions should have a full set to order")
+        #expect(expected.contains { $0.isEmpty }, "some positions should have none")
+        #expect(expected[0].firstIndex(of: "loc-twin-a")! < expected[0].firstIndex(of: "loc-twin-b")!)
+    }
+
+    @Test("a network of the user's comes before a nearer store of another; a card's own place is priority 1")
+    func priorities() {
+        let here = GeoPoint(latitude: 37.7749, longitude: -122.4194)!
+        let near = Location(id: "near", networkID: "kohls", name: "Kohl's", point: GeoPoint(latitude: 37.7750, longitude: -122.4194)!)
+        let far = Location(id: "far", networkID: "costco", name: "Costco", point: GeoPoint(latitude: 37.9, longitude: -122.4)!)
+        let beyond = Location(id: "beyond", networkID: "costco", name: "Costco", point: GeoPoint(latitude: 38.3, longitude: -122.4)!)
+        let set = PlaceSet(networks: [Network(id: "costco", name: "Costco"), Network(id: "kohls", name: "Kohl's")], locations: [near, far, beyond])
+        let card = CueCard(id: "c1", name: "Returns", networkIDs: [], places: [GeoPoint(latitude: 37.8, longitude: -122.41)!], isValid: true)
+        let regions = set.regions(at: here, userNetworks: ["costco"], pinned: CueRules.pinnedPlaces([card]))
+        #expect(regions.map(\.id) == ["card:c1:1", "far", "near"])
+        #expect(regions.map(\.priority) == [1, 1, 2])
+        #expect(set.regions(at: here, userNetworks: ["costco"], limit: 1).map(\.id) == ["far"])
+        #expect(set.regions(at: here, userNetworks: [], limit: 0).isEmpty)
+    }
+
+    @Test("refresh after moving more than max(500 m, largest radius) or after 6 hours — either one")
+    func refreshRule() {
+        let start = GeoPoint(latitude: 37.7749, longitude: -122.4194)!
+        let at = Date(timeIntervalSince1970: 1_800_000_000)
+        let last = RefreshPoint(point: start, at: at, largestRadius: 100)
+        let north499 = GeoPoint(latitude: 37.7749 + 499 / 111_194.93, longitude: -122.4194)!
+        let north501 = GeoPoint(latitude: 37.7749 + 501 / 111_194.93, longitude: -122.4194)!
+        #expect(RegionRules.needsRefresh(nil, position: start, now: at))
+        #expect(!RegionRules.needsRefresh(last, position: north499, now: at.addingTimeInterval(60)))
+        #expect(RegionRules.needsRefresh(last, position: north501, now: at.addingTimeInterval(60)))
+        #expect(RegionRules.needsRefresh(last, position: start, now: at.addingTimeInterval(21_600)))
+        #expect(!RegionRules.needsRefresh(last, position: start, now: at.addingTimeInterval(21_599)))
+        #expect(RegionRules.needsRefresh(last, position: start, now: at.addingTimeInterval(-1)), "a clock that went back")
+        let large = RefreshPoint(point: start, at: at, largestRadius: 2_000)
+        let north1500 = GeoPoint(latitude: 37.7749 + 1_500 / 111_194.93, longitude: -122.4194)!
+        let north2100 = GeoPoint(latitude: 37.7749 + 2_100 / 111_194.93, longitude: -122.4194)!
+        #expect(!RegionRules.needsRefresh(large, position: north1500, now: at))
+        #expect(RegionRules.needsRefresh(large, position: north2100, now: at))
+    }
+}
+
+@Suite("Tiles: halo, padding and format")
+struct TileTests {
+    @Test("every location within 50 km of any point of a cell is in the cell's halo (against the oracle)")
+    func haloHoldsEverything() throws {
+        var random = SeededRandom(seed: 31)
+        var cells = ["9q8y", "xczb", "81b0", "upzp", "pbpb", "00p0", "gcpv", "u10j", "zzzz", "0000", "b0bh"]
+        while cells.count < 40 {
+            let point = GeoPoint(latitude: Double.random(in: -90...90, using: &random), longitude: Double.random(in: -180...180, using: &random))!
+            cells.append(Geohash.encode(point, precision: 4))
+        }
+        var batches: [[[Double]]] = []
+        for cell in cells {
+            let box = try #require(Geohash.box(cell))
+            var points: [[Double]] = []
+            for _ in 0..<400 {
+                let latitude = max(-90, min(90, Double.random(in: (box.south - 0.6)...(box.north + 0.6), using: &random)))
+                let spread = abs(latitude) > 80 ? 180.0 : 1.5
+                var longitude = Double.random(in: (box.west - spread)...(box.east + spread), using: &random)
+                while longitude > 180 { longitude -= 360 }
+                while longitude < -180 { longitude += 360 }
+                let point = GeoPoint(latitude: latitude, longitude: longitude)!
+                points.append([point.latitude, point.longitude])
+            }
+            batches.append(points)
+        }
+        let answer = try PlacesOracle.call("near_cell", ["cells": cells, "points": batches, "radius_m": 50_000])
+        let within = try #require(answer["within"] as? [[Bool]])
+        try #require(within.count == cells.count)
+        var checked = 0
+        for (cellIndex, cell) in cells.enumerated() {
+            let halo = Geohash.box(cell)!.halo(radius: 50_000)
+            for (index, point) in batches[cellIndex].enumerated() where within[cellIndex][index] {
+                #expect(halo.contains { $0.contains(latitude: point[0], longitude: point[1]) }, "cell \(cell) point \(point)")
+                checked += 1
+            }
+        }
+        #expect(checked > 2_000)
+    }
+
+    @Test("halo boxes equal the oracle's, at the antimeridian and the poles too")
+    func haloBoxes() throws {
+        let cells = ["9q8y", "xczb", "81b0", "upzp", "pbpb", "h000", "gcpv", "2zzz"]
+        let answer = try PlacesOracle.call("halo", ["cells": cells, "radius_m": 50_000])
+        let boxes = try #require(answer["boxes"] as? [[[Double]]])
+        for (index, cell) in cells.enumerated() {
+            let ours = Geohash.box(cell)!.halo(radius: 50_000).map { [$0.south, $0.north, $0.west, $0.east] }
+            #expect(ours.count == boxes[index].count, "cell \(cell)")
+            for (a, b) in zip(ours, boxes[index]) {
+                #expect(zip(a, b).allSatisfy { abs($0 - $1) < 1e-9 }, "cell \(cell)")
+            }
+        }
+    }
+
+    @Test("a tile round-trips; its padded size is its class, whatever the count")
+    func roundTripAndPadding() throws {
+        let (networks, locations) = RegionTests.randomPlaces(seed: 41, count: 3_000)
+        var sizes: Set<Int> = []
+        for count in [0, 1, 10, 100, 500, 3_000] {
+            let slice = Array(locations.prefix(count))
+            let tile = try PlaceTile.encode(kind: .cell, cell: "9q8y", radius: 50_000, dataVersion: 7, networks: networks, locations: slice)
+            #expect(tile.bytes.count == PlaceTile.sizeClass(for: tile.bytes.count))
+            #expect(tile.bytes.count >= PlaceTile.smallestSizeClass && tile.bytes.count.nonzeroBitCount == 1)
+            sizes.insert(tile.bytes.count)
+            let read = try PlaceTile(bytes: tile.bytes)
+            #expect(read.cell == "9q8y" && read.kind == .cell && read.radius == 50_000 && read.dataVersion == 7)
+            #expect(read.locations == slice)
+            #expect(Set(read.networks.map(\.id)) == Set(slice.map(\.networkID)))
+        }
+        #expect(sizes.count < 6, "different counts share a size class")
+    }
+
+    @Test("a damaged tile is refused, never trusted: every truncation and many bit flips")
+    func damagedTiles() throws {
+        let (networks, locations) = RegionTests.randomPlaces(seed: 42, count: 50)
+        let tile = try PlaceTile.encode(kind: .cell, cell: "9q8y", radius: 50_000, dataVersion: 1, networks: networks, locations: locations)
+        let content = Int(PlaceTile.read32(tile.bytes, 44))
+        for length in stride(from: 0, to: content, by: 7) {
+            #expect(throws: PlacesError.self) { try PlaceTile(bytes: Array(tile.bytes.prefix(length))) }
+        }
+        // The magic, version, reserved bytes and the four counts are checked: any flip there is refused. The kind
+        // (one flip turns a cell tile into a local one), the cell's padding, the radius and the data version are
+        // free values: a flip there still reads, in bounds.
+        let checked = Set(0..<5).union(6..<8).union(32..<48)
+        var random = SeededRandom(seed: 43)
+        for _ in 0..<2_000 {
+            var bytes = tile.bytes
+            let index = Int.random(in: 0..<48, using: &random)
+            bytes[index] ^= UInt8(1) << UInt8.random(in: 0..<8, using: &random)
+            if checked.contains(index) {
+                #expect(throws: PlacesError.self, "byte \(index)") { try PlaceTile(bytes: bytes) }
+            } else if let read = try? PlaceTile(bytes: bytes) {
+                #expect(read.locations.count == locations.count)
+                _ = read.networks
+            }
+        }
+        // Flips in the records: either refused or still in bounds, never a crash.
+        for _ in 0..<2_000 {
+            var bytes = tile.bytes
+            let index = Int.random(in: 48..<content, using: &random)
+            bytes[index] ^= UInt8(1) << UInt8.random(in: 0..<8, using: &random)
+            if let read = try? PlaceTile(bytes: bytes) {
+                _ = read.locations
+                _ = read.networks
+                _ = read.regions(at: locations[0].point, userNetworks: ["net-1"])
+            }
+        }
+    }
+}
