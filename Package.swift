@@ -174,7 +174,7 @@ let package = Package(
             name: "CofferServerTests",
             dependencies: [
                 "coffer-server", "CofferServer", "CofferServerStore", "CofferSyncAPI", "CofferSync", "CofferKit",
-                "CofferTestSupport", "CofferCrypto", "CofferVault", "CofferKeystore", "CofferModel",
+                "CofferTestSupport", "CofferCrypto", "CofferVault", "CofferKeystore", "CofferModel", "CofferPlaces",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),

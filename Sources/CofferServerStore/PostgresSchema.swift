@@ -215,6 +215,46 @@ enum PostgresSchema {
             """,
             "REVOKE ALL ON FUNCTION coffer_feed(uuid, bigint, integer) FROM PUBLIC",
         ]),
+        // Places: public data, the same for every user, so no row-level security. Locations are found through a GiST
+        // index over `point(lon, lat)` (PostgreSQL's own R-tree over GiST: no extension to install); queries give
+        // boxes in degrees, as the SQLite store's R*Tree does, and exact distances decide.
+        Migration(version: 4, statements: [
+            """
+            CREATE TABLE networks (
+                id text PRIMARY KEY,
+                wikidata text,
+                name text NOT NULL,
+                canonical_names text[] NOT NULL,
+                category text NOT NULL,
+                is_large_area boolean NOT NULL,
+                default_radius integer NOT NULL,
+                tags text[] NOT NULL,
+                updated_at timestamptz NOT NULL
+            )
+            """,
+            "CREATE INDEX networks_wikidata ON networks (wikidata) WHERE wikidata IS NOT NULL",
+            """
+            CREATE TABLE locations (
+                id text PRIMARY KEY,
+                network_id text NOT NULL REFERENCES networks (id) ON DELETE CASCADE,
+                name text NOT NULL,
+                address text,
+                lat double precision NOT NULL,
+                lon double precision NOT NULL,
+                radius integer,
+                phone text,
+                hours text
+            )
+            """,
+            "CREATE INDEX locations_network ON locations (network_id, id)",
+            "CREATE INDEX locations_geo ON locations USING gist (point(lon, lat))",
+            """
+            CREATE TABLE places_version (
+                singleton integer PRIMARY KEY CHECK (singleton = 1),
+                version bigint NOT NULL
+            )
+            """,
+        ]),
     ]
 
     /// Signatures of the SECURITY DEFINER functions the app role may execute. The migration that creates a function
@@ -241,6 +281,7 @@ enum PostgresSchema {
             "GRANT SELECT, INSERT, UPDATE, DELETE ON users, sessions, refresh_tokens, items TO \(role)",
             "GRANT SELECT ON audit_log TO \(role)",
             "GRANT SELECT, INSERT, UPDATE ON rate_counters TO \(role)",
+            "GRANT SELECT, INSERT, UPDATE, DELETE ON networks, locations, places_version TO \(role)",
         ] + (definerFunctions + invokerFunctions).map { "GRANT EXECUTE ON FUNCTION \($0) TO \(role)" }
     }
 

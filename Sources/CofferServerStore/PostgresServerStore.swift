@@ -24,7 +24,7 @@ public final class PostgresServerStore: ServerStore {
     private let appConfiguration: PostgresClient.Configuration
     private let migrationConfiguration: PostgresClient.Configuration?
     private let appRole: String
-    private let logger: Logger
+    let logger: Logger
 
     /// A store serving as the role of `configuration` and migrating as the role of `migrationConfiguration`.
     ///
@@ -514,7 +514,7 @@ public final class PostgresServerStore: ServerStore {
     /// Runs `body` outside a transaction of this store's: for tables without row-level security, the definer functions
     /// and the functions that set the user's identity themselves.
     @discardableResult
-    private func shared<T>(_ body: (PostgresClient) async throws -> sending T) async throws(ServerStoreError) -> sending T {
+    func shared<T>(_ body: (PostgresClient) async throws -> sending T) async throws(ServerStoreError) -> sending T {
         do {
             return try await body(client)
         } catch {
@@ -543,7 +543,7 @@ public final class PostgresServerStore: ServerStore {
 
     /// A row's cells read in order. Decoding the whole row as one tuple type costs a runtime lookup of the tuple's
     /// metadata per row, which was most of the decoding time of a page.
-    private struct Cells {
+    struct Cells {
         private var iterator: PostgresRow.Iterator
 
         init(_ row: PostgresRow) { iterator = row.makeIterator() }
@@ -586,7 +586,7 @@ public final class PostgresServerStore: ServerStore {
         }
     }
 
-    private static func ms(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+    static func ms(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
 
     private static func date(_ milliseconds: Int64) -> Date { Date(timeIntervalSince1970: TimeInterval(milliseconds) / 1000) }
 

@@ -123,6 +123,7 @@ public final class SQLiteServerStore: ServerStore {
                 CREATE INDEX audit_log_user ON audit_log(user_id, id);
                 """)
         }
+        migrator.registerMigration("s2-places", migrate: SQLitePlaces.migration)
         return migrator
     }()
 
@@ -434,7 +435,7 @@ public final class SQLiteServerStore: ServerStore {
 
     // MARK: Plumbing
 
-    private func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(ServerStoreError) -> T {
+    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(ServerStoreError) -> T {
         do {
             return try await writer.write(body)
         } catch {
@@ -442,7 +443,7 @@ public final class SQLiteServerStore: ServerStore {
         }
     }
 
-    private func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(ServerStoreError) -> T {
+    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(ServerStoreError) -> T {
         do {
             return try await writer.read(body)
         } catch {
@@ -465,7 +466,7 @@ public final class SQLiteServerStore: ServerStore {
     /// Ids are stored as lower-case hyphenated UUID text in both stores.
     private static func key(_ id: UUID) -> String { id.uuidString.lowercased() }
 
-    private static func ms(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+    static func ms(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
 
     private static func date(_ milliseconds: Int64) -> Date { Date(timeIntervalSince1970: TimeInterval(milliseconds) / 1000) }
 

@@ -6,7 +6,7 @@ import Foundation
 /// row-level-security identity of the transaction, so a query that forgot its filter still sees one user's rows.
 ///
 /// Item boxes and slots are opaque bytes here; the store never learns what they hold.
-public protocol ServerStore: Sendable {
+public protocol ServerStore: PlaceStore {
     /// Creates or upgrades the schema (append-only migrations).
     func migrate() async throws(ServerStoreError)
 
@@ -88,6 +88,8 @@ public enum ServerStoreError: Error, Sendable, Equatable, CustomStringConvertibl
     case unavailable(String)
     /// The database holds a schema newer than this server.
     case schemaTooNew
+    /// Places that break a rule of the store (a location of a network nobody imported).
+    case invalidPlaces(String)
 
     public var description: String {
         switch self {
@@ -95,6 +97,7 @@ public enum ServerStoreError: Error, Sendable, Equatable, CustomStringConvertibl
         case .notFound: return "not found"
         case .unavailable(let detail): return "database unavailable: \(detail)"
         case .schemaTooNew: return "the database was written by a newer coffer-server"
+        case .invalidPlaces(let rule): return "places: \(rule)"
         }
     }
 }
