@@ -30,6 +30,8 @@ struct APIError: Error, HTTPResponseError, Sendable {
     static let invalidRefreshToken = APIError(.unauthorized, "unauthorized", "Invalid or expired refresh token")
     static let cardNotFound = APIError(.notFound, "not_found", "Card not found")
     static let notFound = APIError(.notFound, "not_found", "No such endpoint")
+    static let networkNotFound = APIError(.notFound, "not_found", "Network not found")
+    static let adminRequired = APIError(.forbidden, "forbidden", "Admin access required")
     static let accountExists = APIError(.conflict, "account_exists", "An account with that email already exists")
     static let internalError = APIError(.internalServerError, "internal_error", "Internal server error")
     static let unavailable = APIError(.serviceUnavailable, "unavailable", "The service is unavailable; try again later")

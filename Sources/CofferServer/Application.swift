@@ -75,8 +75,11 @@ public enum CofferServerApplication {
         }
         let tokens = try await TokenService(
             signingKeys: keys, appleJWKS: jwks, appleAudience: configuration.appleAudience, configuration: configuration)
+        let operatorHash = try OperatorToken.load(dataDirectory: configuration.dataDirectory)
         try await store.migrate()
-        return ServerCore(store: store, tokens: tokens, serverSecret: secret, configuration: configuration, logger: logger)
+        return ServerCore(
+            store: store, tokens: tokens, serverSecret: secret, configuration: configuration, operatorTokenHash: operatorHash,
+            logger: logger)
     }
 
     private static func router(core: ServerCore, configuration: ServerConfiguration, logger: Logger) -> Router<CofferRequestContext> {

@@ -36,7 +36,8 @@ struct ResponseHardeningMiddleware<Context: RequestContext>: RouterMiddleware {
         response.headers[.strictTransportSecurity] = "max-age=31536000; includeSubDomains"
         response.headers[.xContentTypeOptions] = "nosniff"
         response.headers[.xFrameOptions] = "DENY"
-        response.headers[.cacheControl] = "no-store"
+        // Everything is private and fresh unless a route says otherwise (public places tiles).
+        if response.headers[.cacheControl] == nil { response.headers[.cacheControl] = "no-store" }
         response.headers[.referrerPolicy] = "no-referrer"
         let elapsed = ContinuousClock.now - started
         logger.info(

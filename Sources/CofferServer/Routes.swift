@@ -122,18 +122,20 @@ struct Routes {
             return JSONResponse.noContent()
         }
 
+        PlacesRoutes(core: core).register(on: v1)
+
         let health = RecordingGroup(group: router.group(""), prefix: "", table: table)
         health.get("health") { _, _ in
             JSONResponse.make(["status": "ok"])
         }
     }
 
-    private func authenticate(_ request: Request, _ context: CofferRequestContext) async throws -> AuthenticatedSession {
+    func authenticate(_ request: Request, _ context: CofferRequestContext) async throws -> AuthenticatedSession {
         try await core.authenticate(authorization: request.headers[.authorization], address: context.remoteAddress)
     }
 
     /// Reads the whole body (capped) and decodes it strictly; a decoding failure names the field, never its value.
-    private func decode<T: Decodable>(_ type: T.Type, _ request: Request, _ context: CofferRequestContext) async throws -> T {
+    func decode<T: Decodable>(_ type: T.Type, _ request: Request, _ context: CofferRequestContext) async throws -> T {
         if let contentType = request.headers[.contentType], !contentType.lowercased().hasPrefix("application/json") {
             throw APIError(.unsupportedMediaType, "invalid_request", "Body must be JSON (Content-Type: application/json)")
         }
@@ -164,7 +166,7 @@ struct Routes {
         codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
     }
 
-    private func integer(_ request: Request, _ name: String, default value: Int64) throws -> Int64 {
+    func integer(_ request: Request, _ name: String, default value: Int64) throws -> Int64 {
         guard let text = request.uri.queryParameters.get(name) else { return value }
         guard let number = Int64(text) else { throw APIError.invalidRequest("\(name) must be an integer", field: name) }
         return number

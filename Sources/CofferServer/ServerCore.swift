@@ -13,12 +13,19 @@ final class ServerCore: Sendable {
     let configuration: ServerConfiguration
     private let serverSecret: SymmetricKey
     let logger: Logger
+    /// SHA-256 of the operator token, nil when none was made.
+    let operatorTokenHash: String?
+    let tileCache = TileCache()
 
-    init(store: any ServerStore, tokens: TokenService, serverSecret: SymmetricKey, configuration: ServerConfiguration, logger: Logger) {
+    init(
+        store: any ServerStore, tokens: TokenService, serverSecret: SymmetricKey, configuration: ServerConfiguration,
+        operatorTokenHash: String?, logger: Logger
+    ) {
         self.store = store
         self.tokens = tokens
         self.serverSecret = serverSecret
         self.configuration = configuration
+        self.operatorTokenHash = operatorTokenHash
         self.logger = logger
     }
 

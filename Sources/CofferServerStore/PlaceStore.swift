@@ -64,6 +64,11 @@ public struct PlacesStats: Sendable, Equatable, Codable {
     /// Unix milliseconds of the last import (0 before any).
     public var version: Int64
 
+    enum CodingKeys: String, CodingKey {
+        case networks, locations, version
+        case perNetwork = "per_network"
+    }
+
     public init(networks: Int, locations: Int, perNetwork: [String: Int], version: Int64) {
         self.networks = networks
         self.locations = locations

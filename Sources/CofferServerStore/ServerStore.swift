@@ -327,6 +327,8 @@ public struct AuditEvent: Sendable, Equatable {
         case signingKeyRotated = "signing_key_rotated"
         case appleSignIn = "apple_sign_in"
         case appleTokenRejected = "apple_token_rejected"
+        case placesImported = "places_imported"
+        case operatorRefused = "operator_refused"
     }
 
     public var at: Date

@@ -16,7 +16,7 @@ struct CofferServerCommand: AsyncParsableCommand {
             With no flags it listens on 127.0.0.1:8443 (plain HTTP: put it behind TLS or pass --tls-cert/--tls-key) \
             and keeps everything in an SQLite file under $XDG_DATA_HOME/coffer-server.
             """,
-        subcommands: [Serve.self, RotateSigningKey.self],
+        subcommands: [Serve.self, RotateSigningKey.self, Places.self, OperatorTokenCommand.self],
         defaultSubcommand: Serve.self)
 
     /// Set-up and storage failures are reported as one line, `coffer-server: error: …`, with exit code 78 (EX_CONFIG)
@@ -35,6 +35,9 @@ struct CofferServerCommand: AsyncParsableCommand {
         } catch let error as ServerStoreError {
             FileHandle.standardError.write(Data("coffer-server: error: \(error)\n".utf8))
             Foundation.exit(69)
+        } catch let error as PlacesCommandError {
+            FileHandle.standardError.write(Data("coffer-server: error: \(error)\n".utf8))
+            Foundation.exit(65)
         } catch let error as PostgresURLError {
             FileHandle.standardError.write(Data("coffer-server: error: \(error)\n".utf8))
             Foundation.exit(78)

@@ -1,0 +1,205 @@
+import CofferPlaces
+import CofferServerStore
+import CofferSyncAPI
+import Crypto
+import Foundation
+import Synchronization
+
+/// Places tiles already built, by cell, each with the places version it was built from; a new import makes them
+/// stale. Bounded: past `capacity` entries the cache starts again.
+final class TileCache: Sendable {
+    struct Entry: Sendable {
+        var version: Int64
+        var tile: PlaceTile
+        var etag: String
+    }
+
+    private let entries = Mutex<[String: Entry]>([:])
+    private let networks = Mutex<(version: Int64, list: [Network])?>(nil)
+    static let capacity = 2_048
+
+    func tile(_ cell: String, version: Int64) -> Entry? {
+        entries.withLock { $0[cell].flatMap { $0.version == version ? $0 : nil } }
+    }
+
+    func store(_ entry: Entry, cell: String) {
+        entries.withLock { entries in
+            if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
+            entries[cell] = entry
+        }
+    }
+
+    func networks(version: Int64) -> [Network]? {
+        networks.withLock { $0.flatMap { $0.version == version ? $0.list : nil } }
+    }
+
+    func store(networks list: [Network], version: Int64) {
+        networks.withLock { $0 = (version, list) }
+    }
+}
+
+/// The places endpoints: CardOnCue's (`/v1/networks`, `/v1/locations/nearby`, `/v1/region-refresh`, `/v1/admin/*`),
+/// which take the positions and networks its clients choose to send and keep neither, and Coffer's private path
+/// (`/v1/places/tiles/{cell}`), which learns at most a coarse cell.
+extension ServerCore {
+    // MARK: Directory
+
+    func networks(search: String?, category: String?) async throws -> NetworkList {
+        if let category, NetworkCategory(rawValue: category) == nil {
+            throw APIError.invalidRequest(
+                "category must be one of \(NetworkCategory.allCases.map(\.rawValue).joined(separator: ", "))", field: "category")
+        }
+        if let search, search.utf8.count > 200 { throw APIError.invalidRequest("search is too long", field: "search") }
+        let stats = try await store.placesStats()
+        let all = try await directory(version: stats.version)
+        let chosen = all.filter { network in
+            (category == nil || network.category.rawValue == category)
+                && (search.map { $0.isEmpty || network.matches(search: $0) } ?? true)
+        }
+        return NetworkList(networks: chosen.map { NetworkJSON($0, locationCount: stats.perNetwork[$0.id] ?? 0) })
+    }
+
+    func networkLocations(id: String, limit: Int, offset: Int) async throws -> NetworkLocations {
+        guard (1...1_000).contains(limit) else { throw APIError.invalidRequest("limit must be between 1 and 1000", field: "limit") }
+        guard offset >= 0 else { throw APIError.invalidRequest("offset must not be negative", field: "offset") }
+        guard Network.isSlug(id), let network = try await store.network(id: id) else { throw APIError.networkNotFound }
+        let page = try await store.locations(network: id, limit: limit, offset: offset)
+        return NetworkLocations(
+            network: NetworkJSON(network, locationCount: page.total),
+            locations: page.locations.map { LocationJSON($0, network: network) }, total: page.total)
+    }
+
+    private func directory(version: Int64) async throws -> [Network] {
+        if let cached = tileCache.networks(version: version) { return cached }
+        let list = try await store.networks()
+        tileCache.store(networks: list, version: version)
+        return list
+    }
+
+    // MARK: CardOnCue's position-taking endpoints
+
+    func nearby(latitude: Double?, longitude: Double?, radiusKM: Double, networks: [String], limit: Int) async throws -> NearbyLocations {
+        let position = try Self.position(latitude, longitude)
+        guard radiusKM.isFinite, (0.1...100).contains(radiusKM) else {
+            throw APIError.invalidRequest("radius_km must be between 0.1 and 100", field: "radius_km")
+        }
+        guard (1...100).contains(limit) else { throw APIError.invalidRequest("limit must be between 1 and 100", field: "limit") }
+        let filter = networks.isEmpty ? nil : Set(networks)
+        let found = try await store.nearby(position, radius: radiusKM * 1_000, networks: filter, limit: limit)
+        var directory: [String: Network] = [:]
+        for network in try await self.directory(version: try await store.placesStats().version) { directory[network.id] = network }
+        return NearbyLocations(locations: found.map { LocationJSON($0.location, network: directory[$0.location.networkID], distance: $0.distance) })
+    }
+
+    func regionRefresh(_ request: RegionRefreshRequest) async throws -> RegionRefreshResponse {
+        let position = try Self.position(request.lat, request.lon)
+        let radiusKM = request.radiusKM ?? RegionRules.searchRadius / 1_000
+        guard radiusKM.isFinite, (1...100).contains(radiusKM) else {
+            throw APIError.invalidRequest("radius_km must be between 1 and 100", field: "radius_km")
+        }
+        let limit = request.maxRegions ?? RegionRules.defaultLimit
+        guard (1...RegionRules.defaultLimit).contains(limit) else {
+            throw APIError.invalidRequest("max_regions must be between 1 and 20", field: "max_regions")
+        }
+        let networks = request.userNetworks ?? []
+        guard networks.count <= 1_000, networks.allSatisfy({ $0.utf8.count <= PlaceLimits.idLength }) else {
+            throw APIError.invalidRequest("user_networks must be at most 1000 network ids", field: "user_networks")
+        }
+        if let accuracy = request.accuracy, !accuracy.isFinite || accuracy < 0 {
+            throw APIError.invalidRequest("accuracy must be a non-negative number of metres", field: "accuracy")
+        }
+        let regions = try await store.regions(position, userNetworks: Set(networks), radius: radiusKM * 1_000, limit: limit)
+        return RegionRefreshResponse(
+            regions: regions.map(RegionJSON.init),
+            refreshAfterMeters: max(Int(RegionRules.refreshDistance), regions.map(\.radius).max() ?? 0),
+            cacheTTLSeconds: Int(RegionRules.refreshInterval), serverTime: now)
+    }
+
+    static func position(_ latitude: Double?, _ longitude: Double?) throws -> GeoPoint {
+        guard let latitude, let longitude else { throw APIError.invalidRequest("Missing required parameters: lat, lon") }
+        guard latitude.isFinite, abs(latitude) <= 90 else {
+            throw APIError.invalidRequest("lat must be a number between -90 and 90", field: "lat")
+        }
+        guard longitude.isFinite, abs(longitude) <= 180 else {
+            throw APIError.invalidRequest("lon must be a number between -180 and 180", field: "lon")
+        }
+        return GeoPoint(latitude: latitude, longitude: longitude)!
+    }
+
+    // MARK: Tiles
+
+    /// The tile of a geohash-4 cell (or the pack of a geohash-2 cell): every location within 50 km of any point of
+    /// the cell, padded to its size class, with an ETag of its bytes.
+    func tile(cell: String, kind: PlaceTile.Kind) async throws -> TileCache.Entry {
+        let precision = kind == .pack ? PlacesMedia.packPrecision : PlacesMedia.tilePrecision
+        guard cell.utf8.count == precision, Geohash.isValid(cell), let box = Geohash.box(cell) else {
+            throw APIError.invalidRequest("cell must be a geohash of \(precision) characters", field: "cell")
+        }
+        let version = try await store.placesStats().version
+        if let cached = tileCache.tile(cell, version: version) { return cached }
+        let radius = Int(RegionRules.searchRadius)
+        let locations = try await store.locations(in: box.halo(radius: RegionRules.searchRadius))
+        let tile: PlaceTile
+        do {
+            tile = try PlaceTile.encode(
+                kind: kind, cell: cell, radius: radius, dataVersion: version, networks: try await directory(version: version),
+                locations: locations)
+        } catch {
+            throw APIError(.contentTooLarge, "too_large", "This cell holds too many places for one tile")
+        }
+        let digest = SHA256.hash(data: tile.bytes).prefix(16).map { String(format: "%02x", $0) }.joined()
+        let entry = TileCache.Entry(version: version, tile: tile, etag: "\"\(digest)\"")
+        tileCache.store(entry, cell: cell)
+        return entry
+    }
+
+    // MARK: Operators
+
+    func requireOperator(_ authorization: String?, address: String?) async throws {
+        guard OperatorToken.matches(authorization, storedHash: operatorTokenHash) else {
+            try await store.audit(AuditEvent(at: now, kind: .operatorRefused, userID: nil, address: address))
+            throw APIError.adminRequired
+        }
+    }
+
+    func createNetwork(_ request: NetworkCreateRequest, address: String?) async throws -> NetworkJSON {
+        let network: Network
+        do throws(PlacesError) {
+            network = try request.network()
+        } catch {
+            throw APIError.invalidRequest(error.description)
+        }
+        if try await store.network(id: network.id) != nil {
+            throw APIError(.conflict, "conflict", "A network with that id exists")
+        }
+        _ = try await store.importPlaces(PlaceImport(networks: [network]), replacing: false, now: now)
+        try await store.audit(AuditEvent(at: now, kind: .placesImported, userID: nil, address: address, detail: "1 network"))
+        return NetworkJSON(network, locationCount: 0)
+    }
+
+    /// An operator's import: a CardOnCue CSV, GeoJSON (collection or sequence) or Overpass JSON, in one transaction.
+    func importPlaces(_ bytes: [UInt8], network: String?, replacing: Bool, address: String?) async throws -> PlacesImportResponse {
+        let known = try await store.networks()
+        let batch: PlaceImport
+        do throws(PlacesError) {
+            batch = try PlaceImporter.read(bytes, network: network, known: known)
+        } catch .unknownNetwork {
+            throw APIError(.notFound, "not_found", "Network not found")
+        } catch {
+            throw APIError.invalidRequest(error.description)
+        }
+        let summary: PlaceImportSummary
+        do throws(ServerStoreError) {
+            summary = try await store.importPlaces(batch, replacing: replacing, now: now)
+        } catch .invalidPlaces(let rule) {
+            throw APIError.invalidRequest(rule)
+        } catch {
+            throw error
+        }
+        try await store.audit(AuditEvent(
+            at: now, kind: .placesImported, userID: nil, address: address,
+            detail: "\(summary.networks) networks, \(summary.locations) locations, \(summary.removed) removed"))
+        return PlacesImportResponse(
+            imported: summary.locations, networks: summary.networks, removed: summary.removed, skipped: batch.skipped)
+    }
+}
