@@ -152,9 +152,38 @@ extension PostgresServerStore {
     }
 
     /// Candidates with their distance and priority computed by PostgreSQL, ordered and cut there (a few more than
-    /// asked); `RegionSelector` then decides exactly, as the client would.
+    /// asked); `RegionSelector` then decides exactly, as the client would. PostgreSQL's trigonometry may differ from
+    /// Swift's in the last bits, which matters only for ties (places at one spot): when the cut falls inside a group
+    /// of equal distances, the whole group is fetched.
     private func ranked(
         _ position: GeoPoint, radius: Double, userNetworks: [String], only networks: [String]?, limit: Int
+    ) async throws(ServerStoreError) -> [(location: Location, network: Network, distance: Double, priority: Int)] {
+        let fetch = limit + 8
+        var found = try await candidates(
+            position, radius: radius, userNetworks: userNetworks, only: networks, upTo: (2, radius + 1), limit: fetch)
+        if limit > 0, found.count == fetch {
+            let cut = found[limit - 1]
+            let tieMargin = 0.001
+            if let last = found.last, last.priority == cut.priority, last.distance <= cut.distance + tieMargin {
+                found = try await candidates(
+                    position, radius: radius, userNetworks: userNetworks, only: networks,
+                    upTo: (cut.priority, cut.distance + tieMargin), limit: PlaceLimits.importLocations)
+            }
+        }
+        let user = Set(userNetworks)
+        var selector = RegionSelector(position: position, radius: radius, limit: limit) { Array(found[$0].location.id.utf8) }
+        for (index, candidate) in found.enumerated() {
+            selector.consider(
+                index: index, latitude: candidate.location.point.latitude, longitude: candidate.location.point.longitude,
+                priority: user.contains(candidate.location.networkID) ? 1 : 2)
+        }
+        return selector.picks.map { (found[$0.index].location, found[$0.index].network, $0.distance, $0.priority) }
+    }
+
+    /// Locations in the search circle up to `(priority, distance)` in PostgreSQL's order, at most `limit`.
+    private func candidates(
+        _ position: GeoPoint, radius: Double, userNetworks: [String], only networks: [String]?,
+        upTo cutoff: (priority: Int, distance: Double), limit: Int
     ) async throws(ServerStoreError) -> [(location: Location, network: Network, distance: Double, priority: Int)] {
         let (a, b) = Self.twoBoxes(GeoBox.around(position, radius: radius))
         let (latitude, longitude) = (position.latitude, position.longitude)
@@ -162,7 +191,7 @@ extension PostgresServerStore {
             try await client.rows(
                 """
                 SELECT \(unescaped: Self.locationColumns), n.id, n.wikidata, n.name, n.canonical_names, n.category,
-                       n.is_large_area, n.default_radius, n.tags
+                       n.is_large_area, n.default_radius, n.tags, d.distance, d.priority
                 FROM locations l JOIN networks n ON n.id = l.network_id,
                 LATERAL (SELECT 2 * 6371000 * asin(least(1, sqrt(
                             power(sin(radians(l.lat - \(latitude)) / 2), 2)
@@ -172,15 +201,14 @@ extension PostgresServerStore {
                 WHERE (point(l.lon, l.lat) <@ box(point(\(a.west), \(a.south)), point(\(a.east), \(a.north)))
                        OR point(l.lon, l.lat) <@ box(point(\(b.west), \(b.south)), point(\(b.east), \(b.north))))
                   AND d.distance <= \(radius + 1)
+                  AND (d.priority < \(cutoff.priority) OR (d.priority = \(cutoff.priority) AND d.distance <= \(cutoff.distance)))
                   AND (\(networks == nil) OR l.network_id = ANY(\(networks ?? [])))
                 ORDER BY d.priority, d.distance, l.id COLLATE "C"
-                LIMIT \(Int64(limit + 8))
+                LIMIT \(Int64(limit))
                 """, logger: logger)
         }
-        let user = Set(userNetworks)
-        var found: [(Location, Network)] = []
         do {
-            for row in rows {
+            return try rows.map { row in
                 var cells = Cells(row)
                 let location = try Self.location(&cells)
                 let network = Network(
@@ -189,18 +217,11 @@ extension PostgresServerStore {
                     category: NetworkCategory(rawValue: try cells.next(String.self)) ?? .other,
                     isLargeArea: try cells.next(Bool.self), defaultRadius: Int(try cells.next(Int32.self)),
                     tags: try cells.next([String].self))
-                found.append((location, network))
+                return (location, network, try cells.next(Double.self), Int(try cells.next(Int32.self)))
             }
         } catch {
             throw .unavailable("a stored location does not decode")
         }
-        var selector = RegionSelector(position: position, radius: radius, limit: limit) { Array(found[$0].0.id.utf8) }
-        for (index, (location, _)) in found.enumerated() {
-            selector.consider(
-                index: index, latitude: location.point.latitude, longitude: location.point.longitude,
-                priority: user.contains(location.networkID) ? 1 : 2)
-        }
-        return selector.picks.map { (found[$0.index].0, found[$0.index].1, $0.distance, $0.priority) }
     }
 
     public func nearby(_ position: GeoPoint, radius: Double, networks: Set<String>?, limit: Int) async throws(ServerStoreError) -> [NearbyLocation] {
