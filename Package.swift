@@ -83,7 +83,7 @@ let package = Package(
             name: "CofferKit",
             dependencies: [
                 "CofferVault", "CofferKeystore", "CofferModel", "CofferOTP", "CofferCrypto", "CofferBarcode",
-                "CofferInterop", "CofferLogging", "CofferPlatform", .product(name: "Logging", package: "swift-log"),
+                "CofferInterop", "CofferLogging", "CofferPlaces", "CofferPlatform", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         .executableTarget(

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Checks coffer-server against its contract, docs/openapi.yaml:
 #   1. validates the spec (openapi-spec-validator);
-#   2. starts the server ($COFFER_SERVER_BIN, default .build/debug/coffer-server) on a free loopback port with a
-#      temporary data directory, a high request budget and Sign in with Apple configured with a throw-away key;
-#   3. registers an account and logs in to get a bearer token;
-#   4. runs schemathesis with every check for about DURATION seconds (default 120), then short runs of the two
-#      operations that end the session (logout, account deletion), each with a token of its own.
+#   2. makes a temporary data directory with an operator token and the places fixtures of
+#      Tests/CofferPlacesTests/Fixtures imported (networks, Costco's CSV, a GeoJSON), so that the places endpoints
+#      answer with real networks, locations and tiles;
+#   3. starts the server ($COFFER_SERVER_BIN, default .build/debug/coffer-server) on a free loopback port on that
+#      directory, with a high request budget and Sign in with Apple configured with a throw-away key;
+#   4. registers an account and logs in to get a bearer token;
+#   5. runs schemathesis with every check for about DURATION seconds (default 120), the account's access token for
+#      the `bearerAuth` operations and the operator token for the `operatorAuth` (admin) ones, then short runs of the
+#      two operations that end the session (logout, account deletion), each with a token of its own.
 # Exits non-zero if the spec is invalid, the server does not start, or schemathesis reports any failure.
 #
 # Usage: scripts/api-check.sh [DURATION_SECONDS]
@@ -47,6 +51,7 @@ cleanup() {
     mkdir -p "$API_CHECK_REPORT"
     cp -r "$work/report/." "$API_CHECK_REPORT/" 2>/dev/null || true
     cp "$work/server.log" "$API_CHECK_REPORT/server.log" 2>/dev/null || true
+    cp "$work/places-import.log" "$API_CHECK_REPORT/places-import.log" 2>/dev/null || true
   fi
   rm -rf "$work"
   exit "$status"
@@ -64,6 +69,24 @@ b64url = lambda b: base64.urlsafe_b64encode(b).rstrip(b"=").decode()
 print(json.dumps({"keys": [{"kty": "RSA", "kid": "api-check", "use": "sig", "alg": "RS256",
                             "n": b64url(n), "e": b64url((65537).to_bytes(3, "big"))}]}))
 PY
+
+# The operator token must exist before the server starts (it loads the token's hash at start), and the places are
+# imported straight into the store, the way an operator seeds a server, so that nothing depends on the admin
+# endpoints working.
+fixtures="Tests/CofferPlacesTests/Fixtures"
+operator_token="$("$server_bin" operator-token --data "$work/data")" || { echo "api-check: operator-token failed" >&2; exit 1; }
+[[ "$operator_token" == coffer-op-* ]] || { echo "api-check: operator-token printed no token" >&2; exit 1; }
+import_places() {
+  "$server_bin" places import --data "$work/data" "$@" >>"$work/places-import.log" 2>&1 || {
+    echo "api-check: places import $* failed:" >&2
+    tail -20 "$work/places-import.log" >&2
+    exit 1
+  }
+}
+echo "== importing the places fixtures"
+import_places "$fixtures/networks_wikidata.csv"
+import_places --network costco "$fixtures/costco.csv"
+import_places "$fixtures/stores.geojson"
 
 port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
 base="http://127.0.0.1:$port"
@@ -110,13 +133,16 @@ delete_token="$(new_token)"
 # - 413 is a correct rejection of an oversized value (the spec states the limits), so negative data may get it;
 # - a map_case hook keeps generated *valid* requests inside the rules JSON Schema cannot state: in a push, no item id
 #   twice and each revision above its base revision; a card's valid_to not before valid_from; limits counted in
-#   UTF-8 bytes (the spec's maxLength is the same number in characters). The rules are in the spec's prose; negative
+#   UTF-8 bytes (the spec's maxLength is the same number in characters); a places import whose body is a real places
+#   file (a random string is not one, and no schema can say what is). The rules are in the spec's prose; negative
 #   cases are left alone.
 cat >"$work/schemathesis.toml" <<'TOML'
 [checks.negative_data_rejection]
 expected-statuses = [400, 401, 403, 404, 405, 406, 409, 413, 415, 422, 428, 429, "5xx"]
 TOML
 cat >"$work/api_check_hooks.py" <<'PY'
+import json
+import os
 import uuid
 from datetime import datetime
 
@@ -140,7 +166,13 @@ except (ImportError, AttributeError):
     pass
 
 # Limits the server counts in UTF-8 bytes; the spec's maxLength holds the same number in characters.
-BYTE_LIMITS = {"email": 254, "payload_encrypted": 65536, "label": 64, "metadata_key": 128, "metadata_value": 1024}
+BYTE_LIMITS = {"email": 254, "payload_encrypted": 65536, "label": 64, "metadata_key": 128, "metadata_value": 1024,
+               "place_text": 200, "search": 200, "network_id": 64}
+
+FIXTURES = os.environ["API_CHECK_FIXTURES"]
+
+# A GeoJSON text sequence is text; schemathesis has no serializer of its own for it.
+schemathesis.serializer.alias("application/geo+json-seq", "text/plain")
 
 
 def _fit(text, limit):
@@ -148,6 +180,18 @@ def _fit(text, limit):
     if not isinstance(text, str) or len(text) > limit or len(text.strip().lower().encode("utf-8", "surrogatepass")) <= limit:
         return text
     return "".join(c if ord(c) < 0x80 else "x" for c in text)
+
+
+def _fit_bytes(text, limit):
+    """Like `_fit`, for a limit on the text as sent (no trimming or case folding first)."""
+    if not isinstance(text, str) or len(text) > limit or len(text.encode("utf-8", "surrogatepass")) <= limit:
+        return text
+    return "".join(c if ord(c) < 0x80 else "x" for c in text)
+
+
+def _fixture(name):
+    with open(os.path.join(FIXTURES, name), "rb") as file:
+        return file.read()
 
 
 def _date(value):
@@ -213,13 +257,55 @@ def _card(body, patch):
         body["valid_from"], body["valid_to"] = body["valid_to"], body["valid_from"]
 
 
+def _network(body):
+    if isinstance(body.get("name"), str):
+        body["name"] = _fit_bytes(body["name"], BYTE_LIMITS["place_text"])
+    for field in ("canonical_names", "tags"):
+        if isinstance(body.get(field), list):
+            body[field] = [_fit_bytes(entry, BYTE_LIMITS["place_text"]) for entry in body[field]]
+
+
+def _import(case):
+    """A places import carries a real file: Costco's locations CSV (for its network) or a GeoJSON/Overpass file,
+    chosen by the body's media type. `overwrite` is left as generated."""
+    media_type = (case.media_type or "").split(";")[0].strip().lower()
+    query = dict(case.query or {})
+    if media_type == "multipart/form-data":
+        body = dict(case.body) if isinstance(case.body, dict) else {}
+        body["file"], body["network_id"] = _fixture("costco.csv"), "costco"
+        case.body = body
+        return
+    if media_type in ("text/csv", "application/octet-stream"):
+        query["network_id"] = "costco"
+        csv = _fixture("costco.csv")
+        case.body = csv.decode("utf-8") if media_type == "text/csv" else csv
+    else:
+        query.pop("network_id", None)
+        if media_type == "application/geo+json":
+            case.body = json.loads(_fixture("stores.geojson"))
+        elif media_type == "application/geo+json-seq":
+            case.body = _fixture("stores.geojsonseq").decode("utf-8")
+        else:
+            case.body = json.loads(_fixture("overpass.json"))
+    case.query = query
+
+
 @schemathesis.hook
 def map_case(context, case):
-    """Keeps generated *valid* requests inside the rules JSON Schema cannot state. Negative cases are left alone."""
+    """Keeps generated *valid* requests inside the rules JSON Schema cannot state. Negative cases are left alone,
+    and so are cases with any negative part (the coverage phase makes positive cases with one invalid parameter)."""
     meta = case.meta
-    if meta is not None and not meta.generation.mode.is_positive:
+    if meta is not None and (
+        not meta.generation.mode.is_positive
+        or any(component.mode.is_negative for component in meta.components.values())
+    ):
         return case
     body, path = case.body, case.operation.path
+    if path == "/v1/admin/import":
+        _import(case)
+        return case
+    if path == "/v1/networks" and isinstance(case.query, dict) and "search" in case.query:
+        case.query["search"] = _fit_bytes(case.query["search"], BYTE_LIMITS["search"])
     if not isinstance(body, dict):
         return case
     if path == "/v1/sync/push":
@@ -230,6 +316,10 @@ def map_case(context, case):
         _card(body, patch=True)
     elif path in ("/v1/auth/prelogin", "/v1/auth/register", "/v1/auth/login") and "email" in body:
         body["email"] = _fit(body["email"], BYTE_LIMITS["email"])
+    elif path == "/v1/admin/networks":
+        _network(body)
+    elif path == "/v1/region-refresh" and isinstance(body.get("user_networks"), list):
+        body["user_networks"] = [_fit_bytes(entry, BYTE_LIMITS["network_id"]) for entry in body["user_networks"]]
     return case
 PY
 
@@ -238,11 +328,21 @@ seed_args=()
 
 # use_after_free is left out on purpose: DELETE /v1/cards/{id} is CardOnCue's soft delete (it archives; the card stays
 # readable by id), which that check takes for a resource that outlived its deletion.
+# Credentials go by security scheme (schemathesis' [auth.openapi.*]): the run's access token for `bearerAuth`, the
+# operator token for `operatorAuth`, so that each operation gets the one its contract names and the auth checks can
+# take it away. A global Authorization header would override both.
 run_schemathesis() {
   local name="$1" bearer="$2"
   shift 2
-  SCHEMATHESIS_HOOKS=api_check_hooks PYTHONPATH="$work" schemathesis --config-file "$work/schemathesis.toml" \
-    run "$spec" --url "$base" --header "Authorization: Bearer $bearer" --checks all --exclude-checks use_after_free \
+  local config="$work/schemathesis-$name.toml"
+  {
+    cat "$work/schemathesis.toml"
+    printf '\n[auth.openapi.bearerAuth]\nbearer = "%s"\n' "$bearer"
+    printf '\n[auth.openapi.operatorAuth]\nbearer = "%s"\n' "$operator_token"
+  } >"$config"
+  SCHEMATHESIS_HOOKS=api_check_hooks PYTHONPATH="$work" API_CHECK_FIXTURES="$PWD/$fixtures" \
+    schemathesis --config-file "$config" \
+    run "$spec" --url "$base" --checks all --exclude-checks use_after_free \
     --no-color --report junit,ndjson --report-dir "$work/report" \
     --report-junit-path "$work/report/$name.xml" --report-ndjson-path "$work/report/$name.ndjson" \
     "${seed_args[@]}" "$@"

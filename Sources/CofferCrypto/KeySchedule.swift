@@ -10,6 +10,12 @@ public enum KeySchedule {
     public static func keyEncryptionLabel(_ type: SlotType) -> String { "coffer/v1/kek/\(type.name)" }
     /// HKDF info of a PIN-held item's key.
     public static let pinKeyLabel = "coffer/v1/pin"
+    /// HKDF info of the key that seals this device's local state (never synced).
+    public static let localStateKeyLabel = "coffer/v1/local"
+    /// HKDF info of the key that names local-state rows (HMAC-SHA256 of the logical name).
+    public static let localNameKeyLabel = "coffer/v1/local-names"
+    /// First field of a local-state box's associated data.
+    public static let localAssociatedDataLabel = "coffer/v1/local-box"
     /// First field of every item box's associated data.
     public static let itemAssociatedDataLabel = "coffer/v1/item"
     /// First field of every slot's associated data.
@@ -52,6 +58,12 @@ public enum KeySchedule {
         result.append(UInt8(truncatingIfNeeded: count >> 8))
         result.append(UInt8(truncatingIfNeeded: count))
         result.append(contentsOf: field)
+    }
+
+    /// Associated data of a local-state box: vault id, the row's name (the HMAC of its logical name) and the format
+    /// version, so a box moved to another row or vault fails to open.
+    public static func localAssociatedData(vaultID: [UInt8], rowName: [UInt8], formatVersion: UInt32) -> [UInt8] {
+        associatedData(label: localAssociatedDataLabel, fields: [vaultID, rowName, BigEndian.bytes(formatVersion)])
     }
 
     /// Associated data of an item box: vault id, item id, kind, revision, update time (Unix milliseconds) and box

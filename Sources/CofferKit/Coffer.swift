@@ -4,6 +4,7 @@
 @_exported import CofferKeystore
 @_exported import CofferModel
 @_exported import CofferOTP
+@_exported import CofferPlaces
 @_exported import CofferVault
 import CofferPlatform
 import Foundation
@@ -16,6 +17,7 @@ public enum CofferError: Error, Sendable, CustomStringConvertible {
     case keystore(KeystoreError)
     case model(ModelError)
     case otp(OTPError)
+    case places(PlacesError)
     case noMatch(String)
     case ambiguous(String, count: Int)
     case wrongKind(expected: ItemKind, found: ItemKind)
@@ -32,6 +34,7 @@ public enum CofferError: Error, Sendable, CustomStringConvertible {
         case .keystore(let error): return error.description
         case .model(let error): return error.description
         case .otp(let error): return error.description
+        case .places(let error): return error.description
         case .noMatch(let query): return "no item matches \"\(query)\""
         case .ambiguous(let query, let count): return "\(count) items match \"\(query)\"; use the id"
         case .wrongKind(let expected, let found): return "that item is a \(found.rawValue), not a \(expected.rawValue)"

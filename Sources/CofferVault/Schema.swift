@@ -58,6 +58,16 @@ enum Schema {
                 ) WITHOUT ROWID;
                 """)
         }
+        // Sealed state of this device's own (never synced): cached places tiles, the last refresh point. Rows are
+        // named by an HMAC of their logical name, so the file shows neither names nor what they hold (FORMAT.md §3).
+        migrator.registerMigration("v3-local-state") { db in
+            try db.execute(sql: """
+                CREATE TABLE local_state (
+                    name BLOB PRIMARY KEY NOT NULL CHECK (length(name) = 32),
+                    box BLOB NOT NULL
+                ) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 }

@@ -118,6 +118,7 @@ extension Vault {
                 if count % 256 == 0 { progress(count, rows.count) }
             }
             progress(count, rows.count)
+            try resealLocalState(db, from: keys, to: newKeys)
             try db.execute(sql: "DELETE FROM slot")
             for slot in slots {
                 switch slot.header.type {

@@ -60,3 +60,48 @@ struct CueTests {
         #expect(CueRules.pinnedPlaces([card]).map(\.id) == ["card:ret:1"])
     }
 }
+
+@Suite("Position reports: NMEA, gpsd JSON, lat,lon lines")
+struct PositionReportTests {
+    @Test("the fixture track's NMEA gives track.txt's positions, one fix per RMC and GGA")
+    func trackFixture() throws {
+        let nmea = try String(contentsOf: ImportTests.fixtures.appendingPathComponent("track.nmea"), encoding: .utf8)
+        let text = try String(contentsOf: ImportTests.fixtures.appendingPathComponent("track.txt"), encoding: .utf8)
+        let expected = text.split(separator: "\n").compactMap(PositionLine.parse).map(\.point)
+        let fixes = nmea.split(whereSeparator: \.isNewline).compactMap(NMEA.parse)
+        #expect(expected.count == 160)
+        #expect(fixes.count == 2 * expected.count)
+        // RMC and GGA of one fix alternate; both name the same position, to 1e-7 degrees.
+        for (index, fix) in fixes.enumerated() {
+            let want = expected[index / 2]
+            #expect(abs(fix.point.latitude - want.latitude) < 1.5e-7 && abs(fix.point.longitude - want.longitude) < 1.5e-7, "fix \(index)")
+        }
+        let first = try #require(fixes.first?.time)
+        #expect(first == Date(timeIntervalSince1970: 1_795_521_600), "2026-11-24 12:00:00 UTC")
+    }
+
+    @Test("damaged, void and foreign sentences give nothing", arguments: [
+        "$GPRMC,120000.00,A,3746.322298,N,12225.381212,W,287.7,45.0,241126,,,A*7C",  // wrong checksum
+        "$GPRMC,120000.00,V,3746.322298,N,12225.381212,W,287.7,45.0,241126,,,A",  // void
+        "$GPGGA,120000.00,3746.322298,N,12225.381212,W,0,08,0.9,16.0,M,-32.1,M,,",  // no fix
+        "$GPGSV,3,1,11,03,03,111,00,04,15,270,00,06,01,010,00,13,06,292,00*74",
+        "$GPRMC,120000.00,A,9146.322298,N,12225.381212,W,287.7,45.0,241126,,,A",  // latitude 91
+        "$GPRMC,120000.00,A,3746.322298,X,12225.381212,W,287.7,45.0,241126,,,A",
+        "$GPRMC,120000.00,A,37ab.322298,N,12225.381212,W,287.7,45.0,241126,,,A",
+        "91,0", "37.7", "# a comment", "", "hello",
+        #"{"class":"TPV","mode":1,"lat":37.7,"lon":-122.4}"#, #"{"class":"SKY"}"#, #"{"class":"TPV","mode":3,"lat":95,"lon":0}"#,
+    ])
+    func refused(_ line: String) {
+        #expect(PositionLine.parse(line) == nil)
+    }
+
+    @Test("gpsd TPV, with and without fractional seconds; lat,lon lines")
+    func accepted() throws {
+        let tpv = try #require(GPSDReport.parse(#"{"class":"TPV","device":"/dev/pts/1","mode":3,"time":"2026-11-24T12:00:15.000Z","lat":37.7749531,"lon":-122.4193881}"#))
+        #expect(tpv.point == GeoPoint(latitude: 37.7749531, longitude: -122.4193881))
+        #expect(tpv.time == Date(timeIntervalSince1970: 1_795_521_615))
+        #expect(GPSDReport.parse(#"{"class":"TPV","mode":2,"time":"2026-11-24T12:00:15Z","lat":1,"lon":2}"#)?.time != nil)
+        #expect(PositionLine.parse(" 37.7749, -122.4194 ")?.point == GeoPoint(latitude: 37.7749, longitude: -122.4194))
+        #expect(PositionLine.parse("$GNRMC,235959.50,A,0000.000000,S,17959.999999,E,0,0,311299,,,A")?.point.longitude ?? 0 > 179.99)
+    }
+}

@@ -1,0 +1,314 @@
+import CofferPlaces
+import Foundation
+
+/// The vault's places, for the on-cue commands: what the user imported here, tiles cached from a server, the
+/// server's directory of networks, and the cue state (last refresh point, visits in progress). Everything is this
+/// device's sealed local state (`Vault.localValue`): never synced, never written in the clear.
+public struct VaultPlaces: Sendable {
+    let coffer: Coffer
+
+    static let directoryName = "places/networks"
+    static let localName = "places/local"
+    static let serverName = "places/server"
+    static let cueName = "places/cue"
+    static func tileName(_ cell: String) -> String { "places/tile/\(cell)" }
+
+    /// A tile is used without asking the server again for this long; after it, the server is asked with the tile's
+    /// ETag (and the cached copy kept when the server cannot be reached).
+    public static let tileFreshness: TimeInterval = 24 * 3600
+
+    // MARK: Networks and local places
+
+    /// Every network known here: imported ones, the server's directory, those of cached tiles; first source wins.
+    public func networks() throws(CofferError) -> [Network] {
+        var byID: [String: Network] = [:]
+        for network in try storedNetworks() where byID[network.id] == nil { byID[network.id] = network }
+        for tile in try cachedTiles() {
+            for network in tile.tile.networks where byID[network.id] == nil { byID[network.id] = network }
+        }
+        return byID.values.sorted { $0.id < $1.id }
+    }
+
+    func storedNetworks() throws(CofferError) -> [Network] {
+        guard let data = try value(Self.directoryName) else { return [] }
+        return try decode([Network].self, data)
+    }
+
+    /// The places imported into the vault, as one tile.
+    public func localTile() throws(CofferError) -> PlaceTile? {
+        guard let data = try value(Self.localName) else { return nil }
+        do {
+            return try PlaceTile(bytes: Array(data))
+        } catch {
+            throw .vault(.tampered("the vault's places"))
+        }
+    }
+
+    /// Reads a places file into the vault: networks join the directory, locations the local places (upserted by
+    /// id; with `replacing`, the import's networks lose the locations it no longer holds). Same importers and rules
+    /// as the server's.
+    @discardableResult
+    public func importPlaces(
+        _ bytes: [UInt8], format: PlaceFormat? = nil, network: String? = nil, replacing: Bool = false
+    ) throws(CofferError) -> PlaceImport {
+        var networks = try storedNetworks()
+        let current = try localTile()
+        for network in current?.networks ?? [] where !networks.contains(where: { $0.id == network.id }) { networks.append(network) }
+        let batch: PlaceImport
+        do throws(PlacesError) {
+            batch = try PlaceImporter.read(bytes, format: format, network: network, known: networks)
+        } catch {
+            throw .places(error)
+        }
+        for network in batch.networks {
+            if let index = networks.firstIndex(where: { $0.id == network.id }) { networks[index] = network } else { networks.append(network) }
+        }
+        var locations = current?.locations ?? []
+        let replacedNetworks = Set(batch.locations.map(\.networkID)).union(batch.network.map { [$0] } ?? [])
+        if replacing { locations.removeAll { replacedNetworks.contains($0.networkID) } }
+        var index: [String: Int] = [:]
+        for (offset, location) in locations.enumerated() { index[location.id] = offset }
+        for location in batch.locations {
+            if let offset = index[location.id] { locations[offset] = location } else {
+                index[location.id] = locations.count
+                locations.append(location)
+            }
+        }
+        let tile: PlaceTile
+        do throws(PlacesError) {
+            tile = try PlaceTile.encode(
+                kind: .local, cell: "", radius: 0, dataVersion: Int64(coffer.location.options.clock().timeIntervalSince1970 * 1000),
+                networks: networks, locations: locations)
+        } catch {
+            throw .places(error)
+        }
+        try setValues([Self.directoryName: try encode(networks), Self.localName: Data(tile.bytes)])
+        return batch
+    }
+
+    // MARK: Server and tiles
+
+    /// The server whose public places this vault uses, if any.
+    public func server() throws(CofferError) -> URL? {
+        try value(Self.serverName).flatMap { URL(string: String(decoding: $0, as: UTF8.self)) }
+    }
+
+    /// Uses `url`'s public places from now on, with its directory of networks (replacing the previous server's
+    /// directory and cached tiles).
+    public func useServer(_ url: URL, directory: [Network]) throws(CofferError) {
+        var values: [String: Data?] = [Self.serverName: Data(url.absoluteString.utf8), Self.directoryName + "/server": try encode(directory)]
+        for cached in try cachedTiles() { values[Self.tileName(cached.tile.cell)] = .some(nil) }
+        values["places/tiles"] = .some(nil)
+        try setValues(values)
+    }
+
+    /// The server's directory, as fetched by `useServer`.
+    public func serverDirectory() throws(CofferError) -> [Network] {
+        guard let data = try value(Self.directoryName + "/server") else { return [] }
+        return try decode([Network].self, data)
+    }
+
+    /// A tile fetched from the server, with when and its ETag.
+    public struct CachedTile: Sendable {
+        public var tile: PlaceTile
+        public var etag: String?
+        public var fetchedAt: Date
+    }
+
+    /// The cached tile of `cell`, if any.
+    public func cachedTile(_ cell: String) throws(CofferError) -> CachedTile? {
+        guard let data = try value(Self.tileName(cell)) else { return nil }
+        return try Self.decodeCached(data)
+    }
+
+    /// Keeps a tile fetched from the server (and remembers its cell in the index of cached tiles).
+    public func storeTile(_ tile: PlaceTile, etag: String?, fetchedAt: Date) throws(CofferError) {
+        var cells = try cachedCells()
+        if !cells.contains(tile.cell) { cells.append(tile.cell) }
+        try setValues([
+            Self.tileName(tile.cell): Self.encodeCached(CachedTile(tile: tile, etag: etag, fetchedAt: fetchedAt)),
+            "places/tiles": try encode(cells),
+        ])
+    }
+
+    func cachedCells() throws(CofferError) -> [String] {
+        guard let data = try value("places/tiles") else { return [] }
+        return try decode([String].self, data)
+    }
+
+    public func cachedTiles() throws(CofferError) -> [CachedTile] {
+        var result: [CachedTile] = []
+        for cell in try cachedCells() {
+            if let cached = try cachedTile(cell) { result.append(cached) }
+        }
+        return result
+    }
+
+    /// The tile that covers `position` among those cached: its geohash-4 cell's, else a pack of its geohash-2 cell.
+    public func coveringTile(_ position: GeoPoint) throws(CofferError) -> CachedTile? {
+        let cell = Geohash.encode(position, precision: 4)
+        if let tile = try cachedTile(cell) { return tile }
+        return try cachedTile(String(cell.prefix(2)))
+    }
+
+    /// Cached tile bytes: fetch time (Unix ms, 8 bytes big-endian), ETag length (2 bytes) and ETag, then the tile.
+    static func encodeCached(_ cached: CachedTile) -> Data {
+        var data = Data()
+        let ms = UInt64(max(0, cached.fetchedAt.timeIntervalSince1970 * 1000))
+        data.append(contentsOf: (0..<8).map { UInt8(truncatingIfNeeded: ms >> (56 - 8 * $0)) })
+        let etag = Array((cached.etag ?? "").utf8.prefix(1024))
+        data.append(contentsOf: [UInt8(etag.count >> 8), UInt8(etag.count & 0xFF)])
+        data.append(contentsOf: etag)
+        data.append(contentsOf: cached.tile.bytes)
+        return data
+    }
+
+    static func decodeCached(_ data: Data) throws(CofferError) -> CachedTile {
+        let bytes = Array(data)
+        guard bytes.count >= 10 else { throw .vault(.tampered("a cached places tile")) }
+        let ms = bytes[0..<8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        let length = Int(bytes[8]) << 8 | Int(bytes[9])
+        guard bytes.count >= 10 + length else { throw .vault(.tampered("a cached places tile")) }
+        let etag = String(decoding: bytes[10..<(10 + length)], as: UTF8.self)
+        do {
+            return CachedTile(
+                tile: try PlaceTile(bytes: Array(bytes[(10 + length)...])), etag: etag.isEmpty ? nil : etag,
+                fetchedAt: Date(timeIntervalSince1970: TimeInterval(ms) / 1000))
+        } catch {
+            throw .vault(.tampered("a cached places tile"))
+        }
+    }
+
+    // MARK: Cards and regions
+
+    /// The cards as the surfacing rules see them at `now`: validity, networks, own places (Wallet pass locations),
+    /// preference per network, last use.
+    public func cueCards(at now: Date) throws(CofferError) -> [CueCard] {
+        try coffer.items(kind: .card).compactMap { item in
+            guard case .card(let card) = item.content else { return nil }
+            return CueCard(
+                id: item.id.uuidString.lowercased(), name: card.name, networkIDs: card.networkIDs,
+                places: CardPlaces.places(of: card), preferredFor: CardPlaces.preferredNetworks(of: card),
+                lastUsed: CardPlaces.lastUsed(of: card), isValid: card.isValid(at: now) && !card.isArchived)
+        }
+    }
+
+    /// The monitored set at `position` from every source here (the vault's own places, the covering tile, the
+    /// cards' own places), by the region rules.
+    public func regions(
+        at position: GeoPoint, cards: [CueCard], limit: Int = RegionRules.defaultLimit, radius: Double = RegionRules.searchRadius
+    ) throws(CofferError) -> [MonitoredRegion] {
+        let user = CueRules.userNetworks(cards)
+        var sets: [[MonitoredRegion]] = [
+            PlaceSet(networks: [], locations: []).regions(
+                at: position, userNetworks: user, pinned: CueRules.pinnedPlaces(cards), radius: radius, limit: limit),
+        ]
+        if let local = try localTile() { sets.append(local.regions(at: position, userNetworks: user, radius: radius, limit: limit)) }
+        if let tile = try coveringTile(position) {
+            sets.append(tile.tile.regions(at: position, userNetworks: user, radius: radius, limit: limit))
+        }
+        return MonitoredRegion.merge(sets, limit: limit)
+    }
+
+    /// A valid card and the nearest of its stores (or own places) within `radius` of `position`.
+    public struct NearCard: Sendable {
+        public var card: CueCard
+        public var region: MonitoredRegion
+    }
+
+    /// The valid cards with a store within `radius` of `position`, nearest first.
+    public func near(_ position: GeoPoint, cards: [CueCard], radius: Double) throws(CofferError) -> [NearCard] {
+        let valid = cards.filter(\.isValid)
+        // Only the user's networks and the cards' own places are priority 1; a generous limit keeps every store of
+        // them in range.
+        let regions = try self.regions(at: position, cards: valid, limit: 10_000, radius: radius).filter { $0.priority == 1 }
+        var result: [NearCard] = []
+        for card in valid {
+            let own = Set(card.places.indices.map { CueCard.placeID(card: card.id, index: $0) })
+            if let nearest = regions.first(where: { region in
+                region.networkID.map(card.networkIDs.contains) ?? own.contains(region.id)
+            }) {
+                result.append(NearCard(card: card, region: nearest))
+            }
+        }
+        return result.sorted { ($0.region.distance, $0.card.name) < ($1.region.distance, $1.card.name) }
+    }
+
+    // MARK: Cue state
+
+    /// What `coffer cue` keeps between runs: where and when the regions were last chosen, and the visits under way
+    /// (so a restart does not announce a store the user is already in).
+    public struct CueState: Codable, Sendable, Equatable {
+        public var refresh: RefreshPoint?
+        public var visiting: [MonitoredRegion]
+
+        public init(refresh: RefreshPoint? = nil, visiting: [MonitoredRegion] = []) {
+            self.refresh = refresh
+            self.visiting = visiting
+        }
+    }
+
+    public func cueState() throws(CofferError) -> CueState {
+        guard let data = try value(Self.cueName) else { return CueState() }
+        return try decode(CueState.self, data)
+    }
+
+    public func setCueState(_ state: CueState) throws(CofferError) {
+        try setValues([Self.cueName: try encode(state)])
+    }
+
+    // MARK: Plumbing
+
+    private func value(_ name: String) throws(CofferError) -> Data? {
+        try Coffer.vaultCall { () throws(VaultError) in try coffer.vault.localValue(name) }
+    }
+
+    private func setValues(_ values: [String: Data?]) throws(CofferError) {
+        try Coffer.vaultCall { () throws(VaultError) in try coffer.vault.setLocalValues(values) }
+    }
+
+    private func encode(_ value: some Encodable) throws(CofferError) -> Data {
+        do {
+            return try JSONEncoder().encode(value)
+        } catch {
+            throw .vault(.storage("cannot encode places state"))
+        }
+    }
+
+    private func decode<T: Decodable>(_ type: T.Type, _ data: Data) throws(CofferError) -> T {
+        do {
+            return try JSONDecoder().decode(type, from: data)
+        } catch {
+            throw .vault(.tampered("the vault's places state"))
+        }
+    }
+}
+
+extension Coffer {
+    /// The vault's places and cue state.
+    public var places: VaultPlaces { VaultPlaces(coffer: self) }
+}
+
+/// What a card says about places, in its metadata: Wallet pass locations (`location_N = "lat,lon"`, as the pkpass
+/// importer writes them), the networks it is preferred at (CardOnCue's `preferredForNetwork_<id> = "true"`) and its
+/// last use (`lastUsedAt`, ISO 8601).
+public enum CardPlaces {
+    public static let preferredPrefix = "preferredForNetwork_"
+    public static let lastUsedKey = "lastUsedAt"
+
+    public static func places(of card: Card) -> [GeoPoint] {
+        card.metadata.keys.filter { $0.hasPrefix("location_") }
+            .sorted { (Int($0.dropFirst(9)) ?? .max) < (Int($1.dropFirst(9)) ?? .max) }
+            .compactMap { card.metadata[$0].flatMap(GeoPoint.init(parsing:)) }
+    }
+
+    public static func preferredNetworks(of card: Card) -> Set<String> {
+        Set(card.metadata.compactMap { key, value in
+            key.hasPrefix(preferredPrefix) && value == "true" ? String(key.dropFirst(preferredPrefix.count)) : nil
+        })
+    }
+
+    public static func lastUsed(of card: Card) -> Date? {
+        card.metadata[lastUsedKey].flatMap { try? Date($0, strategy: .iso8601) }
+    }
+}
