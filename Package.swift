@@ -25,6 +25,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-extras/swift-extras-base64", from: "1.2.0"),
         .package(url: "https://github.com/vapor/multipart-kit.git", from: "4.7.1"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
     ],
     targets: [
         // Operating-system seams: file modes, atomic writes, locks. Nothing above this calls POSIX directly.
@@ -89,7 +90,7 @@ let package = Package(
         .executableTarget(
             name: "coffer",
             dependencies: [
-                "CofferKit", "CofferSync",
+                "CofferKit", "CofferSync", "CofferCue",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
@@ -143,11 +144,23 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
+        // libdbus (Debian's libdbus-1-dev), for desktop notifications on Linux.
+        .systemLibrary(name: "CDBus", path: "Sources/CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+        // On cue at run time: position sources (gpsd, NMEA and lat,lon files) and desktop notifications.
+        .target(
+            name: "CofferCue",
+            dependencies: [
+                "CofferPlaces", "CofferKit", "CofferSync", "CofferSyncAPI",
+                .target(name: "CDBus", condition: .when(platforms: [.linux])),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: strict),
         // The sync client: talks to coffer-server over HTTP and merges with the local vault.
         .target(
             name: "CofferSync",
             dependencies: [
-                "CofferKit", "CofferVault", "CofferSyncAPI", "CofferCrypto", "CofferModel",
+                "CofferKit", "CofferVault", "CofferSyncAPI", "CofferCrypto", "CofferModel", "CofferPlaces",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -257,6 +257,19 @@ public struct VaultPlaces: Sendable {
         try setValues([Self.cueName: try encode(state)])
     }
 
+    /// Forgets the server, its directory, cached tiles and the cue state; with `importedToo`, the imported places.
+    public func clear(importedToo: Bool) throws(CofferError) {
+        var values: [String: Data?] = [
+            Self.serverName: nil, Self.directoryName + "/server": nil, Self.cueName: nil, "places/tiles": nil,
+        ]
+        for cell in try cachedCells() { values[Self.tileName(cell)] = .some(nil) }
+        if importedToo {
+            values[Self.localName] = .some(nil)
+            values[Self.directoryName] = .some(nil)
+        }
+        try setValues(values)
+    }
+
     // MARK: Plumbing
 
     private func value(_ name: String) throws(CofferError) -> Data? {

@@ -34,6 +34,11 @@ public struct CueCard: Sendable, Hashable {
 public struct Cue: Sendable, Hashable {
     public var region: MonitoredRegion
     public var cards: [CueCard]
+
+    public init(region: MonitoredRegion, cards: [CueCard]) {
+        self.region = region
+        self.cards = cards
+    }
 }
 
 /// The surfacing rules: which cards a region shows and in which order, which regions the user's cards make priority
@@ -94,6 +99,11 @@ public struct VisitTracker: Sendable {
     public private(set) var visiting: [String: MonitoredRegion] = [:]
 
     public init() {}
+
+    /// A tracker resuming visits already under way.
+    public init(visiting: [MonitoredRegion]) {
+        for region in visiting { self.visiting[region.id] = region }
+    }
 
     /// Moves to `position`; returns the regions of `monitored` entered by this move, nearest first.
     public mutating func move(to position: GeoPoint, monitored: [MonitoredRegion]) -> [MonitoredRegion] {

@@ -17,6 +17,7 @@ struct CofferCommand: ParsableCommand {
             Init.self, Unlock.self, Add.self, List.self, Show.self, Code.self, Use.self, Edit.self, Remove.self,
             Restore.self, Sign.self, PassphraseCommand.self, RecoveryCodeCommand.self, Slots.self, RotateKey.self,
             Export.self, Import.self, Run.self, BarcodeCommand.self, OTPCommand.self, SyncCommand.self,
+            PlacesCommand.self, NetworksCommand.self, NearCommand.self, RegionsCommand.self, CueCommand.self,
         ])
 
     static func main() {
@@ -24,7 +25,7 @@ struct CofferCommand: ParsableCommand {
         if let barcode = BarcodeFastPath(arguments: CommandLine.arguments.dropFirst()) { barcode.run() }
         CofferLog.bootstrap(environment: ProcessInfo.processInfo.environment)
         do {
-            var command = try parseAsRoot()
+            var command = try parseAsRoot(CueCommand.normalizedArguments(Array(CommandLine.arguments.dropFirst())))
             try command.run()
         } catch {
             if error is CLIError || error is CofferError || error is VaultError || error is ModelError

@@ -3,7 +3,8 @@ import CofferKit
 import Foundation
 
 struct Use: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Mark a one-time pass used (it then hides from the till).")
+    static let configuration = CommandConfiguration(
+        abstract: "Record that a card was used at the till: a one-time pass is then used up; any card comes first next time at its stores.")
 
     @OptionGroup var vaultOption: VaultOption
     @Argument(help: "Card name or id.") var query: String
@@ -15,7 +16,8 @@ struct Use: ParsableCommand {
         try vaultCall { () throws(VaultError) in
             _ = try coffer.vault.modify(id: item.id) { content in
                 guard case .card(var card) = content else { throw ModelError.notOneTime }
-                try card.markUsed(at: now)
+                if card.oneTime { try card.markUsed(at: now) }
+                card.metadata[CardPlaces.lastUsedKey] = now.formatted(.iso8601)
                 content = .card(card)
             }
         }
@@ -33,6 +35,10 @@ struct Edit: ParsableCommand {
     @Option(name: .customLong("remove-tag"), help: "Remove a tag (repeatable).") var removeTags: [String] = []
     @Option(name: .customLong("add-network"), help: "Cards: add a store network (repeatable).") var addNetworks: [String] = []
     @Option(name: .customLong("remove-network"), help: "Cards: remove a store network (repeatable).") var removeNetworks: [String] = []
+    @Option(name: .customLong("prefer-at"), help: "Cards: show this card first at this network's stores (repeatable).")
+    var preferAt: [String] = []
+    @Option(name: .customLong("no-prefer-at"), help: "Cards: stop preferring this card at a network (repeatable).")
+    var noPreferAt: [String] = []
     @Option(name: .customLong("valid-from"), help: "Cards: first valid day (YYYY-MM-DD, or \"none\").") var validFrom: String?
     @Option(name: .customLong("valid-to"), help: "Cards: last valid day (YYYY-MM-DD, or \"none\").") var validTo: String?
     @Option(help: "Cards: barcode symbology.") var symbology: Symbology?
@@ -40,6 +46,12 @@ struct Edit: ParsableCommand {
     @Option(help: "Tokens: issuer.") var issuer: String?
     @Option(help: "Tokens: account.") var account: String?
     @Option(help: "Credentials: provider.") var provider: String?
+
+    func validate() throws {
+        for network in preferAt + noPreferAt where !Network.isSlug(network) {
+            throw ValidationError("--prefer-at takes a network id (a–z, 0–9 and -): see `coffer networks`")
+        }
+    }
 
     func run() throws {
         let coffer = try vaultOption.open()
@@ -58,6 +70,8 @@ struct Edit: ParsableCommand {
                     if let name { card.name = name }
                     card.tags = edited(card.tags)
                     card.networkIDs = card.networkIDs.filter { !removeNetworks.map { $0.lowercased() }.contains($0) } + addNetworks
+                    for network in noPreferAt { card.metadata[CardPlaces.preferredPrefix + network] = nil }
+                    for network in preferAt { card.metadata[CardPlaces.preferredPrefix + network] = "true" }
                     if let validFromDate { card.validFrom = validFromDate }
                     if let validToDate { card.validTo = validToDate }
                     if let symbology { card.symbology = symbology }
@@ -97,6 +111,7 @@ struct Edit: ParsableCommand {
         var given: [(String, Bool, Set<ItemKind>)] = [
             ("--name", name != nil, [.card, .credential, .signingKey, .note]),
             ("--add-network/--remove-network", !addNetworks.isEmpty || !removeNetworks.isEmpty, [.card]),
+            ("--prefer-at/--no-prefer-at", !preferAt.isEmpty || !noPreferAt.isEmpty, [.card]),
             ("--valid-from/--valid-to", validFrom != nil || validTo != nil, [.card]),
             ("--symbology", symbology != nil, [.card]),
             ("--payload", payload, [.card, .credential]),
