@@ -58,10 +58,10 @@ public struct PlacesResolver: Sendable {
 
 /// What `coffer cue` reports as it follows positions.
 public enum CueEvent: Sendable {
-    /// The monitored set was chosen again (first fix, moved far enough, or 6 hours passed).
-    case refreshed([MonitoredRegion])
-    /// The user arrived at a store or place with cards: the cards, the one to show first at the head.
-    case arrived(Cue)
+    /// The monitored set was chosen again at the `fix`-th position (1-based): first fix, moved far enough, or 6 hours.
+    case refreshed([MonitoredRegion], fix: Int)
+    /// The user arrived, at the `fix`-th position, at a store or place with cards: the one to show first at the head.
+    case arrived(Cue, fix: Int)
     /// Something the user should know (no places here, server unreachable); said once per cell.
     case notice(String)
 }
@@ -89,9 +89,15 @@ public final class CueRunner: Sendable {
         var monitored: [MonitoredRegion] = []
         var cards: [CueCard] = []
         var noticed: Set<String> = []
+        var count = 0
+        var lastTime: Date?
         for try await fix in fixes {
+            count += 1
             try Task.checkCancellation()
-            let now = fix.time ?? resolver.clock()
+            // One timeline: the source's clock when it gives one (a replayed log keeps its own hours), and a fix
+            // without a time (NMEA GGA, gpsd's first report) continues it rather than jumping to the wall clock.
+            let now = fix.time ?? lastTime ?? resolver.clock()
+            lastTime = now
             if monitored.isEmpty || RegionRules.needsRefresh(state.refresh, position: fix.point, now: now) {
                 let outcome = try await resolver.prepare(fix.point)
                 let cell = Geohash.encode(fix.point, precision: PlacesMedia.tilePrecision)
@@ -111,12 +117,12 @@ public final class CueRunner: Sendable {
                 monitored = try places.regions(at: fix.point, cards: cards, limit: limit)
                 state.refresh = RefreshPoint(point: fix.point, at: now, largestRadius: monitored.map(\.radius).max() ?? 0)
                 try places.setCueState(state)
-                onEvent(.refreshed(monitored))
+                onEvent(.refreshed(monitored, fix: count))
             }
             let entered = tracker.move(to: fix.point, monitored: monitored)
             for region in entered {
                 let matching = CueRules.cards(for: region, among: cards)
-                if !matching.isEmpty { onEvent(.arrived(Cue(region: region, cards: matching))) }
+                if !matching.isEmpty { onEvent(.arrived(Cue(region: region, cards: matching), fix: count)) }
             }
             let visiting = tracker.visiting.values.sorted { $0.id < $1.id }
             if visiting != state.visiting {

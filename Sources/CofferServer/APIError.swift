@@ -32,6 +32,11 @@ struct APIError: Error, HTTPResponseError, Sendable {
     static let notFound = APIError(.notFound, "not_found", "No such endpoint")
     static let networkNotFound = APIError(.notFound, "not_found", "Network not found")
     static let adminRequired = APIError(.forbidden, "forbidden", "Admin access required")
+    static var missingOperatorToken: APIError {
+        var error = APIError(.unauthorized, "unauthorized", "Missing or invalid Authorization header")
+        error.headers[.wwwAuthenticate] = "Bearer"
+        return error
+    }
     static let accountExists = APIError(.conflict, "account_exists", "An account with that email already exists")
     static let internalError = APIError(.internalServerError, "internal_error", "Internal server error")
     static let unavailable = APIError(.serviceUnavailable, "unavailable", "The service is unavailable; try again later")

@@ -67,8 +67,10 @@ struct PlacesRoutes {
         var headers: HTTPFields = [
             .eTag: entry.etag, .cacheControl: Self.tileCacheControl, .accessControlAllowOrigin: "*",
         ]
-        if let match = request.headers[.ifNoneMatch], match.split(separator: ",").contains(where: {
-            $0.trimmingCharacters(in: .whitespaces) == entry.etag || $0.trimmingCharacters(in: .whitespaces) == "*"
+        // If-None-Match compares weakly (RFC 9110 §13.1.2): `W/"x"` matches `"x"`.
+        if let match = request.headers[.ifNoneMatch], match.split(separator: ",").contains(where: { tag in
+            let trimmed = tag.trimmingCharacters(in: .whitespaces)
+            return trimmed == "*" || (trimmed.hasPrefix("W/") ? String(trimmed.dropFirst(2)) : trimmed) == entry.etag
         }) {
             return Response(status: .notModified, headers: headers)
         }
@@ -78,7 +80,10 @@ struct PlacesRoutes {
 
     static func number(_ text: String?, _ name: String) throws -> Double? {
         guard let text, !text.isEmpty else { return nil }
-        guard let value = Double(text), value.isFinite else { throw APIError.invalidRequest("\(name) must be a number", field: name) }
+        // Decimal only: Swift's Double(_:) would also take hexadecimal floats and "nan".
+        guard text.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || [0x2B, 0x2D, 0x2E, 0x45, 0x65].contains($0) }),
+              let value = Double(text), value.isFinite
+        else { throw APIError.invalidRequest("\(name) must be a number", field: name) }
         return value
     }
 
@@ -97,12 +102,13 @@ struct PlacesRoutes {
         } catch {
             throw APIError.tooLarge("Import too large for HTTP; use coffer-server places import", limit: maxBytes)
         }
+        // The query is checked whatever the body; a form's own fields win over it.
         let query = request.uri.queryParameters
+        let queryNetwork = query.get("network_id").flatMap { $0.isEmpty ? nil : $0 }
+        let queryOverwrite = try flag(query.get("overwrite"))
         let contentType = request.headers[.contentType] ?? ""
         guard contentType.lowercased().hasPrefix("multipart/form-data") else {
-            return Upload(
-                file: Array(buffer.readableBytesView), network: query.get("network_id").flatMap { $0.isEmpty ? nil : $0 },
-                overwrite: try flag(query.get("overwrite")))
+            return Upload(file: Array(buffer.readableBytesView), network: queryNetwork, overwrite: queryOverwrite)
         }
         guard let boundary = contentType.split(separator: ";").lazy.map({ $0.trimmingCharacters(in: .whitespaces) })
             .first(where: { $0.lowercased().hasPrefix("boundary=") })?.dropFirst(9).trimmingCharacters(in: CharacterSet(charactersIn: "\"")),
@@ -130,8 +136,9 @@ struct PlacesRoutes {
         }
         guard let file = parts["file"] else { throw APIError.invalidRequest("Missing required field", field: "file") }
         return Upload(
-            file: file, network: parts["network_id"].map { String(decoding: $0, as: UTF8.self) }.flatMap { $0.isEmpty ? nil : $0 },
-            overwrite: try flag(parts["overwrite"].map { String(decoding: $0, as: UTF8.self) }))
+            file: file,
+            network: parts["network_id"].map { String(decoding: $0, as: UTF8.self) }.flatMap { $0.isEmpty ? nil : $0 } ?? queryNetwork,
+            overwrite: try parts["overwrite"].map { try flag(String(decoding: $0, as: UTF8.self)) } ?? queryOverwrite)
     }
 
     static func flag(_ text: String?) throws -> Bool {

@@ -155,7 +155,11 @@ extension ServerCore {
 
     // MARK: Operators
 
+    /// No bearer token at all is 401 (say who you are); a token that is not the operator's is 403, and audited.
     func requireOperator(_ authorization: String?, address: String?) async throws {
+        guard let authorization, authorization.utf8.starts(with: "Bearer ".utf8), authorization.utf8.count > 7 else {
+            throw APIError.missingOperatorToken
+        }
         guard OperatorToken.matches(authorization, storedHash: operatorTokenHash) else {
             try await store.audit(AuditEvent(at: now, kind: .operatorRefused, userID: nil, address: address))
             throw APIError.adminRequired

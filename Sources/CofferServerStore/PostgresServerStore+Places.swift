@@ -98,7 +98,7 @@ extension PostgresServerStore {
 
     public func networks() async throws(ServerStoreError) -> [Network] {
         try await shared { client in
-            try await client.rows("SELECT \(unescaped: Self.networkColumns) FROM networks ORDER BY id", logger: logger).map(Self.network)
+            try await client.rows("SELECT \(unescaped: Self.networkColumns) FROM networks ORDER BY id COLLATE \"C\"", logger: logger).map(Self.network)
         }
     }
 

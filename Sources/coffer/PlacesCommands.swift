@@ -445,15 +445,15 @@ struct CueCommand: ParsableCommand {
 enum CueOutput {
     static func report(_ event: CueEvent, notifier: DesktopNotifier?, json: Bool) {
         switch event {
-        case .refreshed(let regions):
-            if json { line(["event": "refreshed", "regions": regions.count]) }
+        case .refreshed(let regions, let fix):
+            if json { line(["event": "refreshed", "fix": fix, "regions": regions.count]) }
         case .notice(let message):
             if json { line(["event": "notice", "message": message]) } else { Output.warning(message) }
-        case .arrived(let cue):
+        case .arrived(let cue, let fix):
             let first = cue.cards[0]
             let place = cue.region.name + (cue.region.networkName.map { " (\($0))" } ?? "")
             if json {
-                line(["event": "arrived", "region": cue.region.id, "place": place, "network": cue.region.networkID ?? "",
+                line(["event": "arrived", "fix": fix, "region": cue.region.id, "place": place, "network": cue.region.networkID ?? "",
                       "cards": cue.cards.map(\.id), "card": first.name])
             } else {
                 let others = cue.cards.count > 1 ? "  (+\(cue.cards.count - 1) more)" : ""
@@ -474,6 +474,12 @@ enum Signals {
     static func onTermination(_ handler: @escaping @Sendable () -> Void) -> any DispatchSourceSignal {
         let queue = DispatchQueue(label: "coffer.signals")
         var sources: [any DispatchSourceSignal] = []
+        // A parent may have left them blocked (service managers, some test harnesses): they must reach us.
+        var unblock = sigset_t()
+        sigemptyset(&unblock)
+        sigaddset(&unblock, SIGINT)
+        sigaddset(&unblock, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
         for number in [SIGINT, SIGTERM] {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)

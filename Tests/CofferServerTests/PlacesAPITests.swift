@@ -77,7 +77,7 @@ struct PlacesAPITests {
             #expect(onlySFPL.count == 3 && onlySFPL.locations.allSatisfy { $0.networkID == "sfpl" })
             for (query, field) in [("lat=91&lon=0", "lat"), ("lat=0&lon=181", "lon"), ("lat=0&lon=0&radius_km=0.05", "radius_km"),
                                    ("lat=0&lon=0&radius_km=101", "radius_km"), ("lat=0&lon=0&limit=101", "limit"),
-                                   ("lat=abc&lon=0", "lat"), ("lat=nan&lon=0", "lat")] {
+                                   ("lat=abc&lon=0", "lat"), ("lat=nan&lon=0", "lat"), ("lat=0x1p3&lon=0", "lat")] {
                 let answer = try await api.send(.get, "/v1/locations/nearby?\(query)", token: account.access)
                 #expect(answer.status == .badRequest && answer.error?.details?.field == field, "\(query)")
             }
@@ -132,7 +132,7 @@ struct PlacesAPITests {
             var notModified = false
             var current = etag
             for _ in 0..<10 where !notModified {
-                let again = try await api.sendRaw(.get, "/v1/places/tiles/9q8y", headers: [HTTPField.Name("If-None-Match")!: current], body: nil)
+                let again = try await api.sendRaw(.get, "/v1/places/tiles/9q8y", headers: [HTTPField.Name("If-None-Match")!: "W/" + current], body: nil)
                 notModified = again.status == .notModified && again.body.isEmpty
                 current = again.headers[HTTPField.Name("ETag")!] ?? current
             }
@@ -159,9 +159,14 @@ struct PlacesAPITests {
             // fixtures' stores that the other tests read.
             let bakery = "bakery-\(UInt32.random(in: 0...UInt32.max))"
             let network = #"{"id":"\#(bakery)","name":"Bakery","category":"grocery"}"#
-            for bearer in [nil, "coffer-op-wrong", account.access] {
+            for authorization in [nil, "Basic b3A6b3A=", "Bearer "] {
                 var headers: HTTPFields = [.contentType: "application/json"]
-                if let bearer { headers[.authorization] = "Bearer \(bearer)" }
+                if let authorization { headers[.authorization] = authorization }
+                let answer = try await api.sendRaw(.post, "/v1/admin/networks", headers: headers, body: ByteBuffer(string: network))
+                #expect(answer.status == .unauthorized && answer.headers[.wwwAuthenticate] == "Bearer", "\(authorization ?? "none")")
+            }
+            for bearer in ["coffer-op-wrong", account.access, String(token.dropLast())] {
+                let headers: HTTPFields = [.contentType: "application/json", .authorization: "Bearer \(bearer)"]
                 let answer = try await api.sendRaw(.post, "/v1/admin/networks", headers: headers, body: ByteBuffer(string: network))
                 #expect(answer.status == .forbidden && answer.error?.message == "Admin access required")
             }
@@ -187,6 +192,12 @@ struct PlacesAPITests {
                 headers: [.authorization: "Bearer \(token)", .contentType: "multipart/form-data; boundary=\(boundary)"],
                 body: ByteBuffer(data: form))
             #expect(imported.status == .ok && imported.json?["imported"] as? Int == 1)
+            // The query is checked with a form too, and fills in what the form leaves out.
+            let badQuery = try await api.sendRaw(
+                .post, "/v1/admin/import?overwrite=null",
+                headers: [.authorization: "Bearer \(token)", .contentType: "multipart/form-data; boundary=\(boundary)"],
+                body: ByteBuffer(data: form))
+            #expect(badQuery.status == .badRequest && badQuery.error?.details?.field == "overwrite")
 
             let before = try await store.placesStats()
             for (file, network, status) in [("bad_lat.csv", "costco", HTTPResponse.Status.badRequest), ("costco.csv", "nowhere", .notFound),
