@@ -149,6 +149,7 @@ let package = Package(
             swiftSettings: strict),
 
         .target(name: "CofferTestSupport", path: "Tests/CofferTestSupport", swiftSettings: strict),
+        .testTarget(name: "CofferTestSupportTests", dependencies: ["CofferTestSupport"], swiftSettings: strict),
         .testTarget(name: "CofferCryptoTests", dependencies: ["CofferCrypto", "CofferTestSupport"], swiftSettings: strict),
         .testTarget(name: "CofferOTPTests", dependencies: ["CofferOTP", "CofferTestSupport"], swiftSettings: strict),
         .testTarget(name: "CofferBarcodeTests", dependencies: ["CofferBarcode", "CofferTestSupport"], swiftSettings: strict),

@@ -54,7 +54,7 @@ struct SafetyTests {
         }
         let stellarSeed = "SB3MIS23KDF67IGB6YH2IZKE4W6UMICIEL7JYQCL5DZUM4ZM4VUBMUF3"
         for canary in canaries + [base32Canary, stellarSeed, "246802"] {
-            #expect(files.range(of: Data(canary.utf8)) == nil, "a canary reached the transcript or a file")
+            #expect(CanaryScan.encodings(of: canary, in: files).isEmpty, "a canary reached the transcript or a file")
         }
     }
 
