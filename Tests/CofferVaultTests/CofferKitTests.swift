@@ -52,11 +52,17 @@ struct CofferKitTests {
         #expect(TestSupport.hex(signature).hasPrefix("e5564300c360ac72"))
         for attempt in 1...3 {
             #expect(throws: CofferError.self) { _ = try fixture.coffer.sign(Data(), with: key, pin: "000000") }
-            guard case .signingKey(let stored) = try fixture.coffer.vault.item(id: key.id).content else { return }
+            guard case .signingKey(let stored) = try fixture.coffer.vault.item(id: key.id).content else {
+                Issue.record("not a signing key")
+                return
+            }
             #expect(stored.failedAttempts == attempt)
         }
         _ = try fixture.coffer.sign(Data(), with: key, pin: "246810")
-        guard case .signingKey(let reset) = try fixture.coffer.vault.item(id: key.id).content else { return }
+        guard case .signingKey(let reset) = try fixture.coffer.vault.item(id: key.id).content else {
+            Issue.record("not a signing key")
+            return
+        }
         #expect(reset.failedAttempts == 0)
         for _ in 1...10 {
             #expect(throws: CofferError.self) { _ = try fixture.coffer.sign(Data(), with: key, pin: "111111") }

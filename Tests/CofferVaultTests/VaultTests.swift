@@ -284,17 +284,22 @@ struct TamperTests {
     func slotFlips() throws {
         let test = try TestVault(passphrase: "pw", items: false)
         let slots = try test.database().read { db in try Row.fetchAll(db, sql: "SELECT id, type FROM slot") }
+        var flips = 0
         for slot in slots {
             let id: Data = slot[0]
             let type: Int = slot[1]
             let unlock: UnlockMethod = type == 1 ? .deviceKey(test.deviceKey) : .passphrase("pw")
             for column in ["wrapped_key", "salt", "kdf", "type", "id"] {
                 if column == "kdf" && type == 1 { continue }
-                _ = try flipEveryBit(test, table: "slot", column: column, rowid: "id", key: id.databaseValue) {
+                flips += try flipEveryBit(test, table: "slot", column: column, rowid: "id", key: id.databaseValue) {
                     _ = try Vault.open(in: test.directory, unlock: unlock, options: testOptions)
                 }
             }
         }
+        // A device and a passphrase slot, each: wrapped key 60 bytes (480 flips), salt 32 (256), type (63 bits of an
+        // integer), id 16 (128), that is 927; the passphrase slot's PBKDF2 parameters add 5 bytes (40).
+        #expect(slots.count == 2)
+        #expect(flips == 2 * 927 + 40)
     }
 
     @Test("A box copied onto another item, or into another vault, does not open")
