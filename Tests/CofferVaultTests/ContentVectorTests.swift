@@ -127,11 +127,14 @@ struct ContentVectorTests {
     func decodeAndEncode() throws {
         for vector in try ContentVectors.all() {
             let decoded = try ItemContentCoding.decode(Data(vector.bytes), kind: vector.content.kind)
-            #expect(decoded.content == vector.content, "\(vector.name)")
+            let sameContent = decoded.content == vector.content
+            #expect(sameContent, "\(vector.name)")
             #expect(decoded.createdAt == ContentVectors.created, "\(vector.name)")
             let encoded = Array(try ItemContentCoding.encode(vector.content, createdAt: ContentVectors.created))
             #expect(encoded.first == 1 && encoded.count == vector.bytes.count, "\(vector.name)")
-            #expect(ContentVectors.fieldsInTagOrder(encoded) == ContentVectors.fieldsInTagOrder(vector.bytes), "\(vector.name)")
+            // Compared as one Bool: the values include test secrets, which test output never shows.
+            let sameFields = ContentVectors.fieldsInTagOrder(encoded) == ContentVectors.fieldsInTagOrder(vector.bytes)
+            #expect(sameFields, "\(vector.name): encoded fields differ from the vector")
         }
     }
 
