@@ -46,6 +46,7 @@ let package = Package(
         .target(name: "FuzzSupport", swiftSettings: strict),
         .executableTarget(name: "FuzzBarcode", dependencies: ["CofferBarcode", "FuzzSupport"], swiftSettings: strict),
         .executableTarget(name: "FuzzImport", dependencies: ["CofferInterop", "FuzzSupport"], swiftSettings: strict),
+        .executableTarget(name: "FuzzItemContent", dependencies: ["CofferModel", "FuzzSupport"], swiftSettings: strict),
         .target(
             name: "CofferModel",
             dependencies: ["CofferCrypto", "CofferOTP", "CofferBarcode"],
