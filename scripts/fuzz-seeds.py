@@ -2,7 +2,7 @@
 """Writes seed inputs for one fuzz target into a directory, made from the committed test fixtures, so that each
 fuzzing run starts from files the parsers accept instead of from nothing.
 
-    scripts/fuzz-seeds.py FuzzImport|FuzzBarcode|FuzzItemContent DIR
+    scripts/fuzz-seeds.py FuzzImport|FuzzBarcode|FuzzItemContent|FuzzWire DIR
 
 Each target's input starts with selector bytes (see the target's source); the seeds prepend them to the fixture.
 """
@@ -86,7 +86,42 @@ def item_content_seeds():
         yield bytes([kinds.index(kind)]) + AESGCM(items_key).decrypt(box[:12], box[12:], item_aad)
 
 
-SEEDS = {"FuzzImport": fixture_seeds, "FuzzBarcode": barcode_seeds, "FuzzItemContent": item_content_seeds}
+# One well-formed body of each type FuzzWire decodes, in the order of its `bodies` (Sources/FuzzWire), written from
+# docs/FORMAT.md §8.2 and docs/openapi.yaml.
+_SLOT = {"id": "6f1b6e7a-3c1d-4e55-9a40-0c0ffee00001", "kdf": {"algorithm": "pbkdf2-sha256", "iterations": 600000},
+         "salt": "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=", "wrapped_key": "AAAAAAAAAAAAAAAA" * 5}
+_USER = {"id": "1", "email": "a@example.org", "created_at": "2026-11-18T12:26:40Z",
+         "preferences": {"sync_enabled": True, "notification_radius_meters": 200}}
+_ITEM = {"id": "00000000-0000-4000-8000-000000000001", "kind": "note", "revision": 2, "updated_at": 1795000000000,
+         "deleted": False, "box": "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwd"}
+_TOMBSTONE = {"id": "00000000-0000-4000-8000-000000000002", "kind": "card", "revision": 3, "updated_at": 0, "deleted": True}
+WIRE_BODIES = [
+    {"email": "a@example.org"},
+    {"email": "a@example.org", "auth_key": "AAAA", "vault_id": _SLOT["id"], "slot": _SLOT},
+    {"email": "a@example.org", "auth_key": "AAAA"},
+    {"refresh_token": "eyJhbGciOiJFUzI1NiJ9.e30.sig"},
+    {"auth_key": "AAAA", "new_auth_key": "BBBB", "slot": dict(_SLOT, kdf={"algorithm": "scrypt", "log_n": 15, "r": 8, "p": 1})},
+    {"identity_token": "eyJ.e30.sig", "user_identifier": "u", "email": "a@example.org",
+     "full_name": {"given_name": "Ada", "family_name": "L"}},
+    {"items": [{"item": _ITEM, "base_revision": 1}, {"item": _TOMBSTONE, "base_revision": 2}]},
+    {"kdf": {"algorithm": "pbkdf2-sha256", "iterations": 600000}, "salt": "AAECAwQFBgcICQoLDA0ODw=="},
+    {"access_token": "a", "refresh_token": "r", "expires_in": 900, "token_type": "Bearer", "user": _USER,
+     "vault_id": _SLOT["id"], "slot": _SLOT},
+    {"user": _USER, "vault_id": _SLOT["id"], "item_count": 2, "stored_bytes": 100, "cursor": 7},
+    {"cursor": 8, "accepted": 2},
+    {"items": [_ITEM, _TOMBSTONE], "cursor": 9, "has_more": True},
+    {"error": "conflict", "message": "stale base revision", "details": {"conflicts": [_ITEM], "field": "items", "limit": 500}},
+]
+
+
+def wire_seeds():
+    import json
+    for index, body in enumerate(WIRE_BODIES):
+        yield bytes([index]) + json.dumps(body).encode()
+
+
+SEEDS = {"FuzzImport": fixture_seeds, "FuzzBarcode": barcode_seeds, "FuzzItemContent": item_content_seeds,
+         "FuzzWire": wire_seeds}
 
 
 def main():
