@@ -9,7 +9,8 @@
 # the log; the file is also left in .build-fuzz/findings/.
 #
 #   scripts/fuzz.sh [SECONDS]
-#   scripts/fuzz.sh minimise    # rewrites Tests/FuzzCorpus/<target> as the smallest set covering it and the seeds
+#   scripts/fuzz.sh minimise    # rewrites Tests/FuzzCorpus/<target>: the smallest set of inputs covering what it, the
+#                               # seeds and the last runs' corpus cover, less the seeds themselves
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode="${1:-60}"
@@ -30,6 +31,9 @@ for target in FuzzBarcode FuzzImport FuzzItemContent FuzzWire; do
     merged=".build-fuzz/merged-$target"
     rm -rf "$merged" && mkdir -p "$merged"
     ".build-fuzz/debug/$target" -merge=1 "$merged" "$committed" "$seeds" "$corpus" >/dev/null 2>&1
+    # Inputs equal to a seed are left out (libFuzzer names files by their SHA-1, as fuzz-seeds.py does): the
+    # fixtures make them again on every run.
+    for seed in "$seeds"/*; do rm -f "$merged/$(basename "$seed")"; done
     rm -rf "$committed" && mv "$merged" "$committed"
     echo "fuzz: $target corpus minimised to $(ls "$committed" | wc -l) files"
     continue
