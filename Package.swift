@@ -48,6 +48,8 @@ let package = Package(
         .target(name: "FuzzSupport", swiftSettings: strict),
         .executableTarget(name: "FuzzBarcode", dependencies: ["CofferBarcode", "FuzzSupport"], swiftSettings: strict),
         .executableTarget(name: "FuzzImport", dependencies: ["CofferInterop", "FuzzSupport"], swiftSettings: strict),
+        .executableTarget(name: "FuzzItemContent", dependencies: ["CofferModel", "FuzzSupport"], swiftSettings: strict),
+        .executableTarget(name: "FuzzWire", dependencies: ["CofferSyncAPI", "CofferCrypto", "FuzzSupport"], swiftSettings: strict),
         // Places and the on-cue rules: geometry, geohash cells, region choice, surfacing, tiles and importers.
         // Pure Swift and Foundation: no SQL, HTTP or terminal.
         .target(name: "CofferPlaces", swiftSettings: strict),
@@ -167,6 +169,7 @@ let package = Package(
             swiftSettings: strict),
 
         .target(name: "CofferTestSupport", path: "Tests/CofferTestSupport", swiftSettings: strict),
+        .testTarget(name: "CofferTestSupportTests", dependencies: ["CofferTestSupport"], swiftSettings: strict),
         .testTarget(name: "CofferCryptoTests", dependencies: ["CofferCrypto", "CofferTestSupport"], swiftSettings: strict),
         .testTarget(name: "CofferOTPTests", dependencies: ["CofferOTP", "CofferTestSupport"], swiftSettings: strict),
         .testTarget(name: "CofferBarcodeTests", dependencies: ["CofferBarcode", "CofferTestSupport"], swiftSettings: strict),

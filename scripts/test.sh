@@ -36,7 +36,15 @@ if [ -z "${COFFER_TEST_POSTGRES_URL:-}" ]; then
   pg_dir=$(mktemp -d /tmp/coffer-pg.XXXXXX)
   trap 'scripts/postgres.sh stop "$pg_dir" >/dev/null 2>&1 || true; rm -rf "$pg_dir"' EXIT
   export COFFER_PG_PORT=${COFFER_PG_PORT:-54329}
-  eval "export $(scripts/postgres.sh start "$pg_dir" | tr '\n' ' ')"
+  # Captured first: inside `export $(…)` a failing start would be ignored. PostgreSQL's own message is already on
+  # stderr (postgres.sh prints initdb's or the server's log when they fail).
+  if ! pg_env=$(scripts/postgres.sh start "$pg_dir"); then
+    echo "test.sh: PostgreSQL did not start (scripts/postgres.sh start $pg_dir); its message is above" >&2
+    exit 1
+  fi
+  while IFS= read -r assignment; do
+    export "$assignment"
+  done <<<"$pg_env"
 fi
 
 swift test "$@"

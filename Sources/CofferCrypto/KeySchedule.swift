@@ -30,11 +30,25 @@ public enum KeySchedule {
 
     /// HKDF-SHA256 with extract and expand, 32 bytes of output, `label` as info.
     public static func hkdf(_ inputKeyMaterial: SecretBytes, salt: [UInt8], label: String) -> SymmetricKey {
-        hkdf(inputKeyMaterial, salt: salt, info: Array(label.utf8), outputByteCount: 32)
+        derive(inputKeyMaterial, salt: salt, info: Array(label.utf8), outputByteCount: 32)
     }
 
-    /// HKDF-SHA256 (RFC 5869), extract then expand.
-    public static func hkdf(_ inputKeyMaterial: SecretBytes, salt: [UInt8], info: [UInt8], outputByteCount: Int) -> SymmetricKey {
+    /// The most HKDF-SHA256 can produce: 255 blocks of 32 bytes (RFC 5869 §2.3).
+    public static let hkdfMaximumOutputByteCount = 255 * 32
+
+    /// HKDF-SHA256 (RFC 5869), extract then expand. A length outside 1 … 8160 bytes is refused with an error
+    /// rather than reaching swift-crypto, which traps on it.
+    public static func hkdf(
+        _ inputKeyMaterial: SecretBytes, salt: [UInt8], info: [UInt8], outputByteCount: Int
+    ) throws(CofferCryptoError) -> SymmetricKey {
+        guard (1...hkdfMaximumOutputByteCount).contains(outputByteCount) else {
+            throw .kdfParametersOutOfBounds("HKDF-SHA256 output of \(outputByteCount) bytes (1 to \(hkdfMaximumOutputByteCount))")
+        }
+        return derive(inputKeyMaterial, salt: salt, info: info, outputByteCount: outputByteCount)
+    }
+
+    /// HKDF-SHA256 for the lengths this module fixes itself (16 and 32 bytes), always within range.
+    static func derive(_ inputKeyMaterial: SecretBytes, salt: [UInt8], info: [UInt8], outputByteCount: Int) -> SymmetricKey {
         inputKeyMaterial.withUnsafeBytes { ikm in
             HKDF<SHA256>.deriveKey(
                 inputKeyMaterial: SymmetricKey(data: ikm), salt: salt, info: info, outputByteCount: outputByteCount)

@@ -41,7 +41,7 @@ public enum PINProtection {
     /// A 16-byte identifier of a device secret (HKDF with no salt, label `coffer/v1/pin-secret-id`): tells which
     /// device a PIN box needs without revealing anything about the secret.
     public static func secretIdentifier(_ deviceSecret: SecretBytes) -> [UInt8] {
-        KeySchedule.hkdf(deviceSecret, salt: [], info: Array(secretIdentifierLabel.utf8), outputByteCount: 16)
+        KeySchedule.derive(deviceSecret, salt: [], info: Array(secretIdentifierLabel.utf8), outputByteCount: 16)
             .withUnsafeBytes { Array($0) }
     }
 

@@ -57,32 +57,32 @@ struct SpeedTests {
         for (index, text) in payloads.enumerated() { try writeOurs(text, "ours-\(index).png") }
         let ours = Date().timeIntervalSince(start) / Double(count)
 
-        /// Spawns the tool directly (no `env` hop), as a caller of it would.
+        /// Spawns the tool directly (no `env` hop), as a caller of it would. A tool that is missing, fails or writes
+        /// no file is an error: a comparison against a tool that did not run would be won by default.
         func timeTool(_ arguments: (String, String) -> [String]) throws -> Double {
             let name = arguments("", "")[0]
             let located = String(decoding: try Oracle.run(["which", name]), as: UTF8.self)
                 .trimmingCharacters(in: .whitespacesAndNewlines)
-            guard !located.isEmpty else { return .infinity }
+            guard !located.isEmpty else { throw ToolMissing(name: name) }
             func once(_ output: String, _ text: String) throws {
                 let process = Process()
                 process.executableURL = URL(fileURLWithPath: located)
                 process.arguments = Array(arguments(output, text).dropFirst())
                 try process.run()
                 process.waitUntilExit()
+                guard process.terminationStatus == 0, FileManager.default.fileExists(atPath: output) else {
+                    throw ToolFailed(name: name, status: process.terminationStatus)
+                }
             }
-            try once(directory.appendingPathComponent("tool-warm.png").path, payloads[0])
+            try once(directory.appendingPathComponent("\(name)-warm.png").path, payloads[0])
             start = Date()
             for (index, text) in payloads.enumerated() {
-                try once(directory.appendingPathComponent("tool-\(index).png").path, text)
+                try once(directory.appendingPathComponent("\(name)-\(index).png").path, text)
             }
             return Date().timeIntervalSince(start) / Double(count)
         }
         let qrencode = try timeTool { ["qrencode", "-l", "M", "-s", "3", "-o", $0, $1] }
         let zint = try timeTool { ["zint", "-b", "QRCODE", "--secure=2", "--scale=1.5", "-o", $0, "-d", $1] }
-        guard FileManager.default.fileExists(atPath: directory.appendingPathComponent("tool-0.png").path) else {
-            Issue.record("qrencode/zint did not write files: `apt-get install -y qrencode zint`")
-            return
-        }
         print(String(format: "speed: QR PNG per file: ours %.3f ms, qrencode %.3f ms, zint %.3f ms (%@)",
                      ours * 1000, qrencode * 1000, zint * 1000, Self.optimized ? "release" : "debug"))
         if Self.optimized {
@@ -90,5 +90,16 @@ struct SpeedTests {
         } else {
             #expect(ours < 1, "a debug PNG should still take well under a second")
         }
+    }
+
+    struct ToolMissing: Error, CustomStringConvertible {
+        let name: String
+        var description: String { "\(name) is not installed, so there is nothing to compare with: `apt-get install -y qrencode zint`" }
+    }
+
+    struct ToolFailed: Error, CustomStringConvertible {
+        let name: String
+        let status: Int32
+        var description: String { "\(name) exited with status \(status) or wrote no file" }
     }
 }

@@ -86,10 +86,16 @@ enum OTPFixtures {
         }
     }
 
-    /// Whether any problem's text contains one of `secrets`.
+    /// Whether any problem's text contains one of `secrets`: in any case, or (secrets long enough for it) in any
+    /// encoding the shared canary scan knows.
     static func problems(_ problems: [ImportProblem], leak secrets: [String]) -> Bool {
         problems.contains { problem in
-            secrets.contains { !$0.isEmpty && problem.description.localizedCaseInsensitiveContains($0) }
+            secrets.contains { secret in
+                guard !secret.isEmpty else { return false }
+                return problem.description.localizedCaseInsensitiveContains(secret)
+                    || secret.utf8.count >= CanaryScan.minimumMarkerLength
+                    && !CanaryScan.encodings(of: secret, in: Data(problem.description.utf8)).isEmpty
+            }
         }
     }
 

@@ -98,28 +98,87 @@ struct GoldenTests {
         }
     }
 
-    @Test("An independent Python reader written from docs/FORMAT.md decrypts the golden vault and a fresh one")
+    /// The golden signing key as the reader must decode it. Its PIN salt and box were drawn when the vault was
+    /// written, so they are taken from the committed file; the seed the reader opens from them is the fixed one.
+    func goldenSigningKey(_ vault: Vault) throws -> [String: Any] {
+        let item = try vault.item(id: Golden.itemID(Golden.contents().count))
+        guard case .signingKey(let stored) = item.content else {
+            Issue.record("the golden signing key is missing")
+            return [:]
+        }
+        var fields = ReaderFields.of(.signingKey(stored), created: Golden.created)
+        #expect(fields["name"] as? String == "Golden key" && fields["flavor"] as? String == "ed25519")
+        #expect(fields["public_key"] as? String == "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a")
+        #expect(fields["bound_vault_id"] as? String == TestSupport.hex(Golden.vaultID.bytes))
+        #expect(fields["device_secret_id"] as? String == TestSupport.hex(PINProtection.secretIdentifier(Golden.pinDeviceSecret)))
+        #expect(fields["failed_attempts"] as? Int == 0)
+        fields["seed"] = TestSupport.hex(Golden.signingSeed)
+        return fields
+    }
+
+    @Test("An independent Python reader written from docs/FORMAT.md reads the golden vault and fresh PBKDF2 and scrypt vaults, field by field")
     func pythonReader() throws {
-        let fresh = try TestVault(passphrase: nil, items: false)
-        try fresh.vault.setPassphrase("fresh one", kdf: .pbkdf2SHA256(iterations: 210_000))
-        for content in try Golden.contents() { try fresh.vault.add(content) }
-        let answers = try TestSupport.openSSLOracle([
-            ["op": "read_vault", "path": Vault.databasePath(in: try stagedCopy()), "secret_kind": "passphrase", "secret": Golden.passphrase],
-            ["op": "read_vault", "path": Vault.databasePath(in: try stagedCopy()), "secret_kind": "recovery", "secret": try recoveryCode()],
-            ["op": "read_vault", "path": fresh.path, "secret_kind": "passphrase", "secret": "fresh one"],
-        ])
-        for answer in answers {
+        let goldenVault = try Vault.open(in: try stagedCopy(), unlock: .passphrase(Golden.passphrase))
+        var golden: [String: (kind: String, fields: [String: Any])] = [:]
+        for (index, content) in try Golden.contents().enumerated() {
+            golden[TestSupport.hex(Golden.itemID(index).bytes)] = (content.kind.rawValue, ReaderFields.of(content, created: Golden.created))
+        }
+        golden[TestSupport.hex(Golden.itemID(try Golden.contents().count).bytes)] = ("signing_key", try goldenSigningKey(goldenVault))
+        #expect(golden.count == 8)
+
+        // Fresh vaults, one per passphrase KDF, holding the golden contents under new ids and times.
+        var fresh: [(path: String, passphrase: String, kdfID: Int, expected: [String: (kind: String, fields: [String: Any])])] = []
+        for (passphrase, kdf, kdfID) in [("fresh one", PassphraseKDF.pbkdf2SHA256(iterations: 210_000), 1), ("fresh two", .scrypt(logN: 14, r: 8, p: 1), 2)] {
+            let vault = try TestVault(passphrase: nil, items: false)
+            try vault.vault.setPassphrase(passphrase, kdf: kdf)
+            var expected: [String: (kind: String, fields: [String: Any])] = [:]
+            for content in try Golden.contents() {
+                let item = try vault.vault.add(content)
+                expected[TestSupport.hex(item.id.bytes)] = (content.kind.rawValue, ReaderFields.of(content, created: item.createdAt))
+            }
+            fresh.append((vault.path, passphrase, kdfID, expected))
+        }
+
+        let goldenPath = Vault.databasePath(in: try stagedCopy())
+        let pin: [String: Any] = ["pin": Golden.pin, "pin_device_secret": TestSupport.hex(Golden.pinDeviceSecret.bytes)]
+        let requests: [[String: Any]] = [
+            ["op": "read_vault", "path": goldenPath, "secret_kind": "passphrase", "secret": Golden.passphrase].merging(pin) { $1 },
+            ["op": "read_vault", "path": goldenPath, "secret_kind": "recovery", "secret": try recoveryCode()].merging(pin) { $1 },
+        ] + fresh.map { ["op": "read_vault", "path": $0.path, "secret_kind": "passphrase", "secret": $0.passphrase] }
+        let answers = try TestSupport.openSSLOracle(requests)
+        try #require(answers.count == 4)
+        let expectations = [golden, golden] + fresh.map(\.expected)
+        for (index, (answer, expected)) in zip(answers, expectations).enumerated() {
             let vault = try #require(answer as? [String: Any])
+            if index < 2 {
+                #expect(vault["vault_id"] as? String == TestSupport.hex(Golden.vaultID.bytes))
+            } else {
+                #expect(vault["passphrase_kdfs"] as? [Int] == [fresh[index - 2].kdfID], "the reader opened the slot with the vault's KDF")
+            }
             let items = try #require(vault["items"] as? [[String: Any]])
-            #expect(items.count >= 7)
-            let names = Set(items.compactMap { ($0["content"] as? [String: Any])?["name"] as? String })
-            #expect(names.isSuperset(of: ["Costco", "Amazon return", "GitHub", "OpenAI", "Bob"]))
-            for item in items {
-                let content = try #require(item["content"] as? [String: Any])
-                #expect(content["v"] as? Int == 1)
-                #expect(content["createdAt"] as? Int == 1_795_000_000_000 || vault["vault_id"] as? String != Golden.vaultID.uuidString.replacingOccurrences(of: "-", with: "").lowercased())
+            try ReaderFields.expectSame(items, expected, "vault \(index)")
+            if index < 2 {
+                #expect(items.allSatisfy { $0["revision"] as? Int == 1 && $0["updated_at"] as? Int == 1_795_000_000_000 })
             }
         }
+    }
+
+    @Test("The independent Python reader parses the plaintext JSON export of the golden vault, field by field")
+    func pythonExportReader() throws {
+        let vault = try Vault.open(in: try stagedCopy(), unlock: .passphrase(Golden.passphrase))
+        let export = try PlaintextExport(items: try vault.items(), vaultID: Golden.vaultID, createdAt: Golden.created)
+        let path = try TestSupport.temporaryDirectory("golden-export") + "/export.json"
+        try export.encoded().write(to: URL(fileURLWithPath: path))
+        var expected: [String: (kind: String, fields: [String: Any])] = [:]
+        for (index, content) in try Golden.contents().enumerated() {
+            expected[Golden.itemID(index).uuidString.lowercased()] = (content.kind.rawValue, ReaderFields.of(content, created: Golden.created, inExport: true))
+        }
+        expected[Golden.itemID(try Golden.contents().count).uuidString.lowercased()] = ("signing_key", [
+            "name": "Golden key", "flavor": "ed25519", "public_key": "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a",
+        ])
+        let answer = try #require(try TestSupport.openSSLOracle([["op": "read_export", "path": path]]).first as? [String: Any])
+        #expect(answer["vault_id"] as? String == Golden.vaultID.uuidString.lowercased())
+        try ReaderFields.expectSame(try #require(answer["items"] as? [[String: Any]]), expected, "export")
     }
 
     @Test(

@@ -6,11 +6,13 @@ Reads one JSON array of requests on stdin and prints one JSON array of answers. 
 """
 import base64
 import binascii
+import datetime
 import hashlib
 import json
 import sqlite3
 import struct
 import sys
+import urllib.parse
 
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
@@ -60,29 +62,119 @@ def read_fields(data):
     return fields
 
 
-def read_content(plaintext):
+def text(values):
+    return values[-1].decode() if values else None
+
+
+def integer(values):
+    if not values:
+        return None
+    assert len(values[-1]) == 8, "int fields are 8 bytes"
+    return struct.unpack(">Q", values[-1])[0]
+
+
+def time(values):
+    if not values:
+        return None
+    assert len(values[-1]) == 8, "time fields are 8 bytes"
+    return struct.unpack(">q", values[-1])[0]
+
+
+def texts(values):
+    return [value.decode() for value in values]
+
+
+def raw(values):
+    return values[-1].hex() if values else None
+
+
+# FORMAT.md §5, one decoder per kind: every field of the table, by its tag, with optional fields as None.
+def read_card(f):
+    metadata = {}
+    for entry in f.get(29, []):
+        group = read_fields(entry)
+        metadata[text(group[1])] = text(group[2])
+    return {"name": text(f[16]), "symbology": text(f[17]), "payload": raw(f[18]), "payload_charset": text(f[19]),
+            "card_number": text(f.get(20)), "tags": texts(f.get(21, [])), "network_ids": texts(f.get(22, [])),
+            "valid_from": time(f.get(23)), "valid_to": time(f.get(24)), "one_time": f.get(25) == [b"\x01"],
+            "used_at": time(f.get(26)), "archived_at": time(f.get(27)), "notes": text(f.get(28)), "metadata": metadata}
+
+
+def read_otp(f):
+    return {"issuer": text(f[16]), "account": text(f[17]), "type": text(f[18]), "secret": raw(f[19]),
+            "algorithm": text(f[20]), "digits": integer(f[21]), "period": integer(f.get(22)),
+            "counter": integer(f.get(23)), "tags": texts(f.get(24, [])), "notes": text(f.get(25))}
+
+
+def read_credential(f):
+    return {"name": text(f[16]), "provider": text(f.get(17)), "value": text(f[18]), "tags": texts(f.get(19, [])),
+            "notes": text(f.get(20))}
+
+
+def read_signing_key(f):
+    return {"name": text(f[16]), "flavor": text(f[17]), "public_key": raw(f[18]), "pin_salt": raw(f[19]),
+            "pin_box": raw(f[20]), "bound_vault_id": raw(f[21]), "device_secret_id": raw(f[22]),
+            "failed_attempts": integer(f[23]), "tags": texts(f.get(24, [])), "notes": text(f.get(25))}
+
+
+def read_note(f):
+    fields = []
+    for entry in f.get(18, []):
+        group = read_fields(entry)
+        fields.append({"label": text(group[1]), "value": text(group[2])})
+    return {"name": text(f[16]), "template": text(f[17]), "fields": fields, "text": text(f.get(19)),
+            "tags": texts(f.get(20, []))}
+
+
+KIND_READERS = {"card": read_card, "otp": read_otp, "credential": read_credential, "signing_key": read_signing_key,
+                "note": read_note}
+
+
+def read_content(kind, plaintext):
     assert plaintext[0] == 1, "content version 1"
     fields = read_fields(plaintext[1:])
-    return {
-        "v": plaintext[0],
-        "createdAt": struct.unpack(">q", fields[1][-1])[0],
-        "name": fields[16][-1].decode(),
-        "fields": {str(tag): [v.hex() for v in values] for tag, values in fields.items()},
-    }
+    content = KIND_READERS[kind](fields)
+    content["created"] = time(fields[1])
+    return content
 
 
-def read_vault(path, secret_kind, secret):
-    """Opens a Coffer vault file following docs/FORMAT.md and returns its decrypted item contents."""
+def open_pin_box(content, vault_id, item_id, pin, device_secret):
+    """The signing key's seed (FORMAT.md §2 PIN-held items, §3 PIN box)."""
+    salt = bytes.fromhex(content["pin_salt"])
+    stretched = hashlib.pbkdf2_hmac("sha256", pin.encode(), salt, 210000, 32)
+    pin_key = hkdf(stretched + device_secret, salt, b"coffer/v1/pin")
+    box = bytes.fromhex(content["pin_box"])
+    return AESGCM(pin_key).decrypt(box[:12], box[12:], aad("coffer/v1/pin-box", [vault_id, item_id])).hex()
+
+
+def passphrase_kek(kdf, salt, passphrase):
+    """KDF parameters (FORMAT.md §2): 1 = PBKDF2-HMAC-SHA256, 2 = scrypt."""
+    if kdf[0] == 1:
+        assert len(kdf) == 5
+        (iterations,) = struct.unpack(">I", kdf[1:5])
+        stretched = hashlib.pbkdf2_hmac("sha256", passphrase.encode(), salt, iterations, 32)
+    elif kdf[0] == 2:
+        assert len(kdf) == 10
+        log_n = kdf[1]
+        r, p = struct.unpack(">II", kdf[2:10])
+        stretched = Scrypt(salt=salt, length=32, n=1 << log_n, r=r, p=p).derive(passphrase.encode())
+    else:
+        raise ValueError(f"unknown KDF {kdf[0]}")
+    return hkdf(stretched, salt, b"coffer/v1/kek/passphrase")
+
+
+def read_vault(path, secret_kind, secret, pin=None, pin_device_secret=None):
+    """Opens a Coffer vault file following docs/FORMAT.md and returns its decrypted item contents; with a PIN and
+    device secret, also each signing key's seed."""
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     vault_id, fmt = db.execute("SELECT vault_id, format_version FROM vault").fetchone()
     assert fmt == 1
     master = None
+    kdf_ids = []
     for slot_id, slot_type, kdf, salt, wrapped in db.execute("SELECT id, type, kdf, salt, wrapped_key FROM slot"):
         if slot_type == 2 and secret_kind == "passphrase":
-            assert kdf[0] == 1, "oracle reads PBKDF2 slots"
-            (iterations,) = struct.unpack(">I", kdf[1:5])
-            stretched = hashlib.pbkdf2_hmac("sha256", secret.encode(), salt, iterations, 32)
-            kek = hkdf(stretched, salt, b"coffer/v1/kek/passphrase")
+            kek = passphrase_kek(kdf, salt, secret)
+            kdf_ids.append(kdf[0])
         elif slot_type == 3 and secret_kind == "recovery":
             alphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
             bits = "".join(format(alphabet.index(c), "05b") for c in secret.replace("-", "").upper())
@@ -99,9 +191,101 @@ def read_vault(path, secret_kind, secret):
             "SELECT id, kind, revision, updated_at, box FROM item WHERE deleted = 0"):
         item_aad = aad("coffer/v1/item", [vault_id, item_id, kind.encode(), struct.pack(">Q", revision),
                                          struct.pack(">Q", updated_at), struct.pack(">I", 1)])
-        content = read_content(AESGCM(items_key).decrypt(box[:12], box[12:], item_aad))
-        items.append({"id": item_id.hex(), "kind": kind, "content": content})
-    return {"vault_id": vault_id.hex(), "items": items}
+        content = read_content(kind, AESGCM(items_key).decrypt(box[:12], box[12:], item_aad))
+        if kind == "signing_key" and pin is not None:
+            content["seed"] = open_pin_box(content, bytes.fromhex(content["bound_vault_id"]), item_id, pin,
+                                           bytes.fromhex(pin_device_secret))
+        items.append({"id": item_id.hex(), "kind": kind, "revision": revision, "updated_at": updated_at,
+                      "content": content})
+    return {"vault_id": vault_id.hex(), "passphrase_kdfs": kdf_ids, "items": items}
+
+
+def iso_ms(value):
+    """An ISO 8601 UTC time of the export (FORMAT.md §7) as Unix milliseconds."""
+    assert value.endswith("Z"), "export times are UTC"
+    moment = datetime.datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc)
+    return int(moment.timestamp()) * 1000
+
+
+def optional(entry, key, convert=lambda value: value):
+    value = entry.get(key)
+    return None if value is None else convert(value)
+
+
+def exact_keys(entry, required, optional_keys=()):
+    keys = set(entry)
+    assert set(required) <= keys, f"missing {sorted(set(required) - keys)}"
+    assert keys <= set(required) | set(optional_keys), f"unknown {sorted(keys - set(required) - set(optional_keys))}"
+
+
+def export_payload(card):
+    encoding = card["payload_encoding"]
+    if encoding == "base64":
+        return base64.b64decode(card["payload"], validate=True).hex()
+    return card["payload"].encode({"utf-8": "utf-8", "iso-8859-1": "latin-1"}[encoding]).hex()
+
+
+def export_otp(entry):
+    """The token's parameters from its otpauth:// URI (Key Uri Format): type, label, secret and code parameters."""
+    uri = urllib.parse.urlsplit(entry["uri"])
+    assert uri.scheme == "otpauth"
+    query = urllib.parse.parse_qs(uri.query, strict_parsing=True)
+    single = {key: values[0] for key, values in query.items() if len(values) == 1}
+    assert len(single) == len(query), "a parameter given twice"
+    label = urllib.parse.unquote(uri.path[1:])
+    issuer, _, account = label.rpartition(":")
+    assert account == entry["account"] and issuer == entry["issuer"] == single.get("issuer")
+    secret = single["secret"]
+    return {"issuer": entry["issuer"], "account": entry["account"], "type": uri.netloc,
+            "secret": base64.b32decode(secret + "=" * (-len(secret) % 8)).hex(),
+            "algorithm": single.get("algorithm"), "digits": optional(single, "digits", int),
+            "period": optional(single, "period", int), "counter": optional(single, "counter", int),
+            "tags": entry["tags"], "notes": entry.get("notes"), "created": iso_ms(entry["created_at"])}
+
+
+def read_export(path):
+    """Coffer's plaintext JSON export (FORMAT.md §7), read with Python's json module: each section's entries with
+    the fields of the vault reader where the export carries them."""
+    with open(path, encoding="utf-8") as file:
+        document = json.load(file)
+    exact_keys(document, ["format", "version", "user", "cards", "otp", "credentials", "signing_keys", "notes"])
+    assert document["format"] == "coffer-export" and document["version"] == 1
+    exact_keys(document["user"], ["id", "email", "created_at"])
+    items = []
+    for card in document["cards"]:
+        exact_keys(card, ["id", "name", "barcode_type", "payload", "payload_encoding", "tags", "network_ids",
+                          "one_time", "metadata", "created_at", "updated_at"],
+                   ["card_number", "valid_from", "valid_to", "used_at", "archived_at", "notes"])
+        assert isinstance(card["one_time"], bool)
+        charset = {"base64": "binary"}.get(card["payload_encoding"], card["payload_encoding"])
+        items.append({"id": card["id"], "kind": "card", "content": {
+            "name": card["name"], "symbology": card["barcode_type"], "payload": export_payload(card),
+            "payload_charset": charset, "card_number": card.get("card_number"), "tags": card["tags"],
+            "network_ids": card["network_ids"], "valid_from": optional(card, "valid_from", iso_ms),
+            "valid_to": optional(card, "valid_to", iso_ms), "one_time": card["one_time"],
+            "used_at": optional(card, "used_at", iso_ms), "archived_at": optional(card, "archived_at", iso_ms),
+            "notes": card.get("notes"), "metadata": card["metadata"], "created": iso_ms(card["created_at"])}})
+    for token in document["otp"]:
+        exact_keys(token, ["id", "issuer", "account", "uri", "tags", "created_at"], ["notes"])
+        items.append({"id": token["id"], "kind": "otp", "content": export_otp(token)})
+    for credential in document["credentials"]:
+        exact_keys(credential, ["id", "name", "value", "tags", "created_at"], ["provider", "notes"])
+        items.append({"id": credential["id"], "kind": "credential", "content": {
+            "name": credential["name"], "provider": credential.get("provider"), "value": credential["value"],
+            "tags": credential["tags"], "notes": credential.get("notes"), "created": iso_ms(credential["created_at"])}})
+    for key in document["signing_keys"]:
+        exact_keys(key, ["id", "name", "algorithm", "flavor", "public_key"])
+        assert key["algorithm"] == "ed25519"
+        items.append({"id": key["id"], "kind": "signing_key", "content": {
+            "name": key["name"], "flavor": key["flavor"], "public_key": key["public_key"]}})
+    for note in document["notes"]:
+        exact_keys(note, ["id", "name", "template", "fields", "tags", "created_at"], ["text"])
+        for field in note["fields"]:
+            exact_keys(field, ["label", "value"])
+        items.append({"id": note["id"], "kind": "note", "content": {
+            "name": note["name"], "template": note["template"], "fields": note["fields"], "text": note.get("text"),
+            "tags": note["tags"], "created": iso_ms(note["created_at"])}})
+    return {"vault_id": document["user"]["id"], "items": items}
 
 
 def answer(request):
@@ -141,7 +325,12 @@ def answer(request):
     if op == "stellar_seed_from_bytes":
         return strkey_encode(18 << 3, h(request["seed"]))
     if op == "read_vault":
-        return read_vault(request["path"], request["secret_kind"], request["secret"])
+        return read_vault(request["path"], request["secret_kind"], request["secret"], request.get("pin"),
+                          request.get("pin_device_secret"))
+    if op == "read_content":
+        return read_content(request["kind"], h(request["content"]))
+    if op == "read_export":
+        return read_export(request["path"])
     raise ValueError(f"unknown op {op}")
 
 

@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""Writes seed inputs for one fuzz target into a directory, made from the committed test fixtures, so that each
+fuzzing run starts from files the parsers accept instead of from nothing.
+
+    scripts/fuzz-seeds.py FuzzImport|FuzzBarcode|FuzzItemContent|FuzzWire DIR
+
+Each target's input starts with selector bytes (see the target's source); the seeds prepend them to the fixture.
+"""
+import hashlib
+import os
+import sqlite3
+import struct
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "Tests", "oracles"))
+
+# Positions in ImportFormats.all (Sources/CofferInterop/Import.swift): byte 0 of a FuzzImport input.
+IMPORTERS = {"aegis": 0, "2fas": 1, "andotp": 2, "google": 3, "bitwarden-json": 4, "bitwarden-csv": 5,
+             "freeotp-plus": 6, "proton": 7, "ente": 8, "otpauth": 9, "catima": 10, "pkpass": 11, "coffer-json": 12}
+
+# A small plaintext export (docs/FORMAT.md §7), the one import format without a fixture file.
+COFFER_JSON = b'''{"format": "coffer-export", "version": 1,
+ "user": {"id": "6f1b6e7a-3c1d-4e55-9a40-0c0ffee00001", "email": null, "created_at": "2026-11-18T12:26:40Z"},
+ "cards": [{"id": "00000000-0000-4000-8000-000000000000", "name": "Costco", "barcode_type": "code128",
+   "payload": "111222333444", "payload_encoding": "utf-8", "tags": ["grocery"], "network_ids": ["costco"],
+   "one_time": false, "metadata": {"k": "v"}, "created_at": "2026-11-18T12:26:40Z", "updated_at": "2026-11-18T12:26:40Z"}],
+ "otp": [{"id": "00000000-0000-4000-8000-000000000002", "issuer": "GitHub", "account": "alice",
+   "uri": "otpauth://totp/GitHub:alice?secret=GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ&issuer=GitHub&algorithm=SHA1&digits=6&period=30",
+   "tags": [], "created_at": "2026-11-18T12:26:40Z"}],
+ "credentials": [{"id": "00000000-0000-4000-8000-000000000005", "name": "OpenAI", "provider": "openai",
+   "value": "sk-proj-0123", "tags": [], "created_at": "2026-11-18T12:26:40Z"}],
+ "signing_keys": [],
+ "notes": [{"id": "00000000-0000-4000-8000-000000000006", "name": "Bob", "template": "contact",
+   "fields": [{"label": "Email", "value": "bob@example.com"}], "text": "Met", "tags": [], "created_at": "2026-11-18T12:26:40Z"}]}
+'''
+
+# One payload each symbology accepts, in Symbology.allCases order (Sources/CofferBarcode/Core.swift): byte 0 of a
+# FuzzBarcode input. Bytes 1 and 2 (options, version and scale) vary over a few values.
+BARCODE_PAYLOADS = [
+    b"https://example.com/loyalty/card/42", b"LOYALTY-0042-98765432", b"\x1d0109501101530003", b"590123412345",
+    b"96385074", b"036000291452", b"04252614", b"CODE-39 TEST", b"12345678", b"1540014128876", b"A40156B",
+    b"PDF417 payload with text and 0123456789", b"Aztec payload 0123456789", b"DataMatrix payload",
+    b"\x1d01095011015300031710123110ABC",
+]
+
+
+def fixture_seeds():
+    fixtures = os.path.join(ROOT, "Tests", "CofferInteropTests", "Fixtures")
+    for directory in sorted(os.listdir(fixtures)):
+        path = os.path.join(fixtures, directory)
+        if not os.path.isdir(path):
+            continue
+        for name in sorted(os.listdir(path)):
+            if name.endswith(".py") or name == "expected.json":
+                continue
+            key = directory
+            if directory == "bitwarden":
+                key = "bitwarden-csv" if name.endswith(".csv") else "bitwarden-json"
+            with open(os.path.join(path, name), "rb") as file:
+                yield bytes([IMPORTERS[key]]) + file.read()
+    yield bytes([IMPORTERS["coffer-json"]]) + COFFER_JSON
+
+
+def barcode_seeds():
+    for index, payload in enumerate(BARCODE_PAYLOADS):
+        for flags, extra in [(0, 0), (0x41, 5), (0x9E, 2)]:
+            yield bytes([index, flags, extra]) + payload
+
+
+def item_content_seeds():
+    """The plaintext of every item box of the golden vault (docs/FORMAT.md §4, §5), opened with its passphrase,
+    after the kind's position in ItemKind.allCases."""
+    from openssl_oracle import AESGCM, aad, hkdf, passphrase_kek
+    kinds = ["card", "otp", "credential", "signing_key", "note"]
+    db = sqlite3.connect(f"file:{os.path.join(ROOT, 'Tests/CofferVaultTests/Golden/v1/vault.sqlite')}?mode=ro", uri=True)
+    vault_id = db.execute("SELECT vault_id FROM vault").fetchone()[0]
+    slot_id, kdf, salt, wrapped = db.execute("SELECT id, kdf, salt, wrapped_key FROM slot WHERE type = 2").fetchone()
+    kek = passphrase_kek(kdf, salt, "golden passphrase v1")
+    master = AESGCM(kek).decrypt(wrapped[:12], wrapped[12:], aad("coffer/v1/slot", [vault_id, slot_id, bytes([2]), kdf, salt]))
+    items_key = hkdf(master, vault_id, b"coffer/v1/items")
+    for item_id, kind, revision, updated_at, box in db.execute(
+            "SELECT id, kind, revision, updated_at, box FROM item WHERE deleted = 0 ORDER BY id"):
+        item_aad = aad("coffer/v1/item", [vault_id, item_id, kind.encode(), struct.pack(">Q", revision),
+                                         struct.pack(">Q", updated_at), struct.pack(">I", 1)])
+        yield bytes([kinds.index(kind)]) + AESGCM(items_key).decrypt(box[:12], box[12:], item_aad)
+
+
+# One well-formed body of each type FuzzWire decodes, in the order of its `bodies` (Sources/FuzzWire), written from
+# docs/FORMAT.md §8.2 and docs/openapi.yaml.
+_SLOT = {"id": "6f1b6e7a-3c1d-4e55-9a40-0c0ffee00001", "kdf": {"algorithm": "pbkdf2-sha256", "iterations": 600000},
+         "salt": "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=", "wrapped_key": "AAAAAAAAAAAAAAAA" * 5}
+_USER = {"id": "1", "email": "a@example.org", "created_at": "2026-11-18T12:26:40Z",
+         "preferences": {"sync_enabled": True, "notification_radius_meters": 200}}
+_ITEM = {"id": "00000000-0000-4000-8000-000000000001", "kind": "note", "revision": 2, "updated_at": 1795000000000,
+         "deleted": False, "box": "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwd"}
+_TOMBSTONE = {"id": "00000000-0000-4000-8000-000000000002", "kind": "card", "revision": 3, "updated_at": 0, "deleted": True}
+WIRE_BODIES = [
+    {"email": "a@example.org"},
+    {"email": "a@example.org", "auth_key": "AAAA", "vault_id": _SLOT["id"], "slot": _SLOT},
+    {"email": "a@example.org", "auth_key": "AAAA"},
+    {"refresh_token": "eyJhbGciOiJFUzI1NiJ9.e30.sig"},
+    {"auth_key": "AAAA", "new_auth_key": "BBBB", "slot": dict(_SLOT, kdf={"algorithm": "scrypt", "log_n": 15, "r": 8, "p": 1})},
+    {"identity_token": "eyJ.e30.sig", "user_identifier": "u", "email": "a@example.org",
+     "full_name": {"given_name": "Ada", "family_name": "L"}},
+    {"items": [{"item": _ITEM, "base_revision": 1}, {"item": _TOMBSTONE, "base_revision": 2}]},
+    {"kdf": {"algorithm": "pbkdf2-sha256", "iterations": 600000}, "salt": "AAECAwQFBgcICQoLDA0ODw=="},
+    {"access_token": "a", "refresh_token": "r", "expires_in": 900, "token_type": "Bearer", "user": _USER,
+     "vault_id": _SLOT["id"], "slot": _SLOT},
+    {"user": _USER, "vault_id": _SLOT["id"], "item_count": 2, "stored_bytes": 100, "cursor": 7},
+    {"cursor": 8, "accepted": 2},
+    {"items": [_ITEM, _TOMBSTONE], "cursor": 9, "has_more": True},
+    {"error": "conflict", "message": "stale base revision", "details": {"conflicts": [_ITEM], "field": "items", "limit": 500}},
+]
+
+
+def wire_seeds():
+    import json
+    for index, body in enumerate(WIRE_BODIES):
+        yield bytes([index]) + json.dumps(body).encode()
+
+
+SEEDS = {"FuzzImport": fixture_seeds, "FuzzBarcode": barcode_seeds, "FuzzItemContent": item_content_seeds,
+         "FuzzWire": wire_seeds}
+
+
+def main():
+    if len(sys.argv) != 3 or sys.argv[1] not in SEEDS:
+        sys.exit(f"usage: {sys.argv[0]} {'|'.join(SEEDS)} DIR")
+    target, directory = sys.argv[1], sys.argv[2]
+    os.makedirs(directory, exist_ok=True)
+    count = 0
+    for seed in SEEDS[target]():
+        # Named by content, as libFuzzer names its corpus files, so reruns do not duplicate seeds.
+        with open(os.path.join(directory, hashlib.sha1(seed).hexdigest()), "wb") as file:
+            file.write(seed)
+        count += 1
+    print(f"fuzz-seeds: {count} seeds for {target}")
+
+
+if __name__ == "__main__":
+    main()
