@@ -245,6 +245,66 @@ struct OnCueCLITests {
     }
 }
 
+extension OnCueCLITests {
+    @Test("through a server's tiles: no position, network id or card reaches its database, WAL or trace log, nor an address")
+    func serverPrivacy() throws {
+        let data = try TestSupport.temporaryDirectory("places-server")
+        let server = SyncCLITests.serverBinary
+        let serverEnvironment = ["PATH": "/usr/bin:/bin", "SWIFT_BACKTRACE": "enable=no"]
+        for arguments in [[Self.fixture("networks_wikidata.csv")], ["--network", "costco", Self.fixture("costco.csv")],
+                          ["--network", "whole-foods", Self.fixture("whole-foods.csv")], ["--network", "kohls", Self.fixture("kohls.csv")]] {
+            let imported = try TestSupport.run(server, ["places", "import", "--data", data] + arguments, environment: serverEnvironment)
+            try #require(imported.status == 0, "\(imported.stderr)")
+        }
+        let port = Int.random(in: 20_000...60_000)
+        let logPath = "\(data)/trace.log"
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: server)
+        process.arguments = ["--data", data, "--port", "\(port)"]
+        process.environment = serverEnvironment.merging(["COFFER_LOG": "trace"]) { $1 }
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        try process.run()
+        defer { kill(process.processIdentifier, SIGKILL) }
+        var up = false
+        for _ in 0..<100 where !up {
+            up = try TestSupport.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(port)/health"]).stdout == "200"
+            if !up { Thread.sleep(forTimeInterval: 0.1) }
+        }
+        try #require(up, "coffer-server did not start")
+
+        let cli = try CLI()
+        try cli.ok(["init"])
+        try cli.ok(["places", "from", "http://127.0.0.1:\(port)"])
+        try cli.ok(["add", "card", "CANARYCARD-4242", "--symbology", "code128", "--network", "costco", "--network", "canary-net-4242"], input: "4242\n")
+        let canary = (latitude: "37.7761234", longitude: "-122.4181234")
+        let near = try cli.ok(["near", "--at", "-", "--json"], input: "\(canary.latitude),\(canary.longitude)")
+        #expect(near.stdout.contains("CANARYCARD-4242"), "the tile served the card's stores")
+        try cli.ok(["regions", "--at", "-"], input: "\(canary.latitude),\(canary.longitude)")
+        let track = try String(contentsOfFile: Self.fixture("track.txt"), encoding: .utf8)
+        let cue = try cli.ok(["cue", "--follow", "-", "--no-notify"], input: "\(canary.latitude),\(canary.longitude)\n" + track)
+        #expect(cue.stdout.contains("CANARYCARD-4242"))
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+
+        let log = try String(contentsOfFile: logPath, encoding: .utf8)
+        let requests = log.split(separator: "\n").filter { $0.contains("route=") }
+        #expect(requests.contains { $0.contains("route=/v1/places/tiles/{cell}") }, "the scan must see the tile request it checks")
+        var files = Data()
+        for name in try FileManager.default.contentsOfDirectory(atPath: data) where name.hasPrefix("server.sqlite") {
+            files += try Data(contentsOf: URL(fileURLWithPath: "\(data)/\(name)"))
+        }
+        #expect(files.count > 4096)
+        let fine = "9q8yy"  // the canary's geohash-5: finer than the cell a tile names
+        for marker in [canary.latitude, String(canary.longitude.dropFirst()), "canary-net-4242", "CANARYCARD", fine] {
+            #expect(CanaryScan.encodings(of: marker, in: files).isEmpty, "\(marker) in the server's database")
+            #expect(CanaryScan.encodings(of: marker, in: Data(log.utf8)).isEmpty, "\(marker) in the server's log")
+        }
+        #expect(!requests.contains { $0.contains("127.0.0.1") }, "no client address in the server's request lines")
+    }
+}
+
 extension FileHandle {
     /// What can be read now without blocking.
     func availableDataNonBlocking() -> Data {

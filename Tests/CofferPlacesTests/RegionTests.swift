@@ -220,3 +220,30 @@ struct TileTests {
         }
     }
 }
+
+@Suite("Tile format v1, locked")
+struct GoldenTileTests {
+    static let golden = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden/golden_tile_v1.bin")
+
+    static let network = Network(
+        id: "costco", wikidata: "Q715583", name: "Costco", canonicalNames: ["Costco", "Costco Wholesale"], category: .grocery,
+        isLargeArea: false, defaultRadius: 100, tags: ["membership", "grocery"])
+    static let locations = [
+        Location(
+            id: "loc_costco_001", networkID: "costco", name: "Costco San Francisco", address: "1450 Harrison St",
+            point: GeoPoint(latitude: 37.7749, longitude: -122.4194)!, radius: nil, phone: "(415) 555-0101", hours: "Mo-Sa 10:00-20:30"),
+        Location(id: "loc_costco_002", networkID: "costco", name: "Costco South SF", point: GeoPoint(latitude: 37.6526, longitude: -122.4079)!, radius: 150),
+    ]
+
+    @Test("the tile written by hand from FORMAT.md §9.3 (Golden/make_golden_tile.py) decodes to its values, and they encode to it")
+    func golden() throws {
+        let bytes = Array(try Data(contentsOf: Self.golden))
+        let tile = try PlaceTile(bytes: bytes)
+        #expect(tile.kind == .cell && tile.cell == "9q8y" && tile.radius == 50_000 && tile.dataVersion == 1_795_521_600_000)
+        #expect(tile.networks == [Self.network])
+        #expect(tile.locations == Self.locations)
+        let encoded = try PlaceTile.encode(
+            kind: .cell, cell: "9q8y", radius: 50_000, dataVersion: 1_795_521_600_000, networks: [Self.network], locations: Self.locations)
+        #expect(encoded.bytes == bytes)
+    }
+}
