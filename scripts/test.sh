@@ -13,6 +13,9 @@ command -v rsvg-convert >/dev/null || missing_apt+=(librsvg2-bin)
 [ -e /usr/include/sqlite3.h ] || missing_apt+=(libsqlite3-dev)
 [ -e /usr/include/zlib.h ] || missing_apt+=(zlib1g-dev)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing_apt+=(postgresql)
+# On cue: a real gpsd replaying a track (gpsfake), and a private session bus for desktop notifications.
+command -v gpsfake >/dev/null || missing_apt+=(gpsd gpsd-clients)
+command -v dbus-daemon >/dev/null || missing_apt+=(dbus-daemon)
 if [ ${#missing_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing_apt[@]}" >/dev/null
@@ -23,7 +26,7 @@ if [ ${#missing_apt[@]} -gt 0 ]; then
 fi
 
 python3 - <<'PY' 2>/dev/null || python3 -m pip install --quiet --disable-pip-version-check -r Tests/oracles/requirements.txt
-import cryptography, zxingcpp, numpy, PIL
+import cryptography, zxingcpp, numpy, PIL, geographiclib, pygeohash, haversine, jeepney
 PY
 
 # The server's tests run against both stores: a throwaway PostgreSQL cluster is started here (as root, through
