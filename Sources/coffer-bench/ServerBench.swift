@@ -329,7 +329,7 @@ struct ServerBenchRun: Sendable {
     }
 
     /// User and system CPU time this process has used, in seconds.
-    private static func processorSeconds() -> Double {
+    static func processorSeconds() -> Double {
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
         func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
@@ -442,65 +442,9 @@ struct ServerBenchRun: Sendable {
 
     // MARK: Load
 
-    /// Runs `request` in `options.clients` concurrent loops for the warm-up and then `options.seconds`; counts the
-    /// requests that started after the warm-up and finished before the end.
+    /// Runs `request` in `options.clients` concurrent loops (see `concurrentLoad`).
     private func load(_ request: @escaping @Sendable (_ worker: Int, _ iteration: Int) async throws -> Void) async throws -> LoadResult {
-        let begin = DispatchTime.now().uptimeNanoseconds
-        let measureFrom = begin + UInt64(warmup * 1e9)
-        let end = measureFrom + UInt64(options.seconds) * 1_000_000_000
-        let results = try await withThrowingTaskGroup(of: WorkerTally.self) { group in
-            // This process's CPU time over the measured window.
-            group.addTask {
-                var tally = WorkerTally()
-                try await Task.sleep(for: .nanoseconds(measureFrom - min(measureFrom, DispatchTime.now().uptimeNanoseconds)))
-                let before = Self.processorSeconds()
-                try await Task.sleep(for: .nanoseconds(end - min(end, DispatchTime.now().uptimeNanoseconds)))
-                tally.processorSeconds = Self.processorSeconds() - before
-                return tally
-            }
-            for worker in 0..<options.clients {
-                group.addTask {
-                    var result = WorkerTally()
-                    var iteration = 0
-                    while true {
-                        let start = DispatchTime.now().uptimeNanoseconds
-                        if start >= end { break }
-                        do {
-                            try await request(worker, iteration)
-                            let finish = DispatchTime.now().uptimeNanoseconds
-                            if start >= measureFrom && finish <= end {
-                                result.latencies.append(Double(finish - start) / 1e9)
-                            }
-                        } catch {
-                            result.errors += 1
-                            if result.firstError == nil { result.firstError = "\(error)" }
-                            // A failing backend answers at once; do not spin.
-                            try await Task.sleep(for: .milliseconds(10))
-                        }
-                        iteration += 1
-                    }
-                    return result
-                }
-            }
-            var all: [WorkerTally] = []
-            for try await result in group { all.append(result) }
-            return all
-        }
-        let latencies = results.flatMap(\.latencies).sorted()
-        var total = LoadResult(
-            errors: results.reduce(0) { $0 + $1.errors }, firstError: results.lazy.compactMap(\.firstError).first,
-            seconds: Double(options.seconds), sortedLatencies: latencies)
-        total.processorSecondsPerRequest = results.reduce(0) { $0 + $1.processorSeconds } / Double(max(total.count, 1))
-        if total.count == 0 { throw BenchError("no request succeeded: \(total.firstError ?? "unknown failure")") }
-        return total
-    }
-
-    /// One load loop's requests.
-    private struct WorkerTally: Sendable {
-        var latencies: [Double] = []
-        var errors = 0
-        var firstError: String?
-        var processorSeconds = 0.0
+        try await concurrentLoad(clients: options.clients, seconds: options.seconds, warmup: warmup, request)
     }
 
     // MARK: Setup helpers
@@ -554,6 +498,69 @@ struct ServerBenchRun: Sendable {
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         return path
     }
+}
+
+/// Runs `request` in `clients` concurrent loops for `warmup` seconds and then `seconds`; counts the requests that
+/// started after the warm-up and finished before the end, with this process's CPU time per request.
+func concurrentLoad(
+    clients: Int, seconds: Int, warmup: Double, _ request: @escaping @Sendable (_ worker: Int, _ iteration: Int) async throws -> Void
+) async throws -> LoadResult {
+    let begin = DispatchTime.now().uptimeNanoseconds
+    let measureFrom = begin + UInt64(warmup * 1e9)
+    let end = measureFrom + UInt64(seconds) * 1_000_000_000
+    let results = try await withThrowingTaskGroup(of: LoadTally.self) { group in
+        // This process's CPU time over the measured window.
+        group.addTask {
+            var tally = LoadTally()
+            try await Task.sleep(for: .nanoseconds(measureFrom - min(measureFrom, DispatchTime.now().uptimeNanoseconds)))
+            let before = ServerBenchRun.processorSeconds()
+            try await Task.sleep(for: .nanoseconds(end - min(end, DispatchTime.now().uptimeNanoseconds)))
+            tally.processorSeconds = ServerBenchRun.processorSeconds() - before
+            return tally
+        }
+        for worker in 0..<clients {
+            group.addTask {
+                var result = LoadTally()
+                var iteration = 0
+                while true {
+                    let start = DispatchTime.now().uptimeNanoseconds
+                    if start >= end { break }
+                    do {
+                        try await request(worker, iteration)
+                        let finish = DispatchTime.now().uptimeNanoseconds
+                        if start >= measureFrom && finish <= end {
+                            result.latencies.append(Double(finish - start) / 1e9)
+                        }
+                    } catch {
+                        result.errors += 1
+                        if result.firstError == nil { result.firstError = "\(error)" }
+                        // A failing backend answers at once; do not spin.
+                        try await Task.sleep(for: .milliseconds(10))
+                    }
+                    iteration += 1
+                }
+                return result
+            }
+        }
+        var all: [LoadTally] = []
+        for try await result in group { all.append(result) }
+        return all
+    }
+    let latencies = results.flatMap(\.latencies).sorted()
+    var total = LoadResult(
+        errors: results.reduce(0) { $0 + $1.errors }, firstError: results.lazy.compactMap(\.firstError).first,
+        seconds: Double(seconds), sortedLatencies: latencies)
+    total.processorSecondsPerRequest = results.reduce(0) { $0 + $1.processorSeconds } / Double(max(total.count, 1))
+    if total.count == 0 { throw BenchError("no request succeeded: \(total.firstError ?? "unknown failure")") }
+    return total
+}
+
+/// One load loop's requests.
+struct LoadTally: Sendable {
+    var latencies: [Double] = []
+    var errors = 0
+    var firstError: String?
+    var processorSeconds = 0.0
 }
 
 /// Binds port 0 on 127.0.0.1 to learn a free port, then releases it for the server.
@@ -871,11 +878,11 @@ struct ThrowawayCluster: Sendable {
 }
 
 /// Writes a line at once: this bench's output is usually piped, where `print` would hold it back until exit.
-private func emit(_ text: String) {
+func emit(_ text: String) {
     FileHandle.standardOutput.write(Data((text + "\n").utf8))
 }
 
 /// A table row in `report`'s layout.
-private func row(_ label: String, _ value: String) {
+func row(_ label: String, _ value: String) {
     emit(label.padding(toLength: 52, withPad: " ", startingAt: 0) + value)
 }
