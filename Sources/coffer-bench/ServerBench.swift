@@ -147,45 +147,12 @@ struct ServerBenchRun: Sendable {
     }
 
     private func postgres(http: HTTPClient, registrar: Registrar) async throws {
-        let environment = ProcessInfo.processInfo.environment
-        var urls: (app: String, admin: String)?
-        for prefix in ["COFFER_BENCH_POSTGRES", "COFFER_TEST_POSTGRES"] {
-            if let app = environment["\(prefix)_URL"], let admin = environment["\(prefix)_ADMIN_URL"], !app.isEmpty, !admin.isEmpty {
-                urls = (app, admin)
-                break
-            }
-        }
-        var cluster: ThrowawayCluster?
-        if urls == nil {
-            do {
-                let started = try await ThrowawayCluster.start()
-                cluster = started
-                urls = (started.appURL, started.adminURL)
-            } catch {
-                emit("PostgreSQL: skipped: no COFFER_BENCH_POSTGRES_URL / COFFER_BENCH_POSTGRES_ADMIN_URL set, and \(error)")
-                return
-            }
-        }
-        guard let urls else { return }
-        do {
-            let store: PostgresServerStore
-            do {
-                // As many connections as clients, as pgbench has.
-                store = try PostgresServerStore(url: urls.app, migrationURL: urls.admin, connections: options.clients, logger: logger)
-            } catch {
-                throw BenchError("PostgreSQL URL: \(error)")
-            }
-            let pool = Task { await store.run() }
-            defer { pool.cancel() }
+        try await withBenchPostgres(connections: options.clients, logger: logger) { store, appURL, throwaway in
             let backend = BenchBackend(
-                title: "PostgreSQL (app role, forced row-level security, \(options.clients) connections\(cluster == nil ? "" : ", throwaway cluster with fsync=off"))",
-                store: store, postgresURL: urls.app)
+                title: "PostgreSQL (app role, forced row-level security, \(options.clients) connections\(throwaway ? ", throwaway cluster with fsync=off" : ""))",
+                store: store, postgresURL: appURL)
             try await measure(backend, http: http, registrar: registrar)
-        } catch {
-            try? await cluster?.stop()
-            throw error
         }
-        try await cluster?.stop()
     }
 
     // MARK: Scenarios
@@ -561,6 +528,49 @@ struct LoadTally: Sendable {
     var errors = 0
     var firstError: String?
     var processorSeconds = 0.0
+}
+
+/// Runs `body` with a running PostgreSQL store and the app role's URL: the database of COFFER_BENCH_POSTGRES_URL /
+/// COFFER_BENCH_POSTGRES_ADMIN_URL (else the COFFER_TEST_ pair), or a throwaway cluster (`throwaway` true) started
+/// with scripts/postgres.sh and stopped afterwards. Without either, says so and skips.
+func withBenchPostgres(
+    connections: Int, logger: Logger, _ body: (PostgresServerStore, String, Bool) async throws -> Void
+) async throws {
+    let environment = ProcessInfo.processInfo.environment
+    var urls: (app: String, admin: String)?
+    for prefix in ["COFFER_BENCH_POSTGRES", "COFFER_TEST_POSTGRES"] {
+        if let app = environment["\(prefix)_URL"], let admin = environment["\(prefix)_ADMIN_URL"], !app.isEmpty, !admin.isEmpty {
+            urls = (app, admin)
+            break
+        }
+    }
+    var cluster: ThrowawayCluster?
+    if urls == nil {
+        do {
+            let started = try await ThrowawayCluster.start()
+            cluster = started
+            urls = (started.appURL, started.adminURL)
+        } catch {
+            emit("PostgreSQL: skipped: no COFFER_BENCH_POSTGRES_URL / COFFER_BENCH_POSTGRES_ADMIN_URL set, and \(error)")
+            return
+        }
+    }
+    guard let urls else { return }
+    do {
+        let store: PostgresServerStore
+        do {
+            store = try PostgresServerStore(url: urls.app, migrationURL: urls.admin, connections: connections, logger: logger)
+        } catch {
+            throw BenchError("PostgreSQL URL: \(error)")
+        }
+        let pool = Task { await store.run() }
+        defer { pool.cancel() }
+        try await body(store, urls.app, cluster != nil)
+    } catch {
+        try? await cluster?.stop()
+        throw error
+    }
+    try await cluster?.stop()
 }
 
 /// Binds port 0 on 127.0.0.1 to learn a free port, then releases it for the server.

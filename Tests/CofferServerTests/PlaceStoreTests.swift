@@ -1,5 +1,6 @@
 import CofferPlaces
 import CofferServerStore
+import CofferTestSupport
 import Foundation
 import Testing
 
@@ -13,7 +14,7 @@ struct PlaceStoreTests {
     static func places(around centre: GeoPoint, count: Int, seed: UInt64) -> (networks: [Network], locations: [Location]) {
         var random = SystemRandomNumberGenerator()
         let prefix = "t\(UInt32.random(in: 0...UInt32.max, using: &random))"
-        var generator = SplitMix(seed: seed)
+        var generator = SplitMix64(seed: seed)
         let networks = (0..<6).map { Network(id: "\(prefix)-n\($0)", name: "Network \($0)", defaultRadius: 60 + 40 * $0) }
         let locations = (0..<count).map { index -> Location in
             var longitude = centre.longitude + Double.random(in: -0.7...0.7, using: &generator)
@@ -31,7 +32,7 @@ struct PlaceStoreTests {
     }
 
     static func randomCentre(seed: UInt64) -> GeoPoint {
-        var generator = SplitMix(seed: seed ^ UInt64(Date().timeIntervalSince1970 * 1000))
+        var generator = SplitMix64(seed: seed ^ UInt64(Date().timeIntervalSince1970 * 1000))
         return GeoPoint(latitude: Double.random(in: -60...60, using: &generator), longitude: Double.random(in: -179...179, using: &generator))!
     }
 
@@ -47,7 +48,7 @@ struct PlaceStoreTests {
             #expect(stats.version >= 1_800_000_000_000)
 
             let reference = PlaceSet(networks: networks, locations: locations)
-            var generator = SplitMix(seed: 3)
+            var generator = SplitMix64(seed: 3)
             for index in 0..<40 {
                 let position = GeoPoint(
                     latitude: centre.latitude + Double.random(in: -0.4...0.4, using: &generator),
@@ -140,20 +141,5 @@ extension PlaceStoreTests {
     /// their own on a shared PostgreSQL database, the answer must account for them too.
     static func reference(_ store: any ServerStore, around position: GeoPoint) async throws -> PlaceSet {
         PlaceSet(networks: try await store.networks(), locations: try await store.locations(in: GeoBox.around(position, radius: 50_000)))
-    }
-}
-
-/// SplitMix64, for repeatable random places.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
