@@ -90,6 +90,60 @@ enum SQLitePlaces {
         return result
     }
 
+    /// Enough candidates to choose the monitored set exactly, without reading every place of the search circle: the
+    /// user's networks' places within `radius` (through the (network, lat) index), and the places of a circle that
+    /// grows from 1 km until it holds `limit` of them all or reaches `radius`. Every place within the final circle is
+    /// read, so the nearest ones of priority 2 are among the candidates; `RegionSelector` then decides.
+    static func regionCandidates(
+        _ db: Database, _ position: GeoPoint, userNetworks: Set<String>, radius: Double, limit: Int
+    ) throws -> [PlaceQueries.Candidate] {
+        var byRow: [Int64: PlaceQueries.Candidate] = [:]
+        var userPlaces = 0
+        if !userNetworks.isEmpty {
+            let boxes = GeoBox.around(position, radius: radius)
+            let marks = Array(repeating: "?", count: userNetworks.count).joined(separator: ",")
+            for box in boxes {
+                var arguments = StatementArguments(Array(userNetworks))
+                arguments += [box.south, box.north, box.west, box.east]
+                let rows = try Row.fetchCursor(
+                    db,
+                    sql: """
+                        SELECT row, id, network_id, lat, lon FROM locations INDEXED BY locations_network_lat
+                        WHERE network_id IN (\(marks)) AND lat BETWEEN ? AND ? AND lon BETWEEN ? AND ?
+                        """,
+                    arguments: arguments)
+                while let row = try rows.next() {
+                    let candidate = PlaceQueries.Candidate(rowID: row[0], id: row[1], networkID: row[2], latitude: row[3], longitude: row[4])
+                    if byRow.updateValue(candidate, forKey: candidate.rowID) == nil,
+                       Haversine.distance(latitude1: position.latitude, longitude1: position.longitude,
+                                          latitude2: candidate.latitude, longitude2: candidate.longitude) <= radius {
+                        userPlaces += 1
+                    }
+                }
+            }
+        }
+        // Priority 1 fills the set on its own: the others can only come after.
+        if userPlaces >= limit { return Array(byRow.values) }
+        var reach = min(radius, 1_000)
+        while true {
+            // A hair wider than the circle, so that rounding at its edge never leaves out a place inside it.
+            let ring = try candidates(db, boxes: GeoBox.around(position, radius: reach * 1.000_001 + 1), networks: nil)
+            var inside = 0
+            for candidate in ring where Haversine.distance(
+                latitude1: position.latitude, longitude1: position.longitude, latitude2: candidate.latitude,
+                longitude2: candidate.longitude) <= reach
+            {
+                inside += 1
+                byRow[candidate.rowID] = candidate
+            }
+            // Every place within `reach` is known, so once there are `limit` of them, the nearest places of
+            // priority 2 that the set needs (limit minus the user's) are among them.
+            if inside >= limit || reach >= radius { break }
+            reach = min(radius, reach * 3)
+        }
+        return Array(byRow.values)
+    }
+
     static func details(_ db: Database, rows: [Int64]) throws -> [Int64: (Location, Network)] {
         guard !rows.isEmpty else { return [:] }
         let marks = Array(repeating: "?", count: rows.count).joined(separator: ",")
@@ -231,7 +285,7 @@ extension SQLiteServerStore {
 
     public func regions(_ position: GeoPoint, userNetworks: Set<String>, radius: Double, limit: Int) async throws(ServerStoreError) -> [MonitoredRegion] {
         try await read { db in
-            let candidates = try SQLitePlaces.candidates(db, boxes: GeoBox.around(position, radius: radius), networks: nil)
+            let candidates = try SQLitePlaces.regionCandidates(db, position, userNetworks: userNetworks, radius: radius, limit: limit)
             let picks = PlaceQueries.pick(candidates, position: position, radius: radius, limit: limit) {
                 userNetworks.contains($0.networkID) ? 1 : 2
             }

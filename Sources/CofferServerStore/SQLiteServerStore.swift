@@ -124,6 +124,10 @@ public final class SQLiteServerStore: ServerStore {
                 """)
         }
         migrator.registerMigration("s2-places", migrate: SQLitePlaces.migration)
+        // Regions read the places of the user's networks by network and latitude.
+        migrator.registerMigration("s3-places-network-lat") { db in
+            try db.execute(sql: "CREATE INDEX locations_network_lat ON locations(network_id, lat)")
+        }
         return migrator
     }()
 

@@ -40,11 +40,19 @@ struct PlaceStoreTests {
     func queries(backend: Backend) async throws {
         try await backend.withStore { store in
             let centre = Self.randomCentre(seed: 1)
-            let (networks, locations) = Self.places(around: centre, count: 3_000, seed: 2)
+            var (networks, locations) = Self.places(around: centre, count: 3_000, seed: 2)
+            // A sparse network of the user's, so that the choice mixes a few priority-1 places with nearer others.
+            let sparse = Network(id: networks[0].id + "-sparse", name: "Sparse", defaultRadius: 120)
+            networks.append(sparse)
+            for index in 0..<5 {
+                locations.append(Location(
+                    id: "\(sparse.id)-\(index)", networkID: sparse.id, name: "Sparse \(index)",
+                    point: GeoPoint(latitude: centre.latitude + Double(index) * 0.05, longitude: centre.longitude - Double(index) * 0.04)!))
+            }
             let summary = try await store.importPlaces(PlaceImport(networks: networks, locations: locations), replacing: false, now: Self.now)
-            #expect(summary == PlaceImportSummary(networks: 6, locations: 3_000, removed: 0))
+            #expect(summary == PlaceImportSummary(networks: 7, locations: 3_005, removed: 0))
             let stats = try await store.placesStats()
-            #expect(networks.allSatisfy { stats.perNetwork[$0.id] == 500 })
+            #expect(networks.dropLast().allSatisfy { stats.perNetwork[$0.id] == 500 } && stats.perNetwork[sparse.id] == 5)
             #expect(stats.version >= 1_800_000_000_000)
 
             let reference = PlaceSet(networks: networks, locations: locations)
@@ -53,8 +61,8 @@ struct PlaceStoreTests {
                 let position = GeoPoint(
                     latitude: centre.latitude + Double.random(in: -0.4...0.4, using: &generator),
                     longitude: max(-180, min(180, centre.longitude + Double.random(in: -0.4...0.4, using: &generator))))!
-                let user: Set<String> = index % 2 == 0 ? [networks[1].id, networks[4].id] : []
-                let limit = [20, 1, 100][index % 3]
+                let user: Set<String> = [[networks[1].id, networks[4].id], [], [sparse.id]][index % 3]
+                let limit = [20, 1, 100, 3][index % 4]
                 let expected = reference.regions(at: position, userNetworks: user, limit: limit)
                 let regions = try await store.regions(position, userNetworks: user, radius: 50_000, limit: limit)
                 #expect(regions == expected, "position \(index)")
