@@ -15,7 +15,7 @@ final class TileCache: Sendable {
     }
 
     private let entries = Mutex<[String: Entry]>([:])
-    private let networks = Mutex<(version: Int64, list: [Network])?>(nil)
+    private let networks = Mutex<(version: Int64, list: [Network], counts: [String: Int])?>(nil)
     static let capacity = 2_048
 
     func tile(_ cell: String, version: Int64) -> Entry? {
@@ -29,12 +29,12 @@ final class TileCache: Sendable {
         }
     }
 
-    func networks(version: Int64) -> [Network]? {
-        networks.withLock { $0.flatMap { $0.version == version ? $0.list : nil } }
+    func networks(version: Int64) -> (list: [Network], counts: [String: Int])? {
+        networks.withLock { $0.flatMap { $0.version == version ? ($0.list, $0.counts) : nil } }
     }
 
-    func store(networks list: [Network], version: Int64) {
-        networks.withLock { $0 = (version, list) }
+    func store(networks list: [Network], counts: [String: Int], version: Int64) {
+        networks.withLock { $0 = (version, list, counts) }
     }
 }
 
@@ -50,13 +50,12 @@ extension ServerCore {
                 "category must be one of \(NetworkCategory.allCases.map(\.rawValue).joined(separator: ", "))", field: "category")
         }
         if let search, search.utf8.count > 200 { throw APIError.invalidRequest("search is too long", field: "search") }
-        let stats = try await store.placesStats()
-        let all = try await directory(version: stats.version)
+        let (all, counts) = try await directory()
         let chosen = all.filter { network in
             (category == nil || network.category.rawValue == category)
                 && (search.map { $0.isEmpty || network.matches(search: $0) } ?? true)
         }
-        return NetworkList(networks: chosen.map { NetworkJSON($0, locationCount: stats.perNetwork[$0.id] ?? 0) })
+        return NetworkList(networks: chosen.map { NetworkJSON($0, locationCount: counts[$0.id] ?? 0) })
     }
 
     func networkLocations(id: String, limit: Int, offset: Int) async throws -> NetworkLocations {
@@ -69,11 +68,14 @@ extension ServerCore {
             locations: page.locations.map { LocationJSON($0, network: network) }, total: page.total)
     }
 
-    private func directory(version: Int64) async throws -> [Network] {
+    /// Every network and its number of locations, read again only after an import (counting is a scan).
+    private func directory() async throws -> (list: [Network], counts: [String: Int]) {
+        let version = try await store.placesVersion()
         if let cached = tileCache.networks(version: version) { return cached }
+        let stats = try await store.placesStats()
         let list = try await store.networks()
-        tileCache.store(networks: list, version: version)
-        return list
+        tileCache.store(networks: list, counts: stats.perNetwork, version: stats.version)
+        return (list, stats.perNetwork)
     }
 
     // MARK: CardOnCue's position-taking endpoints
@@ -87,7 +89,7 @@ extension ServerCore {
         let filter = networks.isEmpty ? nil : Set(networks)
         let found = try await store.nearby(position, radius: radiusKM * 1_000, networks: filter, limit: limit)
         var directory: [String: Network] = [:]
-        for network in try await self.directory(version: try await store.placesStats().version) { directory[network.id] = network }
+        for network in try await self.directory().list { directory[network.id] = network }
         return NearbyLocations(locations: found.map { LocationJSON($0.location, network: directory[$0.location.networkID], distance: $0.distance) })
     }
 
@@ -135,14 +137,14 @@ extension ServerCore {
         guard cell.utf8.count == precision, Geohash.isValid(cell), let box = Geohash.box(cell) else {
             throw APIError.invalidRequest("cell must be a geohash of \(precision) characters", field: "cell")
         }
-        let version = try await store.placesStats().version
+        let version = try await store.placesVersion()
         if let cached = tileCache.tile(cell, version: version) { return cached }
         let radius = Int(RegionRules.searchRadius)
         let locations = try await store.locations(in: box.halo(radius: RegionRules.searchRadius))
         let tile: PlaceTile
         do {
             tile = try PlaceTile.encode(
-                kind: kind, cell: cell, radius: radius, dataVersion: version, networks: try await directory(version: version),
+                kind: kind, cell: cell, radius: radius, dataVersion: version, networks: try await directory().list,
                 locations: locations)
         } catch {
             throw APIError(.contentTooLarge, "too_large", "This cell holds too many places for one tile")

@@ -26,6 +26,8 @@ public protocol PlaceStore: Sendable {
     func regions(_ position: GeoPoint, userNetworks: Set<String>, radius: Double, limit: Int) async throws(ServerStoreError) -> [MonitoredRegion]
     /// Counts and the version of the places (the time of the last import), which tiles carry for caching.
     func placesStats() async throws(ServerStoreError) -> PlacesStats
+    /// The version alone (Unix ms of the last import, 0 before any): one row, read on every tile request.
+    func placesVersion() async throws(ServerStoreError) -> Int64
 }
 
 /// What an import changed.

@@ -239,6 +239,12 @@ extension PostgresServerStore {
         }
     }
 
+    public func placesVersion() async throws(ServerStoreError) -> Int64 {
+        try await shared { client in
+            try await client.rows("SELECT version FROM places_version WHERE singleton = 1", logger: logger).first?.decode(Int64.self) ?? 0
+        }
+    }
+
     public func placesStats() async throws(ServerStoreError) -> PlacesStats {
         try await shared { client in
             var perNetwork: [String: Int] = [:]

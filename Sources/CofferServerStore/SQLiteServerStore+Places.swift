@@ -301,6 +301,10 @@ extension SQLiteServerStore {
         }
     }
 
+    public func placesVersion() async throws(ServerStoreError) -> Int64 {
+        try await read { db in try Int64.fetchOne(db, sql: "SELECT version FROM places_version WHERE singleton = 1") ?? 0 }
+    }
+
     public func placesStats() async throws(ServerStoreError) -> PlacesStats {
         try await read { db in
             var perNetwork: [String: Int] = [:]

@@ -54,6 +54,7 @@ struct PlaceStoreTests {
             let stats = try await store.placesStats()
             #expect(networks.dropLast().allSatisfy { stats.perNetwork[$0.id] == 500 } && stats.perNetwork[sparse.id] == 5)
             #expect(stats.version >= 1_800_000_000_000)
+            #expect(try await store.placesVersion() >= stats.version)
 
             let reference = PlaceSet(networks: networks, locations: locations)
             var generator = SplitMix64(seed: 3)
