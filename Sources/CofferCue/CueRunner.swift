@@ -90,6 +90,7 @@ public final class CueRunner: Sendable {
         var cards: [CueCard] = []
         var noticed: Set<String> = []
         var count = 0
+        var chosen = false
         var lastTime: Date?
         for try await fix in fixes {
             count += 1
@@ -98,7 +99,10 @@ public final class CueRunner: Sendable {
             // without a time (NMEA GGA, gpsd's first report) continues it rather than jumping to the wall clock.
             let now = fix.time ?? lastTime ?? resolver.clock()
             lastTime = now
-            if monitored.isEmpty || RegionRules.needsRefresh(state.refresh, position: fix.point, now: now) {
+            // The first fix always chooses; after it, only the rules do (an area without places is not asked for
+            // again on every fix).
+            if !chosen || RegionRules.needsRefresh(state.refresh, position: fix.point, now: now) {
+                chosen = true
                 let outcome = try await resolver.prepare(fix.point)
                 let cell = Geohash.encode(fix.point, precision: PlacesMedia.tilePrecision)
                 switch outcome {

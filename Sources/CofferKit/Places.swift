@@ -216,20 +216,24 @@ public struct VaultPlaces: Sendable {
         public var region: MonitoredRegion
     }
 
-    /// The valid cards with a store within `radius` of `position`, nearest first.
+    /// The valid cards with a store within `radius` of `position`, nearest first. The nearest store of each of the
+    /// cards' networks is chosen on its own (one pass each, keeping one place), so a large tile costs little.
     public func near(_ position: GeoPoint, cards: [CueCard], radius: Double) throws(CofferError) -> [NearCard] {
         let valid = cards.filter(\.isValid)
-        // Only the user's networks and the cards' own places are priority 1; a generous limit keeps every store of
-        // them in range.
-        let regions = try self.regions(at: position, cards: valid, limit: 10_000, radius: radius).filter { $0.priority == 1 }
+        var nearest: [String: MonitoredRegion] = [:]
+        for network in Set(valid.flatMap(\.networkIDs)) {
+            let probe = CueCard(id: "", name: "", networkIDs: [network], isValid: true)
+            if let region = try regions(at: position, cards: [probe], limit: 1, radius: radius).first,
+               region.priority == 1, region.networkID == network {
+                nearest[network] = region
+            }
+        }
         var result: [NearCard] = []
         for card in valid {
-            let own = Set(card.places.indices.map { CueCard.placeID(card: card.id, index: $0) })
-            if let nearest = regions.first(where: { region in
-                region.networkID.map(card.networkIDs.contains) ?? own.contains(region.id)
-            }) {
-                result.append(NearCard(card: card, region: nearest))
-            }
+            let own = PlaceSet(networks: [], locations: []).regions(
+                at: position, userNetworks: [], pinned: CueRules.pinnedPlaces([card]), radius: radius, limit: 1)
+            let candidates = card.networkIDs.compactMap { nearest[$0] } + own
+            if let best = candidates.min(by: { $0.distance < $1.distance }) { result.append(NearCard(card: card, region: best)) }
         }
         return result.sorted { ($0.region.distance, $0.card.name) < ($1.region.distance, $1.card.name) }
     }

@@ -6,7 +6,8 @@ import Foundation
 import Synchronization
 
 /// Places tiles already built, by cell, each with the places version it was built from; a new import makes them
-/// stale. Bounded: past `capacity` entries the cache starts again.
+/// stale. Bounded in entries and in bytes (a dense cell's tile is megabytes, and anyone may ask for any cell): past
+/// either bound the cache starts again.
 final class TileCache: Sendable {
     struct Entry: Sendable {
         var version: Int64
@@ -14,18 +15,23 @@ final class TileCache: Sendable {
         var etag: String
     }
 
-    private let entries = Mutex<[String: Entry]>([:])
+    private let entries = Mutex<(tiles: [String: Entry], bytes: Int)>(([:], 0))
     private let networks = Mutex<(version: Int64, list: [Network], counts: [String: Int])?>(nil)
     static let capacity = 2_048
+    static let byteBudget = 256 << 20
 
     func tile(_ cell: String, version: Int64) -> Entry? {
-        entries.withLock { $0[cell].flatMap { $0.version == version ? $0 : nil } }
+        entries.withLock { $0.tiles[cell].flatMap { $0.version == version ? $0 : nil } }
     }
 
     func store(_ entry: Entry, cell: String) {
-        entries.withLock { entries in
-            if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
-            entries[cell] = entry
+        entries.withLock { cache in
+            let size = entry.tile.bytes.count
+            if cache.tiles.count >= Self.capacity || cache.bytes + size > Self.byteBudget {
+                cache = ([:], 0)
+            }
+            cache.bytes += size - (cache.tiles[cell]?.tile.bytes.count ?? 0)
+            cache.tiles[cell] = entry
         }
     }
 
