@@ -91,13 +91,23 @@ public final class CueRunner: Sendable {
         var noticed: Set<String> = []
         var count = 0
         var chosen = false
+        var sourceTime = false
         var lastTime: Date?
         for try await fix in fixes {
             count += 1
             try Task.checkCancellation()
             // One timeline: the source's clock when it gives one (a replayed log keeps its own hours), and a fix
-            // without a time (NMEA GGA, gpsd's first report) continues it rather than jumping to the wall clock.
-            let now = fix.time ?? lastTime ?? resolver.clock()
+            // without a time (NMEA GGA) continues it rather than jumping to the wall clock. Fixes before the source's
+            // first time (gpsd's first report) use the wall clock; when the source's clock starts, the 6-hour window
+            // moves onto it instead of reading the gap between the two clocks as time passed.
+            let now: Date
+            if let time = fix.time {
+                if !sourceTime, state.refresh != nil, chosen { state.refresh?.at = time }
+                sourceTime = true
+                now = time
+            } else {
+                now = lastTime ?? resolver.clock()
+            }
             lastTime = now
             // The first fix always chooses; after it, only the rules do (an area without places is not asked for
             // again on every fix).

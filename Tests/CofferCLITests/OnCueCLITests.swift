@@ -110,6 +110,13 @@ struct OnCueCLITests {
                                                                input: try String(contentsOfFile: Self.fixture("track.nmea"), encoding: .utf8)).stdout))
         #expect(nmea.arrivals.map { $0.0 / 2 } == wanted.map(\.fix) && nmea.arrivals.map(\.1) == wanted.map(\.store))
         #expect(nmea.refreshes.map { $0 / 2 } == expected.refreshes, "GGA fixes carry no time and must not look like a clock jump")
+        // A first fix without a time (as gpsd's first report can be) is on the wall clock; when the source's clock
+        // starts (hours away from it), that is not six hours passing.
+        let first = try #require(try String(contentsOfFile: Self.fixture("track.txt"), encoding: .utf8).split(separator: "\n").dropFirst().first)
+        let mixed = Self.summary(try Self.events(try cli.ok(
+            ["cue", "--follow", "-", "--json", "--no-notify"],
+            input: "\(first)\n" + (try String(contentsOfFile: Self.fixture("track.nmea"), encoding: .utf8))).stdout))
+        #expect(mixed.refreshes == [0] + expected.refreshes.dropFirst().map { 1 + 2 * $0 })
         // The preferred card comes first; without a card for a network, nothing.
         try cli.ok(["add", "card", "Costco Family", "--symbology", "code128", "--network", "costco"], input: "999\n")
         try cli.ok(["edit", "Costco Family", "--prefer-at", "costco"])
