@@ -198,16 +198,23 @@ public struct VaultPlaces: Sendable {
     public func regions(
         at position: GeoPoint, cards: [CueCard], limit: Int = RegionRules.defaultLimit, radius: Double = RegionRules.searchRadius
     ) throws(CofferError) -> [MonitoredRegion] {
+        Self.regions(at: position, cards: cards, limit: limit, radius: radius, tiles: try tiles(covering: position))
+    }
+
+    /// The tiles that hold places for `position`: the vault's own and the covering cached tile. Each is a sealed value
+    /// opened and checked in full, so callers asking several questions read them once.
+    func tiles(covering position: GeoPoint) throws(CofferError) -> [PlaceTile] {
+        [try localTile(), try coveringTile(position)?.tile].compactMap { $0 }
+    }
+
+    static func regions(
+        at position: GeoPoint, cards: [CueCard], limit: Int, radius: Double, tiles: [PlaceTile]
+    ) -> [MonitoredRegion] {
         let user = CueRules.userNetworks(cards)
-        var sets: [[MonitoredRegion]] = [
-            PlaceSet(networks: [], locations: []).regions(
-                at: position, userNetworks: user, pinned: CueRules.pinnedPlaces(cards), radius: radius, limit: limit),
-        ]
-        if let local = try localTile() { sets.append(local.regions(at: position, userNetworks: user, radius: radius, limit: limit)) }
-        if let tile = try coveringTile(position) {
-            sets.append(tile.tile.regions(at: position, userNetworks: user, radius: radius, limit: limit))
-        }
-        return MonitoredRegion.merge(sets, limit: limit)
+        let pinned = PlaceSet(networks: [], locations: []).regions(
+            at: position, userNetworks: user, pinned: CueRules.pinnedPlaces(cards), radius: radius, limit: limit)
+        let fromTiles = tiles.map { $0.regions(at: position, userNetworks: user, radius: radius, limit: limit) }
+        return MonitoredRegion.merge([pinned] + fromTiles, limit: limit)
     }
 
     /// A valid card and the nearest of its stores (or own places) within `radius` of `position`.
@@ -220,10 +227,11 @@ public struct VaultPlaces: Sendable {
     /// cards' networks is chosen on its own (one pass each, keeping one place), so a large tile costs little.
     public func near(_ position: GeoPoint, cards: [CueCard], radius: Double) throws(CofferError) -> [NearCard] {
         let valid = cards.filter(\.isValid)
+        let tiles = try tiles(covering: position)
         var nearest: [String: MonitoredRegion] = [:]
         for network in Set(valid.flatMap(\.networkIDs)) {
             let probe = CueCard(id: "", name: "", networkIDs: [network], isValid: true)
-            if let region = try regions(at: position, cards: [probe], limit: 1, radius: radius).first,
+            if let region = Self.regions(at: position, cards: [probe], limit: 1, radius: radius, tiles: tiles).first,
                region.priority == 1, region.networkID == network {
                 nearest[network] = region
             }
