@@ -22,6 +22,10 @@ public enum KeySchedule {
     public static let slotAssociatedDataLabel = "coffer/v1/slot"
     /// First field of a PIN box's associated data.
     public static let pinAssociatedDataLabel = "coffer/v1/pin-box"
+    /// First field of an item row's commitment in a vault-state manifest.
+    public static let leafLabel = "coffer/v1/leaf"
+    /// HKDF info of the key that authenticates vault-state manifests.
+    public static let manifestKeyLabel = "coffer/v1/manifest"
 
     /// The key that seals every item box of a vault: HKDF-SHA256(ikm: master key, salt: vault id, info: label).
     public static func itemsKey(masterKey: SecretBytes, vaultID: [UInt8]) -> SymmetricKey {

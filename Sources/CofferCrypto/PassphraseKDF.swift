@@ -57,6 +57,15 @@ public enum PassphraseKDF: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Throws unless every parameter is inside `limits`.
+    /// Whether the stretch costs at least Coffer's defaults: PBKDF2 600,000 iterations, or scrypt N = 2^15 with
+    /// r = 8. A server's prelogin answer below this is a downgrade a client refuses unless told otherwise.
+    public var meetsDefaults: Bool {
+        switch self {
+        case .pbkdf2SHA256(let iterations): return iterations >= 600_000
+        case .scrypt(let logN, let r, let p): return logN >= 15 && r >= 8 && p >= 1
+        }
+    }
+
     public func validate(_ limits: KDFLimits) throws(CofferCryptoError) {
         switch self {
         case .pbkdf2SHA256(let iterations):

@@ -11,4 +11,13 @@ extension UUID {
 
     /// The 16 raw bytes.
     public var bytes: [UInt8] { withUnsafeBytes(of: uuid) { Array($0) } }
+
+    /// The id's bytes as two big-endian integers: tuples of them compare as the bytes do, without an array per
+    /// comparison (sorting 10,000 ids).
+    public var byteOrder: (UInt64, UInt64) {
+        withUnsafeBytes(of: uuid) { raw in
+            (UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
+             UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+        }
+    }
 }

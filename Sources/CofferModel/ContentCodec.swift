@@ -1,4 +1,5 @@
 import CofferBarcode
+import CofferCrypto
 import CofferOTP
 import Foundation
 
@@ -38,7 +39,7 @@ struct FieldWriter {
     }
 
     mutating func date(_ tag: UInt8, _ value: Date?) {
-        if let value { integer(tag, UInt64(bitPattern: ItemContentCoding.milliseconds(value))) }
+        if let value { integer(tag, UInt64(bitPattern: UnixTime.milliseconds(value))) }
     }
 
     mutating func flag(_ tag: UInt8, _ value: Bool) {
@@ -130,7 +131,7 @@ struct FieldReader {
     }
 
     func date(_ tag: UInt8, _ name: String) throws(ModelError) -> Date? {
-        try optionalInteger(tag, name).map { ItemContentCoding.date(milliseconds: Int64(bitPattern: $0)) }
+        try optionalInteger(tag, name).map { UnixTime.date(milliseconds: Int64(bitPattern: $0)) }
     }
 
     func flag(_ tag: UInt8) -> Bool {

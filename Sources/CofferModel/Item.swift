@@ -1,3 +1,4 @@
+import CofferCrypto
 import Foundation
 
 /// The kinds of item a vault holds. Raw values are stored in the clear (the `kind` column) and bound into each
@@ -91,7 +92,7 @@ public enum ItemContentCoding {
     /// Serialises content for sealing.
     public static func encode(_ content: ItemContent, createdAt: Date) throws(ModelError) -> Data {
         var fields = FieldWriter(version: currentVersion)
-        fields.integer(1, UInt64(bitPattern: milliseconds(createdAt)))
+        fields.integer(1, UInt64(bitPattern: UnixTime.milliseconds(createdAt)))
         switch content {
         case .card(let card): card.write(to: &fields)
         case .otp(let otp): otp.write(to: &fields)
@@ -119,14 +120,7 @@ public enum ItemContentCoding {
         case .signingKey: content = .signingKey(try SigningKey(fields: fields))
         case .note: content = .note(try Note(fields: fields))
         }
-        return (content, date(milliseconds: Int64(bitPattern: createdAt)))
+        return (content, UnixTime.date(milliseconds: Int64(bitPattern: createdAt)))
     }
 
-    static func milliseconds(_ date: Date) -> Int64 {
-        Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
-    }
-
-    static func date(milliseconds: Int64) -> Date {
-        Date(timeIntervalSince1970: Double(milliseconds) / 1000)
-    }
 }

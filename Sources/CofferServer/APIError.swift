@@ -1,3 +1,5 @@
+import CofferCrypto
+import CofferServerStore
 import CofferSyncAPI
 import Foundation
 import HTTPTypes
@@ -51,10 +53,29 @@ struct APIError: Error, HTTPResponseError, Sendable {
         return error
     }
 
-    static func conflict(_ items: [SyncItem]) -> APIError {
+    static func conflict(_ items: [ItemRow]) -> APIError {
         APIError(
             .conflict, "conflict", "The server holds newer revisions of some items; pull, merge and push again",
             details: ErrorBody.Details(conflicts: items))
+    }
+
+    /// The answer to a push (or passphrase change) the store refused.
+    static func refusedPush(_ outcome: PushOutcome) -> APIError {
+        switch outcome {
+        case .accepted:
+            return APIError(.internalServerError, "internal", "Internal error")
+        case .conflicts(let stored):
+            return .conflict(stored.map(\.row))
+        case .staleHead(let epoch):
+            return APIError(
+                .conflict, "stale_head", "Another device changed the vault first; pull, verify and push again",
+                details: ErrorBody.Details(headEpoch: epoch))
+        case .manifestRequired:
+            return APIError(
+                .conflict, "manifest_required",
+                "This account keeps verified vault state: a change needs a manifest (update coffer)",
+                details: ErrorBody.Details(field: "manifest"))
+        }
     }
 
     func response(from request: Request, context: some RequestContext) throws -> Response {

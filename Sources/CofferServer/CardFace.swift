@@ -1,3 +1,4 @@
+import CofferCrypto
 import CofferServerStore
 import CofferSyncAPI
 import Foundation
@@ -295,8 +296,9 @@ extension ServerCore {
     private func writeCard(id: UUID, meta: CardFace.Meta, box: Data, revision: Int64, base: Int64, session: AuthenticatedSession) async throws {
         let metaText = String(decoding: try WireJSON.encoder().encode(meta), as: UTF8.self)
         let write = ItemWrite(
-            id: id, kind: CardFace.kind, revision: revision, updatedAt: Int64(now.timeIntervalSince1970 * 1000), deleted: false,
-            box: box, meta: metaText, baseRevision: base)
+            row: ItemRow(
+                id: id, kind: CardFace.kind, revision: revision, updatedAt: UnixTime.milliseconds(now), deleted: false, box: box),
+            meta: metaText, baseRevision: base)
         if case .conflicts = try await storePush([write], session: session) {
             throw APIError.conflict([])
         }

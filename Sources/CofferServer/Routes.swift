@@ -72,8 +72,14 @@ struct Routes {
             let session = try await authenticate(request, context)
             let since = try integer(request, "since", default: 0)
             let limit = try integer(request, "limit", default: Int64(SyncLimits.defaultPageItems))
-            let page = try await core.changes(since: since, limit: Int(clamping: limit), session: session)
-            return JSONResponse.make(body: ChangesJSON.body(page))
+            let answer = try await core.changes(since: since, limit: Int(clamping: limit), session: session)
+            return JSONResponse.make(body: ChangesJSON.body(answer.page, head: answer.head))
+        }
+        v1.get("sync/manifests") { request, context in
+            let session = try await authenticate(request, context)
+            let after = try integer(request, "after", default: 0)
+            let limit = try integer(request, "limit", default: Int64(SyncLimits.maxPageManifests))
+            return JSONResponse.make(try await core.manifests(after: after, limit: Int(clamping: limit), session: session))
         }
         v1.delete("sync/items") { request, context in
             let session = try await authenticate(request, context)
@@ -149,6 +155,8 @@ struct Routes {
             return try WireJSON.decoder().decode(T.self, from: Data(buffer: buffer))
         } catch let error as APIError {
             throw error
+        } catch WireLimitError.boxTooLarge {
+            throw APIError.tooLarge("An item box holds at most \(SyncLimits.maxBoxBytes) bytes", limit: SyncLimits.maxBoxBytes)
         } catch let DecodingError.keyNotFound(key, _) {
             throw APIError.invalidRequest("Missing required field", field: key.stringValue)
         } catch let DecodingError.typeMismatch(_, context) {

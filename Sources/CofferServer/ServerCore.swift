@@ -150,8 +150,10 @@ final class ServerCore: Sendable {
             try await recordFailedLogin(keys, userID: user.id, address: address)
             throw APIError.invalidCredentials
         }
+        let manifest = try Self.manifestWrite(request.manifest, baseEpoch: request.baseEpoch)
         let hash = try AuthHasher.hash(replacement, iterations: configuration.authHashIterations)
-        try await store.replaceCredentials(userID: user.id, authHash: hash, slot: request.slot)
+        let outcome = try await store.replaceCredentials(userID: user.id, authHash: hash, slot: request.slot, manifest: manifest)
+        guard case .accepted = outcome else { throw APIError.refusedPush(outcome) }
         // Every session ends, this one included; the caller continues in the fresh session returned.
         try await store.revokeSessions(userID: user.id, keeping: nil)
         try await store.audit(AuditEvent(at: now, kind: .passphraseChanged, userID: user.id, address: address))
@@ -162,7 +164,8 @@ final class ServerCore: Sendable {
         let user = try await liveUser(session)
         let usage = try await store.usage(userID: user.id)
         return AccountResponse(
-            user: userInfo(user), vaultID: user.vaultID, itemCount: usage.items, storedBytes: usage.bytes, cursor: usage.cursor)
+            user: userInfo(user), vaultID: user.vaultID, itemCount: usage.items, storedBytes: usage.bytes, cursor: usage.cursor,
+            headEpoch: usage.headEpoch)
     }
 
     /// `DELETE /v1/user`: soft delete now, purge after the retention period.

@@ -1,3 +1,4 @@
+import CofferCrypto
 import CofferServerStore
 import CofferSyncAPI
 import Foundation
@@ -6,7 +7,10 @@ extension ServerCore {
     /// `POST /v1/sync/push`: every write is checked before any lands; a stale base revision answers 409 with the
     /// server's copies.
     func push(_ request: PushRequest, session: AuthenticatedSession) async throws -> PushResponse {
-        guard !request.items.isEmpty else { throw APIError.invalidRequest("A push needs at least one item", field: "items") }
+        let manifest = try Self.manifestWrite(request.manifest, baseEpoch: request.baseEpoch)
+        guard !request.items.isEmpty || manifest != nil else {
+            throw APIError.invalidRequest("A push needs at least one item", field: "items")
+        }
         guard request.items.count <= SyncLimits.maxPushItems else {
             throw APIError(
                 .badRequest, "too_many_items", "A push holds at most \(SyncLimits.maxPushItems) items",
@@ -23,26 +27,47 @@ extension ServerCore {
                 throw APIError.invalidRequest("revision must be at least 1 and above base_revision", field: "revision")
             }
             guard item.updatedAt >= 0 else { throw APIError.invalidRequest("updated_at must not be negative", field: "updated_at") }
-            let box = try Self.box(item)
-            writes.append(
-                ItemWrite(
-                    id: item.id, kind: item.kind, revision: item.revision, updatedAt: item.updatedAt, deleted: item.deleted,
-                    box: box, baseRevision: push.baseRevision))
+            if let box = item.box, box.count < 28 {
+                throw APIError.invalidRequest("box is shorter than a nonce and a tag", field: "box")
+            }
+            writes.append(ItemWrite(row: item, baseRevision: push.baseRevision))
         }
         // `authenticate` has checked the account is live; one deleted since then makes the store answer notFound.
-        switch try await storePush(writes, session: session) {
+        switch try await storePush(writes, manifest: manifest, session: session) {
         case .accepted(let cursor):
             return PushResponse(cursor: cursor, accepted: writes.count)
-        case .conflicts(let stored):
-            throw APIError.conflict(stored.map { Self.syncItem(FeedItem($0)) })
+        case let refused:
+            throw APIError.refusedPush(refused)
         }
     }
 
+    /// A request's manifest, checked as far as the server can: its shape and that it claims the epoch after the base.
+    /// Only the vault's key can check its tag; devices do.
+    static func manifestWrite(_ text: String?, baseEpoch: Int64?) throws -> ManifestWrite? {
+        guard let text else {
+            guard baseEpoch == nil else { throw APIError.invalidRequest("base_epoch comes with a manifest", field: "base_epoch") }
+            return nil
+        }
+        guard let baseEpoch, baseEpoch >= 0 else {
+            throw APIError.invalidRequest("A manifest needs base_epoch, the head it extends", field: "base_epoch")
+        }
+        let manifest: Manifest
+        do {
+            manifest = try Manifest(base64: text)
+        } catch {
+            throw APIError.invalidRequest("manifest must be a version-1 vault-state manifest in base64", field: "manifest")
+        }
+        guard manifest.epoch == baseEpoch + 1 else {
+            throw APIError.invalidRequest("The manifest's epoch must be base_epoch + 1", field: "manifest")
+        }
+        return ManifestWrite(baseEpoch: baseEpoch, epoch: manifest.epoch, bytes: Data(manifest.bytes))
+    }
+
     /// The store's push, with an account deleted meanwhile answered like any ended session.
-    func storePush(_ writes: [ItemWrite], session: AuthenticatedSession) async throws -> PushOutcome {
+    func storePush(_ writes: [ItemWrite], manifest: ManifestWrite? = nil, session: AuthenticatedSession) async throws -> PushOutcome {
         let result: Result<PushOutcome, ServerStoreError>
         do {
-            result = .success(try await store.push(userID: session.userID, writes: writes, now: now))
+            result = .success(try await store.push(userID: session.userID, writes: writes, manifest: manifest, now: now))
         } catch {
             result = .failure(error)
         }
@@ -53,13 +78,27 @@ extension ServerCore {
         }
     }
 
-    /// `GET /v1/sync/changes`: the page, which `ChangesJSON` writes as a `ChangesResponse`.
-    func changes(since: Int64, limit: Int, session: AuthenticatedSession) async throws -> ChangePage {
+    /// `GET /v1/sync/changes`: the page and, on the last page, the head that describes the rows up to its cursor;
+    /// `ChangesJSON` writes them as a `ChangesResponse`.
+    func changes(since: Int64, limit: Int, session: AuthenticatedSession) async throws -> (page: ChangePage, head: Data?) {
         guard since >= 0 else { throw APIError.invalidRequest("since must not be negative", field: "since") }
         guard (1...SyncLimits.maxPageItems).contains(limit) else {
             throw APIError.invalidRequest("limit must be between 1 and \(SyncLimits.maxPageItems)", field: "limit")
         }
-        return try await store.changes(userID: session.userID, since: since, limit: limit)
+        let page = try await store.changes(userID: session.userID, since: since, limit: limit)
+        guard !page.hasMore else { return (page, nil) }
+        return (page, try await store.head(userID: session.userID, atOrBefore: page.cursor)?.bytes)
+    }
+
+    /// `GET /v1/sync/manifests`: the chain after `after`, oldest first.
+    func manifests(after: Int64, limit: Int, session: AuthenticatedSession) async throws -> ManifestsResponse {
+        guard after >= 0 else { throw APIError.invalidRequest("after must not be negative", field: "after") }
+        guard (1...SyncLimits.maxPageManifests).contains(limit) else {
+            throw APIError.invalidRequest("limit must be between 1 and \(SyncLimits.maxPageManifests)", field: "limit")
+        }
+        let stored = try await store.manifests(userID: session.userID, after: after, limit: limit + 1)
+        return ManifestsResponse(
+            manifests: stored.prefix(limit).map { $0.bytes.base64EncodedString() }, hasMore: stored.count > limit)
     }
 
     /// `DELETE /v1/sync/items`: revoke sync, deleting every server copy.
@@ -72,11 +111,11 @@ extension ServerCore {
     /// `GET /v1/user/export`: the account, its cards in CardOnCue's export shape, and every stored row as is.
     func export(session: AuthenticatedSession) async throws -> UserExport {
         let user = try await liveUser(session)
-        var items: [SyncItem] = []
+        var items: [ItemRow] = []
         var cursor: Int64 = 0
         while true {
             let page = try await store.changes(userID: user.id, since: cursor, limit: SyncLimits.maxPageItems)
-            items += page.items.map(Self.syncItem)
+            items += page.items.map(\.row)
             cursor = page.cursor
             if !page.hasMore { break }
         }
@@ -86,36 +125,10 @@ extension ServerCore {
             cards: cards.map(UserExport.Card.init), items: items)
     }
 
-    static func syncItem(_ item: FeedItem) -> SyncItem {
-        SyncItem(
-            id: item.id, kind: item.kind, revision: item.revision, updatedAt: item.updatedAt, deleted: item.deleted,
-            box: item.box?.base64EncodedString())
-    }
-
     static func validateKind(_ kind: String) throws {
         guard (1...64).contains(kind.utf8.count),
               kind.utf8.allSatisfy({ ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5F || $0 == 0x2E || $0 == 0x2D })
         else { throw APIError.invalidRequest("kind must be 1 to 64 of a-z 0-9 _ . -", field: "kind") }
-    }
-
-    private static func box(_ item: SyncItem) throws -> Data? {
-        switch (item.deleted, item.box) {
-        case (true, nil):
-            return nil
-        case (false, let text?):
-            // Base64 is 4/3 of the bytes; refuse oversize text before decoding it.
-            guard text.utf8.count <= (SyncLimits.maxBoxBytes / 3 + 1) * 4 else {
-                throw APIError.tooLarge("An item box holds at most \(SyncLimits.maxBoxBytes) bytes", limit: SyncLimits.maxBoxBytes)
-            }
-            guard let box = Data(base64Encoded: text) else { throw APIError.invalidRequest("box must be base64", field: "box") }
-            guard box.count <= SyncLimits.maxBoxBytes else {
-                throw APIError.tooLarge("An item box holds at most \(SyncLimits.maxBoxBytes) bytes", limit: SyncLimits.maxBoxBytes)
-            }
-            guard box.count >= 28 else { throw APIError.invalidRequest("box is shorter than a nonce and a tag", field: "box") }
-            return box
-        default:
-            throw APIError.invalidRequest("A deleted item has no box and a live item has one", field: "box")
-        }
     }
 }
 
@@ -161,5 +174,5 @@ struct UserExport: Codable, Sendable {
 
     var user: User
     var cards: [Card]
-    var items: [SyncItem]
+    var items: [ItemRow]
 }

@@ -255,6 +255,18 @@ enum PostgresSchema {
             )
             """,
         ]),
+        // Vault-state manifests (docs/FORMAT.md §8.6), stored at the feed position of the push that brought them.
+        Migration(version: 6, statements: [
+            """
+            CREATE TABLE manifests (
+                user_id uuid NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                epoch bigint NOT NULL CHECK (epoch >= 1),
+                body bytea NOT NULL,
+                seq bigint NOT NULL,
+                PRIMARY KEY (user_id, epoch)
+            )
+            """,
+        ] + rowLevelSecurity(table: "manifests", userColumn: "user_id")),
     ]
 
     /// Signatures of the SECURITY DEFINER functions the app role may execute. The migration that creates a function
@@ -282,6 +294,7 @@ enum PostgresSchema {
             "GRANT SELECT ON audit_log TO \(role)",
             "GRANT SELECT, INSERT, UPDATE ON rate_counters TO \(role)",
             "GRANT SELECT, INSERT, UPDATE, DELETE ON networks, locations, places_version TO \(role)",
+            "GRANT SELECT, INSERT, DELETE ON manifests TO \(role)",
         ] + (definerFunctions + invokerFunctions).map { "GRANT EXECUTE ON FUNCTION \($0) TO \(role)" }
     }
 

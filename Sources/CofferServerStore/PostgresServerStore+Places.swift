@@ -1,3 +1,4 @@
+import CofferCrypto
 import CofferPlaces
 import Foundation
 import PostgresNIO
@@ -8,7 +9,7 @@ extension PostgresServerStore {
     static let importBatch = 10_000
 
     public func importPlaces(_ batch: PlaceImport, replacing: Bool, now: Date) async throws(ServerStoreError) -> PlaceImportSummary {
-        let at = Self.ms(now)
+        let at = UnixTime.milliseconds(now)
         return try await shared { client in
             try await client.withTransaction(logger: logger) { connection in
                 let stored = Set(try await connection.rows("SELECT id FROM networks", logger: logger).map { try $0.decode(String.self) })

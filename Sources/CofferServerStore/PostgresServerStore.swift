@@ -1,3 +1,4 @@
+import CofferCrypto
 import CofferSyncAPI
 import Foundation
 import Logging
@@ -134,7 +135,7 @@ public final class PostgresServerStore: ServerStore {
                 """
                 INSERT INTO users (id, email, apple_subject, full_name, created_at, auth_hash, vault_id, slot)
                 VALUES (\(user.id), \(user.email), \(user.appleSubject), \(user.fullName),
-                        \(unescaped: Self.timestamp(Self.ms(user.createdAt))), \(user.authHash), \(user.vaultID), \(slot))
+                        \(unescaped: Self.timestamp(UnixTime.milliseconds(user.createdAt))), \(user.authHash), \(user.vaultID), \(slot))
                 """, logger: logger)
         }
     }
@@ -161,8 +162,8 @@ public final class PostgresServerStore: ServerStore {
             }
         }
         return UserRecord(
-            id: id, email: email, appleSubject: appleSubject, fullName: fullName, createdAt: Self.date(createdAt),
-            deletedAt: deletedAt.map(Self.date), authHash: authHash, vaultID: vaultID, slot: slot)
+            id: id, email: email, appleSubject: appleSubject, fullName: fullName, createdAt: UnixTime.date(milliseconds: createdAt),
+            deletedAt: deletedAt.map { UnixTime.date(milliseconds: $0) }, authHash: authHash, vaultID: vaultID, slot: slot)
     }
 
     public func userID(email: String) async throws(ServerStoreError) -> UUID? {
@@ -178,23 +179,61 @@ public final class PostgresServerStore: ServerStore {
         }
     }
 
-    public func replaceCredentials(userID: UUID, authHash: String, slot: WrappedSlot) async throws(ServerStoreError) {
+    public func replaceCredentials(
+        userID: UUID, authHash: String, slot: WrappedSlot, manifest: ManifestWrite?
+    ) async throws(ServerStoreError) -> PushOutcome {
         let encoded = try Self.encodeSlot(slot)
-        let changed = try await transaction(as: userID) { connection in
-            try await connection.rows(
-                """
-                UPDATE users SET auth_hash = \(authHash), slot = \(encoded)
-                WHERE id = \(userID) AND deleted_at IS NULL RETURNING 1
-                """, logger: logger).count
+        do {
+            return try await rawTransaction(as: userID) { connection -> PushOutcome in
+                // Locks the user's row, as a push does, so a push and a passphrase change cannot both extend one head.
+                guard let cursor = try await connection.rows(
+                    "SELECT change_seq FROM users WHERE id = \(userID) AND deleted_at IS NULL FOR UPDATE", logger: logger
+                ).first?.decode(Int64.self)
+                else { throw ServerStoreError.notFound }
+                // The slot is part of the verified state: the head commits to its parameters.
+                if let refusal = try await checkHead(connection, userID: userID, manifest: manifest, writesStateRows: true) {
+                    return refusal
+                }
+                try await connection.rows(
+                    "UPDATE users SET auth_hash = \(authHash), slot = \(encoded) WHERE id = \(userID)", logger: logger)
+                try await insert(connection, userID: userID, manifest: manifest, sequence: cursor)
+                return .accepted(cursor: cursor)
+            }
+        } catch let error as PostgresTransactionError {
+            if let refusal = error.closureError as? ServerStoreError { throw refusal }
+            throw Self.mapped(error, context: "passphrase change failed")
+        } catch {
+            throw Self.mapped(error, context: "passphrase change failed")
         }
-        guard changed == 1 else { throw .notFound }
+    }
+
+    /// Refuses a manifest that does not extend the stored head, and a state change without one once a head exists.
+    private func checkHead(
+        _ connection: PostgresConnection, userID: UUID, manifest: ManifestWrite?, writesStateRows: Bool
+    ) async throws -> PushOutcome? {
+        let head = try await connection.rows(
+            "SELECT coalesce(max(epoch), 0) FROM manifests WHERE user_id = \(userID)", logger: logger
+        ).first?.decode(Int64.self) ?? 0
+        if let manifest {
+            return manifest.baseEpoch == head ? nil : .staleHead(epoch: head)
+        }
+        return head > 0 && writesStateRows ? .manifestRequired : nil
+    }
+
+    private func insert(_ connection: PostgresConnection, userID: UUID, manifest: ManifestWrite?, sequence: Int64) async throws {
+        guard let manifest else { return }
+        try await connection.rows(
+            """
+            INSERT INTO manifests (user_id, epoch, body, seq)
+            VALUES (\(userID), \(manifest.epoch), \(manifest.bytes), \(sequence))
+            """, logger: logger)
     }
 
     public func softDeleteUser(id: UUID, at date: Date) async throws(ServerStoreError) {
         let changed = try await transaction(as: id) { connection in
             let changed = try await connection.rows(
                 """
-                UPDATE users SET deleted_at = \(unescaped: Self.timestamp(Self.ms(date)))
+                UPDATE users SET deleted_at = \(unescaped: Self.timestamp(UnixTime.milliseconds(date)))
                 WHERE id = \(id) AND deleted_at IS NULL RETURNING 1
                 """, logger: logger).count
             try await connection.rows("UPDATE sessions SET revoked = true WHERE user_id = \(id)", logger: logger)
@@ -206,7 +245,7 @@ public final class PostgresServerStore: ServerStore {
     public func purgeUsers(deletedBefore cutoff: Date) async throws(ServerStoreError) -> Int {
         try await shared { client in
             try await client.rows(
-                "SELECT coffer_purge_users(\(unescaped: Self.timestamp(Self.ms(cutoff))))", logger: logger
+                "SELECT coffer_purge_users(\(unescaped: Self.timestamp(UnixTime.milliseconds(cutoff))))", logger: logger
             ).first?.decode(Int.self) ?? 0
         }
     }
@@ -220,13 +259,13 @@ public final class PostgresServerStore: ServerStore {
             try await connection.rows(
                 """
                 INSERT INTO sessions (family, user_id, created_at, expires_at)
-                VALUES (\(family), \(userID), \(unescaped: Self.timestamp(Self.ms(now))),
-                        \(unescaped: Self.timestamp(Self.ms(expiresAt))))
+                VALUES (\(family), \(userID), \(unescaped: Self.timestamp(UnixTime.milliseconds(now))),
+                        \(unescaped: Self.timestamp(UnixTime.milliseconds(expiresAt))))
                 """, logger: logger)
             try await connection.rows(
                 """
                 INSERT INTO refresh_tokens (id, family, user_id, expires_at)
-                VALUES (\(tokenID), \(family), \(userID), \(unescaped: Self.timestamp(Self.ms(expiresAt))))
+                VALUES (\(tokenID), \(family), \(userID), \(unescaped: Self.timestamp(UnixTime.milliseconds(expiresAt))))
                 """, logger: logger)
         }
     }
@@ -234,8 +273,8 @@ public final class PostgresServerStore: ServerStore {
     public func rotateRefreshToken(
         userID: UUID, family: UUID, tokenID: UUID, newTokenID: UUID, now: Date, expiresAt: Date
     ) async throws(ServerStoreError) -> RefreshOutcome {
-        let nowMS = Self.ms(now)
-        let expiresMS = Self.ms(expiresAt)
+        let nowMS = UnixTime.milliseconds(now)
+        let expiresMS = UnixTime.milliseconds(expiresAt)
         return try await transaction(as: userID) { connection -> RefreshOutcome in
             // Locking the family first serialises every presentation of its tokens: of two concurrent rotations
             // with the same token, the second sees `used_at` set and revokes the family.
@@ -282,7 +321,7 @@ public final class PostgresServerStore: ServerStore {
         let start = CounterWindow.start(now, window: window)
         let row = try await shared { client in
             try await client.rows(
-                "SELECT * FROM coffer_authorize(\(userID), \(family), \(key), \(start), \(Self.ms(now)))", logger: logger
+                "SELECT * FROM coffer_authorize(\(userID), \(family), \(key), \(start), \(UnixTime.milliseconds(now)))", logger: logger
             ).first?.decode((Int, Bool).self)
         }
         guard let (count, active) = row else { throw .unavailable("authorize returned no row") }
@@ -309,8 +348,10 @@ public final class PostgresServerStore: ServerStore {
 
     // MARK: Items
 
-    public func push(userID: UUID, writes: [ItemWrite], now: Date) async throws(ServerStoreError) -> PushOutcome {
-        let storedAt = Self.ms(now)
+    public func push(
+        userID: UUID, writes: [ItemWrite], manifest: ManifestWrite?, now: Date
+    ) async throws(ServerStoreError) -> PushOutcome {
+        let storedAt = UnixTime.milliseconds(now)
         do {
             return try await rawTransaction(as: userID) { connection -> PushOutcome in
                 // Allocating the feed positions first takes the user's row lock, which serialises this user's pushes:
@@ -323,7 +364,14 @@ public final class PostgresServerStore: ServerStore {
                     """, logger: logger
                 ).first?.decode(Int64.self)
                 else { throw ServerStoreError.notFound }
-                if writes.isEmpty { return .accepted(cursor: last) }
+                let writesStateRows = writes.contains { !StateRoot.isServerFace(kind: $0.kind) }
+                if let refusal = try await checkHead(connection, userID: userID, manifest: manifest, writesStateRows: writesStateRows) {
+                    throw PushRefusal(outcome: refusal)
+                }
+                if writes.isEmpty {
+                    try await insert(connection, userID: userID, manifest: manifest, sequence: last)
+                    return .accepted(cursor: last)
+                }
 
                 var stored: [UUID: StoredItem] = [:]
                 for item in try await connection.rows(
@@ -338,7 +386,7 @@ public final class PostgresServerStore: ServerStore {
                     guard let item = stored[write.id], item.revision != write.baseRevision else { return nil }
                     return item
                 }
-                if !conflicts.isEmpty { throw PushConflict(items: conflicts) }
+                if !conflicts.isEmpty { throw PushRefusal(outcome: .conflicts(conflicts)) }
 
                 var sequence = last - Int64(writes.count)
                 for write in writes {
@@ -355,11 +403,12 @@ public final class PostgresServerStore: ServerStore {
                             stored_at = EXCLUDED.stored_at
                         """, logger: logger)
                 }
+                try await insert(connection, userID: userID, manifest: manifest, sequence: last)
                 return .accepted(cursor: last)
             }
         } catch let error as PostgresTransactionError {
-            // The conflict was thrown to roll the position allocation back; nothing of this push was committed.
-            if let conflict = error.closureError as? PushConflict { return .conflicts(conflict.items) }
+            // The refusal was thrown to roll the position allocation back; nothing of this push was committed.
+            if let refusal = error.closureError as? PushRefusal { return refusal.outcome }
             throw Self.mapped(error, context: "push failed")
         } catch {
             throw Self.mapped(error, context: "push failed")
@@ -374,6 +423,34 @@ public final class PostgresServerStore: ServerStore {
         }
         let items = Array(rows.prefix(max(limit, 0)))
         return ChangePage(items: items, cursor: items.last?.sequence ?? cursor, hasMore: rows.count > items.count)
+    }
+
+    public func manifests(userID: UUID, after epoch: Int64, limit: Int) async throws(ServerStoreError) -> [StoredManifest] {
+        try await transaction(as: userID) { connection in
+            try await connection.rows(
+                """
+                SELECT epoch, body, seq FROM manifests WHERE user_id = \(userID) AND epoch > \(epoch)
+                ORDER BY epoch LIMIT \(Int64(max(limit, 0)))
+                """, logger: logger
+            ).map { row in
+                let (epoch, body, sequence) = try row.decode((Int64, Data, Int64).self)
+                return StoredManifest(epoch: epoch, bytes: body, sequence: sequence)
+            }
+        }
+    }
+
+    public func head(userID: UUID, atOrBefore cursor: Int64) async throws(ServerStoreError) -> StoredManifest? {
+        try await transaction(as: userID) { connection in
+            try await connection.rows(
+                """
+                SELECT epoch, body, seq FROM manifests WHERE user_id = \(userID) AND seq <= \(cursor)
+                ORDER BY epoch DESC LIMIT 1
+                """, logger: logger
+            ).first.map { row in
+                let (epoch, body, sequence) = try row.decode((Int64, Data, Int64).self)
+                return StoredManifest(epoch: epoch, bytes: body, sequence: sequence)
+            }
+        }
     }
 
     public func item(userID: UUID, id: UUID) async throws(ServerStoreError) -> StoredItem? {
@@ -396,7 +473,9 @@ public final class PostgresServerStore: ServerStore {
 
     public func deleteAllItems(userID: UUID) async throws(ServerStoreError) -> Int {
         try await transaction(as: userID) { connection in
-            try await connection.rows("DELETE FROM items WHERE user_id = \(userID) RETURNING 1", logger: logger).count
+            let count = try await connection.rows("DELETE FROM items WHERE user_id = \(userID) RETURNING 1", logger: logger).count
+            try await connection.rows("DELETE FROM manifests WHERE user_id = \(userID)", logger: logger)
+            return count
         }
     }
 
@@ -410,7 +489,10 @@ public final class PostgresServerStore: ServerStore {
             ).first?.decode((Int, Int).self) ?? (0, 0)
             let cursor = try await connection.rows("SELECT change_seq FROM users WHERE id = \(userID)", logger: logger)
                 .first?.decode(Int64.self) ?? 0
-            return StoreUsage(items: count, bytes: bytes, cursor: cursor)
+            let head = try await connection.rows(
+                "SELECT coalesce(max(epoch), 0) FROM manifests WHERE user_id = \(userID)", logger: logger
+            ).first?.decode(Int64.self) ?? 0
+            return StoreUsage(items: count, bytes: bytes, cursor: cursor, headEpoch: head)
         }
     }
 
@@ -447,7 +529,7 @@ public final class PostgresServerStore: ServerStore {
         try await shared { client in
             try await client.rows(
                 """
-                SELECT coffer_audit(\(unescaped: Self.timestamp(Self.ms(event.at))), \(event.kind.rawValue),
+                SELECT coffer_audit(\(unescaped: Self.timestamp(UnixTime.milliseconds(event.at))), \(event.kind.rawValue),
                                     \(event.userID)::uuid, \(event.address)::text, \(event.detail)::text)
                 """, logger: logger)
         }
@@ -472,7 +554,7 @@ public final class PostgresServerStore: ServerStore {
         }
         return rows.compactMap { at, kind, user, address, detail in
             guard let kind = AuditEvent.Kind(rawValue: kind) else { return nil }
-            return AuditEvent(at: Self.date(at), kind: kind, userID: user, address: address, detail: detail)
+            return AuditEvent(at: UnixTime.date(milliseconds: at), kind: kind, userID: user, address: address, detail: detail)
         }
     }
 
@@ -484,9 +566,9 @@ public final class PostgresServerStore: ServerStore {
     private static let itemColumns =
         "id, kind, revision, updated_at, deleted, box, meta, seq, \(milliseconds("stored_at"))"
 
-    /// Thrown inside a push to roll it back; carries the stored rows the push disagreed with.
-    private struct PushConflict: Error {
-        var items: [StoredItem]
+    /// Thrown inside a push to roll it back; carries the answer (the stored rows the push disagreed with, or the head).
+    private struct PushRefusal: Error {
+        var outcome: PushOutcome
     }
 
     /// Runs `body` in a transaction whose row-level-security identity is `userID`.
@@ -526,19 +608,21 @@ public final class PostgresServerStore: ServerStore {
     private static func storedItem(_ row: PostgresRow) throws -> StoredItem {
         var cells = Cells(row)
         return StoredItem(
-            id: try cells.next(UUID.self), kind: try cells.next(String.self), revision: try cells.next(Int64.self),
-            updatedAt: try cells.next(Int64.self), deleted: try cells.next(Bool.self), box: try cells.next(Data?.self),
-            meta: try cells.next(String?.self), sequence: try cells.next(Int64.self),
-            storedAt: date(try cells.next(Int64.self)))
+            row: try itemRow(&cells), meta: try cells.next(String?.self), sequence: try cells.next(Int64.self),
+            storedAt: UnixTime.date(milliseconds: try cells.next(Int64.self)))
     }
 
     /// A row of `coffer_feed`.
     private static func feedItem(_ row: PostgresRow) throws -> FeedItem {
         var cells = Cells(row)
-        return FeedItem(
+        return FeedItem(row: try itemRow(&cells), sequence: try cells.next(Int64.self))
+    }
+
+    /// The row's six columns, in `ItemRow`'s order.
+    private static func itemRow(_ cells: inout Cells) throws -> ItemRow {
+        ItemRow(
             id: try cells.next(UUID.self), kind: try cells.next(String.self), revision: try cells.next(Int64.self),
-            updatedAt: try cells.next(Int64.self), deleted: try cells.next(Bool.self), box: try cells.next(Data?.self),
-            sequence: try cells.next(Int64.self))
+            updatedAt: try cells.next(Int64.self), deleted: try cells.next(Bool.self), box: try cells.next(Data?.self))
     }
 
     /// A row's cells read in order. Decoding the whole row as one tuple type costs a runtime lookup of the tuple's
@@ -585,10 +669,6 @@ public final class PostgresServerStore: ServerStore {
             return .unavailable(context)
         }
     }
-
-    static func ms(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
-
-    private static func date(_ milliseconds: Int64) -> Date { Date(timeIntervalSince1970: TimeInterval(milliseconds) / 1000) }
 
     /// SQL for the timestamptz of `milliseconds` since 1970. The value is an integer formatted here, not text from
     /// outside, so inlining it cannot inject anything.

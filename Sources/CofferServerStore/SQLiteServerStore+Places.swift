@@ -1,3 +1,4 @@
+import CofferCrypto
 import CofferPlaces
 import Foundation
 import GRDB
@@ -174,7 +175,7 @@ extension SQLiteServerStore {
         try await write { db in
             let stored = Set(try String.fetchAll(db, sql: "SELECT id FROM networks"))
             try PlaceQueries.checkNetworks(batch, stored: stored)
-            let at = Self.ms(now)
+            let at = UnixTime.milliseconds(now)
             let upsertNetwork = try db.cachedStatement(sql: """
                 INSERT INTO networks (id, wikidata, name, canonical_names, category, is_large_area, default_radius, tags, updated_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)

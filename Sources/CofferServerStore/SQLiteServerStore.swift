@@ -1,3 +1,4 @@
+import CofferCrypto
 import CofferPlatform
 import CofferSyncAPI
 import Foundation
@@ -128,6 +129,18 @@ public final class SQLiteServerStore: ServerStore {
         migrator.registerMigration("s3-places-network-lat") { db in
             try db.execute(sql: "CREATE INDEX locations_network_lat ON locations(network_id, lat)")
         }
+        // Vault-state manifests (docs/FORMAT.md §8.6), stored at the feed position of the push that brought them.
+        migrator.registerMigration("s4-manifests") { db in
+            try db.execute(sql: """
+                CREATE TABLE manifests (
+                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    epoch INTEGER NOT NULL CHECK (epoch >= 1),
+                    body BLOB NOT NULL,
+                    seq INTEGER NOT NULL,
+                    PRIMARY KEY (user_id, epoch)
+                ) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }()
 
@@ -154,7 +167,7 @@ public final class SQLiteServerStore: ServerStore {
                     INSERT INTO users (id, email, apple_subject, full_name, created_at, auth_hash, vault_id, slot)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                     """,
-                arguments: [Self.key(user.id), user.email, user.appleSubject, user.fullName, Self.ms(user.createdAt),
+                arguments: [Self.key(user.id), user.email, user.appleSubject, user.fullName, UnixTime.milliseconds(user.createdAt),
                             user.authHash, user.vaultID.map(Self.key), slot])
         }
     }
@@ -180,22 +193,46 @@ public final class SQLiteServerStore: ServerStore {
         return id.flatMap(UUID.init(uuidString:))
     }
 
-    public func replaceCredentials(userID: UUID, authHash: String, slot: WrappedSlot) async throws(ServerStoreError) {
+    public func replaceCredentials(
+        userID: UUID, authHash: String, slot: WrappedSlot, manifest: ManifestWrite?
+    ) async throws(ServerStoreError) -> PushOutcome {
         let encoded = try Self.encodeSlot(slot)
-        let changed = try await write { db in
-            try db.execute(
-                sql: "UPDATE users SET auth_hash = ?, slot = ? WHERE id = ? AND deleted_at IS NULL",
-                arguments: [authHash, encoded, Self.key(userID)])
-            return db.changesCount
+        return try await write { db -> PushOutcome in
+            let user = Self.key(userID)
+            guard let cursor = try Int64.fetchOne(
+                db, sql: "SELECT change_seq FROM users WHERE id = ? AND deleted_at IS NULL", arguments: [user])
+            else { throw ServerStoreError.notFound }
+            // The slot is part of the verified state: the head commits to its parameters.
+            if let refusal = try Self.checkHead(db, user: user, manifest: manifest, writesStateRows: true) { return refusal }
+            try db.execute(sql: "UPDATE users SET auth_hash = ?, slot = ? WHERE id = ?", arguments: [authHash, encoded, user])
+            try Self.insert(db, user: user, manifest: manifest, sequence: cursor)
+            return .accepted(cursor: cursor)
         }
-        guard changed == 1 else { throw .notFound }
+    }
+
+    /// Refuses a manifest that does not extend the stored head, and a state change without one once a head exists.
+    private static func checkHead(
+        _ db: Database, user: String, manifest: ManifestWrite?, writesStateRows: Bool
+    ) throws -> PushOutcome? {
+        let head = try Int64.fetchOne(db, sql: "SELECT max(epoch) FROM manifests WHERE user_id = ?", arguments: [user]) ?? 0
+        if let manifest {
+            return manifest.baseEpoch == head ? nil : .staleHead(epoch: head)
+        }
+        return head > 0 && writesStateRows ? .manifestRequired : nil
+    }
+
+    private static func insert(_ db: Database, user: String, manifest: ManifestWrite?, sequence: Int64) throws {
+        guard let manifest else { return }
+        try db.execute(
+            sql: "INSERT INTO manifests (user_id, epoch, body, seq) VALUES (?, ?, ?, ?)",
+            arguments: [user, manifest.epoch, manifest.bytes, sequence])
     }
 
     public func softDeleteUser(id: UUID, at date: Date) async throws(ServerStoreError) {
         let changed = try await write { db in
             try db.execute(
                 sql: "UPDATE users SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL",
-                arguments: [Self.ms(date), Self.key(id)])
+                arguments: [UnixTime.milliseconds(date), Self.key(id)])
             let changed = db.changesCount
             try db.execute(sql: "UPDATE sessions SET revoked = 1 WHERE user_id = ?", arguments: [Self.key(id)])
             return changed
@@ -206,7 +243,7 @@ public final class SQLiteServerStore: ServerStore {
     public func purgeUsers(deletedBefore cutoff: Date) async throws(ServerStoreError) -> Int {
         try await write { db in
             try db.execute(
-                sql: "DELETE FROM users WHERE deleted_at IS NOT NULL AND deleted_at < ?", arguments: [Self.ms(cutoff)])
+                sql: "DELETE FROM users WHERE deleted_at IS NOT NULL AND deleted_at < ?", arguments: [UnixTime.milliseconds(cutoff)])
             return db.changesCount
         }
     }
@@ -217,10 +254,10 @@ public final class SQLiteServerStore: ServerStore {
         try await write { db in
             try db.execute(
                 sql: "INSERT INTO sessions (family, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
-                arguments: [Self.key(family), Self.key(userID), Self.ms(now), Self.ms(expiresAt)])
+                arguments: [Self.key(family), Self.key(userID), UnixTime.milliseconds(now), UnixTime.milliseconds(expiresAt)])
             try db.execute(
                 sql: "INSERT INTO refresh_tokens (id, family, user_id, expires_at) VALUES (?, ?, ?, ?)",
-                arguments: [Self.key(tokenID), Self.key(family), Self.key(userID), Self.ms(expiresAt)])
+                arguments: [Self.key(tokenID), Self.key(family), Self.key(userID), UnixTime.milliseconds(expiresAt)])
         }
     }
 
@@ -243,13 +280,13 @@ public final class SQLiteServerStore: ServerStore {
                 try db.execute(sql: "UPDATE sessions SET revoked = 1 WHERE family = ?", arguments: [familyKey])
                 return .reused
             }
-            let nowMS = Self.ms(now)
+            let nowMS = UnixTime.milliseconds(now)
             guard (token["expires_at"] as Int64) > nowMS, (session["expires_at"] as Int64) > nowMS else { return .invalid }
             try db.execute(sql: "UPDATE refresh_tokens SET used_at = ? WHERE id = ?", arguments: [nowMS, Self.key(tokenID)])
             try db.execute(
                 sql: "INSERT INTO refresh_tokens (id, family, user_id, expires_at) VALUES (?, ?, ?, ?)",
-                arguments: [Self.key(newTokenID), familyKey, user, Self.ms(expiresAt)])
-            try db.execute(sql: "UPDATE sessions SET expires_at = ? WHERE family = ?", arguments: [Self.ms(expiresAt), familyKey])
+                arguments: [Self.key(newTokenID), familyKey, user, UnixTime.milliseconds(expiresAt)])
+            try db.execute(sql: "UPDATE sessions SET expires_at = ? WHERE family = ?", arguments: [UnixTime.milliseconds(expiresAt), familyKey])
             return .rotated
         }
     }
@@ -267,7 +304,7 @@ public final class SQLiteServerStore: ServerStore {
                     WHERE sessions.family = ? AND sessions.user_id = ? AND sessions.revoked = 0
                       AND sessions.expires_at > ? AND users.deleted_at IS NULL
                     """,
-                arguments: [Self.key(family), Self.key(userID), Self.ms(now)]) ?? false
+                arguments: [Self.key(family), Self.key(userID), UnixTime.milliseconds(now)]) ?? false
             return (count, active)
         }
         return Authorization(counter: Self.counterState(count: count, start: start, window: window), sessionActive: active)
@@ -291,9 +328,15 @@ public final class SQLiteServerStore: ServerStore {
 
     // MARK: Items
 
-    public func push(userID: UUID, writes: [ItemWrite], now: Date) async throws(ServerStoreError) -> PushOutcome {
+    public func push(
+        userID: UUID, writes: [ItemWrite], manifest: ManifestWrite?, now: Date
+    ) async throws(ServerStoreError) -> PushOutcome {
         try await write { db -> PushOutcome in
             let user = Self.key(userID)
+            let writesStateRows = writes.contains { !StateRoot.isServerFace(kind: $0.kind) }
+            if let refusal = try Self.checkHead(db, user: user, manifest: manifest, writesStateRows: writesStateRows) {
+                return refusal
+            }
             var conflicts: [StoredItem] = []
             for write in writes {
                 let stored = try Row.fetchOne(
@@ -308,7 +351,7 @@ public final class SQLiteServerStore: ServerStore {
                 arguments: [writes.count, user])
             else { throw ServerStoreError.notFound }
             var next = sequence - Int64(writes.count)
-            let stored = Self.ms(now)
+            let stored = UnixTime.milliseconds(now)
             for write in writes {
                 next += 1
                 try db.execute(
@@ -322,6 +365,7 @@ public final class SQLiteServerStore: ServerStore {
                     arguments: [user, Self.key(write.id), write.kind, write.revision, write.updatedAt, write.deleted,
                                 write.box, write.box?.count ?? 0, write.meta, next, stored])
             }
+            try Self.insert(db, user: user, manifest: manifest, sequence: sequence)
             return .accepted(cursor: sequence)
         }
     }
@@ -338,6 +382,24 @@ public final class SQLiteServerStore: ServerStore {
             let items = try rows.prefix(limit).map(Self.feedItem)
             let last = items.last?.sequence ?? cursor
             return ChangePage(items: items, cursor: last, hasMore: rows.count > limit)
+        }
+    }
+
+    public func manifests(userID: UUID, after epoch: Int64, limit: Int) async throws(ServerStoreError) -> [StoredManifest] {
+        try await read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT epoch, body, seq FROM manifests WHERE user_id = ? AND epoch > ? ORDER BY epoch LIMIT ?",
+                arguments: [Self.key(userID), epoch, max(limit, 0)]
+            ).map { StoredManifest(epoch: $0["epoch"], bytes: $0["body"], sequence: $0["seq"]) }
+        }
+    }
+
+    public func head(userID: UUID, atOrBefore cursor: Int64) async throws(ServerStoreError) -> StoredManifest? {
+        try await read { db in
+            try Row.fetchOne(
+                db, sql: "SELECT epoch, body, seq FROM manifests WHERE user_id = ? AND seq <= ? ORDER BY epoch DESC LIMIT 1",
+                arguments: [Self.key(userID), cursor]
+            ).map { StoredManifest(epoch: $0["epoch"], bytes: $0["body"], sequence: $0["seq"]) }
         }
     }
 
@@ -360,7 +422,9 @@ public final class SQLiteServerStore: ServerStore {
     public func deleteAllItems(userID: UUID) async throws(ServerStoreError) -> Int {
         try await write { db in
             try db.execute(sql: "DELETE FROM items WHERE user_id = ?", arguments: [Self.key(userID)])
-            return db.changesCount
+            let count = db.changesCount
+            try db.execute(sql: "DELETE FROM manifests WHERE user_id = ?", arguments: [Self.key(userID)])
+            return count
         }
     }
 
@@ -371,7 +435,8 @@ public final class SQLiteServerStore: ServerStore {
                 db, sql: "SELECT count(*) AS n, coalesce(sum(size), 0) AS bytes FROM items WHERE user_id = ? AND deleted = 0",
                 arguments: [user])
             let cursor = try Int64.fetchOne(db, sql: "SELECT change_seq FROM users WHERE id = ?", arguments: [user]) ?? 0
-            return StoreUsage(items: row?["n"] ?? 0, bytes: row?["bytes"] ?? 0, cursor: cursor)
+            let head = try Int64.fetchOne(db, sql: "SELECT max(epoch) FROM manifests WHERE user_id = ?", arguments: [user]) ?? 0
+            return StoreUsage(items: row?["n"] ?? 0, bytes: row?["bytes"] ?? 0, cursor: cursor, headEpoch: head)
         }
     }
 
@@ -414,7 +479,7 @@ public final class SQLiteServerStore: ServerStore {
         try await write { db in
             try db.execute(
                 sql: "INSERT INTO audit_log (at, kind, user_id, address, detail) VALUES (?, ?, ?, ?, ?)",
-                arguments: [Self.ms(event.at), event.kind.rawValue, event.userID.map(Self.key), event.address, event.detail])
+                arguments: [UnixTime.milliseconds(event.at), event.kind.rawValue, event.userID.map(Self.key), event.address, event.detail])
         }
     }
 
@@ -431,7 +496,7 @@ public final class SQLiteServerStore: ServerStore {
             return rows.compactMap { row -> AuditEvent? in
                 guard let kind = AuditEvent.Kind(rawValue: row["kind"]) else { return nil }
                 return AuditEvent(
-                    at: Self.date(row["at"]), kind: kind, userID: (row["user_id"] as String?).flatMap(UUID.init(uuidString:)),
+                    at: UnixTime.date(milliseconds: row["at"]), kind: kind, userID: (row["user_id"] as String?).flatMap(UUID.init(uuidString:)),
                     address: row["address"], detail: row["detail"])
             }
         }
@@ -470,10 +535,6 @@ public final class SQLiteServerStore: ServerStore {
     /// Ids are stored as lower-case hyphenated UUID text in both stores.
     private static func key(_ id: UUID) -> String { id.uuidString.lowercased() }
 
-    static func ms(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
-
-    private static func date(_ milliseconds: Int64) -> Date { Date(timeIntervalSince1970: TimeInterval(milliseconds) / 1000) }
-
     private static func encodeSlot(_ slot: WrappedSlot) throws(ServerStoreError) -> String {
         do {
             return String(decoding: try WireJSON.encoder().encode(slot), as: UTF8.self)
@@ -494,21 +555,24 @@ public final class SQLiteServerStore: ServerStore {
         }
         return UserRecord(
             id: id, email: row["email"], appleSubject: row["apple_subject"], fullName: row["full_name"],
-            createdAt: date(row["created_at"]), deletedAt: (row["deleted_at"] as Int64?).map(date),
+            createdAt: UnixTime.date(milliseconds: row["created_at"]), deletedAt: (row["deleted_at"] as Int64?).map { UnixTime.date(milliseconds: $0) },
             authHash: row["auth_hash"], vaultID: (row["vault_id"] as String?).flatMap(UUID.init(uuidString:)), slot: slot)
     }
 
     private static func storedItem(_ row: Row) throws -> StoredItem {
-        guard let id = UUID(uuidString: row["id"]) else { throw ServerStoreError.unavailable("malformed item row") }
-        return StoredItem(
-            id: id, kind: row["kind"], revision: row["revision"], updatedAt: row["updated_at"], deleted: row["deleted"],
-            box: row["box"], meta: row["meta"], sequence: row["seq"], storedAt: date(row["stored_at"]))
+        StoredItem(
+            row: try itemRow(row), meta: row["meta"], sequence: row["seq"],
+            storedAt: UnixTime.date(milliseconds: row["stored_at"]))
     }
 
     private static func feedItem(_ row: Row) throws -> FeedItem {
+        FeedItem(row: try itemRow(row), sequence: row["seq"])
+    }
+
+    private static func itemRow(_ row: Row) throws -> ItemRow {
         guard let id = UUID(uuidString: row["id"]) else { throw ServerStoreError.unavailable("malformed item row") }
-        return FeedItem(
+        return ItemRow(
             id: id, kind: row["kind"], revision: row["revision"], updatedAt: row["updated_at"], deleted: row["deleted"],
-            box: row["box"], sequence: row["seq"])
+            box: row["box"])
     }
 }

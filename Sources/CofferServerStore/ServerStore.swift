@@ -1,3 +1,4 @@
+import CofferCrypto
 import CofferSyncAPI
 import Foundation
 
@@ -21,8 +22,11 @@ public protocol ServerStore: PlaceStore {
     func userID(email: String) async throws(ServerStoreError) -> UUID?
     /// The id of the live account signed in with Apple under this subject.
     func userID(appleSubject: String) async throws(ServerStoreError) -> UUID?
-    /// Replaces the auth hash and passphrase slot together (passphrase change).
-    func replaceCredentials(userID: UUID, authHash: String, slot: WrappedSlot) async throws(ServerStoreError)
+    /// Replaces the auth hash and passphrase slot together (passphrase change), with the manifest that commits to the
+    /// new slot when the account keeps verified state: `.staleHead` (nothing changed) when another device pushed first.
+    func replaceCredentials(
+        userID: UUID, authHash: String, slot: WrappedSlot, manifest: ManifestWrite?
+    ) async throws(ServerStoreError) -> PushOutcome
     /// Marks the account deleted; it disappears from logins at once and is purged later.
     func softDeleteUser(id: UUID, at date: Date) async throws(ServerStoreError)
     /// Hard-deletes every account soft-deleted before `cutoff`, with all its rows; returns how many.
@@ -50,17 +54,25 @@ public protocol ServerStore: PlaceStore {
 
     // MARK: Items
 
-    /// Applies every write, or none: a write whose `baseRevision` differs from the stored row's revision makes the
-    /// whole push answer `.conflicts` with the stored copies. A write to a row the server does not hold is accepted
-    /// whatever its base (after a revoke, the server has nothing left to lose).
-    func push(userID: UUID, writes: [ItemWrite], now: Date) async throws(ServerStoreError) -> PushOutcome
+    /// Applies every write and stores the manifest, or does nothing: a manifest whose base epoch is not the stored
+    /// head's makes the push answer `.staleHead`; a push without a manifest to an account that has one answers
+    /// `.manifestRequired` (unless it writes only server-face rows, `StateRoot.isServerFace`); a write whose
+    /// `baseRevision` differs from the stored row's revision makes the whole push answer `.conflicts` with the stored
+    /// copies. A write to a row the server does not hold is accepted whatever its base (after a revoke, the server has
+    /// nothing left to lose). The manifest is stored at the push's last feed position.
+    func push(userID: UUID, writes: [ItemWrite], manifest: ManifestWrite?, now: Date) async throws(ServerStoreError) -> PushOutcome
     /// Rows changed after `cursor`, oldest change first, at most `limit`.
     func changes(userID: UUID, since cursor: Int64, limit: Int) async throws(ServerStoreError) -> ChangePage
+    /// Manifests after `epoch`, oldest first, at most `limit`.
+    func manifests(userID: UUID, after epoch: Int64, limit: Int) async throws(ServerStoreError) -> [StoredManifest]
+    /// The newest manifest stored at or before feed position `cursor`: the one that describes the rows a client holds
+    /// once it has read the feed up to `cursor`.
+    func head(userID: UUID, atOrBefore cursor: Int64) async throws(ServerStoreError) -> StoredManifest?
     /// One row, tombstones included.
     func item(userID: UUID, id: UUID) async throws(ServerStoreError) -> StoredItem?
     /// Every live row of a kind (the CardOnCue face, exports).
     func items(userID: UUID, kind: String) async throws(ServerStoreError) -> [StoredItem]
-    /// Deletes every server copy of the user's items (revoke sync); returns how many.
+    /// Deletes every server copy of the user's items and its manifests (revoke sync); returns how many items.
     func deleteAllItems(userID: UUID) async throws(ServerStoreError) -> Int
     /// Counts for `GET /v1/account`.
     func usage(userID: UUID) async throws(ServerStoreError) -> StoreUsage
@@ -76,6 +88,13 @@ public protocol ServerStore: PlaceStore {
     func audit(_ event: AuditEvent) async throws(ServerStoreError)
     /// The newest audit events, for operators and tests; `userID` nil means all users.
     func auditEvents(userID: UUID?, limit: Int) async throws(ServerStoreError) -> [AuditEvent]
+}
+
+extension ServerStore {
+    /// A push without a manifest: the CardOnCue face's writes and accounts that keep no verified state.
+    public func push(userID: UUID, writes: [ItemWrite], now: Date) async throws(ServerStoreError) -> PushOutcome {
+        try await push(userID: userID, writes: writes, manifest: nil, now: now)
+    }
 }
 
 /// Failures of a store. Descriptions name the rule, never a value.
@@ -166,15 +185,10 @@ public enum RefreshOutcome: Sendable, Equatable {
     case invalid
 }
 
-/// One item row as the server stores it.
+/// One item row as the server stores it: the row itself and what only the server adds.
+@dynamicMemberLookup
 public struct StoredItem: Sendable, Equatable {
-    public var id: UUID
-    public var kind: String
-    public var revision: Int64
-    /// Client time, Unix ms (bound into the box).
-    public var updatedAt: Int64
-    public var deleted: Bool
-    public var box: Data?
+    public var row: ItemRow
     /// Server-visible metadata (JSON text), only for items whose client chose to send it (the CardOnCue face).
     public var meta: String?
     /// Position in the user's change feed.
@@ -182,76 +196,79 @@ public struct StoredItem: Sendable, Equatable {
     /// When the server stored this revision.
     public var storedAt: Date
 
-    public init(
-        id: UUID, kind: String, revision: Int64, updatedAt: Int64, deleted: Bool, box: Data?, meta: String?,
-        sequence: Int64, storedAt: Date
-    ) {
-        self.id = id
-        self.kind = kind
-        self.revision = revision
-        self.updatedAt = updatedAt
-        self.deleted = deleted
-        self.box = box
+    public init(row: ItemRow, meta: String?, sequence: Int64, storedAt: Date) {
+        self.row = row
         self.meta = meta
         self.sequence = sequence
         self.storedAt = storedAt
     }
+
+    public subscript<Value>(dynamicMember field: KeyPath<ItemRow, Value>) -> Value { row[keyPath: field] }
 }
 
-/// One entry of a user's change feed: what a syncing client receives of a stored item, and its position.
+/// One entry of a user's change feed: the row a syncing client receives, and its position.
+@dynamicMemberLookup
 public struct FeedItem: Sendable, Equatable {
-    public var id: UUID
-    public var kind: String
-    public var revision: Int64
-    /// Client time, Unix ms (bound into the box).
-    public var updatedAt: Int64
-    public var deleted: Bool
-    public var box: Data?
+    public var row: ItemRow
     /// Position in the user's change feed.
     public var sequence: Int64
 
-    public init(id: UUID, kind: String, revision: Int64, updatedAt: Int64, deleted: Bool, box: Data?, sequence: Int64) {
-        self.id = id
-        self.kind = kind
-        self.revision = revision
-        self.updatedAt = updatedAt
-        self.deleted = deleted
-        self.box = box
+    public init(row: ItemRow, sequence: Int64) {
+        self.row = row
         self.sequence = sequence
     }
 
     /// The feed's view of a stored row.
     public init(_ stored: StoredItem) {
-        self.init(
-            id: stored.id, kind: stored.kind, revision: stored.revision, updatedAt: stored.updatedAt,
-            deleted: stored.deleted, box: stored.box, sequence: stored.sequence)
+        self.init(row: stored.row, sequence: stored.sequence)
     }
+
+    public subscript<Value>(dynamicMember field: KeyPath<ItemRow, Value>) -> Value { row[keyPath: field] }
 }
 
-/// One write of a push.
+/// One write of a push: the new row and the stored revision it replaces (0 for a new item).
+@dynamicMemberLookup
 public struct ItemWrite: Sendable, Equatable {
-    public var id: UUID
-    public var kind: String
-    public var revision: Int64
-    public var updatedAt: Int64
-    public var deleted: Bool
-    public var box: Data?
+    public var row: ItemRow
     public var meta: String?
     /// The stored revision this write replaces; 0 for a new item.
     public var baseRevision: Int64
 
-    public init(
-        id: UUID, kind: String, revision: Int64, updatedAt: Int64, deleted: Bool, box: Data?, meta: String? = nil,
-        baseRevision: Int64
-    ) {
-        self.id = id
-        self.kind = kind
-        self.revision = revision
-        self.updatedAt = updatedAt
-        self.deleted = deleted
-        self.box = box
+    public init(row: ItemRow, meta: String? = nil, baseRevision: Int64) {
+        self.row = row
         self.meta = meta
         self.baseRevision = baseRevision
+    }
+
+    public subscript<Value>(dynamicMember field: KeyPath<ItemRow, Value>) -> Value { row[keyPath: field] }
+}
+
+/// A manifest to store (docs/FORMAT.md §8.6): opaque bytes to the store, with the epoch they claim and the stored
+/// head they extend.
+public struct ManifestWrite: Sendable, Equatable {
+    /// The stored head's epoch the client saw (0: none).
+    public var baseEpoch: Int64
+    /// `baseEpoch + 1`, as the bytes say.
+    public var epoch: Int64
+    public var bytes: Data
+
+    public init(baseEpoch: Int64, epoch: Int64, bytes: Data) {
+        self.baseEpoch = baseEpoch
+        self.epoch = epoch
+        self.bytes = bytes
+    }
+}
+
+/// A stored manifest and the feed position it was stored at.
+public struct StoredManifest: Sendable, Equatable {
+    public var epoch: Int64
+    public var bytes: Data
+    public var sequence: Int64
+
+    public init(epoch: Int64, bytes: Data, sequence: Int64) {
+        self.epoch = epoch
+        self.bytes = bytes
+        self.sequence = sequence
     }
 }
 
@@ -261,6 +278,10 @@ public enum PushOutcome: Sendable, Equatable {
     case accepted(cursor: Int64)
     /// Nothing was written; these are the stored rows (absent ones omitted) the push disagreed with.
     case conflicts([StoredItem])
+    /// Nothing was written: the manifest did not extend the stored head, whose epoch is `epoch`.
+    case staleHead(epoch: Int64)
+    /// Nothing was written: the account keeps verified state and the push carried no manifest.
+    case manifestRequired
 }
 
 /// One page of the change feed.
@@ -276,16 +297,19 @@ public struct ChangePage: Sendable, Equatable {
     }
 }
 
-/// Item count, stored bytes and cursor of one user.
+/// Item count, stored bytes, cursor and head epoch of one user.
 public struct StoreUsage: Sendable, Equatable {
     public var items: Int
     public var bytes: Int
     public var cursor: Int64
+    /// The newest manifest's epoch; 0 when none is stored.
+    public var headEpoch: Int64
 
-    public init(items: Int, bytes: Int, cursor: Int64) {
+    public init(items: Int, bytes: Int, cursor: Int64, headEpoch: Int64 = 0) {
         self.items = items
         self.bytes = bytes
         self.cursor = cursor
+        self.headEpoch = headEpoch
     }
 }
 

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import CofferCrypto
 import CofferSyncAPI
 import Foundation
 import NIOCore
@@ -10,8 +11,10 @@ public enum SyncClientError: Error, Sendable, Equatable, CustomStringConvertible
     case transport(String)
     /// The server answered with an error body.
     case server(status: Int, code: String, message: String)
-    /// A push was refused because the server holds newer revisions: these.
-    case conflict([SyncItem])
+    /// A push was refused because the server holds newer revisions: these (unverified: the server's word).
+    case conflict([ItemRow])
+    /// A push was refused because another device extended the vault's state first; the server's head is at `epoch`.
+    case staleHead(epoch: Int64)
     /// The server's answer was not what the protocol says.
     case malformedResponse
     /// The server URL is not an http(s) URL.
@@ -22,6 +25,7 @@ public enum SyncClientError: Error, Sendable, Equatable, CustomStringConvertible
         case .transport(let detail): return "cannot reach the sync server: \(detail)"
         case .server(let status, let code, let message): return "the sync server refused (\(status) \(code)): \(message)"
         case .conflict(let items): return "the server holds newer versions of \(items.count) items"
+        case .staleHead: return "another device changed the vault first"
         case .malformedResponse: return "the sync server sent an answer this version does not understand"
         case .invalidServerURL: return "the server must be an http:// or https:// URL"
         }
@@ -101,6 +105,11 @@ public struct SyncClient: Sendable {
         try await call(.GET, "/v1/sync/changes?since=\(cursor)&limit=\(limit)", token: accessToken)
     }
 
+    /// The manifests after epoch `after`, oldest first.
+    public func manifests(after epoch: Int64, limit: Int, accessToken: String) async throws(SyncClientError) -> ManifestsResponse {
+        try await call(.GET, "/v1/sync/manifests?after=\(epoch)&limit=\(limit)", token: accessToken)
+    }
+
     /// Deletes every server copy of the account's items.
     public func revoke(accessToken: String) async throws(SyncClientError) -> Int {
         let answer: [String: Int] = try await call(.DELETE, "/v1/sync/items", token: accessToken)
@@ -146,6 +155,7 @@ public struct SyncClient: Sendable {
                 throw .server(status: status, code: "unknown", message: "HTTP \(status)")
             }
             if status == 409, let conflicts = error.details?.conflicts { throw .conflict(conflicts) }
+            if status == 409, error.error == "stale_head", let epoch = error.details?.headEpoch { throw .staleHead(epoch: epoch) }
             throw .server(status: status, code: Self.printable(error.error), message: Self.printable(error.message))
         }
         if status == 204 || data.isEmpty {

@@ -21,6 +21,13 @@ public enum SyncError: Error, Sendable, CustomStringConvertible {
     case wrongPassphrase
     /// Pushing kept meeting newer changes; nothing was lost, run sync again.
     case tooManyConflicts
+    /// The server's view of the vault failed verification; nothing was applied.
+    case verification(VerificationFailure)
+    /// The server asks for passphrase-stretching parameters below Coffer's defaults (a downgrade), before anything
+    /// was stretched or sent.
+    case weakKDF(PassphraseKDF)
+    /// The account's stretching parameters are not the ones this device knows, and no verified head changed them.
+    case accountParametersChanged
 
     public var description: String {
         switch self {
@@ -32,6 +39,14 @@ public enum SyncError: Error, Sendable, CustomStringConvertible {
         case .differentVault: return "that account syncs a different vault than the one here"
         case .wrongPassphrase: return "wrong passphrase for the sync account"
         case .tooManyConflicts: return "other devices kept changing the same items; run sync again"
+        case .verification(let failure): return failure.description
+        case .weakKDF(let kdf):
+            return "the server asks for weaker passphrase stretching (\(kdf)) than Coffer's minimum "
+                + "(\(PassphraseKDF.defaultPBKDF2) or \(PassphraseKDF.defaultScrypt)): a downgrade by the server, or an "
+                + "account made with weaker settings; nothing was sent"
+        case .accountParametersChanged:
+            return "the account's passphrase stretching parameters changed without a change this device verified; "
+                + "nothing was sent"
         }
     }
 }
@@ -42,8 +57,17 @@ public struct SyncReport: Sendable, Equatable {
     public var pushed = 0
     public var merge = RemoteMergeReport()
     public var cursor: Int64 = 0
+    /// The verified head after this sync (nil for an account no device has published a manifest for yet).
+    public var head: Manifest?
 
     public init() {}
+}
+
+/// The newest vault state this device verified, as `coffer sync status` shows it.
+public struct VerifiedHead: Sendable, Equatable {
+    public var manifest: Manifest
+    /// Whether this device made it.
+    public var madeHere: Bool
 }
 
 /// Sync between a local vault and a `coffer-server` account (docs/SYNC.md). The refresh token lives in the device key
@@ -78,19 +102,39 @@ public struct SyncSession: Sendable {
             try await client.register(
                 RegisterRequest(email: email, authKey: keys.authKeyBase64, vaultID: coffer.vault.vaultID, slot: slot))
         }
-        try link(answer, email: email)
+        try link(answer, email: email, accountCommitment: AccountCommitment.of(kdf: kdf, salt: header.salt))
     }
 
     /// Logs this device in. With no vault here yet, the account's slot is unwrapped with the passphrase and a local
     /// copy of the vault is created (`localPassphrase` becomes its passphrase slot); with the same vault here already,
-    /// it is linked again.
+    /// it is linked again, keeping the state it verified.
+    ///
+    /// Before stretching anything, the prelogin parameters must be at least Coffer's defaults (unless
+    /// `allowWeakKDF`), and a device that knows the account's parameters refuses others (unless
+    /// `acceptParameterChange`): a server must not be able to cheapen guessing by asking for a weak stretch.
     public static func login(
-        location: CofferLocation, client: SyncClient, email: String, passphrase: String, localPassphrase: String?
+        location: CofferLocation, client: SyncClient, email: String, passphrase: String, localPassphrase: String?,
+        allowWeakKDF: Bool = false, acceptParameterChange: Bool = false
     ) async throws(SyncError) -> SyncSession {
         let limits = location.options.limits
+        let existing: Coffer?
+        do {
+            existing = Vault.exists(in: location.vaultDirectory) ? try Coffer.open(at: location) : nil
+        } catch {
+            throw .coffer(error)
+        }
         let parameters = try await clientCall { () throws(SyncClientError) in try await client.prelogin(email: email) }
         let kdf = try cryptoCall { () throws(CofferCryptoError) in try parameters.kdf.kdf(limits: limits) }
         guard let salt = Data(base64Encoded: parameters.salt) else { throw .client(.malformedResponse) }
+        if !allowWeakKDF, !kdf.meetsDefaults { throw .weakKDF(kdf) }
+        let commitment = AccountCommitment.of(kdf: kdf, salt: Array(salt))
+        if let known = try existing.flatMap({ coffer throws(SyncError) in
+            try vaultCall(coffer) { try $0.syncAccount() }
+        }), known.server == client.server, known.account == email, let remembered = known.accountCommitment,
+           remembered != commitment, !acceptParameterChange
+        {
+            throw .accountParametersChanged
+        }
         let keys = try cryptoCall { () throws(CofferCryptoError) in
             try SyncKeys(passphrase: passphrase, kdf: kdf, salt: Array(salt), limits: limits)
         }
@@ -110,50 +154,70 @@ public struct SyncSession: Sendable {
             throw .wrongPassphrase
         }
         let coffer: Coffer
-        do {
-            if Vault.exists(in: location.vaultDirectory) {
-                coffer = try Coffer.open(at: location)
-                guard coffer.vault.vaultID == vaultID else { throw SyncError.differentVault }
-            } else {
+        if let existing {
+            guard existing.vault.vaultID == vaultID else { throw .differentVault }
+            coffer = existing
+        } else {
+            do {
                 coffer = try Coffer.join(at: location, vaultID: vaultID, masterKey: masterKey, passphrase: localPassphrase)
+            } catch {
+                throw .coffer(error)
             }
-        } catch let error as SyncError {
-            throw error
-        } catch let error as CofferError {
-            throw .coffer(error)
-        } catch {
-            throw .wrongPassphrase
         }
         let session = SyncSession(coffer: coffer, client: client)
-        try session.link(answer, email: email)
+        try session.link(answer, email: email, accountCommitment: commitment)
         return session
     }
 
-    private func link(_ answer: AuthResponse, email: String) throws(SyncError) {
+    /// Stores the session and links the vault. Logging in again to the same account keeps the device's id and the
+    /// state it verified: a new login must not let a server roll the device back.
+    private func link(_ answer: AuthResponse, email: String, accountCommitment: [UInt8]) throws(SyncError) {
         try storeRefreshToken(answer.refreshToken)
-        try vault { try $0.setSyncAccount(SyncAccount(server: client.server, account: email, userID: answer.user.id)) }
+        let current = try vault { try $0.syncAccount() }
+        if var current, current.server == client.server, current.account == email, current.userID == answer.user.id {
+            // The slot handed out at this login is checked against the head at the next pull (`slotReverted`).
+            current.accountCommitment = accountCommitment
+            let relinked = current
+            try vault { try $0.setSyncAccount(relinked, keepingVerifiedState: true) }
+            return
+        }
+        try vault {
+            try $0.setSyncAccount(
+                SyncAccount(server: client.server, account: email, userID: answer.user.id, accountCommitment: accountCommitment))
+        }
+    }
+
+    /// Forgets the state this device verified, so that the next sync accepts the server's current state as a new
+    /// device would (after a revoke, or a server restored from a backup); with `expect`, only that state.
+    public func adopt() throws(SyncError) {
+        guard try vault({ try $0.syncAccount() }) != nil else { throw .notLinked }
+        try vault { try $0.resetVerifiedState() }
     }
 
     // MARK: Sync
 
-    /// Pulls remote changes, merges them, pushes local ones; repeats a push that met newer changes after merging
-    /// them, a bounded number of times.
-    public func sync(progress: @Sendable (Int, Int) -> Void = { _, _ in }) async throws(SyncError) -> SyncReport {
+    /// Pulls and verifies remote changes, merges them, pushes local ones with a manifest of the new state; repeats a
+    /// push that met newer changes after pulling them, a bounded number of times. `expect` is the fingerprint
+    /// (`Manifest.fingerprint`, or its part after the epoch) that the server's head must have when this device has
+    /// verified none yet.
+    public func sync(
+        expect: String? = nil, progress: @Sendable (Int, Int) -> Void = { _, _ in }
+    ) async throws(SyncError) -> SyncReport {
         guard try vault({ try $0.syncAccount() }) != nil else { throw .notLinked }
         let access = try await freshAccessToken()
         var report = SyncReport()
-        try await pull(access: access, into: &report)
+        try await pull(access: access, expect: expect, into: &report)
         var attempts = 0
         while true {
             let pending = try vault { try $0.pendingChanges(limit: SyncLimits.maxPushItems) }
-            if pending.isEmpty { break }
-            let request = PushRequest(items: pending.map { change in
-                PushItem(
-                    item: SyncItem(
-                        id: change.row.id, kind: change.row.kind, revision: change.row.revision, updatedAt: change.row.updatedAt,
-                        deleted: change.row.deleted, box: change.row.box?.base64EncodedString()),
-                    baseRevision: change.baseRevision)
-            })
+            guard let account = try vault({ try $0.syncAccount() }) else { throw .notLinked }
+            // An account no device has published a manifest for yet (made by an older coffer) gets its first one.
+            if pending.isEmpty, account.head != nil { break }
+            let verified = try account.head.map(Self.manifest)
+            let manifest = try await nextManifest(after: verified, account: account, adding: pending.map(\.row))
+            let request = PushRequest(
+                items: pending.map { PushItem(item: $0.row, baseRevision: $0.baseRevision) },
+                baseEpoch: verified?.epoch ?? 0, manifest: manifest.base64)
             let outcome: Result<PushResponse, SyncClientError>
             do {
                 outcome = .success(try await client.push(request, accessToken: access))
@@ -161,38 +225,169 @@ public struct SyncSession: Sendable {
                 outcome = .failure(error)
             }
             switch outcome {
-            case .success:
-                try vault { try $0.markSynced(pending.map { ($0.row.id, $0.row.revision) }) }
+            case .success(let answer):
+                try vault { try $0.recordPush(pending.map(\.row), head: manifest.bytes, cursor: answer.cursor, at: Date()) }
                 report.pushed += pending.count
+                report.head = manifest
                 let remaining = try vault { try $0.pendingChanges().count }
                 progress(report.pushed, report.pushed + remaining)
-            case .failure(.conflict(let items)):
+            case .failure(.conflict(let claimed)):
                 attempts += 1
                 guard attempts <= 5 else { throw .tooManyConflicts }
-                report.merge.add(try vault { try $0.mergeRemote(items.compactMap(Self.row)) })
+                // The rows of a 409 are the server's word: nothing of them is applied. The verified pull brings the
+                // real state, and each claimed row must be in it.
+                try await pull(access: access, expect: nil, into: &report)
+                let known = try vault { try $0.syncedRows() }
+                for row in claimed where !StateRoot.isServerFace(kind: row.kind) {
+                    guard let revision = known.revisions[row.id], revision >= row.revision else {
+                        throw .verification(.unverifiedConflict(row.id))
+                    }
+                }
+            case .failure(.staleHead):
+                attempts += 1
+                guard attempts <= 5 else { throw .tooManyConflicts }
+                try await pull(access: access, expect: nil, into: &report)
             case .failure(let error):
                 throw .client(error)
             }
         }
-        try await pull(access: access, into: &report)
+        try await pull(access: access, expect: nil, into: &report)
         return report
     }
 
-    private func pull(access: String, into report: inout SyncReport) async throws(SyncError) {
-        guard var cursor = try vault({ try $0.syncAccount() })?.cursor else { throw .notLinked }
+    /// The manifest of the state after `rows` land on the server rows this device verified.
+    private func nextManifest(after verified: Manifest?, account: SyncAccount, adding rows: [ItemRow]) async throws(SyncError) -> Manifest {
+        var leaves = try vault { try $0.syncedRows() }.leaves
+        for row in rows { leaves[row.id] = row.leaf }
+        var commitment = account.accountCommitment ?? verified?.account
+        if commitment == nil {
+            // Linked by a version that did not record the account's parameters: take them as a new login would.
+            let parameters = try await client { () throws(SyncClientError) in try await client.prelogin(email: account.account) }
+            let limits = coffer.location.options.limits
+            let kdf = try crypto { () throws(CofferCryptoError) in try parameters.kdf.kdf(limits: limits) }
+            guard let salt = Data(base64Encoded: parameters.salt) else { throw .client(.malformedResponse) }
+            commitment = AccountCommitment.of(kdf: kdf, salt: Array(salt))
+        }
+        var manifest = Manifest(
+            vaultID: coffer.vault.vaultID, epoch: (verified?.epoch ?? 0) + 1, previous: verified?.hash ?? Manifest.noPrevious,
+            root: StateRoot.root(leaves), count: UInt32(leaves.count), device: account.device,
+            madeAt: UnixTime.milliseconds(Date()), keyEpoch: UInt32(clamping: coffer.vault.keyEpoch),
+            account: commitment ?? [])
+        manifest.tag = coffer.vault.manifestTag(manifest.body)
+        return manifest
+    }
+
+    /// Reads every change since the verified cursor (everything, on a device that verified nothing yet), verifies the
+    /// server's head, its chain from the verified head and the rows against it, and applies all of it in one
+    /// transaction, or nothing.
+    private func pull(access: String, expect: String?, into report: inout SyncReport) async throws(SyncError) {
+        guard let account = try vault({ try $0.syncAccount() }) else { throw .notLinked }
+        let verified = try account.head.map(Self.manifest)
+        let fullRead = verified == nil
+        var cursor = fullRead ? 0 : account.cursor
+        var staged: [UUID: ItemRow] = [:]
+        var headText: String?
         while true {
             let page = try await client { () throws(SyncClientError) in
                 try await client.changes(since: cursor, limit: SyncLimits.defaultPageItems, accessToken: access)
             }
-            let rows = page.items.compactMap(Self.row)
-            report.merge.add(try vault { try $0.mergeRemote(rows) })
-            report.merge.unreadable += page.items.count - rows.count
+            // The feed lists each item at its newest change: a later page's row replaces an earlier one's.
+            for row in page.items where !StateRoot.isServerFace(kind: row.kind) { staged[row.id] = row }
             report.pulled += page.items.count
+            guard page.cursor >= cursor else { throw .client(.malformedResponse) }
             cursor = page.cursor
-            try vault { try $0.setSyncCursor(cursor, at: Date()) }
+            if !page.hasMore {
+                headText = page.head
+                break
+            }
+        }
+        let rows = staged.values.sorted { $0.id.byteOrder < $1.id.byteOrder }
+        guard let headText else {
+            if let verified { throw .verification(.headMissing(verifiedEpoch: verified.epoch)) }
+            // No device has published a manifest for this account yet (it was made by an older coffer): the boxes
+            // are checked as they are applied, and this device's next push publishes the first manifest.
+            let applied = try vault { vault throws(VaultError) in
+                try vault.applyRemote(rows, head: nil, cursor: cursor, accountCommitment: nil, at: Date())
+            }
+            report.merge.add(applied)
+            report.cursor = cursor
+            return
+        }
+        let head = try Self.manifest(Array(Data(base64Encoded: headText) ?? Data()))
+        let verifier = StateVerifier(vaultID: coffer.vault.vaultID, keyEpoch: coffer.vault.keyEpoch, tag: coffer.vault.manifestTag)
+        let chain = try await chain(after: verified, upTo: head, access: access)
+        try verification { () throws(VerificationFailure) in
+            try verifier.checkHistory(verified: verified, head: head, chain: chain)
+        }
+        if fullRead, let expect, !Self.matches(expect, head) {
+            throw .verification(.unexpectedFingerprint(expected: expect, found: head.fingerprint))
+        }
+        // At a fresh link the account slot came from the server: it must be the one the vault's head commits to.
+        if fullRead, let commitment = account.accountCommitment, commitment != head.account {
+            throw .verification(.slotReverted)
+        }
+        let known = fullRead ? SyncedRows() : try vault { try $0.syncedRows() }
+        do {
+            try verifier.checkState(known: known, staged: rows, head: head, fullRead: fullRead)
+        } catch {
+            if let altered = coffer.vault.firstUnopenableRow(rows) { throw .verification(.alteredRow(altered)) }
+            throw .verification(error)
+        }
+        if fullRead {
+            // Rows this device recorded as the server's before (a re-read after `adopt`) but that the head does not
+            // hold are no longer the server's.
+            try vault { try $0.resetVerifiedState() }
+        }
+        let applied = try vault { vault throws(VaultError) in
+            try vault.applyRemote(rows, head: head.bytes, cursor: cursor, accountCommitment: head.account, at: Date())
+        }
+        report.merge.add(applied)
+        report.cursor = cursor
+        report.head = head
+    }
+
+    /// The manifests after `verified` up to `head`, as the server lists them (checked by the caller).
+    private func chain(after verified: Manifest?, upTo head: Manifest, access: String) async throws(SyncError) -> [Manifest] {
+        guard let verified, head.epoch > verified.epoch else { return [] }
+        var chain: [Manifest] = []
+        var after = verified.epoch
+        while after < head.epoch {
+            let page = try await client { () throws(SyncClientError) in
+                try await client.manifests(after: after, limit: SyncLimits.maxPageManifests, accessToken: access)
+            }
+            for text in page.manifests {
+                let manifest = try Self.manifest(Array(Data(base64Encoded: text) ?? Data()))
+                guard manifest.epoch <= head.epoch else { break }
+                chain.append(manifest)
+            }
+            guard let last = chain.last, last.epoch > after else { break }
+            after = last.epoch
             if !page.hasMore { break }
         }
-        report.cursor = cursor
+        return chain
+    }
+
+    /// Whether `expect` names `head`: its whole fingerprint, or the part after the epoch.
+    static func matches(_ expect: String, _ head: Manifest) -> Bool {
+        let wanted = Fingerprint.normalised(expect)
+        let full = Fingerprint.normalised(head.fingerprint)
+        let words = Fingerprint.normalised(String(head.fingerprint.drop { $0 != ":" }.dropFirst()))
+        return wanted == full || wanted == words
+    }
+
+    /// The verified head, as `coffer sync status` shows it.
+    public func verifiedHead() throws(SyncError) -> VerifiedHead? {
+        guard let account = try vault({ try $0.syncAccount() }), let bytes = account.head else { return nil }
+        let manifest = try Self.manifest(bytes)
+        return VerifiedHead(manifest: manifest, madeHere: manifest.device == account.device)
+    }
+
+    static func manifest(_ bytes: [UInt8]) throws(SyncError) -> Manifest {
+        do {
+            return try Manifest(bytes: bytes)
+        } catch {
+            throw .verification(.stateMismatch)
+        }
     }
 
     // MARK: Status, logout, revoke
@@ -228,7 +423,11 @@ public struct SyncSession: Sendable {
         let access = try await freshAccessToken()
         let deleted = try await client { () throws(SyncClientError) in try await client.revoke(accessToken: access) }
         // Nothing is on the server now: forget what it had, so a later sync pushes everything again.
-        try vault { try $0.setSyncAccount(SyncAccount(server: account.server, account: account.account, userID: account.userID)) }
+        try vault {
+            try $0.setSyncAccount(SyncAccount(
+                server: account.server, account: account.account, userID: account.userID, device: account.device,
+                accountCommitment: account.accountCommitment))
+        }
         return deleted
     }
 
@@ -251,23 +450,25 @@ public struct SyncSession: Sendable {
 
     // MARK: Plumbing
 
-    static func row(_ item: SyncItem) -> SyncRow? {
-        var box: Data?
-        if let text = item.box {
-            guard let data = Data(base64Encoded: text) else { return nil }
-            box = data
-        }
-        guard item.deleted == (box == nil) else { return nil }
-        return SyncRow(id: item.id, kind: item.kind, revision: item.revision, updatedAt: item.updatedAt, deleted: item.deleted, box: box)
+    private func vault<T>(_ body: (Vault) throws -> T) throws(SyncError) -> T {
+        try Self.vaultCall(coffer, body)
     }
 
-    private func vault<T>(_ body: (Vault) throws -> T) throws(SyncError) -> T {
+    private static func vaultCall<T>(_ coffer: Coffer, _ body: (Vault) throws -> T) throws(SyncError) -> T {
         do {
             return try body(coffer.vault)
         } catch let error as VaultError {
             throw .coffer(.vault(error))
         } catch {
             throw .coffer(.vault(.storage("unexpected failure")))
+        }
+    }
+
+    private func verification<T>(_ body: () throws(VerificationFailure) -> T) throws(SyncError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw .verification(error)
         }
     }
 
@@ -303,14 +504,4 @@ public struct SyncSession: Sendable {
         }
     }
 
-}
-
-extension RemoteMergeReport {
-    mutating func add(_ other: RemoteMergeReport) {
-        applied += other.applied
-        unchanged += other.unchanged
-        mergedCounters += other.mergedCounters
-        conflictCopies += other.conflictCopies
-        unreadable += other.unreadable
-    }
 }

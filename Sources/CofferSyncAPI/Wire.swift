@@ -139,17 +139,23 @@ public struct PassphraseChangeRequest: Codable, Sendable {
     public var authKey: String
     public var newAuthKey: String
     public var slot: WrappedSlot
+    /// The verified head's epoch and a manifest that commits to the new slot (`PushRequest`'s rules).
+    public var baseEpoch: Int64?
+    public var manifest: String?
 
     enum CodingKeys: String, CodingKey {
-        case slot
+        case slot, manifest
         case authKey = "auth_key"
         case newAuthKey = "new_auth_key"
+        case baseEpoch = "base_epoch"
     }
 
-    public init(authKey: String, newAuthKey: String, slot: WrappedSlot) {
+    public init(authKey: String, newAuthKey: String, slot: WrappedSlot, baseEpoch: Int64? = nil, manifest: String? = nil) {
         self.authKey = authKey
         self.newAuthKey = newAuthKey
         self.slot = slot
+        self.baseEpoch = baseEpoch
+        self.manifest = manifest
     }
 }
 
@@ -264,52 +270,31 @@ public struct AccountResponse: Codable, Sendable {
     public var itemCount: Int
     public var storedBytes: Int
     public var cursor: Int64
+    /// The newest stored manifest's epoch (0: none). The server's word only: devices trust what they verified.
+    public var headEpoch: Int64
 
     enum CodingKeys: String, CodingKey {
         case user, cursor
         case vaultID = "vault_id"
         case itemCount = "item_count"
         case storedBytes = "stored_bytes"
+        case headEpoch = "head_epoch"
     }
 
-    public init(user: UserInfo, vaultID: UUID?, itemCount: Int, storedBytes: Int, cursor: Int64) {
+    public init(user: UserInfo, vaultID: UUID?, itemCount: Int, storedBytes: Int, cursor: Int64, headEpoch: Int64 = 0) {
         self.user = user
         self.vaultID = vaultID
         self.itemCount = itemCount
         self.storedBytes = storedBytes
         self.cursor = cursor
-    }
-}
-
-/// One item as the server stores it: the vault's own row, box bytes unchanged (docs/FORMAT.md §4).
-public struct SyncItem: Codable, Sendable, Equatable {
-    public var id: UUID
-    public var kind: String
-    public var revision: Int64
-    /// Unix milliseconds, as bound into the box's associated data.
-    public var updatedAt: Int64
-    public var deleted: Bool
-    /// Base64 of the box; absent for a tombstone.
-    public var box: String?
-
-    enum CodingKeys: String, CodingKey {
-        case id, kind, revision, deleted, box
-        case updatedAt = "updated_at"
-    }
-
-    public init(id: UUID, kind: String, revision: Int64, updatedAt: Int64, deleted: Bool, box: String?) {
-        self.id = id
-        self.kind = kind
-        self.revision = revision
-        self.updatedAt = updatedAt
-        self.deleted = deleted
-        self.box = box
+        self.headEpoch = headEpoch
     }
 }
 
 /// One write of a push: the new row and the revision it replaces (0 for an item the server has never seen).
+@dynamicMemberLookup
 public struct PushItem: Codable, Sendable, Equatable {
-    public var item: SyncItem
+    public var item: ItemRow
     public var baseRevision: Int64
 
     enum CodingKeys: String, CodingKey {
@@ -317,16 +302,33 @@ public struct PushItem: Codable, Sendable, Equatable {
         case baseRevision = "base_revision"
     }
 
-    public init(item: SyncItem, baseRevision: Int64) {
+    public init(item: ItemRow, baseRevision: Int64) {
         self.item = item
         self.baseRevision = baseRevision
     }
+
+    public subscript<Value>(dynamicMember field: KeyPath<ItemRow, Value>) -> Value { item[keyPath: field] }
 }
 
 /// `POST /v1/sync/push`: every write lands, or none does.
 public struct PushRequest: Codable, Sendable {
     public var items: [PushItem]
-    public init(items: [PushItem]) { self.items = items }
+    /// The epoch of the server head the device verified before pushing (0: none yet); with `manifest`.
+    public var baseEpoch: Int64?
+    /// Base64 of the manifest (docs/FORMAT.md §8.6) that commits to the state after this push, epoch `baseEpoch + 1`.
+    /// Required once the account has a manifest; without one, only the first push of an older client.
+    public var manifest: String?
+
+    enum CodingKeys: String, CodingKey {
+        case items, manifest
+        case baseEpoch = "base_epoch"
+    }
+
+    public init(items: [PushItem], baseEpoch: Int64? = nil, manifest: String? = nil) {
+        self.items = items
+        self.baseEpoch = baseEpoch
+        self.manifest = manifest
+    }
 }
 
 /// The answer to an accepted push.
@@ -340,22 +342,43 @@ public struct PushResponse: Codable, Sendable, Equatable {
     }
 }
 
-/// `GET /v1/sync/changes?since=CURSOR&limit=N`.
-public struct ChangesResponse: Codable, Sendable {
-    public var items: [SyncItem]
-    /// Pass this as `since` next time.
-    public var cursor: Int64
+/// `GET /v1/sync/manifests?after=EPOCH&limit=N`: the chain of manifests after `after`, oldest first.
+public struct ManifestsResponse: Codable, Sendable, Equatable {
+    /// Base64 of each manifest.
+    public var manifests: [String]
     public var hasMore: Bool
 
     enum CodingKeys: String, CodingKey {
-        case items, cursor
+        case manifests
         case hasMore = "has_more"
     }
 
-    public init(items: [SyncItem], cursor: Int64, hasMore: Bool) {
+    public init(manifests: [String], hasMore: Bool) {
+        self.manifests = manifests
+        self.hasMore = hasMore
+    }
+}
+
+/// `GET /v1/sync/changes?since=CURSOR&limit=N`.
+public struct ChangesResponse: Codable, Sendable {
+    public var items: [ItemRow]
+    /// Pass this as `since` next time.
+    public var cursor: Int64
+    public var hasMore: Bool
+    /// On the last page (`has_more` false): base64 of the newest manifest stored at or before `cursor`, the one that
+    /// describes the rows a client holds once it has read up to `cursor`; absent when the account has none.
+    public var head: String?
+
+    enum CodingKeys: String, CodingKey {
+        case items, cursor, head
+        case hasMore = "has_more"
+    }
+
+    public init(items: [ItemRow], cursor: Int64, hasMore: Bool, head: String? = nil) {
         self.items = items
         self.cursor = cursor
         self.hasMore = hasMore
+        self.head = head
     }
 }
 
@@ -363,16 +386,24 @@ public struct ChangesResponse: Codable, Sendable {
 public struct ErrorBody: Codable, Sendable, Equatable {
     public struct Details: Codable, Sendable, Equatable {
         /// The server's current copies of the items a push conflicted on.
-        public var conflicts: [SyncItem]?
+        public var conflicts: [ItemRow]?
         /// The field or parameter at fault.
         public var field: String?
         /// The limit that was exceeded.
         public var limit: Int?
+        /// The stored head's epoch, when a push's manifest did not extend it.
+        public var headEpoch: Int64?
 
-        public init(conflicts: [SyncItem]? = nil, field: String? = nil, limit: Int? = nil) {
+        enum CodingKeys: String, CodingKey {
+            case conflicts, field, limit
+            case headEpoch = "head_epoch"
+        }
+
+        public init(conflicts: [ItemRow]? = nil, field: String? = nil, limit: Int? = nil, headEpoch: Int64? = nil) {
             self.conflicts = conflicts
             self.field = field
             self.limit = limit
+            self.headEpoch = headEpoch
         }
     }
 
@@ -399,6 +430,8 @@ public enum SyncLimits {
     public static let maxPageItems = 1000
     /// Default page size.
     public static let defaultPageItems = 500
+    /// Most manifests in one page of the chain.
+    public static let maxPageManifests = 1000
 }
 
 /// JSON coders for the wire: ISO 8601 dates without fractional seconds.
@@ -419,7 +452,39 @@ public enum WireJSON {
 
 // Ids go on the wire in lower case, like every id the API prints; decoding accepts either case.
 
-extension SyncItem {
+/// A row on the wire: `{"id", "kind", "revision", "updated_at", "deleted", "box"}`, the box in base64 and absent
+/// for a tombstone (docs/FORMAT.md §8.2). Decoding refuses a box over `SyncLimits.maxBoxBytes` before decoding its
+/// base64, and a row whose box and deleted flag disagree.
+extension ItemRow: Codable {
+    enum CodingKeys: String, CodingKey {
+        case id, kind, revision, deleted, box
+        case updatedAt = "updated_at"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let id = try container.decode(UUID.self, forKey: .id)
+        let kind = try container.decode(String.self, forKey: .kind)
+        let revision = try container.decode(Int64.self, forKey: .revision)
+        let updatedAt = try container.decode(Int64.self, forKey: .updatedAt)
+        let deleted = try container.decode(Bool.self, forKey: .deleted)
+        var box: Data?
+        if let text = try container.decodeIfPresent(String.self, forKey: .box) {
+            // Base64 is 4/3 of the bytes: refuse oversize text before decoding it.
+            guard text.utf8.count <= (SyncLimits.maxBoxBytes / 3 + 1) * 4 else { throw WireLimitError.boxTooLarge }
+            guard let bytes = Data(base64Encoded: text) else {
+                throw DecodingError.dataCorruptedError(forKey: .box, in: container, debugDescription: "box must be base64")
+            }
+            guard bytes.count <= SyncLimits.maxBoxBytes else { throw WireLimitError.boxTooLarge }
+            box = bytes
+        }
+        guard deleted == (box == nil) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .box, in: container, debugDescription: "a deleted item has no box and a live item has one")
+        }
+        self.init(id: id, kind: kind, revision: revision, updatedAt: updatedAt, deleted: deleted, box: box)
+    }
+
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id.uuidString.lowercased(), forKey: .id)
@@ -427,7 +492,19 @@ extension SyncItem {
         try container.encode(revision, forKey: .revision)
         try container.encode(updatedAt, forKey: .updatedAt)
         try container.encode(deleted, forKey: .deleted)
-        try container.encodeIfPresent(box, forKey: .box)
+        try container.encodeIfPresent(box?.base64EncodedString(), forKey: .box)
+    }
+}
+
+/// A wire value over a limit both sides agree on (`SyncLimits`); the server answers it with 413.
+public enum WireLimitError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// An item box over `SyncLimits.maxBoxBytes`.
+    case boxTooLarge
+
+    public var description: String {
+        switch self {
+        case .boxTooLarge: return "an item box holds at most \(SyncLimits.maxBoxBytes) bytes"
+        }
     }
 }
 
@@ -472,5 +549,6 @@ extension AccountResponse {
         try container.encode(itemCount, forKey: .itemCount)
         try container.encode(storedBytes, forKey: .storedBytes)
         try container.encode(cursor, forKey: .cursor)
+        try container.encode(headEpoch, forKey: .headEpoch)
     }
 }

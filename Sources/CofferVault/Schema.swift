@@ -68,6 +68,17 @@ enum Schema {
                 ) WITHOUT ROWID;
                 """)
         }
+        // Verified sync (docs/FORMAT.md §8.3, §8.6): the newest manifest this device verified, the account slot it
+        // knows, and the leaf of each server row it holds.
+        migrator.registerMigration("v4-verified-sync") { db in
+            try db.execute(sql: """
+                ALTER TABLE sync_account ADD COLUMN device_id BLOB CHECK (device_id IS NULL OR length(device_id) = 16);
+                ALTER TABLE sync_account ADD COLUMN head BLOB;
+                ALTER TABLE sync_account ADD COLUMN account_commitment BLOB
+                    CHECK (account_commitment IS NULL OR length(account_commitment) = 32);
+                ALTER TABLE sync_item ADD COLUMN leaf BLOB CHECK (leaf IS NULL OR length(leaf) = 32);
+                """)
+        }
         return migrator
     }
 }

@@ -69,7 +69,7 @@ public final class Vault: @unchecked Sendable {
 
     private init(directory: String, header: Header, database: DatabaseQueue, keys: Keys, options: VaultOptions) {
         self.directory = directory
-        self.createdAt = Self.date(milliseconds: header.createdAt)
+        self.createdAt = UnixTime.date(milliseconds: header.createdAt)
         let vaultID = header.vaultID
         self.vaultIDBytes = vaultID
         self.vaultID = UUID(bytes: vaultID)
@@ -104,7 +104,7 @@ public final class Vault: @unchecked Sendable {
             try database.write { db in
                 try db.execute(
                     sql: "INSERT INTO vault (singleton, vault_id, format_version, key_epoch, created_at) VALUES (1, ?, ?, 1, ?)",
-                    arguments: [Data(vaultID), Schema.formatVersion, milliseconds(options.clock())])
+                    arguments: [Data(vaultID), Schema.formatVersion, UnixTime.milliseconds(options.clock())])
                 if let deviceKey {
                     try insertSlot(db, type: .device, secret: deviceKey, kdf: nil, masterKey: masterKey, vaultID: vaultID, options: options)
                 }
@@ -359,14 +359,6 @@ public final class Vault: @unchecked Sendable {
     }
 
     // MARK: Helpers
-
-    static func milliseconds(_ date: Date) -> Int64 {
-        Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
-    }
-
-    static func date(milliseconds: Int64) -> Date {
-        Date(timeIntervalSince1970: Double(milliseconds) / 1000)
-    }
 
     static func mapped(_ error: any Error) -> VaultError {
         switch error {

@@ -108,7 +108,7 @@ extension Vault {
             let newKeys = Keys(master: newMaster, items: newItemsKey, epoch: keys.epoch + 1)
             var count = 0
             let now = options.clock()
-            let rows = try Row.fetchAll(db, sql: "SELECT id, kind, revision, updated_at, box FROM item WHERE deleted = 0")
+            let rows = try Row.fetchAll(db, sql: "SELECT \(ItemRow.columns) FROM item WHERE deleted = 0")
             for row in rows {
                 var item = try openRow(row, keys: keys)
                 item.revision += 1

@@ -5,30 +5,13 @@ import Crypto
 import Foundation
 import GRDB
 
-/// One item row exactly as stored: the unit of sync. The box is the same bytes on every device and on the server.
-public struct SyncRow: Sendable, Equatable {
-    public var id: UUID
-    public var kind: String
-    public var revision: Int64
-    /// Unix milliseconds, bound into the box.
-    public var updatedAt: Int64
-    public var deleted: Bool
-    public var box: Data?
-
-    public init(id: UUID, kind: String, revision: Int64, updatedAt: Int64, deleted: Bool, box: Data?) {
-        self.id = id
-        self.kind = kind
-        self.revision = revision
-        self.updatedAt = updatedAt
-        self.deleted = deleted
-        self.box = box
-    }
-}
-
 /// A local change waiting to be pushed, with the server revision it replaces (0 when the server never had it).
+@dynamicMemberLookup
 public struct PendingChange: Sendable, Equatable {
-    public var row: SyncRow
+    public var row: ItemRow
     public var baseRevision: Int64
+
+    public subscript<Value>(dynamicMember field: KeyPath<ItemRow, Value>) -> Value { row[keyPath: field] }
 }
 
 /// The sync account this vault is linked to (docs/FORMAT.md §8). The refresh token is not here: it is a secret and
@@ -39,14 +22,34 @@ public struct SyncAccount: Sendable, Equatable {
     public var userID: String
     public var cursor: Int64
     public var lastSync: Date?
+    /// This device's id in manifests it makes; drawn when the vault is linked.
+    public var device: UUID
+    /// The newest manifest this device verified or made (docs/FORMAT.md §8.6); nil before the first.
+    public var head: [UInt8]?
+    /// `AccountCommitment` of the account passphrase slot this device knows (its KDF parameters and salt).
+    public var accountCommitment: [UInt8]?
 
-    public init(server: String, account: String, userID: String, cursor: Int64 = 0, lastSync: Date? = nil) {
+    public init(
+        server: String, account: String, userID: String, cursor: Int64 = 0, lastSync: Date? = nil, device: UUID = UUID(),
+        head: [UInt8]? = nil, accountCommitment: [UInt8]? = nil
+    ) {
         self.server = server
         self.account = account
         self.userID = userID
         self.cursor = cursor
         self.lastSync = lastSync
+        self.device = device
+        self.head = head
+        self.accountCommitment = accountCommitment
     }
+}
+
+/// The server's rows as this device last verified them: revision and leaf (`ItemRow.leaf`) per item id.
+public struct SyncedRows: Sendable, Equatable {
+    public var revisions: [UUID: Int64] = [:]
+    public var leaves: [UUID: [UInt8]] = [:]
+
+    public init() {}
 }
 
 /// A copy kept when a remote change won over a local one.
@@ -68,9 +71,6 @@ public struct RemoteMergeReport: Sendable, Equatable {
     public var mergedCounters = 0
     /// Local versions that lost to a remote change and were kept as conflict copies.
     public var conflictCopies = 0
-    /// Remote rows that did not open under this vault's key or are of a kind this version does not know; not stored.
-    public var unreadable = 0
-
     public init() {}
 }
 
@@ -80,37 +80,85 @@ extension Vault {
     /// The linked sync account, if any.
     public func syncAccount() throws(VaultError) -> SyncAccount? {
         try read { db, _ in
-            try Row.fetchOne(db, sql: "SELECT server, account, user_id, cursor, last_sync FROM sync_account WHERE singleton = 1")
-                .map { row in
-                    SyncAccount(
-                        server: row["server"], account: row["account"], userID: row["user_id"], cursor: row["cursor"],
-                        lastSync: (row["last_sync"] as Int64?).map { Self.date(milliseconds: $0) })
-                }
+            try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT server, account, user_id, cursor, last_sync, device_id, head, account_commitment
+                    FROM sync_account WHERE singleton = 1
+                    """
+            ).map { row in
+                // Vaults linked before verified sync have no device id: one is drawn when they next link or sync.
+                let device = (row["device_id"] as Data?).flatMap { $0.count == 16 ? UUID(bytes: Array($0)) : nil }
+                return SyncAccount(
+                    server: row["server"], account: row["account"], userID: row["user_id"], cursor: row["cursor"],
+                    lastSync: (row["last_sync"] as Int64?).map { UnixTime.date(milliseconds: $0) },
+                    device: device ?? UUID(), head: (row["head"] as Data?).map(Array.init),
+                    accountCommitment: (row["account_commitment"] as Data?).map(Array.init))
+            }
         }
     }
 
     /// Links the vault to `account`, or unlinks it (nil). Either way the record of what the server holds is reset,
-    /// so a new link pushes everything once.
-    public func setSyncAccount(_ account: SyncAccount?) throws(VaultError) {
+    /// so a new link pushes everything once — unless `keepingVerifiedState`, which only updates the account's fields
+    /// (logging in again to the same account must not let a server roll the device back).
+    public func setSyncAccount(_ account: SyncAccount?, keepingVerifiedState: Bool = false) throws(VaultError) {
         try writeTransaction { db, _ in
+            if let account, keepingVerifiedState {
+                try db.execute(
+                    sql: """
+                        UPDATE sync_account SET server = ?, account = ?, user_id = ?, device_id = ?, account_commitment = ?
+                        WHERE singleton = 1
+                        """,
+                    arguments: [account.server, account.account, account.userID, Data(account.device.bytes),
+                                account.accountCommitment.map { Data($0) }])
+                return
+            }
             try db.execute(sql: "DELETE FROM sync_account")
             try db.execute(sql: "DELETE FROM sync_item")
             if let account {
                 try db.execute(
-                    sql: "INSERT INTO sync_account (singleton, server, account, user_id, cursor) VALUES (1, ?, ?, ?, ?)",
-                    arguments: [account.server, account.account, account.userID, account.cursor])
+                    sql: """
+                        INSERT INTO sync_account (singleton, server, account, user_id, cursor, device_id, head, account_commitment)
+                        VALUES (1, ?, ?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [account.server, account.account, account.userID, account.cursor, Data(account.device.bytes),
+                                account.head.map { Data($0) }, account.accountCommitment.map { Data($0) }])
             } else {
                 try db.execute(sql: "DELETE FROM sync_conflict")
             }
         }
     }
 
-    /// Records the change cursor reached and when.
-    public func setSyncCursor(_ cursor: Int64, at date: Date) throws(VaultError) {
+    /// The server rows this device holds as verified: what the next manifest's root is computed over.
+    public func syncedRows() throws(VaultError) -> SyncedRows {
+        try read { db, _ in
+            var rows = SyncedRows()
+            for row in try Row.fetchAll(db, sql: "SELECT id, server_revision, leaf FROM sync_item") {
+                guard let id = row["id"] as Data?, id.count == 16 else { throw VaultError.tampered("a sync record") }
+                let uuid = UUID(bytes: Array(id))
+                rows.revisions[uuid] = row["server_revision"]
+                if let leaf = row["leaf"] as Data? { rows.leaves[uuid] = Array(leaf) }
+            }
+            return rows
+        }
+    }
+
+    /// HMAC-SHA256 of `body` under the manifest key, `HKDF(MK, salt = vault_id, "coffer/v1/manifest")`
+    /// (docs/FORMAT.md §8.6): only holders of the master key can make or check a manifest's tag.
+    public func manifestTag(_ body: [UInt8]) -> [UInt8] {
+        let key = KeySchedule.hkdf(currentKeys.master, salt: vaultIDBytes, label: KeySchedule.manifestKeyLabel)
+        return Array(HMAC<SHA256>.authenticationCode(for: body, using: key))
+    }
+
+    /// The vault's key epoch (+1 on each master-key rotation), which manifests carry.
+    public var keyEpoch: Int64 { currentKeys.epoch }
+
+    /// Forgets the verified state (head, cursor and server rows) so that the next sync reads everything again and
+    /// trusts the server's state as a new device would; the account link, device id and items stay.
+    public func resetVerifiedState() throws(VaultError) {
         try writeTransaction { db, _ in
-            try db.execute(
-                sql: "UPDATE sync_account SET cursor = ?, last_sync = ? WHERE singleton = 1",
-                arguments: [cursor, Self.milliseconds(date)])
+            try db.execute(sql: "UPDATE sync_account SET head = NULL, cursor = 0 WHERE singleton = 1")
+            try db.execute(sql: "DELETE FROM sync_item")
         }
     }
 
@@ -122,7 +170,7 @@ extension Vault {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT item.id, item.kind, item.revision, item.updated_at, item.deleted, item.box, sync_item.server_revision
+                    SELECT \(ItemRow.qualifiedColumns), sync_item.server_revision
                     FROM item LEFT JOIN sync_item ON sync_item.id = item.id
                     WHERE sync_item.server_revision IS NULL OR sync_item.server_revision != item.revision
                     ORDER BY item.updated_at, item.id
@@ -130,19 +178,17 @@ extension Vault {
                     """,
                 arguments: [limit == .max ? -1 : limit])
             .map { row in
-                PendingChange(row: try Self.syncRow(row), baseRevision: row["server_revision"] ?? 0)
+                PendingChange(row: try ItemRow(stored: row), baseRevision: row["server_revision"] ?? 0)
             }
         }
     }
 
-    /// Records that the server now holds these revisions.
-    public func markSynced(_ rows: [(id: UUID, revision: Int64)]) throws(VaultError) {
+    /// Records an accepted push in one transaction: the server now holds `rows` as they are, `head` is the manifest
+    /// that described the result, and the feed is at `cursor`.
+    public func recordPush(_ rows: [ItemRow], head: [UInt8], cursor: Int64, at date: Date) throws(VaultError) {
         try writeTransaction { db, _ in
-            for row in rows {
-                try db.execute(
-                    sql: "INSERT INTO sync_item (id, server_revision) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET server_revision = excluded.server_revision",
-                    arguments: [Data(row.id.bytes), row.revision])
-            }
+            for row in rows { try recordServerRow(db, row) }
+            try setVerified(db, head: head, cursor: cursor, accountCommitment: nil, at: date)
         }
     }
 
@@ -159,84 +205,122 @@ extension Vault {
             .map { row in
                 SyncConflictCopy(
                     copyID: UUID(bytes: Array(row["id"] as Data)), originalID: UUID(bytes: Array(row["original_id"] as Data)),
-                    detectedAt: Self.date(milliseconds: row["detected_at"]))
+                    detectedAt: UnixTime.date(milliseconds: row["detected_at"]))
             }
         }
     }
 
     // MARK: Incoming
 
-    /// Merges rows from the server, in one transaction. Every live row must open under this vault's key with its own
-    /// associated data before it is stored, so a server can neither forge nor move boxes, and a row older than what
-    /// the vault holds is never applied. When both sides changed an item, HOTP counters merge by maximum; otherwise
-    /// the remote version takes the item's place and the local one is kept as a new item, listed as a conflict copy.
-    public func mergeRemote(_ rows: [SyncRow]) throws(VaultError) -> RemoteMergeReport {
+    /// Applies verified rows from the server, and the verified head and cursor with them, in one transaction: all or
+    /// nothing. Every live row must open under this vault's key with its own associated data (a row that does not is
+    /// `.tampered`, and nothing is applied), so a server can neither forge nor move boxes. When both sides changed an
+    /// item, HOTP counters merge by maximum; otherwise the remote version takes the item's place and the local one is
+    /// kept as a new item, listed as a conflict copy. Every row is recorded as the server's (`syncedRows`).
+    public func applyRemote(
+        _ rows: [ItemRow], head: [UInt8]?, cursor: Int64, accountCommitment: [UInt8]?, at date: Date
+    ) throws(VaultError) -> RemoteMergeReport {
         try writeTransaction { db, keys in
             var report = RemoteMergeReport()
             for remote in rows {
-                var remoteItem: Item?
-                if !remote.deleted {
-                    guard let item = try? openSyncRow(remote, keys: keys) else {
-                        report.unreadable += 1
-                        continue
-                    }
-                    remoteItem = item
-                }
-                let local = try Row.fetchOne(
-                    db,
-                    sql: """
-                        SELECT item.id, item.kind, item.revision, item.updated_at, item.deleted, item.box, sync_item.server_revision
-                        FROM item LEFT JOIN sync_item ON sync_item.id = item.id WHERE item.id = ?
-                        """,
-                    arguments: [Data(remote.id.bytes)])
-                guard let local else {
-                    try storeRow(db, remote, insert: true)
-                    report.applied += 1
-                    continue
-                }
-                let localRow = try Self.syncRow(local)
-                let base: Int64? = local["server_revision"]
-                let locallyChanged = base != localRow.revision
-                if !locallyChanged {
-                    if remote.revision > localRow.revision {
-                        try storeRow(db, remote, insert: false)
-                        report.applied += 1
-                    } else {
-                        report.unchanged += 1
-                    }
-                    continue
-                }
-                if let base, remote.revision <= base {
-                    report.unchanged += 1
-                    continue
-                }
-                // Both sides changed the item.
-                if let remoteItem, !localRow.deleted, let localItem = try? openSyncRow(localRow, keys: keys),
-                   let merged = Self.mergedCounter(local: localItem, remote: remoteItem)
-                {
-                    var item = remoteItem
-                    item.content = merged
-                    item.revision = UInt64(max(localRow.revision, remote.revision) + 1)
-                    item.updatedAt = options.clock()
-                    try replace(db, item: item, keys: keys)
-                    try markSynced(db, id: remote.id, revision: remote.revision)
-                    report.mergedCounters += 1
-                    continue
-                }
-                if !localRow.deleted, let localItem = try? openSyncRow(localRow, keys: keys) {
-                    let copy = Item(
-                        id: UUID(), revision: 1, createdAt: localItem.createdAt, updatedAt: options.clock(), content: localItem.content)
-                    try insert(db, item: copy, keys: keys)
-                    try db.execute(
-                        sql: "INSERT INTO sync_conflict (id, original_id, detected_at) VALUES (?, ?, ?)",
-                        arguments: [Data(copy.id.bytes), Data(remote.id.bytes), Self.milliseconds(options.clock())])
-                    report.conflictCopies += 1
-                }
+                report.add(try merge(db, remote, keys: keys))
+                try recordServerRow(db, remote)
+            }
+            try setVerified(db, head: head, cursor: cursor, accountCommitment: accountCommitment, at: date)
+            return report
+        }
+    }
+
+    /// The first live row whose box does not open under this vault's key with its associated data: a server's
+    /// altered, swapped or forged box.
+    public func firstUnopenableRow(_ rows: [ItemRow]) -> UUID? {
+        let keys = currentKeys
+        return rows.first { row in
+            guard !row.deleted else { return false }
+            return (try? openSyncRow(row, keys: keys)) == nil
+        }?.id
+    }
+
+    private func setVerified(_ db: Database, head: [UInt8]?, cursor: Int64, accountCommitment: [UInt8]?, at date: Date) throws {
+        try db.execute(
+            sql: """
+                UPDATE sync_account SET cursor = ?, last_sync = ?, head = coalesce(?, head),
+                    account_commitment = coalesce(?, account_commitment)
+                WHERE singleton = 1
+                """,
+            arguments: [cursor, UnixTime.milliseconds(date), head.map { Data($0) }, accountCommitment.map { Data($0) }])
+    }
+
+    /// Merges one remote row (docs/FORMAT.md §8.4).
+    private func merge(_ db: Database, _ remote: ItemRow, keys: Keys) throws -> RemoteMergeReport {
+        var report = RemoteMergeReport()
+        var remoteItem: Item?
+        if !remote.deleted {
+            do {
+                remoteItem = try openSyncRow(remote, keys: keys)
+            } catch let error as VaultError {
+                throw error
+            } catch {
+                throw VaultError.tampered("item \(remote.id.uuidString.lowercased()) from the server")
+            }
+        }
+        let local = try Row.fetchOne(
+            db,
+            sql: """
+                SELECT \(ItemRow.qualifiedColumns), sync_item.server_revision
+                FROM item LEFT JOIN sync_item ON sync_item.id = item.id WHERE item.id = ?
+                """,
+            arguments: [Data(remote.id.bytes)])
+        guard let local else {
+            try storeRow(db, remote, insert: true)
+            report.applied += 1
+            return report
+        }
+        let localRow = try ItemRow(stored: local)
+        let base: Int64? = local["server_revision"]
+        if localRow == remote {
+            // This device's own push, whose answer was lost before it was recorded.
+            report.unchanged += 1
+            return report
+        }
+        if base == localRow.revision {
+            // Not changed here since the server last had it.
+            if remote.revision > localRow.revision {
                 try storeRow(db, remote, insert: false)
                 report.applied += 1
+            } else {
+                report.unchanged += 1
             }
             return report
         }
+        if let base, remote.revision <= base {
+            report.unchanged += 1
+            return report
+        }
+        // Both sides changed the item.
+        if let remoteItem, !localRow.deleted, let localItem = try? openSyncRow(localRow, keys: keys),
+           let merged = Self.mergedCounter(local: localItem, remote: remoteItem)
+        {
+            var item = remoteItem
+            item.content = merged
+            item.revision = UInt64(max(localRow.revision, remote.revision) + 1)
+            item.updatedAt = options.clock()
+            try replace(db, item: item, keys: keys)
+            report.mergedCounters += 1
+            return report
+        }
+        if !localRow.deleted, let localItem = try? openSyncRow(localRow, keys: keys) {
+            let copy = Item(
+                id: UUID(), revision: 1, createdAt: localItem.createdAt, updatedAt: options.clock(), content: localItem.content)
+            try insert(db, item: copy, keys: keys)
+            try db.execute(
+                sql: "INSERT INTO sync_conflict (id, original_id, detected_at) VALUES (?, ?, ?)",
+                arguments: [Data(copy.id.bytes), Data(remote.id.bytes), UnixTime.milliseconds(options.clock())])
+            report.conflictCopies += 1
+        }
+        try storeRow(db, remote, insert: false)
+        report.applied += 1
+        return report
     }
 
     /// Wraps the master key under `kek` for `header` (the sync account's passphrase slot).
@@ -250,36 +334,29 @@ extension Vault {
 
     // MARK: Rows
 
-    private func storeRow(_ db: Database, _ row: SyncRow, insert: Bool) throws {
+    private func storeRow(_ db: Database, _ row: ItemRow, insert: Bool) throws {
         let arguments: StatementArguments = [row.kind, row.revision, row.updatedAt, row.deleted, row.box, Data(row.id.bytes)]
         if insert {
             try db.execute(sql: "INSERT INTO item (kind, revision, updated_at, deleted, box, id) VALUES (?, ?, ?, ?, ?, ?)", arguments: arguments)
         } else {
             try db.execute(sql: "UPDATE item SET kind = ?, revision = ?, updated_at = ?, deleted = ?, box = ? WHERE id = ?", arguments: arguments)
         }
-        try markSynced(db, id: row.id, revision: row.revision)
     }
 
-    private func markSynced(_ db: Database, id: UUID, revision: Int64) throws {
+    /// Records `row` as the server's copy of its item: its revision (a local row whose revision differs is pending)
+    /// and its leaf (what the next manifest commits to).
+    private func recordServerRow(_ db: Database, _ row: ItemRow) throws {
         try db.execute(
-            sql: "INSERT INTO sync_item (id, server_revision) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET server_revision = excluded.server_revision",
-            arguments: [Data(id.bytes), revision])
+            sql: """
+                INSERT INTO sync_item (id, server_revision, leaf) VALUES (?, ?, ?)
+                ON CONFLICT (id) DO UPDATE SET server_revision = excluded.server_revision, leaf = excluded.leaf
+                """,
+            arguments: [Data(row.id.bytes), row.revision, Data(row.leaf)])
     }
 
-    private func openSyncRow(_ row: SyncRow, keys: Keys) throws -> Item {
-        guard row.revision >= 1, row.updatedAt >= 0, let box = row.box, box.count <= maximumBoxSize else {
-            throw VaultError.tampered("a synced item")
-        }
-        return try openRow(
-            StoredItemRow(id: Data(row.id.bytes), kind: row.kind, revision: row.revision, updatedAt: row.updatedAt, box: box),
-            keys: keys)
-    }
-
-    private static func syncRow(_ row: Row) throws -> SyncRow {
-        guard let id = row["id"] as Data?, id.count == 16 else { throw VaultError.tampered("an item id") }
-        return SyncRow(
-            id: UUID(bytes: Array(id)), kind: row["kind"], revision: row["revision"], updatedAt: row["updated_at"],
-            deleted: row["deleted"], box: row["box"])
+    private func openSyncRow(_ row: ItemRow, keys: Keys) throws -> Item {
+        guard row.isWellFormed, !row.deleted else { throw VaultError.tampered("a synced item") }
+        return try openRow(row, keys: keys)
     }
 
     /// The remote content with the higher of the two HOTP counters, when both versions are the same HOTP token.
@@ -295,5 +372,15 @@ extension Vault {
         else { return nil }
         theirs.parameters = parameters
         return .otp(theirs)
+    }
+}
+
+extension RemoteMergeReport {
+    /// Adds the counts of another merge (one sync merges several batches).
+    public mutating func add(_ other: RemoteMergeReport) {
+        applied += other.applied
+        unchanged += other.unchanged
+        mergedCounters += other.mergedCounters
+        conflictCopies += other.conflictCopies
     }
 }

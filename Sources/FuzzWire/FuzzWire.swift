@@ -40,9 +40,10 @@ func checkSlot(_ slot: WrappedSlot) {
     _ = Data(base64Encoded: slot.wrappedKey)
 }
 
-/// A box arrives as base64 text; both sides turn it into bytes.
-func checkItem(_ item: SyncItem) {
-    if let box = item.box { _ = Data(base64Encoded: box) }
+/// A decoded row is checked by the rules both sides apply before using it.
+func checkItem(_ item: ItemRow) {
+    _ = item.isWellFormed
+    _ = item.leaf
 }
 
 /// Feeds one input to one body decoder: byte 0 picks the body type, the rest is the JSON. A decoder must return a

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import CofferCrypto
 import CofferKit
 import CofferServer
 import CofferServerStore
@@ -220,18 +221,17 @@ struct ServerBenchRun: Sendable {
     ) async throws {
         let store = backend.store
         emit("  push: each request 1 new \(Self.boxBytes)-byte item")
-        let boxText = box.base64EncodedString()
         let serverPush = try await load { worker, _ in
-            let item = SyncItem(
-                id: UUID(), kind: "note", revision: 1, updatedAt: Self.milliseconds(Date()), deleted: false, box: boxText)
+            let item = ItemRow(
+                id: UUID(), kind: "note", revision: 1, updatedAt: UnixTime.milliseconds(Date()), deleted: false, box: box)
             let body = try WireJSON.encoder().encode(PushRequest(items: [PushItem(item: item, baseRevision: 0)]))
             _ = try await http.send(.POST, "/v1/sync/push", token: pushAccounts[worker].token, body: body)
         }
         row("    server over HTTP, in-process Swift client", serverPush.summary)
         let pushScript: @Sendable () throws -> String = {
             let placeholder = UUID(uuidString: "00000000-0000-4000-8000-000000000000")!
-            let item = SyncItem(
-                id: placeholder, kind: "note", revision: 1, updatedAt: Self.milliseconds(Date()), deleted: false, box: boxText)
+            let item = ItemRow(
+                id: placeholder, kind: "note", revision: 1, updatedAt: UnixTime.milliseconds(Date()), deleted: false, box: box)
             let body = try WireJSON.encoder().encode(PushRequest(items: [PushItem(item: item, baseRevision: 0)]))
             // A fresh tag per run: every run pushes new item ids.
             return Wrk.pushScript(
@@ -249,7 +249,7 @@ struct ServerBenchRun: Sendable {
             _ = try await store.push(
                 userID: account.userID,
                 writes: [ItemWrite(
-                    id: UUID(), kind: "note", revision: 1, updatedAt: Self.milliseconds(now), deleted: false, box: box,
+                    row: ItemRow(id: UUID(), kind: "note", revision: 1, updatedAt: UnixTime.milliseconds(now), deleted: false, box: box),
                     baseRevision: 0)],
                 now: now)
         }
@@ -436,16 +436,15 @@ struct ServerBenchRun: Sendable {
 
     /// `count` new items for seeding; they share one random box (the server cannot tell).
     static func writes(_ count: Int) -> [ItemWrite] {
-        let now = milliseconds(Date())
+        let now = UnixTime.milliseconds(Date())
         let box = Data(SystemRandom().bytes(boxBytes))
         return (0..<count).map { index in
             ItemWrite(
-                id: UUID(), kind: "note", revision: 1, updatedAt: now + Int64(index), deleted: false, box: box,
+                row: ItemRow(id: UUID(), kind: "note", revision: 1, updatedAt: now + Int64(index), deleted: false, box: box),
                 baseRevision: 0)
         }
     }
 
-    static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
 
     private func waitUntilServing(_ base: String, http: HTTPClient) async throws {
         for _ in 0..<200 {
@@ -673,7 +672,7 @@ enum PGBenchScript {
     static func familyPrefix(_ tag: String) -> String { "\(tag)-0001-4000-8000-" }
 
     static func variables(runTag: String, offset: Int, now: Date, box: Data) -> [String: String] {
-        let milliseconds = ServerBenchRun.milliseconds(now)
+        let milliseconds = UnixTime.milliseconds(now)
         return [
             "user_prefix": userPrefix(runTag), "family_prefix": familyPrefix(runTag), "offset": "\(offset)",
             "now_ms": "\(milliseconds)", "window_start": "\(CounterWindow.start(now, window: 60))", "n": "0",

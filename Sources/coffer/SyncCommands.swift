@@ -17,9 +17,15 @@ struct SyncCommand: ParsableCommand {
               coffer sync register --server https://sync.example.org --email ada@example.org
               coffer sync login --server https://sync.example.org --email ada@example.org   (on a new device)
               coffer sync                     push and pull
-              coffer sync status              account, queued changes, conflict copies
+              coffer sync status              account, verified state and its fingerprint, queued changes, conflict copies
+
+            Every pull is verified: the server must show a state of the vault that a device holding its key published,
+            continuing the newest one this device verified, with every row it commits to. A server that drops,
+            replays, rolls back or forges anything is refused and nothing is applied.
             """,
-        subcommands: [SyncNow.self, SyncRegister.self, SyncLogin.self, SyncStatus.self, SyncLogout.self, SyncRevoke.self],
+        subcommands: [
+            SyncNow.self, SyncRegister.self, SyncLogin.self, SyncStatus.self, SyncAdopt.self, SyncLogout.self, SyncRevoke.self,
+        ],
         defaultSubcommand: SyncNow.self)
 }
 
@@ -41,9 +47,6 @@ struct SyncNow: ParsableCommand {
         }
         if report.merge.conflictCopies > 0 {
             Output.warning("\(report.merge.conflictCopies) items changed here and elsewhere: the other version won, yours is kept as a copy (see `coffer sync status`)")
-        }
-        if report.merge.unreadable > 0 {
-            Output.warning("\(report.merge.unreadable) items on the server do not open with this vault's key and were skipped")
         }
     }
 }
@@ -78,16 +81,28 @@ struct SyncLogin: ParsableCommand {
     @OptionGroup var vaultOption: VaultOption
     @Option(help: "Server URL (https://, or http:// on loopback).") var server: String
     @Option(help: "Account email.") var email: String
+    @Option(help: ArgumentHelp(
+        "The vault-state fingerprint to expect, as `coffer sync status` shows it on another device (EPOCH:XXXX-XXXX-XXXX-XXXX).",
+        valueName: "fingerprint"))
+    var expect: String?
+    @Flag(help: "Accept passphrase stretching below Coffer's defaults (PBKDF2 600,000 or scrypt 2^15), for an account made that way.")
+    var allowWeakKdf = false
+    @Flag(help: "Accept account stretching parameters that differ from the ones this device knows.")
+    var acceptParameterChange = false
 
     func run() throws {
         let client = try SyncCLI.client(server)
         let passphrase = try SecretInput.shared.secret("Sync passphrase")
         let location = vaultOption.location
+        let (allowWeak, acceptChange) = (allowWeakKdf, acceptParameterChange)
         let session = try SyncCLI.wait {
-            try await SyncSession.login(location: location, client: client, email: email, passphrase: passphrase, localPassphrase: nil)
+            try await SyncSession.login(
+                location: location, client: client, email: email, passphrase: passphrase, localPassphrase: nil,
+                allowWeakKDF: allowWeak, acceptParameterChange: acceptChange)
         }
         let bar = SyncCLI.Progress("downloading")
-        _ = try SyncCLI.wait { try await session.sync(progress: bar.update) }
+        let expected = expect
+        _ = try SyncCLI.wait { try await session.sync(expect: expected, progress: bar.update) }
         bar.finish()
     }
 }
@@ -107,16 +122,30 @@ struct SyncStatus: ParsableCommand {
                 copy: copy.copyID.uuidString.lowercased(), original: copy.originalID.uuidString.lowercased(),
                 name: (try? coffer.vault.item(id: copy.copyID).content.name) ?? "", detectedAt: copy.detectedAt)
         }
+        let head = try SyncCLI.wait { try session.verifiedHead() }
+        let headJSON = head.map { head in
+            SyncCLI.HeadJSON(
+                epoch: head.manifest.epoch, fingerprint: head.manifest.fingerprint,
+                device: head.manifest.device.uuidString.lowercased(), madeHere: head.madeHere,
+                madeAt: Date(timeIntervalSince1970: Double(head.manifest.madeAt) / 1000))
+        }
         if output.json {
             try Output.json(SyncCLI.StatusJSON(
                 server: status.account.server, account: status.account.account, online: status.server != nil,
                 lastSync: status.account.lastSync, pending: status.pending, serverItems: status.server?.itemCount,
-                conflicts: conflicts))
+                verified: headJSON, serverEpoch: status.server?.headEpoch, conflicts: conflicts))
             return
         }
         Output.line("account   \(status.account.account) on \(status.account.server)")
-        Output.line("server    \(status.server.map { "reachable, \($0.itemCount) items" } ?? "unreachable")")
+        Output.line("server    \(status.server.map { "reachable, \($0.itemCount) items, state epoch \($0.headEpoch)" } ?? "unreachable")")
         Output.line("last sync \(status.account.lastSync.map { ISO8601DateFormatter().string(from: $0) } ?? "never")")
+        if let headJSON {
+            let maker = headJSON.madeHere ? "this device" : "device \(headJSON.device.prefix(8))"
+            Output.line("verified  epoch \(headJSON.epoch), made by \(maker) at \(ISO8601DateFormatter().string(from: headJSON.madeAt))")
+            Output.line("          fingerprint \(headJSON.fingerprint) (the same on every device that is up to date)")
+        } else {
+            Output.line("verified  nothing yet (run `coffer sync`)")
+        }
         Output.line("queued    \(status.pending) local changes")
         if conflicts.isEmpty {
             Output.line("conflicts none")
@@ -126,6 +155,35 @@ struct SyncStatus: ParsableCommand {
                 Output.line("  \(conflict.copy.prefix(8))  \(conflict.name)  (copy of \(conflict.original.prefix(8)))")
             }
         }
+    }
+}
+
+struct SyncAdopt: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "adopt",
+        abstract: "Accept the server's current vault state as a new device would (after a revoke or a server restore).",
+        discussion: """
+            A device refuses a server whose vault state is older than, or does not continue, the state it verified.
+            When that is expected (sync was revoked, or the server was restored from a backup), adopt forgets this
+            device's verified state and accepts the server's current one, which must carry the fingerprint you give:
+            read it with `coffer sync status` on a device you trust. Local changes stay queued and are pushed after.
+            """)
+
+    @OptionGroup var vaultOption: VaultOption
+    @Option(help: ArgumentHelp("The fingerprint the server's state must have (EPOCH:XXXX-XXXX-XXXX-XXXX).", valueName: "fingerprint"))
+    var expect: String?
+    @Flag(help: "Accept whatever state the server shows, without a fingerprint to check (trust on first use).")
+    var trustServer = false
+
+    func run() throws {
+        guard expect != nil || trustServer else {
+            throw CLIError.usage("adopt needs --expect FINGERPRINT (from `coffer sync status` on a trusted device) or --trust-server")
+        }
+        let coffer = try vaultOption.open()
+        let session = try SyncCLI.session(coffer)
+        try SyncCLI.wait { try session.adopt() }
+        let expected = expect
+        _ = try SyncCLI.wait { try await session.sync(expect: expected) }
     }
 }
 
@@ -238,24 +296,35 @@ enum SyncCLI {
             return CLIError.sync(error.description, exitCode: 73, hint: "`coffer sync logout` unlinks this vault")
         case .coffer(let error):
             return CLIError.coffer(error)
+        case .verification(.newerKeyEpoch):
+            return CLIError.sync(error.description, exitCode: 77, hint: nil)
+        case .verification:
+            // EX_PROTOCOL: the remote side broke the protocol.
+            return CLIError.sync(error.description, exitCode: 76, hint: nil)
+        case .weakKDF, .accountParametersChanged:
+            return CLIError.sync(
+                error.description, exitCode: 76,
+                hint: "if you made the account that way or changed its passphrase elsewhere, pass --allow-weak-kdf or --accept-parameter-change")
         default:
             return CLIError.sync(error.description, exitCode: 1, hint: nil)
         }
     }
 
     struct ReportJSON: Encodable {
-        let pulled: Int, pushed: Int, applied: Int, conflictCopies: Int, mergedCounters: Int, unreadable: Int, cursor: Int64
+        let pulled: Int, pushed: Int, applied: Int, conflictCopies: Int, mergedCounters: Int, cursor: Int64
+        let epoch: Int64?, fingerprint: String?
         init(_ report: SyncReport) {
             pulled = report.pulled
             pushed = report.pushed
             applied = report.merge.applied
             conflictCopies = report.merge.conflictCopies
             mergedCounters = report.merge.mergedCounters
-            unreadable = report.merge.unreadable
             cursor = report.cursor
+            epoch = report.head?.epoch
+            fingerprint = report.head?.fingerprint
         }
         enum CodingKeys: String, CodingKey {
-            case pulled, pushed, applied, cursor, unreadable
+            case pulled, pushed, applied, cursor, epoch, fingerprint
             case conflictCopies = "conflict_copies"
             case mergedCounters = "merged_counters"
         }
@@ -269,13 +338,24 @@ enum SyncCLI {
         }
     }
 
+    struct HeadJSON: Encodable {
+        let epoch: Int64, fingerprint: String, device: String, madeHere: Bool, madeAt: Date
+        enum CodingKeys: String, CodingKey {
+            case epoch, fingerprint, device
+            case madeHere = "made_here"
+            case madeAt = "made_at"
+        }
+    }
+
     struct StatusJSON: Encodable {
         let server: String, account: String, online: Bool, lastSync: Date?, pending: Int, serverItems: Int?
+        let verified: HeadJSON?, serverEpoch: Int64?
         let conflicts: [ConflictJSON]
         enum CodingKeys: String, CodingKey {
-            case server, account, online, pending, conflicts
+            case server, account, online, pending, conflicts, verified
             case lastSync = "last_sync"
             case serverItems = "server_items"
+            case serverEpoch = "server_epoch"
         }
     }
 }

@@ -112,7 +112,7 @@ struct APITests {
 
             // A tombstone with the right base.
             let tombstone = PushRequest(items: [PushItem(
-                item: SyncItem(id: target, kind: "note", revision: 2, updatedAt: 1, deleted: true, box: nil), baseRevision: 1)])
+                item: ItemRow(id: target, kind: "note", revision: 2, updatedAt: 1, deleted: true, box: nil), baseRevision: 1)])
             #expect(try await api.send(.post, "/v1/sync/push", token: account.access, json: tombstone).status == .ok)
             let after = try await api.send(.get, "/v1/sync/changes?since=5", token: account.access).decode(ChangesResponse.self)
             #expect(after.items.map(\.deleted) == [true] && after.items[0].box == nil)
@@ -134,7 +134,7 @@ struct APITests {
                 try await api.send(.post, "/v1/sync/push", token: account.access, json: request)
             }
             var big = fakeItems(1)
-            big.items[0].item.box = Data(count: SyncLimits.maxBoxBytes + 1).base64EncodedString()
+            big.items[0].item.box = Data(count: SyncLimits.maxBoxBytes + 1)
             let tooBig = try await push(big)
             #expect(tooBig.status == .contentTooLarge && tooBig.error?.error == "payload_too_large")
 
@@ -148,18 +148,21 @@ struct APITests {
             cases.append((badKind, "kind"))
             var badRevision = fakeItems(1); badRevision.items[0].item.revision = 0
             cases.append((badRevision, "revision"))
-            var notBase64 = fakeItems(1); notBase64.items[0].item.box = "%%%"
-            cases.append((notBase64, "box"))
             var deadWithBox = fakeItems(1); deadWithBox.items[0].item.deleted = true
             cases.append((deadWithBox, "box"))
-            var short = fakeItems(1); short.items[0].item.box = Data(count: 10).base64EncodedString()
+            var short = fakeItems(1); short.items[0].item.box = Data(count: 10)
             cases.append((short, "box"))
             cases.append((PushRequest(items: []), "items"))
             for (request, field) in cases {
                 let answer = try await push(request)
                 #expect(answer.status == .badRequest, "\(field)")
-                #expect(answer.error?.details?.field == field)
+                // Rules checked while decoding name the whole path (`items.[0].item.box`).
+                #expect(answer.error?.details?.field == field || answer.error?.details?.field == "items.[0].item.\(field)")
             }
+            var notBase64 = String(decoding: try WireJSON.encoder().encode(fakeItems(1)), as: UTF8.self)
+            notBase64 = notBase64.replacingOccurrences(of: #""box":""#, with: #""box":"%%%"#)
+            let notBase64Answer = try await api.send(.post, "/v1/sync/push", token: account.access, raw: Data(notBase64.utf8))
+            #expect(notBase64Answer.status == .badRequest && notBase64Answer.error?.details?.field == "items.[0].item.box")
             let body = try await api.send(.post, "/v1/sync/push", token: account.access, raw: Data("{\"items\": [".utf8))
             #expect(body.status == .badRequest && body.error?.error == "invalid_request")
             let wrongType = try await api.send(.post, "/v1/sync/push", token: account.access, raw: Data("{\"items\": 3}".utf8))

@@ -1,3 +1,4 @@
+import CofferCrypto
 @testable import CofferServer
 import CofferServerStore
 import CofferSyncAPI
@@ -12,7 +13,9 @@ struct ChangesJSONTests {
         kind: String = "note", box: Data? = Data("box".utf8), deleted: Bool = false, revision: Int64 = 1,
         updatedAt: Int64 = 1_700_000_000_000, sequence: Int64 = 1
     ) -> FeedItem {
-        FeedItem(id: UUID(), kind: kind, revision: revision, updatedAt: updatedAt, deleted: deleted, box: box, sequence: sequence)
+        FeedItem(
+            row: ItemRow(id: UUID(), kind: kind, revision: revision, updatedAt: updatedAt, deleted: deleted, box: box),
+            sequence: sequence)
     }
 
     static let controlCharacters = String(decoding: (0..<0x20).map { UInt8($0) }, as: UTF8.self)
@@ -48,9 +51,10 @@ struct ChangesJSONTests {
                 let kindBytes = (0..<Int.random(in: 0...20, using: &generator)).map { _ in UInt8.random(in: 0...0x7F, using: &generator) }
                 let deleted = Bool.random(using: &generator)
                 return FeedItem(
-                    id: UUID(), kind: String(decoding: kindBytes, as: UTF8.self), revision: .random(in: 1...Int64.max, using: &generator),
-                    updatedAt: .random(in: 0...Int64.max, using: &generator), deleted: deleted,
-                    box: deleted ? nil : Data((0..<Int.random(in: 0...700, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }),
+                    row: ItemRow(
+                        id: UUID(), kind: String(decoding: kindBytes, as: UTF8.self), revision: .random(in: 1...Int64.max, using: &generator),
+                        updatedAt: .random(in: 0...Int64.max, using: &generator), deleted: deleted,
+                        box: deleted ? nil : Data((0..<Int.random(in: 0...700, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) })),
                     sequence: 1)
             }
             try expectEqualToEncoder(ChangePage(items: items, cursor: .random(in: 0...Int64.max, using: &generator), hasMore: .random(using: &generator)))
@@ -65,17 +69,13 @@ struct ChangesJSONTests {
         #expect(decoded.cursor == 2)
         #expect(decoded.hasMore)
         #expect(decoded.items.map(\.id) == page.items.map(\.id))
-        #expect(decoded.items.map(\.box) == page.items.map { $0.box?.base64EncodedString() })
+        #expect(decoded.items.map(\.box) == page.items.map(\.box))
         #expect(decoded.items.map(\.deleted) == [false, true])
     }
 
     private func expectEqualToEncoder(_ page: ChangePage) throws {
         let response = ChangesResponse(
-            items: page.items.map {
-                SyncItem(
-                    id: $0.id, kind: $0.kind, revision: $0.revision, updatedAt: $0.updatedAt, deleted: $0.deleted,
-                    box: $0.box?.base64EncodedString())
-            },
+            items: page.items.map(\.row),
             cursor: page.cursor, hasMore: page.hasMore)
         let expected = try WireJSON.encoder().encode(response)
         let written = Data(ChangesJSON.body(page).readableBytesView)

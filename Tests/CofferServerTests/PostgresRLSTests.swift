@@ -1,3 +1,4 @@
+import CofferCrypto
 import CofferServerStore
 import CofferSyncAPI
 import Foundation
@@ -213,10 +214,10 @@ struct PostgresRLSTests {
                 for index in 0..<pushes {
                     group.addTask {
                         try await store.push(userID: user, writes: [
-                            ItemWrite(id: UUID(), kind: "note", revision: 1, updatedAt: Int64(index), deleted: false,
-                                      box: Data([UInt8(index)]), baseRevision: 0),
-                            ItemWrite(id: UUID(), kind: "note", revision: 1, updatedAt: Int64(index), deleted: false,
-                                      box: Data([UInt8(index)]), baseRevision: 0),
+                            ItemWrite(row: ItemRow(id: UUID(), kind: "note", revision: 1, updatedAt: Int64(index), deleted: false,
+                                      box: Data([UInt8(index)])), baseRevision: 0),
+                            ItemWrite(row: ItemRow(id: UUID(), kind: "note", revision: 1, updatedAt: Int64(index), deleted: false,
+                                      box: Data([UInt8(index)])), baseRevision: 0),
                         ], now: now)
                     }
                 }
@@ -238,8 +239,8 @@ struct PostgresRLSTests {
                 for revision in [1, 2] as [Int64] {
                     group.addTask {
                         try await store.push(userID: user, writes: [
-                            ItemWrite(id: shared, kind: "note", revision: revision, updatedAt: 0, deleted: false,
-                                      box: Data([1]), baseRevision: 0),
+                            ItemWrite(row: ItemRow(id: shared, kind: "note", revision: revision, updatedAt: 0, deleted: false,
+                                      box: Data([1])), baseRevision: 0),
                         ], now: now)
                     }
                 }
@@ -277,14 +278,14 @@ struct PostgresRLSTests {
             let first = UUID(), second = UUID()
             let now = Date(timeIntervalSince1970: 1_700_000_000.123)
             let push = try await store.push(userID: a, writes: [
-                ItemWrite(id: first, kind: "note", revision: 1, updatedAt: 1, deleted: false, box: Data([1, 2, 3]), baseRevision: 0),
-                ItemWrite(id: second, kind: "card", revision: 1, updatedAt: 2, deleted: false, box: Data([4]), meta: "{}", baseRevision: 0),
+                ItemWrite(row: ItemRow(id: first, kind: "note", revision: 1, updatedAt: 1, deleted: false, box: Data([1, 2, 3])), baseRevision: 0),
+                ItemWrite(row: ItemRow(id: second, kind: "card", revision: 1, updatedAt: 2, deleted: false, box: Data([4])), meta: "{}", baseRevision: 0),
             ], now: now)
             #expect(push == .accepted(cursor: 2))
 
             let stale = try await store.push(userID: a, writes: [
-                ItemWrite(id: second, kind: "card", revision: 2, updatedAt: 3, deleted: true, box: nil, baseRevision: 1),
-                ItemWrite(id: first, kind: "note", revision: 3, updatedAt: 3, deleted: false, box: Data([9]), baseRevision: 2),
+                ItemWrite(row: ItemRow(id: second, kind: "card", revision: 2, updatedAt: 3, deleted: true, box: nil), baseRevision: 1),
+                ItemWrite(row: ItemRow(id: first, kind: "note", revision: 3, updatedAt: 3, deleted: false, box: Data([9])), baseRevision: 2),
             ], now: now)
             guard case .conflicts(let stored) = stale else {
                 Issue.record("a stale write was accepted")
@@ -382,8 +383,8 @@ struct PostgresFixture {
         #expect(outcome == .rotated)
         if items > 0 {
             let writes = (0..<items).map { index in
-                ItemWrite(id: UUID(), kind: "note", revision: 1, updatedAt: Int64(index), deleted: false,
-                          box: Data(repeating: UInt8(index), count: 8), baseRevision: 0)
+                ItemWrite(row: ItemRow(id: UUID(), kind: "note", revision: 1, updatedAt: Int64(index), deleted: false,
+                          box: Data(repeating: UInt8(index), count: 8)), baseRevision: 0)
             }
             #expect(try await store.push(userID: id, writes: writes, now: now) == .accepted(cursor: Int64(items)))
         }

@@ -202,9 +202,9 @@ struct TestAccount: Sendable {
 /// A push body of `count` fake boxes (random bytes: the server cannot tell).
 func fakeItems(_ count: Int, kind: String = "note", revision: Int64 = 1, base: Int64 = 0, ids: [UUID]? = nil) -> PushRequest {
     PushRequest(items: (0..<count).map { index in
-        let box = Data((0..<64).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
+        let box = Data((0..<64).map { _ in UInt8.random(in: 0...255) })
         return PushItem(
-            item: SyncItem(id: ids?[index] ?? UUID(), kind: kind, revision: revision, updatedAt: 1_700_000_000_000 + Int64(index), deleted: false, box: box),
+            item: ItemRow(id: ids?[index] ?? UUID(), kind: kind, revision: revision, updatedAt: 1_700_000_000_000 + Int64(index), deleted: false, box: box),
             baseRevision: base)
     })
 }

@@ -1,3 +1,4 @@
+import CofferCrypto
 import CofferServerStore
 import CofferSyncAPI
 import Foundation
@@ -17,8 +18,8 @@ struct StoreConformanceTests {
 
     static func write(_ id: UUID = UUID(), revision: Int64 = 1, base: Int64 = 0, deleted: Bool = false, kind: String = "note") -> ItemWrite {
         ItemWrite(
-            id: id, kind: kind, revision: revision, updatedAt: 1_700_000_000_000 + revision, deleted: deleted,
-            box: deleted ? nil : Data("box-\(id)-\(revision)".utf8), baseRevision: base)
+            row: ItemRow(id: id, kind: kind, revision: revision, updatedAt: 1_700_000_000_000 + revision, deleted: deleted,
+            box: deleted ? nil : Data("box-\(id)-\(revision)".utf8)), baseRevision: base)
     }
 
     @Test("accounts: unique live emails, lookups, soft delete, purge with cascade", arguments: Backend.allCases)
@@ -35,7 +36,7 @@ struct StoreConformanceTests {
             #expect(try await store.userID(appleSubject: subject) == appleID)
 
             let slot = WrappedSlot(id: UUID(), kdf: KDFParameters(.defaultPBKDF2), salt: "c2FsdA==", wrappedKey: "a2V5")
-            try await store.replaceCredentials(userID: id, authHash: "h2", slot: slot)
+            #expect(try await store.replaceCredentials(userID: id, authHash: "h2", slot: slot, manifest: nil) == .accepted(cursor: 0))
             let record = try #require(try await store.user(id: id))
             #expect(record.authHash == "h2" && record.slot == slot && record.email == email && record.deletedAt == nil)
 

@@ -1,0 +1,153 @@
+import CofferCrypto
+import CofferSyncAPI
+import CofferVault
+import Foundation
+
+/// Why a server's view of the vault was refused (docs/FORMAT.md §8.6). Nothing of it was applied. Descriptions say
+/// what a person can do about it, and name at most an item id and epochs.
+public enum VerificationFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A manifest's tag does not verify under this vault's key: the server made or changed it.
+    case forgedManifest(epoch: Int64)
+    /// A manifest names another vault.
+    case otherVault
+    /// The server's head is older than the one this device verified.
+    case rolledBack(serverEpoch: Int64, verifiedEpoch: Int64)
+    /// The server's history does not extend this device's: it shows devices different histories.
+    case forked(epoch: Int64)
+    /// A manifest of the chain is missing, repeated or out of order.
+    case brokenChain(epoch: Int64)
+    /// The server shows no head although this device verified one.
+    case headMissing(verifiedEpoch: Int64)
+    /// The server sent fewer rows than the head commits to.
+    case withheldRows(expected: Int, received: Int)
+    /// The server sent an older revision of an item than this device verified.
+    case replayedRevision(UUID)
+    /// The server sent a deletion that no device made.
+    case forgedDeletion(UUID)
+    /// A row's box does not open with its associated data: altered, swapped or forged.
+    case alteredRow(UUID)
+    /// The rows do not add up to the head's state, in no way the checks above name.
+    case stateMismatch
+    /// A push was answered with a conflicting revision that the vault's verified state does not hold.
+    case unverifiedConflict(UUID)
+    /// The account slot the server handed out is not the one the vault's head commits to.
+    case slotReverted
+    /// The head is not the one the user said to expect.
+    case unexpectedFingerprint(expected: String, found: String)
+    /// Another device rotated the vault's master key (the head is of a newer key epoch).
+    case newerKeyEpoch(Int64)
+
+    public var description: String {
+        switch self {
+        case .forgedManifest(let epoch):
+            return "the server's record of the vault's state (epoch \(epoch)) was not made with this vault's key: "
+                + "the server forged or changed it; nothing was applied"
+        case .otherVault:
+            return "the server's record of the vault's state belongs to another vault; nothing was applied"
+        case .rolledBack(let server, let verified):
+            return "the server shows an older state of the vault (epoch \(server)) than this device has verified "
+                + "(epoch \(verified)): either the server was restored from a backup, or it is hiding newer changes; "
+                + "nothing was applied (if you restored the server, see `coffer sync adopt --help`)"
+        case .forked(let epoch):
+            return "the server shows this device a history of the vault that does not continue the one it verified "
+                + "(from epoch \(epoch)): the server is showing your devices different vaults; compare "
+                + "`coffer sync status` on each device; nothing was applied"
+        case .brokenChain(let epoch):
+            return "the server's history of the vault has a missing or out-of-order step at epoch \(epoch); nothing was applied"
+        case .headMissing(let verified):
+            return "the server holds no record of the vault's state although this device verified epoch \(verified): "
+                + "sync was revoked or the server lost its data; nothing was applied (see `coffer sync adopt --help`)"
+        case .withheldRows(let expected, let received):
+            return "the server withheld items: the vault's verified state holds \(expected) rows, the server's answer "
+                + "adds up to \(received); nothing was applied"
+        case .replayedRevision(let id):
+            return "the server sent an old revision of item \(id.uuidString.lowercased()); nothing was applied"
+        case .forgedDeletion(let id):
+            return "the server sent a deletion of item \(id.uuidString.lowercased()) that no device made; nothing was applied"
+        case .alteredRow(let id):
+            return "item \(id.uuidString.lowercased()) from the server does not open with this vault's key: it was "
+                + "altered or swapped; nothing was applied"
+        case .stateMismatch:
+            return "the items the server sent do not match the vault's authenticated state; nothing was applied"
+        case .unverifiedConflict(let id):
+            return "the server refused a push with a revision of item \(id.uuidString.lowercased()) that no device "
+                + "made; nothing was applied"
+        case .slotReverted:
+            return "the server handed out an account passphrase slot other than the vault's current one (an old "
+                + "passphrase's?); nothing was applied"
+        case .unexpectedFingerprint(let expected, let found):
+            return "the server's vault state is \(found), not the \(expected) you expected; nothing was applied"
+        case .newerKeyEpoch(let epoch):
+            return "another device changed the vault's master key (key epoch \(epoch)): log in again with "
+                + "`coffer sync login` to continue"
+        }
+    }
+}
+
+/// The checks a device runs on what a server shows it before applying anything (docs/FORMAT.md §8.6): the head's
+/// tag, its link to the newest head this device verified, and that the rows add up to the head's root.
+struct StateVerifier {
+    let vaultID: UUID
+    let keyEpoch: Int64
+    /// HMAC-SHA256 under the vault's manifest key.
+    let tag: ([UInt8]) -> [UInt8]
+
+    /// A manifest made with this vault's key for this vault.
+    func authenticate(_ manifest: Manifest) throws(VerificationFailure) {
+        guard manifest.vaultID == vaultID else { throw .otherVault }
+        if Int64(manifest.keyEpoch) > keyEpoch { throw .newerKeyEpoch(Int64(manifest.keyEpoch)) }
+        guard Int64(manifest.keyEpoch) == keyEpoch, Self.constantTimeEqual(tag(manifest.body), manifest.tag) else {
+            throw .forgedManifest(epoch: manifest.epoch)
+        }
+    }
+
+    /// `head` extends `verified` through `chain` (the manifests after `verified`, ending with `head`); every one of
+    /// them is authentic. Without a verified head, any authentic head is accepted (a new device trusts the first state
+    /// it sees unless the user gives a fingerprint to expect).
+    func checkHistory(verified: Manifest?, head: Manifest, chain: [Manifest]) throws(VerificationFailure) {
+        try authenticate(head)
+        guard let verified else { return }
+        if head.epoch < verified.epoch { throw .rolledBack(serverEpoch: head.epoch, verifiedEpoch: verified.epoch) }
+        if head.epoch == verified.epoch {
+            guard head.bytes == verified.bytes else { throw .forked(epoch: verified.epoch) }
+            return
+        }
+        var previous = verified.hash
+        var epoch = verified.epoch
+        for manifest in chain {
+            try authenticate(manifest)
+            guard manifest.epoch == epoch + 1 else { throw .brokenChain(epoch: epoch + 1) }
+            guard manifest.previous == previous else {
+                throw epoch == verified.epoch ? .forked(epoch: verified.epoch) : .brokenChain(epoch: manifest.epoch)
+            }
+            previous = manifest.hash
+            epoch = manifest.epoch
+        }
+        guard epoch == head.epoch, chain.last?.bytes == head.bytes else { throw .brokenChain(epoch: epoch + 1) }
+    }
+
+    /// The leaves of the state after `staged` lands on `known` (or, for a full read, of `staged` alone) add up to the
+    /// head's count and root. Returns nothing: the caller applies the rows. On a mismatch, names the likeliest cause.
+    func checkState(known: SyncedRows, staged: [ItemRow], head: Manifest, fullRead: Bool) throws(VerificationFailure) {
+        var leaves = fullRead ? [:] : known.leaves
+        for row in staged { leaves[row.id] = row.leaf }
+        if leaves.count == Int(head.count), StateRoot.root(leaves) == head.root { return }
+        if leaves.count < Int(head.count) { throw .withheldRows(expected: Int(head.count), received: leaves.count) }
+        if !fullRead {
+            for row in staged {
+                if let revision = known.revisions[row.id], row.revision < revision { throw .replayedRevision(row.id) }
+            }
+        }
+        if !fullRead, let deletion = staged.first(where: { $0.deleted && known.revisions[$0.id] != nil }) {
+            throw .forgedDeletion(deletion.id)
+        }
+        throw .stateMismatch
+    }
+
+    private static func constantTimeEqual(_ first: [UInt8], _ second: [UInt8]) -> Bool {
+        guard first.count == second.count else { return false }
+        var difference: UInt8 = 0
+        for index in first.indices { difference |= first[index] ^ second[index] }
+        return difference == 0
+    }
+}
