@@ -54,6 +54,9 @@ public enum VerificationFailure: Error, Sendable, Equatable, CustomStringConvert
                 + "`coffer sync status` on each device; nothing was applied"
         case .brokenChain(let epoch):
             return "the server's history of the vault has a missing or out-of-order step at epoch \(epoch); nothing was applied"
+        case .headMissing(0):
+            return "the server shows items but no verified record of the vault's state: only a device that synced this "
+                + "vault with an older coffer may publish the first one (run `coffer sync` there); nothing was applied"
         case .headMissing(let verified):
             return "the server holds no record of the vault's state although this device verified epoch \(verified): "
                 + "sync was revoked or the server lost its data; nothing was applied (see `coffer sync adopt --help`)"
@@ -68,7 +71,8 @@ public enum VerificationFailure: Error, Sendable, Equatable, CustomStringConvert
             return "item \(id.uuidString.lowercased()) from the server does not open with this vault's key: it was "
                 + "altered or swapped; nothing was applied"
         case .stateMismatch:
-            return "the items the server sent do not match the vault's authenticated state; nothing was applied"
+            return "the items the server sent do not add up to the vault's authenticated state: it withheld or "
+                + "changed some; nothing was applied"
         case .unverifiedConflict(let id):
             return "the server refused a push with a revision of item \(id.uuidString.lowercased()) that no device "
                 + "made; nothing was applied"

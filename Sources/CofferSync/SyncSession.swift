@@ -226,7 +226,9 @@ public struct SyncSession: Sendable {
             }
             switch outcome {
             case .success(let answer):
-                try vault { try $0.recordPush(pending.map(\.row), head: manifest.bytes, cursor: answer.cursor, at: Date()) }
+                try vault {
+                    try $0.recordPush(pending.map(\.row), head: manifest.bytes, cursor: answer.cursor, device: account.device, at: Date())
+                }
                 report.pushed += pending.count
                 report.head = manifest
                 let remaining = try vault { try $0.pendingChanges().count }
@@ -255,11 +257,66 @@ public struct SyncSession: Sendable {
         return report
     }
 
-    /// The manifest of the state after `rows` land on the server rows this device verified.
-    private func nextManifest(after verified: Manifest?, account: SyncAccount, adding rows: [ItemRow]) async throws(SyncError) -> Manifest {
+    /// Replaces the account passphrase: a new slot wrapping the master key, a new auth key, and a manifest committing
+    /// to the new slot, which the server stores in one step (so no device can be handed the old slot as current). The
+    /// current passphrase is checked by the server; the vault's own local slots do not change.
+    public func changePassphrase(current: String, new: String, kdf: PassphraseKDF = .defaultPBKDF2) async throws(SyncError) {
+        guard let linked = try vault({ try $0.syncAccount() }) else { throw .notLinked }
+        let limits = coffer.location.options.limits
+        let parameters = try await client { () throws(SyncClientError) in try await client.prelogin(email: linked.account) }
+        let currentKDF = try crypto { () throws(CofferCryptoError) in try parameters.kdf.kdf(limits: limits) }
+        guard let currentSalt = Data(base64Encoded: parameters.salt) else { throw .client(.malformedResponse) }
+        if let known = linked.accountCommitment, known != AccountCommitment.of(kdf: currentKDF, salt: Array(currentSalt)) {
+            throw .accountParametersChanged
+        }
+        let currentKeys = try crypto { () throws(CofferCryptoError) in
+            try SyncKeys(passphrase: current, kdf: currentKDF, salt: Array(currentSalt), limits: limits)
+        }
+        let header = SlotHeader.new(.passphrase, kdf: kdf, random: coffer.location.options.random)
+        let newKeys = try crypto { () throws(CofferCryptoError) in
+            try SyncKeys(passphrase: new, kdf: kdf, salt: header.salt, limits: limits)
+        }
+        let wrapped = try vault { try $0.wrapMasterKey(for: header, kek: newKeys.keyEncryptionKey) }
+        let slot = WrappedSlot(
+            id: UUID(bytes: header.slotID), kdf: KDFParameters(kdf), salt: Data(header.salt).base64EncodedString(),
+            wrappedKey: wrapped.base64EncodedString())
+        let commitment = AccountCommitment.of(kdf: kdf, salt: header.salt)
+        let access = try await freshAccessToken()
+        var report = SyncReport()
+        for _ in 0..<5 {
+            try await pull(access: access, expect: nil, into: &report)
+            guard let account = try vault({ try $0.syncAccount() }) else { throw .notLinked }
+            let verified = try account.head.map(Self.manifest)
+            let manifest = try await nextManifest(after: verified, account: account, adding: [], commitment: commitment)
+            let request = PassphraseChangeRequest(
+                authKey: currentKeys.authKeyBase64, newAuthKey: newKeys.authKeyBase64, slot: slot,
+                baseEpoch: verified?.epoch ?? 0, manifest: manifest.base64)
+            let answer: AuthResponse
+            do {
+                answer = try await client.changePassphrase(request, accessToken: access)
+            } catch .staleHead {
+                continue
+            } catch {
+                throw .client(error)
+            }
+            try storeRefreshToken(answer.refreshToken)
+            try vault {
+                try $0.recordPush(
+                    [], head: manifest.bytes, cursor: account.cursor, device: account.device, accountCommitment: commitment, at: Date())
+            }
+            return
+        }
+        throw .tooManyConflicts
+    }
+
+    /// The manifest of the state after `rows` land on the server rows this device verified; `commitment` replaces the
+    /// account slot's (a passphrase change).
+    private func nextManifest(
+        after verified: Manifest?, account: SyncAccount, adding rows: [ItemRow], commitment replacement: [UInt8]? = nil
+    ) async throws(SyncError) -> Manifest {
         var leaves = try vault { try $0.syncedRows() }.leaves
         for row in rows { leaves[row.id] = row.leaf }
-        var commitment = account.accountCommitment ?? verified?.account
+        var commitment = replacement ?? account.accountCommitment ?? verified?.account
         if commitment == nil {
             // Linked by a version that did not record the account's parameters: take them as a new login would.
             let parameters = try await client { () throws(SyncClientError) in try await client.prelogin(email: account.account) }
@@ -304,8 +361,11 @@ public struct SyncSession: Sendable {
         let rows = staged.values.sorted { $0.id.byteOrder < $1.id.byteOrder }
         guard let headText else {
             if let verified { throw .verification(.headMissing(verifiedEpoch: verified.epoch)) }
-            // No device has published a manifest for this account yet (it was made by an older coffer): the boxes
-            // are checked as they are applied, and this device's next push publishes the first manifest.
+            // Rows without a manifest are accepted only from an account no device has published a manifest for yet,
+            // by a device that synced it with an older coffer (and so trusted these rows before); a server that
+            // withholds the head cannot make a new device take what it likes. The boxes are checked as they are
+            // applied, and this device's next push publishes the first manifest.
+            guard rows.isEmpty || account.legacyLink else { throw .verification(.headMissing(verifiedEpoch: 0)) }
             let applied = try vault { vault throws(VaultError) in
                 try vault.applyRemote(rows, head: nil, cursor: cursor, accountCommitment: nil, at: Date())
             }

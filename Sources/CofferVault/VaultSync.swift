@@ -28,10 +28,13 @@ public struct SyncAccount: Sendable, Equatable {
     public var head: [UInt8]?
     /// `AccountCommitment` of the account passphrase slot this device knows (its KDF parameters and salt).
     public var accountCommitment: [UInt8]?
+    /// Linked by a version without verified sync and not synced since: the one kind of device that may accept an
+    /// account's rows without a manifest, and publish the first one.
+    public var legacyLink: Bool
 
     public init(
         server: String, account: String, userID: String, cursor: Int64 = 0, lastSync: Date? = nil, device: UUID = UUID(),
-        head: [UInt8]? = nil, accountCommitment: [UInt8]? = nil
+        head: [UInt8]? = nil, accountCommitment: [UInt8]? = nil, legacyLink: Bool = false
     ) {
         self.server = server
         self.account = account
@@ -41,6 +44,7 @@ public struct SyncAccount: Sendable, Equatable {
         self.device = device
         self.head = head
         self.accountCommitment = accountCommitment
+        self.legacyLink = legacyLink
     }
 }
 
@@ -93,7 +97,7 @@ extension Vault {
                     server: row["server"], account: row["account"], userID: row["user_id"], cursor: row["cursor"],
                     lastSync: (row["last_sync"] as Int64?).map { UnixTime.date(milliseconds: $0) },
                     device: device ?? UUID(), head: (row["head"] as Data?).map(Array.init),
-                    accountCommitment: (row["account_commitment"] as Data?).map(Array.init))
+                    accountCommitment: (row["account_commitment"] as Data?).map(Array.init), legacyLink: device == nil)
             }
         }
     }
@@ -184,11 +188,17 @@ extension Vault {
     }
 
     /// Records an accepted push in one transaction: the server now holds `rows` as they are, `head` is the manifest
-    /// that described the result, and the feed is at `cursor`.
-    public func recordPush(_ rows: [ItemRow], head: [UInt8], cursor: Int64, at date: Date) throws(VaultError) {
+    /// that described the result, the feed is at `cursor`, and the account slot is the one `accountCommitment` names
+    /// (when the push changed it).
+    public func recordPush(
+        _ rows: [ItemRow], head: [UInt8], cursor: Int64, device: UUID, accountCommitment: [UInt8]? = nil, at date: Date
+    ) throws(VaultError) {
         try writeTransaction { db, _ in
             for row in rows { try recordServerRow(db, row) }
-            try setVerified(db, head: head, cursor: cursor, accountCommitment: nil, at: date)
+            try setVerified(db, head: head, cursor: cursor, accountCommitment: accountCommitment, at: date)
+            // A device linked before verified sync keeps the id its first manifest names.
+            try db.execute(
+                sql: "UPDATE sync_account SET device_id = coalesce(device_id, ?) WHERE singleton = 1", arguments: [Data(device.bytes)])
         }
     }
 

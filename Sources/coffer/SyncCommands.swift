@@ -24,7 +24,8 @@ struct SyncCommand: ParsableCommand {
             replays, rolls back or forges anything is refused and nothing is applied.
             """,
         subcommands: [
-            SyncNow.self, SyncRegister.self, SyncLogin.self, SyncStatus.self, SyncAdopt.self, SyncLogout.self, SyncRevoke.self,
+            SyncNow.self, SyncRegister.self, SyncLogin.self, SyncStatus.self, SyncPassphrase.self, SyncAdopt.self, SyncLogout.self,
+            SyncRevoke.self,
         ],
         defaultSubcommand: SyncNow.self)
 }
@@ -155,6 +156,29 @@ struct SyncStatus: ParsableCommand {
                 Output.line("  \(conflict.copy.prefix(8))  \(conflict.name)  (copy of \(conflict.original.prefix(8)))")
             }
         }
+    }
+}
+
+struct SyncPassphrase: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "passphrase",
+        abstract: "Change the sync account's passphrase (asks for the current and the new one).",
+        discussion: """
+            The server gets a new wrapped copy of the vault key and a new auth key, together with a vault-state
+            record that names the new slot: a server that later hands out the old slot is caught. Other devices
+            keep syncing; a new device logs in with the new passphrase. This vault's own passphrase is unchanged.
+            """)
+
+    @OptionGroup var vaultOption: VaultOption
+    @Flag(help: "Stretch the new passphrase with scrypt instead of PBKDF2.") var scrypt = false
+
+    func run() throws {
+        let coffer = try vaultOption.open()
+        let session = try SyncCLI.session(coffer)
+        let current = try SecretInput.shared.secret("Current sync passphrase")
+        let new = try SecretInput.shared.secret("New sync passphrase", confirm: true)
+        let kdf: PassphraseKDF = scrypt ? .defaultScrypt : .defaultPBKDF2
+        try SyncCLI.wait { try await session.changePassphrase(current: current, new: new, kdf: kdf) }
     }
 }
 

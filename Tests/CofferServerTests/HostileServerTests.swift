@@ -1,0 +1,436 @@
+@_spi(Testing) import CofferCrypto
+import CofferKeystore
+import CofferKit
+import CofferModel
+import CofferServerStore
+import CofferSync
+import CofferSyncAPI
+import CofferTestSupport
+import CofferVault
+import Foundation
+import GRDB
+import Testing
+
+/// A breached or hostile server: the real `coffer-server` (SQLite store, live sockets) whose database the test edits
+/// between syncs, as someone holding the server would. Every attack must be refused with its own error and leave the
+/// device's vault — items, verified head, cursor, server rows — exactly as it was.
+@Suite("A lying server is caught")
+struct HostileServerTests {
+    /// Two linked devices with the same four items, both at the verified head.
+    struct World: Sendable {
+        let server: String
+        let database: DatabaseQueue
+        let a: SyncSession
+        let b: SyncSession
+        let email: String
+        let notes: [UUID]
+
+        var user: String { get throws { try #require(try a.coffer.vault.syncAccount()).userID } }
+
+        /// Runs SQL against the server's database, as its holder could.
+        func tamper(_ body: @escaping @Sendable (Database, String) throws -> Void) async throws {
+            let user = try self.user
+            try await database.write { db in try body(db, user) }
+        }
+
+        /// The next feed position, so a changed row is in the next pull.
+        static func nextSequence(_ db: Database, _ user: String) throws -> Int64 {
+            try db.execute(sql: "UPDATE users SET change_seq = change_seq + 1 WHERE id = ?", arguments: [user])
+            return try Int64.fetchOne(db, sql: "SELECT change_seq FROM users WHERE id = ?", arguments: [user]) ?? 0
+        }
+
+        func newDevice() async throws -> SyncSession {
+            try await SyncSession.login(
+                location: try SyncTests.location(), client: try SyncClient(server: server), email: email,
+                passphrase: SyncTests.passphrase, localPassphrase: nil, allowWeakKDF: true)
+        }
+    }
+
+    /// Everything a failed sync must leave as it was.
+    struct Snapshot: Equatable {
+        let items: [UUID: ItemContent]
+        let revisions: [UUID: UInt64]
+        let head: [UInt8]?
+        let cursor: Int64
+        let synced: SyncedRows
+
+        init(_ coffer: Coffer) throws {
+            let items = try coffer.vault.items()
+            self.items = Dictionary(uniqueKeysWithValues: items.map { ($0.id, $0.content) })
+            revisions = Dictionary(uniqueKeysWithValues: items.map { ($0.id, $0.revision) })
+            let account = try #require(try coffer.vault.syncAccount())
+            head = account.head
+            cursor = account.cursor
+            synced = try coffer.vault.syncedRows()
+        }
+    }
+
+    static func withWorld(_ body: @escaping @Sendable (World) async throws -> Void) async throws {
+        let file = try TestSupport.temporaryDirectory("hostile") + "/server.sqlite"
+        try await SyncTests.withLiveServer(.sqlite, sqliteFile: file) { server, _, _ in
+            let client = try SyncClient(server: server)
+            let a = try Coffer.initialize(at: try SyncTests.location())
+            var notes: [UUID] = []
+            for name in ["First", "Second", "Third"] {
+                notes.append(try a.vault.add(try SyncTests.note(name, "text of \(name)")).id)
+            }
+            try a.vault.add(.otp(try OTPItem(
+                issuer: "Bank", account: "ada",
+                parameters: try OTPParameters(secret: Array("12345678901234567890".utf8), kind: .hotp(counter: 0)))))
+            let sessionA = SyncSession(coffer: a, client: client)
+            let email = "hostile-\(UUID().uuidString.prefix(8).lowercased())@example.org"
+            try await sessionA.register(email: email, passphrase: SyncTests.passphrase, kdf: SyncTests.kdf)
+            _ = try await sessionA.sync()
+            let sessionB = try await SyncSession.login(
+                location: try SyncTests.location(), client: client, email: email, passphrase: SyncTests.passphrase,
+                localPassphrase: nil, allowWeakKDF: true)
+            _ = try await sessionB.sync()
+            var configuration = Configuration()
+            configuration.busyMode = .timeout(10)
+            let database = try DatabaseQueue(path: file, configuration: configuration)
+            try await body(World(server: server, database: database, a: sessionA, b: sessionB, email: email, notes: notes))
+        }
+    }
+
+    /// Syncs `session`, which must fail with `failure` and change nothing.
+    static func expectRefusal(
+        _ session: SyncSession, _ failure: VerificationFailure, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        let before = try Snapshot(session.coffer)
+        do {
+            _ = try await session.sync()
+            Issue.record("the attack was not detected", sourceLocation: sourceLocation)
+        } catch .verification(let found) {
+            #expect(found == failure, sourceLocation: sourceLocation)
+        } catch {
+            Issue.record("failed with \(error) instead of \(failure)", sourceLocation: sourceLocation)
+        }
+        #expect(try Snapshot(session.coffer) == before, "the vault changed", sourceLocation: sourceLocation)
+    }
+
+    /// `body` fails verification with `failure`.
+    static func expectFailure(
+        _ failure: VerificationFailure, sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> Void
+    ) async {
+        do {
+            try await body()
+            Issue.record("the attack was not detected", sourceLocation: sourceLocation)
+        } catch SyncError.verification(let found) {
+            #expect(found == failure, sourceLocation: sourceLocation)
+        } catch {
+            Issue.record("failed with \(error) instead of \(failure)", sourceLocation: sourceLocation)
+        }
+    }
+
+    static func edit(_ session: SyncSession, _ id: UUID, _ text: String) async throws {
+        _ = try session.coffer.vault.modify(id: id) { $0 = try SyncTests.note("Edited", text) }
+        _ = try await session.sync()
+    }
+
+    @Test("honest syncs verify: both devices reach the same head, fingerprint and items")
+    func honest() async throws {
+        try await Self.withWorld { world in
+            try await Self.edit(world.a, world.notes[0], "one")
+            try world.b.coffer.vault.purge(id: world.notes[1])
+            _ = try await world.b.sync()
+            _ = try await world.a.sync()
+            let headA = try #require(try world.a.verifiedHead())
+            let headB = try #require(try world.b.verifiedHead())
+            #expect(headA.manifest == headB.manifest && headA.manifest.epoch == 3)
+            #expect(headB.madeHere && !headA.madeHere)
+            #expect(try SyncTests.contents(world.a.coffer) == SyncTests.contents(world.b.coffer))
+            // A third device told to expect the head's fingerprint accepts it.
+            let c = try await world.newDevice()
+            _ = try await c.sync(expect: headA.manifest.fingerprint)
+            #expect(try SyncTests.contents(c.coffer) == SyncTests.contents(world.a.coffer))
+        }
+    }
+
+    @Test("a dropped row: a new device is refused; a device that is behind is refused")
+    func droppedRow() async throws {
+        try await Self.withWorld { world in
+            // The row first in the feed goes: the head (stored with the push's last position) is still shown.
+            try await world.tamper { db, user in
+                try db.execute(
+                    sql: "DELETE FROM items WHERE user_id = ? AND seq = (SELECT min(seq) FROM items WHERE user_id = ?)",
+                    arguments: [user, user])
+            }
+            let c = try await world.newDevice()
+            await Self.expectFailure(.withheldRows(expected: 4, received: 3)) { _ = try await c.sync() }
+            #expect(try c.coffer.vault.items().isEmpty)
+        }
+        try await Self.withWorld { world in
+            try await Self.edit(world.a, world.notes[0], "one")
+            // The edit's row is moved behind B's cursor, so B is never shown it, while its manifest is shown.
+            try await world.tamper { db, user in
+                try db.execute(sql: "UPDATE items SET seq = 0 WHERE user_id = ? AND id = ?", arguments: [user, world.notes[0].uuidString.lowercased()])
+                try db.execute(sql: "UPDATE manifests SET seq = 0 WHERE user_id = ?", arguments: [user])
+            }
+            try await Self.expectRefusal(world.b, .stateMismatch)
+        }
+    }
+
+    @Test("a withheld head: a new device takes no rows without one, a linked device reports it")
+    func withheldHead() async throws {
+        try await Self.withWorld { world in
+            try await world.tamper { db, user in
+                try db.execute(sql: "DELETE FROM manifests WHERE user_id = ?", arguments: [user])
+            }
+            let c = try await world.newDevice()
+            await Self.expectFailure(.headMissing(verifiedEpoch: 0)) { _ = try await c.sync() }
+            #expect(try c.coffer.vault.items().isEmpty)
+            try await Self.expectRefusal(world.b, .headMissing(verifiedEpoch: 1))
+        }
+    }
+
+    @Test("a replayed old revision")
+    func replayedRevision() async throws {
+        try await Self.withWorld { world in
+            let id = world.notes[0].uuidString.lowercased()
+            let old: (revision: Int64, updatedAt: Int64, box: Data) = try await world.database.read { db in
+                let row = try Row.fetchOne(db, sql: "SELECT revision, updated_at, box FROM items WHERE id = ?", arguments: [id])
+                return (row?["revision"] ?? 0, row?["updated_at"] ?? 0, row?["box"] ?? Data())
+            }
+            try await Self.edit(world.a, world.notes[0], "one")
+            _ = try await world.b.sync()
+            try await Self.edit(world.a, world.notes[1], "two")
+            try await world.tamper { db, user in
+                try db.execute(
+                    sql: "UPDATE items SET revision = ?, updated_at = ?, box = ?, seq = ? WHERE user_id = ? AND id = ?",
+                    arguments: [old.revision, old.updatedAt, old.box, try World.nextSequence(db, user), user, id])
+            }
+            try await Self.expectRefusal(world.b, .replayedRevision(world.notes[0]))
+        }
+    }
+
+    @Test("a forged tombstone")
+    func forgedTombstone() async throws {
+        try await Self.withWorld { world in
+            try await Self.edit(world.a, world.notes[0], "one")
+            try await world.tamper { db, user in
+                try db.execute(
+                    sql: "UPDATE items SET deleted = 1, box = NULL, size = 0, revision = revision + 1, seq = ? WHERE user_id = ? AND id = ?",
+                    arguments: [try World.nextSequence(db, user), user, world.notes[2].uuidString.lowercased()])
+            }
+            try await Self.expectRefusal(world.b, .forgedDeletion(world.notes[2]))
+        }
+    }
+
+    @Test("a missing manifest, and manifests out of order")
+    func brokenChain() async throws {
+        for attack in ["missing", "reordered"] {
+            try await Self.withWorld { world in
+                for (index, text) in ["one", "two", "three"].enumerated() {
+                    try await Self.edit(world.a, world.notes[index], text)
+                }
+                // B verified epoch 1; the server holds 2, 3, 4.
+                try await world.tamper { db, user in
+                    if attack == "missing" {
+                        try db.execute(sql: "DELETE FROM manifests WHERE user_id = ? AND epoch = 3", arguments: [user])
+                    } else {
+                        let second = try Data.fetchOne(db, sql: "SELECT body FROM manifests WHERE user_id = ? AND epoch = 2", arguments: [user])
+                        let third = try Data.fetchOne(db, sql: "SELECT body FROM manifests WHERE user_id = ? AND epoch = 3", arguments: [user])
+                        try db.execute(sql: "UPDATE manifests SET body = ? WHERE user_id = ? AND epoch = 2", arguments: [third, user])
+                        try db.execute(sql: "UPDATE manifests SET body = ? WHERE user_id = ? AND epoch = 3", arguments: [second, user])
+                    }
+                }
+                try await Self.expectRefusal(world.b, attack == "missing" ? .brokenChain(epoch: 3) : .brokenChain(epoch: 2))
+            }
+        }
+    }
+
+    @Test("a rolled-back head")
+    func rolledBack() async throws {
+        try await Self.withWorld { world in
+            try await Self.edit(world.a, world.notes[0], "one")
+            try await Self.edit(world.a, world.notes[1], "two")
+            _ = try await world.b.sync()
+            // The server forgets the last push: its manifest and its row.
+            try await world.tamper { db, user in
+                try db.execute(sql: "DELETE FROM manifests WHERE user_id = ? AND epoch = 3", arguments: [user])
+            }
+            try await Self.expectRefusal(world.b, .rolledBack(serverEpoch: 2, verifiedEpoch: 3))
+        }
+    }
+
+    @Test("a fork: each device is shown the other's history once they meet")
+    func fork() async throws {
+        try await Self.withWorld { world in
+            // The server keeps the state both devices verified (epoch 1) ...
+            let snapshot = try await world.database.read(Self.tables)
+            // ... lets A move on (epoch 2), and keeps that world too ...
+            try await Self.edit(world.a, world.notes[0], "A's")
+            let worldA = try await world.database.read(Self.tables)
+            // ... shows B the old one, where B makes its own epoch 2 ...
+            try await world.tamper { db, _ in try Self.restore(db, snapshot) }
+            try await Self.edit(world.b, world.notes[1], "B's")
+            // ... and then shows B A's world.
+            try await world.tamper { db, _ in try Self.restore(db, worldA) }
+            try await Self.expectRefusal(world.b, .forked(epoch: 2))
+        }
+    }
+
+    /// The server's items and manifests, as they are now.
+    struct Tables: Sendable {
+        var items: [[DatabaseValue]]
+        var manifests: [[DatabaseValue]]
+    }
+
+    @Sendable static func tables(_ db: Database) throws -> Tables {
+        Tables(
+            items: try Row.fetchAll(db, sql: "SELECT * FROM items").map { Array($0.databaseValues) },
+            manifests: try Row.fetchAll(db, sql: "SELECT user_id, epoch, body FROM manifests").map { Array($0.databaseValues) })
+    }
+
+    /// Puts back tables read earlier; manifests at feed position 0 so that any cursor sees them.
+    static func restore(_ db: Database, _ tables: Tables) throws {
+        try db.execute(sql: "DELETE FROM items")
+        try db.execute(sql: "DELETE FROM manifests")
+        for values in tables.items {
+            try db.execute(sql: "INSERT INTO items VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", arguments: StatementArguments(values))
+        }
+        for values in tables.manifests {
+            try db.execute(sql: "INSERT INTO manifests (user_id, epoch, body, seq) VALUES (?, ?, ?, 0)", arguments: StatementArguments(values))
+        }
+    }
+
+    @Test("a swapped box and an altered box", arguments: ["swapped", "altered"])
+    func alteredBox(attack: String) async throws {
+        try await Self.withWorld { world in
+            try await Self.edit(world.a, world.notes[2], "three")
+            let first = world.notes[0].uuidString.lowercased()
+            let second = world.notes[1].uuidString.lowercased()
+            try await world.tamper { db, user in
+                let boxFirst = try #require(try Data.fetchOne(db, sql: "SELECT box FROM items WHERE id = ?", arguments: [first]))
+                let boxSecond = try #require(try Data.fetchOne(db, sql: "SELECT box FROM items WHERE id = ?", arguments: [second]))
+                var flipped = boxFirst
+                flipped[flipped.count / 2] ^= 0x01
+                let replacement = attack == "swapped" ? boxSecond : flipped
+                try db.execute(
+                    sql: "UPDATE items SET box = ?, seq = ? WHERE user_id = ? AND id = ?",
+                    arguments: [replacement, try World.nextSequence(db, user), user, first])
+            }
+            try await Self.expectRefusal(world.b, .alteredRow(world.notes[0]))
+        }
+    }
+
+    @Test("rows inside a 409 answer are not applied, and a claimed revision no device made is an error")
+    func unverifiedConflict() async throws {
+        try await Self.withWorld { world in
+            let id = world.notes[0]
+            // The server claims a newer revision it never received, without showing it in the feed.
+            try await world.tamper { db, user in
+                try db.execute(
+                    sql: "UPDATE items SET revision = revision + 5 WHERE user_id = ? AND id = ?",
+                    arguments: [user, id.uuidString.lowercased()])
+            }
+            _ = try world.b.coffer.vault.modify(id: id) { $0 = try SyncTests.note("Edited", "on B") }
+            let before = try Snapshot(world.b.coffer)
+            await Self.expectFailure(.unverifiedConflict(id)) { _ = try await world.b.sync() }
+            #expect(try Snapshot(world.b.coffer) == before)
+            #expect(try world.b.coffer.vault.pendingChanges().map(\.row.id) == [id])
+        }
+    }
+
+    @Test("a manifest from another vault")
+    func otherVault() async throws {
+        try await Self.withWorld { world in
+            // Another account, another vault, with its own manifest.
+            let other = try Coffer.initialize(at: try SyncTests.location())
+            try other.vault.add(try SyncTests.note("Other", "vault"))
+            let session = SyncSession(coffer: other, client: try SyncClient(server: world.server))
+            try await session.register(email: "other-\(world.email)", passphrase: SyncTests.passphrase, kdf: SyncTests.kdf)
+            _ = try await session.sync()
+            let otherUser = try #require(try other.vault.syncAccount()).userID
+            try await Self.edit(world.a, world.notes[0], "one")
+            try await world.tamper { db, user in
+                let body = try Data.fetchOne(db, sql: "SELECT body FROM manifests WHERE user_id = ? AND epoch = 1", arguments: [otherUser])
+                try db.execute(sql: "UPDATE manifests SET body = ? WHERE user_id = ? AND epoch = 2", arguments: [body, user])
+            }
+            try await Self.expectRefusal(world.b, .otherVault)
+        }
+    }
+
+    @Test("a forged manifest: the server edits the head's root")
+    func forgedManifest() async throws {
+        try await Self.withWorld { world in
+            try await Self.edit(world.a, world.notes[0], "one")
+            try await world.tamper { db, user in
+                var body = try #require(try Data.fetchOne(db, sql: "SELECT body FROM manifests WHERE user_id = ? AND epoch = 2", arguments: [user]))
+                body[70] ^= 0x01
+                try db.execute(sql: "UPDATE manifests SET body = ? WHERE user_id = ? AND epoch = 2", arguments: [body, user])
+            }
+            try await Self.expectRefusal(world.b, .forgedManifest(epoch: 2))
+        }
+    }
+
+    @Test("a slot reverted after a passphrase change")
+    func slotReverted() async throws {
+        try await Self.withWorld { world in
+            let old: (slot: String, hash: String) = try await world.database.read { db in
+                let row = try Row.fetchOne(db, sql: "SELECT slot, auth_hash FROM users WHERE email = ?", arguments: [world.email])
+                return (row?["slot"] ?? "", row?["auth_hash"] ?? "")
+            }
+            try await world.a.changePassphrase(current: SyncTests.passphrase, new: "a new passphrase", kdf: SyncTests.kdf)
+            // The change ends B's session; B logs in again, told that the account's parameters changed, keeps the state
+            // it verified, and takes the new slot from the verified head.
+            let location = world.b.coffer.location
+            let b = try await SyncSession.login(
+                location: location, client: try SyncClient(server: world.server), email: world.email,
+                passphrase: "a new passphrase", localPassphrase: nil, allowWeakKDF: true, acceptParameterChange: true)
+            #expect(try b.verifiedHead()?.manifest.epoch == 1)
+            _ = try await b.sync()
+            #expect(try b.verifiedHead()?.manifest.epoch == 2)
+            // The server hands out the old slot (and takes the old passphrase) again.
+            try await world.tamper { db, user in
+                try db.execute(sql: "UPDATE users SET slot = ?, auth_hash = ? WHERE id = ?", arguments: [old.slot, old.hash, user])
+            }
+            let c = try await world.newDevice()
+            await Self.expectFailure(.slotReverted) { _ = try await c.sync() }
+            #expect(try c.coffer.vault.items().isEmpty)
+        }
+    }
+
+    @Test("a KDF downgrade at prelogin is refused before anything is stretched or sent; a changed one too")
+    func kdfDowngrade() async throws {
+        try await Self.withWorld { world in
+            let audit: @Sendable () async throws -> Int = {
+                try await world.database.read { db in
+                    try Int.fetchOne(db, sql: "SELECT count(*) FROM audit_log WHERE kind LIKE 'login%'") ?? 0
+                }
+            }
+            let logins = try await audit()
+            let weak = WrappedSlot(id: UUID(), kdf: KDFParameters(.pbkdf2SHA256(iterations: 250_000)), salt: Data(count: 32).base64EncodedString(), wrappedKey: "AA==")
+            let weakText = String(decoding: try WireJSON.encoder().encode(weak), as: UTF8.self)
+            try await world.tamper { db, user in
+                try db.execute(sql: "UPDATE users SET slot = ? WHERE id = ?", arguments: [weakText, user])
+            }
+            await #expect {
+                _ = try await SyncSession.login(
+                    location: try SyncTests.location(), client: try SyncClient(server: world.server), email: world.email,
+                    passphrase: SyncTests.passphrase, localPassphrase: nil)
+            } throws: { error in
+                guard case SyncError.weakKDF(let kdf) = error else { return false }
+                return kdf == .pbkdf2SHA256(iterations: 250_000)
+            }
+            #expect(try await audit() == logins, "a login reached the server")
+
+            // Strong parameters, but not the ones B knows: refused unless B is told the change is expected.
+            let changed = WrappedSlot(id: UUID(), kdf: KDFParameters(.pbkdf2SHA256(iterations: 700_000)), salt: Data(count: 32).base64EncodedString(), wrappedKey: "AA==")
+            let changedText = String(decoding: try WireJSON.encoder().encode(changed), as: UTF8.self)
+            try await world.tamper { db, user in
+                try db.execute(sql: "UPDATE users SET slot = ? WHERE id = ?", arguments: [changedText, user])
+            }
+            let location = world.b.coffer.location
+            await #expect {
+                _ = try await SyncSession.login(
+                    location: location, client: try SyncClient(server: world.server), email: world.email,
+                    passphrase: SyncTests.passphrase, localPassphrase: nil)
+            } throws: { error in
+                guard case SyncError.accountParametersChanged = error else { return false }
+                return true
+            }
+            #expect(try await audit() == logins, "a login reached the server")
+        }
+    }
+}
