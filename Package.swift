@@ -199,6 +199,7 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
+            exclude: ["Golden"],
             swiftSettings: strict),
         .testTarget(
             name: "CofferCLITests",
