@@ -3,6 +3,7 @@ import CofferKit
 import CofferKeystore
 import CofferSyncAPI
 import CofferVault
+import Crypto
 import Foundation
 import Logging
 
@@ -63,6 +64,15 @@ public struct SyncReport: Sendable, Equatable {
     public init() {}
 }
 
+/// What `coffer sync status` shows: the link, the server's view (nil when offline), local changes not yet pushed,
+/// and conflict copies.
+public struct SyncStatusReport: Sendable {
+    public var account: SyncAccount
+    public var server: AccountResponse?
+    public var pending: Int
+    public var conflicts: [SyncConflictCopy]
+}
+
 /// The newest vault state this device verified, as `coffer sync status` shows it.
 public struct VerifiedHead: Sendable, Equatable {
     public var manifest: Manifest
@@ -112,9 +122,12 @@ public struct SyncSession: Sendable {
     /// Before stretching anything, the prelogin parameters must be at least Coffer's defaults (unless
     /// `allowWeakKDF`), and a device that knows the account's parameters refuses others (unless
     /// `acceptParameterChange`): a server must not be able to cheapen guessing by asking for a weak stretch.
+    ///
+    /// A new device checks the server's head before it creates anything here: it must be authentic, commit to the slot
+    /// the server handed out, and carry the fingerprint in `expect` when one is given.
     public static func login(
         location: CofferLocation, client: SyncClient, email: String, passphrase: String, localPassphrase: String?,
-        allowWeakKDF: Bool = false, acceptParameterChange: Bool = false
+        allowWeakKDF: Bool = false, acceptParameterChange: Bool = false, expect: String? = nil
     ) async throws(SyncError) -> SyncSession {
         let limits = location.options.limits
         let existing: Coffer?
@@ -158,6 +171,9 @@ public struct SyncSession: Sendable {
             guard existing.vault.vaultID == vaultID else { throw .differentVault }
             coffer = existing
         } else {
+            try await checkHeadBeforeJoining(
+                client: client, accessToken: answer.accessToken, vaultID: vaultID, masterKey: masterKey,
+                accountCommitment: commitment, expect: expect)
             do {
                 coffer = try Coffer.join(at: location, vaultID: vaultID, masterKey: masterKey, passphrase: localPassphrase)
             } catch {
@@ -167,6 +183,36 @@ public struct SyncSession: Sendable {
         let session = SyncSession(coffer: coffer, client: client)
         try session.link(answer, email: email, accountCommitment: commitment)
         return session
+    }
+
+    /// The server's newest head, checked with the master key alone: nothing is created for a server whose head is
+    /// forged, of another vault, commits to another slot, or is not the one the user expects.
+    private static func checkHeadBeforeJoining(
+        client: SyncClient, accessToken: String, vaultID: UUID, masterKey: SecretBytes, accountCommitment: [UInt8],
+        expect: String?
+    ) async throws(SyncError) {
+        // The feed read past its end: no rows, and the newest head.
+        let page = try await clientCall { () throws(SyncClientError) in
+            try await client.changes(since: Int64.max, limit: 1, accessToken: accessToken)
+        }
+        guard let text = page.head else {
+            if let expect { throw .verification(.unexpectedFingerprint(expected: expect, found: "no state")) }
+            return
+        }
+        let head = try manifest(Array(Data(base64Encoded: text) ?? Data()))
+        let key = KeySchedule.hkdf(masterKey, salt: vaultID.bytes, label: KeySchedule.manifestKeyLabel)
+        let verifier = StateVerifier(vaultID: vaultID, keyEpoch: Int64(head.keyEpoch)) { body in
+            Array(HMAC<SHA256>.authenticationCode(for: body, using: key))
+        }
+        do {
+            try verifier.authenticate(head)
+        } catch {
+            throw .verification(error)
+        }
+        if let expect, !matches(expect, head) {
+            throw .verification(.unexpectedFingerprint(expected: expect, found: head.fingerprint))
+        }
+        guard head.account == accountCommitment else { throw .verification(.slotReverted) }
     }
 
     /// Stores the session and links the vault. Logging in again to the same account keeps the device's id and the
@@ -453,7 +499,7 @@ public struct SyncSession: Sendable {
     // MARK: Status, logout, revoke
 
     /// The account, the server's view of it (nil when offline), local changes not yet pushed, and conflict copies.
-    public func status() async throws(SyncError) -> (account: SyncAccount, server: AccountResponse?, pending: Int, conflicts: [SyncConflictCopy]) {
+    public func status() async throws(SyncError) -> SyncStatusReport {
         guard let account = try vault({ try $0.syncAccount() }) else { throw .notLinked }
         let pending = try vault { try $0.pendingChanges().count }
         let conflicts = try vault { try $0.syncConflicts() }
@@ -464,7 +510,7 @@ public struct SyncSession: Sendable {
         } catch {
             logger.info("sync server unreachable for status")
         }
-        return (account, server, pending, conflicts)
+        return SyncStatusReport(account: account, server: server, pending: pending, conflicts: conflicts)
     }
 
     /// Ends the session on the server (when reachable) and unlinks the vault here; the items stay.

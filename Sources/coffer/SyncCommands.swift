@@ -95,14 +95,13 @@ struct SyncLogin: ParsableCommand {
         let client = try SyncCLI.client(server)
         let passphrase = try SecretInput.shared.secret("Sync passphrase")
         let location = vaultOption.location
-        let (allowWeak, acceptChange) = (allowWeakKdf, acceptParameterChange)
+        let (allowWeak, acceptChange, expected) = (allowWeakKdf, acceptParameterChange, expect)
         let session = try SyncCLI.wait {
             try await SyncSession.login(
                 location: location, client: client, email: email, passphrase: passphrase, localPassphrase: nil,
-                allowWeakKDF: allowWeak, acceptParameterChange: acceptChange)
+                allowWeakKDF: allowWeak, acceptParameterChange: acceptChange, expect: expected)
         }
         let bar = SyncCLI.Progress("downloading")
-        let expected = expect
         _ = try SyncCLI.wait { try await session.sync(expect: expected, progress: bar.update) }
         bar.finish()
     }
