@@ -445,25 +445,27 @@ struct ServerBenchRun: Sendable {
         }
     }
 
+}
 
-    private func waitUntilServing(_ base: String, http: HTTPClient) async throws {
-        for _ in 0..<200 {
-            var request = HTTPClientRequest(url: base + "/health")
-            request.method = .GET
-            if let response = try? await http.execute(request, timeout: .seconds(2)), response.status == .ok {
-                _ = try? await response.body.collect(upTo: 1 << 16)
-                return
-            }
-            try await Task.sleep(for: .milliseconds(50))
+/// Waits until the server at `base` answers `/health`.
+func waitUntilServing(_ base: String, http: HTTPClient) async throws {
+    for _ in 0..<200 {
+        var request = HTTPClientRequest(url: base + "/health")
+        request.method = .GET
+        if let response = try? await http.execute(request, timeout: .seconds(2)), response.status == .ok {
+            _ = try? await response.body.collect(upTo: 1 << 16)
+            return
         }
-        throw BenchError("coffer-server did not start listening on \(base)")
+        try await Task.sleep(for: .milliseconds(50))
     }
+    throw BenchError("coffer-server did not start listening on \(base)")
+}
 
-    private func temporaryDirectory(_ name: String) throws -> String {
-        let path = NSTemporaryDirectory() + "coffer-bench-\(name)-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        return path
-    }
+/// A fresh 0700 directory for one measurement.
+func temporaryDirectory(_ name: String) throws -> String {
+    let path = NSTemporaryDirectory() + "coffer-bench-\(name)-\(UUID().uuidString)"
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    return path
 }
 
 /// Runs `request` in `clients` concurrent loops for `warmup` seconds and then `seconds`; counts the requests that

@@ -139,8 +139,18 @@ struct HostileServerTests {
             #expect(headA.manifest == headB.manifest && headA.manifest.epoch == 3)
             #expect(headB.madeHere && !headA.madeHere)
             #expect(try SyncTests.contents(world.a.coffer) == SyncTests.contents(world.b.coffer))
-            // A third device told to expect the head's fingerprint accepts it.
-            let c = try await world.newDevice()
+            // A third device told to expect the head's fingerprint accepts it; told another, it creates nothing.
+            let elsewhere = try SyncTests.location()
+            let wrong = "3:0000-0000-0000-0000"
+            await Self.expectFailure(.unexpectedFingerprint(expected: wrong, found: headA.manifest.fingerprint)) {
+                _ = try await SyncSession.login(
+                    location: elsewhere, client: try SyncClient(server: world.server), email: world.email,
+                    passphrase: SyncTests.passphrase, localPassphrase: nil, allowWeakKDF: true, expect: wrong)
+            }
+            #expect(!Vault.exists(in: elsewhere.vaultDirectory))
+            let c = try await SyncSession.login(
+                location: try SyncTests.location(), client: try SyncClient(server: world.server), email: world.email,
+                passphrase: SyncTests.passphrase, localPassphrase: nil, allowWeakKDF: true, expect: headA.manifest.fingerprint)
             _ = try await c.sync(expect: headA.manifest.fingerprint)
             #expect(try SyncTests.contents(c.coffer) == SyncTests.contents(world.a.coffer))
         }
@@ -385,9 +395,14 @@ struct HostileServerTests {
             try await world.tamper { db, user in
                 try db.execute(sql: "UPDATE users SET slot = ?, auth_hash = ? WHERE id = ?", arguments: [old.slot, old.hash, user])
             }
-            let c = try await world.newDevice()
-            await Self.expectFailure(.slotReverted) { _ = try await c.sync() }
-            #expect(try c.coffer.vault.items().isEmpty)
+            // A new device checks the head before it creates anything.
+            let fresh = try SyncTests.location()
+            await Self.expectFailure(.slotReverted) {
+                _ = try await SyncSession.login(
+                    location: fresh, client: try SyncClient(server: world.server), email: world.email,
+                    passphrase: SyncTests.passphrase, localPassphrase: nil, allowWeakKDF: true)
+            }
+            #expect(!Vault.exists(in: fresh.vaultDirectory))
         }
     }
 
