@@ -7,7 +7,7 @@ extension ServerCore {
     /// `POST /v1/sync/push`: every write is checked before any lands; a stale base revision answers 409 with the
     /// server's copies.
     func push(_ request: PushRequest, session: AuthenticatedSession) async throws -> PushResponse {
-        let manifest = try Self.manifestWrite(request.manifest, baseEpoch: request.baseEpoch)
+        let manifest = try Self.manifestWrite(request.manifest, baseEpoch: request.baseEpoch, chain: request.chain)
         guard !request.items.isEmpty || manifest != nil else {
             throw APIError.invalidRequest("A push needs at least one item", field: "items")
         }
@@ -41,26 +41,39 @@ extension ServerCore {
         }
     }
 
-    /// A request's manifest, checked as far as the server can: its shape and that it claims the epoch after the base.
-    /// Only the vault's key can check its tag; devices do.
-    static func manifestWrite(_ text: String?, baseEpoch: Int64?) throws -> ManifestWrite? {
+    /// A request's manifests, checked as far as the server can: their shape, and that they claim the epochs after the
+    /// base, one by one (`chain` first, then `manifest`). Only the vault's key can check their tags; devices do.
+    static func manifestWrite(_ text: String?, baseEpoch: Int64?, chain: [String]? = nil) throws -> ManifestWrite? {
         guard let text else {
-            guard baseEpoch == nil else { throw APIError.invalidRequest("base_epoch comes with a manifest", field: "base_epoch") }
+            guard baseEpoch == nil, chain == nil else {
+                throw APIError.invalidRequest("base_epoch and chain come with a manifest", field: "manifest")
+            }
             return nil
         }
         guard let baseEpoch, baseEpoch >= 0 else {
             throw APIError.invalidRequest("A manifest needs base_epoch, the head it extends", field: "base_epoch")
         }
-        let manifest: Manifest
-        do {
-            manifest = try Manifest(base64: text)
-        } catch {
-            throw APIError.invalidRequest("manifest must be a version-1 vault-state manifest in base64", field: "manifest")
+        let texts = (chain ?? []) + [text]
+        guard texts.count <= SyncLimits.maxPageManifests else {
+            throw APIError(
+                .badRequest, "invalid_request", "A push carries at most \(SyncLimits.maxPageManifests) manifests",
+                details: ErrorBody.Details(field: "chain", limit: SyncLimits.maxPageManifests))
         }
-        guard manifest.epoch == baseEpoch + 1 else {
-            throw APIError.invalidRequest("The manifest's epoch must be base_epoch + 1", field: "manifest")
+        var entries: [ManifestWrite.Entry] = []
+        for (index, text) in texts.enumerated() {
+            let field = index == texts.count - 1 ? "manifest" : "chain"
+            let manifest: Manifest
+            do {
+                manifest = try Manifest(base64: text)
+            } catch {
+                throw APIError.invalidRequest("\(field) must hold version-1 vault-state manifests in base64", field: field)
+            }
+            guard manifest.epoch == baseEpoch + 1 + Int64(index) else {
+                throw APIError.invalidRequest("Manifests must claim the epochs after base_epoch, one by one", field: field)
+            }
+            entries.append(ManifestWrite.Entry(epoch: manifest.epoch, bytes: Data(manifest.bytes)))
         }
-        return ManifestWrite(baseEpoch: baseEpoch, epoch: manifest.epoch, bytes: Data(manifest.bytes))
+        return ManifestWrite(baseEpoch: baseEpoch, manifests: entries)
     }
 
     /// The store's push, with an account deleted meanwhile answered like any ended session.

@@ -221,12 +221,13 @@ public final class PostgresServerStore: ServerStore {
     }
 
     private func insert(_ connection: PostgresConnection, userID: UUID, manifest: ManifestWrite?, sequence: Int64) async throws {
-        guard let manifest else { return }
-        try await connection.rows(
-            """
-            INSERT INTO manifests (user_id, epoch, body, seq)
-            VALUES (\(userID), \(manifest.epoch), \(manifest.bytes), \(sequence))
-            """, logger: logger)
+        for entry in manifest?.manifests ?? [] {
+            try await connection.rows(
+                """
+                INSERT INTO manifests (user_id, epoch, body, seq)
+                VALUES (\(userID), \(entry.epoch), \(entry.bytes), \(sequence))
+                """, logger: logger)
+        }
     }
 
     public func softDeleteUser(id: UUID, at date: Date) async throws(ServerStoreError) {

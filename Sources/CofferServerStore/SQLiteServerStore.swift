@@ -222,10 +222,11 @@ public final class SQLiteServerStore: ServerStore {
     }
 
     private static func insert(_ db: Database, user: String, manifest: ManifestWrite?, sequence: Int64) throws {
-        guard let manifest else { return }
-        try db.execute(
-            sql: "INSERT INTO manifests (user_id, epoch, body, seq) VALUES (?, ?, ?, ?)",
-            arguments: [user, manifest.epoch, manifest.bytes, sequence])
+        for entry in manifest?.manifests ?? [] {
+            try db.execute(
+                sql: "INSERT INTO manifests (user_id, epoch, body, seq) VALUES (?, ?, ?, ?)",
+                arguments: [user, entry.epoch, entry.bytes, sequence])
+        }
     }
 
     public func softDeleteUser(id: UUID, at date: Date) async throws(ServerStoreError) {

@@ -243,19 +243,34 @@ public struct ItemWrite: Sendable, Equatable {
     public subscript<Value>(dynamicMember field: KeyPath<ItemRow, Value>) -> Value { row[keyPath: field] }
 }
 
-/// A manifest to store (docs/FORMAT.md §8.6): opaque bytes to the store, with the epoch they claim and the stored
-/// head they extend.
+/// Manifests to store (docs/FORMAT.md §8.6): opaque bytes to the store, with the epochs they claim and the stored
+/// head they extend. Usually one; a device that puts its history back on a server restored from a backup sends the
+/// manifests the server lost before the new one.
 public struct ManifestWrite: Sendable, Equatable {
+    /// One manifest and the epoch it claims.
+    public struct Entry: Sendable, Equatable {
+        public var epoch: Int64
+        public var bytes: Data
+
+        public init(epoch: Int64, bytes: Data) {
+            self.epoch = epoch
+            self.bytes = bytes
+        }
+    }
+
     /// The stored head's epoch the client saw (0: none).
     public var baseEpoch: Int64
-    /// `baseEpoch + 1`, as the bytes say.
-    public var epoch: Int64
-    public var bytes: Data
+    /// Epochs `baseEpoch + 1`, `+ 2`, …, oldest first; the last is the new head.
+    public var manifests: [Entry]
 
-    public init(baseEpoch: Int64, epoch: Int64, bytes: Data) {
+    public init(baseEpoch: Int64, manifests: [Entry]) {
         self.baseEpoch = baseEpoch
-        self.epoch = epoch
-        self.bytes = bytes
+        self.manifests = manifests
+    }
+
+    /// One manifest of epoch `baseEpoch + 1`.
+    public init(baseEpoch: Int64, epoch: Int64, bytes: Data) {
+        self.init(baseEpoch: baseEpoch, manifests: [Entry(epoch: epoch, bytes: bytes)])
     }
 }
 

@@ -10,8 +10,10 @@ public enum VerificationFailure: Error, Sendable, Equatable, CustomStringConvert
     case forgedManifest(epoch: Int64)
     /// A manifest names another vault.
     case otherVault
-    /// The server's head is older than the one this device verified.
+    /// The server's head is older than the one this device verified, and not one it verified before: made up.
     case rolledBack(serverEpoch: Int64, verifiedEpoch: Int64)
+    /// The server's head is an older state this device verified before: what a server restored from a backup shows.
+    case restored(serverEpoch: Int64, verifiedEpoch: Int64)
     /// The server's history does not extend this device's: it shows devices different histories.
     case forked(epoch: Int64)
     /// A manifest of the chain is missing, repeated or out of order.
@@ -45,9 +47,14 @@ public enum VerificationFailure: Error, Sendable, Equatable, CustomStringConvert
         case .otherVault:
             return "the server's record of the vault's state belongs to another vault; nothing was applied"
         case .rolledBack(let server, let verified):
-            return "the server shows an older state of the vault (epoch \(server)) than this device has verified "
-                + "(epoch \(verified)): either the server was restored from a backup, or it is hiding newer changes; "
-                + "nothing was applied (if you restored the server, see `coffer sync adopt --help`)"
+            return "the server shows an older state of the vault (epoch \(server)) than this device verified "
+                + "(epoch \(verified)), and not one this device ever saw: it is not a restore from a backup; do not "
+                + "trust this server; nothing was applied"
+        case .restored(let server, let verified):
+            return "the server shows the vault as it was at epoch \(server), a state this device verified before, "
+                + "instead of the newer epoch \(verified): most likely the server was restored from a backup (or it is "
+                + "holding back newer changes); nothing was applied; to put this device's newer state back on it, run "
+                + "`coffer sync republish`"
         case .forked(let epoch):
             return "the server shows this device a history of the vault that does not continue the one it verified "
                 + "(from epoch \(epoch)): the server is showing your devices different vaults; compare "

@@ -29,6 +29,10 @@ public enum SyncError: Error, Sendable, CustomStringConvertible {
     case weakKDF(PassphraseKDF)
     /// The account's stretching parameters are not the ones this device knows, and no verified head changed them.
     case accountParametersChanged
+    /// Republish: the server holds this device's newest verified state already (or the device verified none).
+    case nothingToRepublish
+    /// Republish: this device does not hold the vault's history from this epoch on (it joined later).
+    case historyIncomplete(from: Int64)
 
     public var description: String {
         switch self {
@@ -45,6 +49,11 @@ public enum SyncError: Error, Sendable, CustomStringConvertible {
             return "the server asks for weaker passphrase stretching (\(kdf)) than Coffer's minimum "
                 + "(\(PassphraseKDF.defaultPBKDF2) or \(PassphraseKDF.defaultScrypt)): a downgrade by the server, or an "
                 + "account made with weaker settings; nothing was sent"
+        case .nothingToRepublish:
+            return "the server already holds the newest state this device verified: nothing to republish"
+        case .historyIncomplete(let epoch):
+            return "this device does not hold the vault's history from epoch \(epoch) on (it joined later): republish "
+                + "from a device that has synced longer"
         case .accountParametersChanged:
             return "the account's passphrase stretching parameters changed without a change this device verified; "
                 + "nothing was sent"
@@ -253,17 +262,31 @@ public struct SyncSession: Sendable {
         let access = try await freshAccessToken()
         var report = SyncReport()
         try await pull(access: access, expect: expect, into: &report)
+        try await pushPending(access: access, restoring: nil, progress: progress, into: &report)
+        try await pull(access: access, expect: nil, into: &report)
+        return report
+    }
+
+    /// Pushes the pending changes in batches, each with the manifest of the state it makes. With `restoring`, the
+    /// first push extends the server's (older) head instead of this device's and carries the manifests the server
+    /// lost (`republish`); it is sent even with nothing pending.
+    private func pushPending(
+        access: String, restoring: (base: Int64, chain: [Manifest])?, progress: @Sendable (Int, Int) -> Void,
+        into report: inout SyncReport
+    ) async throws(SyncError) {
+        var restoring = restoring
         var attempts = 0
         while true {
             let pending = try vault { try $0.pendingChanges(limit: SyncLimits.maxPushItems) }
             guard let account = try vault({ try $0.syncAccount() }) else { throw .notLinked }
             // An account no device has published a manifest for yet (made by an older coffer) gets its first one.
-            if pending.isEmpty, account.head != nil { break }
+            if pending.isEmpty, account.head != nil, restoring == nil { break }
             let verified = try account.head.map(Self.manifest)
             let manifest = try await nextManifest(after: verified, account: account, adding: pending.map(\.row))
             let request = PushRequest(
                 items: pending.map { PushItem(item: $0.row, baseRevision: $0.baseRevision) },
-                baseEpoch: verified?.epoch ?? 0, manifest: manifest.base64)
+                baseEpoch: restoring?.base ?? verified?.epoch ?? 0, manifest: manifest.base64,
+                chain: restoring.map { $0.chain.map(\.base64) })
             let outcome: Result<PushResponse, SyncClientError>
             do {
                 outcome = .success(try await client.push(request, accessToken: access))
@@ -273,13 +296,16 @@ public struct SyncSession: Sendable {
             switch outcome {
             case .success(let answer):
                 try vault {
-                    try $0.recordPush(pending.map(\.row), head: manifest.bytes, cursor: answer.cursor, device: account.device, at: Date())
+                    try $0.recordPush(
+                        pending.map(\.row), head: (manifest.epoch, manifest.bytes), cursor: answer.cursor, device: account.device,
+                        at: Date())
                 }
+                restoring = nil
                 report.pushed += pending.count
                 report.head = manifest
                 let remaining = try vault { try $0.pendingChanges().count }
                 progress(report.pushed, report.pushed + remaining)
-            case .failure(.conflict(let claimed)):
+            case .failure(.conflict(let claimed)) where restoring == nil:
                 attempts += 1
                 guard attempts <= 5 else { throw .tooManyConflicts }
                 // The rows of a 409 are the server's word: nothing of them is applied. The verified pull brings the
@@ -291,15 +317,67 @@ public struct SyncSession: Sendable {
                         throw .verification(.unverifiedConflict(row.id))
                     }
                 }
-            case .failure(.staleHead):
+            case .failure(.staleHead) where restoring == nil:
                 attempts += 1
                 guard attempts <= 5 else { throw .tooManyConflicts }
                 try await pull(access: access, expect: nil, into: &report)
+            case .failure(.conflict), .failure(.staleHead):
+                // Another device wrote to the restored server meanwhile: its state is no longer the one checked.
+                throw .tooManyConflicts
             case .failure(let error):
                 throw .client(error)
             }
         }
-        try await pull(access: access, expect: nil, into: &report)
+    }
+
+    /// Puts this device's verified history and state back on a server that was restored from a backup: the server's
+    /// state must be one this device verified earlier (anything else is refused as an attack). The manifests the
+    /// server lost go back from this device's record, followed by a manifest of this device's current state and the
+    /// rows that differ. Devices that were up to date continue as before; the others report what they need.
+    public func republish(progress: @Sendable (Int, Int) -> Void = { _, _ in }) async throws(SyncError) -> SyncReport {
+        guard let account = try vault({ try $0.syncAccount() }) else { throw .notLinked }
+        guard let verifiedBytes = account.head else { throw .nothingToRepublish }
+        let verified = try Self.manifest(verifiedBytes)
+        let access = try await freshAccessToken()
+        var rows: [UUID: ItemRow] = [:]
+        var cursor: Int64 = 0
+        var headText: String?
+        while true {
+            let page = try await client { () throws(SyncClientError) in
+                try await client.changes(since: cursor, limit: SyncLimits.defaultPageItems, accessToken: access)
+            }
+            for row in page.items where !StateRoot.isServerFace(kind: row.kind) { rows[row.id] = row }
+            guard page.cursor >= cursor else { throw .client(.malformedResponse) }
+            cursor = page.cursor
+            if !page.hasMore {
+                headText = page.head
+                break
+            }
+        }
+        let verifier = StateVerifier(vaultID: coffer.vault.vaultID, keyEpoch: coffer.vault.keyEpoch, tag: coffer.vault.manifestTag)
+        let serverRows = Array(rows.values)
+        var base: Int64 = 0
+        if let headText {
+            let head = try Self.manifest(Array(Data(base64Encoded: headText) ?? Data()))
+            try verification { () throws(VerificationFailure) in try verifier.authenticate(head) }
+            guard head.epoch < verified.epoch else { throw .nothingToRepublish }
+            // Only onto a state this device verified before: a restore, not a state the server made up.
+            guard try vault({ try $0.verifiedManifest(epoch: head.epoch) }) == head.bytes else {
+                throw .verification(.rolledBack(serverEpoch: head.epoch, verifiedEpoch: verified.epoch))
+            }
+            try verification { () throws(VerificationFailure) in
+                try verifier.checkState(known: SyncedRows(), staged: serverRows, head: head, fullRead: true)
+            }
+            base = head.epoch
+        } else if !serverRows.isEmpty {
+            throw .verification(.headMissing(verifiedEpoch: verified.epoch))
+        }
+        let lost = try vault { try $0.verifiedManifests(after: base) }.map { bytes throws(SyncError) in try Self.manifest(bytes) }
+        guard lost.map(\.epoch) == Array((base + 1)...verified.epoch) else { throw .historyIncomplete(from: base + 1) }
+        // The server's rows are now the ones it holds; every local row that differs becomes a change to push.
+        try vault { try $0.replaceServerRows(serverRows, cursor: cursor) }
+        var report = SyncReport()
+        try await pushPending(access: access, restoring: (base, lost), progress: progress, into: &report)
         return report
     }
 
@@ -348,7 +426,8 @@ public struct SyncSession: Sendable {
             try storeRefreshToken(answer.refreshToken)
             try vault {
                 try $0.recordPush(
-                    [], head: manifest.bytes, cursor: account.cursor, device: account.device, accountCommitment: commitment, at: Date())
+                    [], head: (manifest.epoch, manifest.bytes), cursor: account.cursor, device: account.device,
+                    accountCommitment: commitment, at: Date())
             }
             return
         }
@@ -383,10 +462,16 @@ public struct SyncSession: Sendable {
     /// Reads every change since the verified cursor (everything, on a device that verified nothing yet), verifies the
     /// server's head, its chain from the verified head and the rows against it, and applies all of it in one
     /// transaction, or nothing.
-    private func pull(access: String, expect: String?, into report: inout SyncReport) async throws(SyncError) {
+    ///
+    /// With `readAll`, the whole feed is read even on a device with a verified head: a device whose incremental pull
+    /// does not add up retries once that way, because a server restored from a backup numbers its feed anew (the
+    /// device's cursor may lie past rows it has not seen). Only if the whole state does not verify either is the
+    /// incremental pull's diagnosis reported.
+    private func pull(access: String, expect: String?, readAll: Bool = false, into report: inout SyncReport) async throws(SyncError) {
         guard let account = try vault({ try $0.syncAccount() }) else { throw .notLinked }
         let verified = try account.head.map(Self.manifest)
-        let fullRead = verified == nil
+        let fresh = verified == nil
+        let fullRead = fresh || readAll
         var cursor = fullRead ? 0 : account.cursor
         var staged: [UUID: ItemRow] = [:]
         var headText: String?
@@ -422,14 +507,22 @@ public struct SyncSession: Sendable {
         let head = try Self.manifest(Array(Data(base64Encoded: headText) ?? Data()))
         let verifier = StateVerifier(vaultID: coffer.vault.vaultID, keyEpoch: coffer.vault.keyEpoch, tag: coffer.vault.manifestTag)
         let chain = try await chain(after: verified, upTo: head, access: access)
-        try verification { () throws(VerificationFailure) in
+        do {
             try verifier.checkHistory(verified: verified, head: head, chain: chain)
+        } catch .rolledBack(let serverEpoch, let verifiedEpoch) {
+            // An older state this device verified itself is what a restore from a backup shows; any other is made up.
+            if try vault({ try $0.verifiedManifest(epoch: head.epoch) }) == head.bytes {
+                throw .verification(.restored(serverEpoch: serverEpoch, verifiedEpoch: verifiedEpoch))
+            }
+            throw .verification(.rolledBack(serverEpoch: serverEpoch, verifiedEpoch: verifiedEpoch))
+        } catch {
+            throw .verification(error)
         }
-        if fullRead, let expect, !Self.matches(expect, head) {
+        if fresh, let expect, !Self.matches(expect, head) {
             throw .verification(.unexpectedFingerprint(expected: expect, found: head.fingerprint))
         }
         // At a fresh link the account slot came from the server: it must be the one the vault's head commits to.
-        if fullRead, let commitment = account.accountCommitment, commitment != head.account {
+        if fresh, let commitment = account.accountCommitment, commitment != head.account {
             throw .verification(.slotReverted)
         }
         let known = fullRead ? SyncedRows() : try vault { try $0.syncedRows() }
@@ -437,15 +530,23 @@ public struct SyncSession: Sendable {
             try verifier.checkState(known: known, staged: rows, head: head, fullRead: fullRead)
         } catch {
             if let altered = coffer.vault.firstUnopenableRow(rows) { throw .verification(.alteredRow(altered)) }
+            if !fullRead {
+                do {
+                    try await pull(access: access, expect: nil, readAll: true, into: &report)
+                    return
+                } catch .verification {
+                    throw .verification(error)
+                }
+            }
             throw .verification(error)
         }
-        if fullRead {
-            // Rows this device recorded as the server's before (a re-read after `adopt`) but that the head does not
-            // hold are no longer the server's.
-            try vault { try $0.resetVerifiedState() }
-        }
+        var verifiedChain = chain.map { (epoch: $0.epoch, bytes: $0.bytes) }
+        if verifiedChain.last?.epoch != head.epoch { verifiedChain.append((head.epoch, head.bytes)) }
+        let recorded = verifiedChain
         let applied = try vault { vault throws(VaultError) in
-            try vault.applyRemote(rows, head: head.bytes, cursor: cursor, accountCommitment: head.account, at: Date())
+            try vault.applyRemote(
+                rows, head: head.bytes, chain: recorded, cursor: cursor, accountCommitment: head.account,
+                replacingServerRows: fullRead, at: Date())
         }
         report.merge.add(applied)
         report.cursor = cursor

@@ -315,19 +315,24 @@ public struct PushRequest: Codable, Sendable {
     public var items: [PushItem]
     /// The epoch of the server head the device verified before pushing (0: none yet); with `manifest`.
     public var baseEpoch: Int64?
-    /// Base64 of the manifest (docs/FORMAT.md §8.6) that commits to the state after this push, epoch `baseEpoch + 1`.
-    /// Required once the account has a manifest; without one, only the first push of an older client.
+    /// Base64 of the manifest (docs/FORMAT.md §8.6) that commits to the state after this push, the epoch after the
+    /// last of `chain` (or `baseEpoch + 1`). Required once the account has a manifest; without one, only the first
+    /// push of an older client.
     public var manifest: String?
+    /// Manifests the server lost (restored from a backup) that a device puts back before `manifest`: epochs
+    /// `baseEpoch + 1`, … in order.
+    public var chain: [String]?
 
     enum CodingKeys: String, CodingKey {
-        case items, manifest
+        case items, manifest, chain
         case baseEpoch = "base_epoch"
     }
 
-    public init(items: [PushItem], baseEpoch: Int64? = nil, manifest: String? = nil) {
+    public init(items: [PushItem], baseEpoch: Int64? = nil, manifest: String? = nil, chain: [String]? = nil) {
         self.items = items
         self.baseEpoch = baseEpoch
         self.manifest = manifest
+        self.chain = chain
     }
 }
 

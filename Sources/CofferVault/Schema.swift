@@ -69,7 +69,8 @@ enum Schema {
                 """)
         }
         // Verified sync (docs/FORMAT.md §8.3, §8.6): the newest manifest this device verified, the account slot it
-        // knows, and the leaf of each server row it holds.
+        // knows, the leaf of each server row it holds, and the manifests it verified (to tell a server restored from a
+        // backup from one that lies, and to put the history back on it).
         migrator.registerMigration("v4-verified-sync") { db in
             try db.execute(sql: """
                 ALTER TABLE sync_account ADD COLUMN device_id BLOB CHECK (device_id IS NULL OR length(device_id) = 16);
@@ -77,6 +78,10 @@ enum Schema {
                 ALTER TABLE sync_account ADD COLUMN account_commitment BLOB
                     CHECK (account_commitment IS NULL OR length(account_commitment) = 32);
                 ALTER TABLE sync_item ADD COLUMN leaf BLOB CHECK (leaf IS NULL OR length(leaf) = 32);
+                CREATE TABLE sync_manifest (
+                    epoch INTEGER PRIMARY KEY NOT NULL CHECK (epoch >= 1),
+                    body BLOB NOT NULL
+                );
                 """)
         }
         return migrator

@@ -119,6 +119,7 @@ extension Vault {
             }
             try db.execute(sql: "DELETE FROM sync_account")
             try db.execute(sql: "DELETE FROM sync_item")
+            try db.execute(sql: "DELETE FROM sync_manifest")
             if let account {
                 try db.execute(
                     sql: """
@@ -163,6 +164,7 @@ extension Vault {
         try writeTransaction { db, _ in
             try db.execute(sql: "UPDATE sync_account SET head = NULL, cursor = 0 WHERE singleton = 1")
             try db.execute(sql: "DELETE FROM sync_item")
+            try db.execute(sql: "DELETE FROM sync_manifest")
         }
     }
 
@@ -191,11 +193,13 @@ extension Vault {
     /// that described the result, the feed is at `cursor`, and the account slot is the one `accountCommitment` names
     /// (when the push changed it).
     public func recordPush(
-        _ rows: [ItemRow], head: [UInt8], cursor: Int64, device: UUID, accountCommitment: [UInt8]? = nil, at date: Date
+        _ rows: [ItemRow], head: (epoch: Int64, bytes: [UInt8]), cursor: Int64, device: UUID,
+        accountCommitment: [UInt8]? = nil, at date: Date
     ) throws(VaultError) {
         try writeTransaction { db, _ in
             for row in rows { try recordServerRow(db, row) }
-            try setVerified(db, head: head, cursor: cursor, accountCommitment: accountCommitment, at: date)
+            try recordManifest(db, head)
+            try setVerified(db, head: head.bytes, cursor: cursor, accountCommitment: accountCommitment, at: date)
             // A device linked before verified sync keeps the id its first manifest names.
             try db.execute(
                 sql: "UPDATE sync_account SET device_id = coalesce(device_id, ?) WHERE singleton = 1", arguments: [Data(device.bytes)])
@@ -227,18 +231,58 @@ extension Vault {
     /// `.tampered`, and nothing is applied), so a server can neither forge nor move boxes. When both sides changed an
     /// item, HOTP counters merge by maximum; otherwise the remote version takes the item's place and the local one is
     /// kept as a new item, listed as a conflict copy. Every row is recorded as the server's (`syncedRows`).
+    /// With `replacingServerRows`, the server rows recorded before are forgotten first (a full read: rows the new
+    /// state does not hold are no longer the server's).
     public func applyRemote(
-        _ rows: [ItemRow], head: [UInt8]?, cursor: Int64, accountCommitment: [UInt8]?, at date: Date
+        _ rows: [ItemRow], head: [UInt8]?, chain: [(epoch: Int64, bytes: [UInt8])] = [], cursor: Int64,
+        accountCommitment: [UInt8]?, replacingServerRows: Bool = false, at date: Date
     ) throws(VaultError) -> RemoteMergeReport {
         try writeTransaction { db, keys in
+            if replacingServerRows {
+                try db.execute(sql: "DELETE FROM sync_item")
+                try db.execute(sql: "DELETE FROM sync_manifest")
+            }
             var report = RemoteMergeReport()
             for remote in rows {
                 report.add(try merge(db, remote, keys: keys))
                 try recordServerRow(db, remote)
             }
+            for manifest in chain { try recordManifest(db, manifest) }
             try setVerified(db, head: head, cursor: cursor, accountCommitment: accountCommitment, at: date)
             return report
         }
+    }
+
+    /// Records `rows` as everything the server holds and the feed as read up to `cursor`, leaving the items and the
+    /// verified head alone: a device about to republish onto a server restored from a backup. Local rows that differ
+    /// become pending.
+    public func replaceServerRows(_ rows: [ItemRow], cursor: Int64) throws(VaultError) {
+        try writeTransaction { db, _ in
+            try db.execute(sql: "DELETE FROM sync_item")
+            for row in rows { try recordServerRow(db, row) }
+            try db.execute(sql: "UPDATE sync_account SET cursor = ? WHERE singleton = 1", arguments: [cursor])
+        }
+    }
+
+    /// The manifest of `epoch` this device verified or made, if it kept it.
+    public func verifiedManifest(epoch: Int64) throws(VaultError) -> [UInt8]? {
+        try read { db, _ in
+            try Data.fetchOne(db, sql: "SELECT body FROM sync_manifest WHERE epoch = ?", arguments: [epoch]).map(Array.init)
+        }
+    }
+
+    /// The manifests this device verified or made after `epoch`, oldest first.
+    public func verifiedManifests(after epoch: Int64) throws(VaultError) -> [[UInt8]] {
+        try read { db, _ in
+            try Data.fetchAll(db, sql: "SELECT body FROM sync_manifest WHERE epoch > ? ORDER BY epoch", arguments: [epoch])
+                .map(Array.init)
+        }
+    }
+
+    private func recordManifest(_ db: Database, _ manifest: (epoch: Int64, bytes: [UInt8])) throws {
+        try db.execute(
+            sql: "INSERT INTO sync_manifest (epoch, body) VALUES (?, ?) ON CONFLICT (epoch) DO UPDATE SET body = excluded.body",
+            arguments: [manifest.epoch, Data(manifest.bytes)])
     }
 
     /// The first live row whose box does not open under this vault's key with its associated data: a server's

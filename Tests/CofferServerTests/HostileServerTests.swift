@@ -249,17 +249,52 @@ struct HostileServerTests {
         }
     }
 
-    @Test("a rolled-back head")
+    @Test("a rolled-back head: an older state the device verified reads as a restore, one it never saw as an attack")
     func rolledBack() async throws {
         try await Self.withWorld { world in
             try await Self.edit(world.a, world.notes[0], "one")
             try await Self.edit(world.a, world.notes[1], "two")
             _ = try await world.b.sync()
-            // The server forgets the last push: its manifest and its row.
+            // C joins at epoch 3 and so never saw epoch 2.
+            let c = try await world.newDevice()
+            _ = try await c.sync()
+            // The server forgets the last push's manifest.
             try await world.tamper { db, user in
                 try db.execute(sql: "DELETE FROM manifests WHERE user_id = ? AND epoch = 3", arguments: [user])
             }
-            try await Self.expectRefusal(world.b, .rolledBack(serverEpoch: 2, verifiedEpoch: 3))
+            try await Self.expectRefusal(world.b, .restored(serverEpoch: 2, verifiedEpoch: 3))
+            try await Self.expectRefusal(c, .rolledBack(serverEpoch: 2, verifiedEpoch: 3))
+            // Republishing onto a state C never verified is refused too.
+            await Self.expectFailure(.rolledBack(serverEpoch: 2, verifiedEpoch: 3)) { _ = try await c.republish() }
+        }
+    }
+
+    @Test("a server restored from a backup: reported as such, republished by a device, and every device continues")
+    func restoredServer() async throws {
+        try await Self.withWorld { world in
+            try await Self.edit(world.a, world.notes[0], "one")
+            _ = try await world.b.sync()
+            let backup = try await world.database.read(Self.tables)
+            try await Self.edit(world.a, world.notes[1], "two")
+            try await Self.edit(world.a, world.notes[2], "three")
+            _ = try await world.b.sync()
+            // A device that joined after the backup was taken.
+            let c = try await world.newDevice()
+            _ = try await c.sync()
+            // B has an edit queued when the server comes back from the backup (epoch 2, its feed numbered anew).
+            _ = try world.b.coffer.vault.modify(id: world.notes[0]) { $0 = try SyncTests.note("Edited", "on B") }
+            try await world.tamper { db, _ in try Self.restore(db, backup) }
+            try await Self.expectRefusal(world.b, .restored(serverEpoch: 2, verifiedEpoch: 4))
+            let report = try await world.b.republish()
+            #expect(report.head?.epoch == 5 && report.pushed == 3)
+            // Every device continues, whatever it had verified, and all hold the same items.
+            _ = try await world.a.sync()
+            _ = try await c.sync()
+            let heads = try [world.a, world.b, c].map { try #require(try $0.verifiedHead()).manifest }
+            #expect(Set(heads.map(\.fingerprint)).count == 1 && heads[0].epoch == 5)
+            let contents = try SyncTests.contents(world.b.coffer)
+            #expect(try SyncTests.contents(world.a.coffer) == contents && SyncTests.contents(c.coffer) == contents)
+            #expect(try SyncTests.names(world.a.coffer).contains("Edited"))
         }
     }
 
@@ -280,22 +315,28 @@ struct HostileServerTests {
         }
     }
 
-    /// The server's items and manifests, as they are now.
+    /// The server's items, manifests and feed positions, as they are now.
     struct Tables: Sendable {
         var items: [[DatabaseValue]]
         var manifests: [[DatabaseValue]]
+        var sequences: [[DatabaseValue]]
     }
 
     @Sendable static func tables(_ db: Database) throws -> Tables {
         Tables(
             items: try Row.fetchAll(db, sql: "SELECT * FROM items").map { Array($0.databaseValues) },
-            manifests: try Row.fetchAll(db, sql: "SELECT user_id, epoch, body FROM manifests").map { Array($0.databaseValues) })
+            manifests: try Row.fetchAll(db, sql: "SELECT user_id, epoch, body FROM manifests").map { Array($0.databaseValues) },
+            sequences: try Row.fetchAll(db, sql: "SELECT change_seq, id FROM users").map { Array($0.databaseValues) })
     }
 
-    /// Puts back tables read earlier; manifests at feed position 0 so that any cursor sees them.
+    /// Puts back tables read earlier, as a restore from a backup would (the feed numbered from where it was);
+    /// manifests at feed position 0 so that any cursor sees them.
     static func restore(_ db: Database, _ tables: Tables) throws {
         try db.execute(sql: "DELETE FROM items")
         try db.execute(sql: "DELETE FROM manifests")
+        for values in tables.sequences {
+            try db.execute(sql: "UPDATE users SET change_seq = ? WHERE id = ?", arguments: StatementArguments(values))
+        }
         for values in tables.items {
             try db.execute(sql: "INSERT INTO items VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", arguments: StatementArguments(values))
         }
