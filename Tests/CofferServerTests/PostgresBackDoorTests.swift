@@ -14,12 +14,14 @@ struct PostgresBackDoorTests {
     /// The per-user tables and the column naming their user.
     static let perUserTables = [
         "users": "id", "sessions": "user_id", "refresh_tokens": "user_id", "items": "user_id", "audit_log": "user_id",
+        "manifests": "user_id",
     ]
     /// Tables without row-level security, and why no user's data is in them: rate counters are keyed by hashes and
     /// client addresses, places are public.
     static let sharedTables: Set<String> = ["rate_counters", "networks", "locations", "places_version"]
 
-    /// Two accounts that used the server (register, push, a failed login, requests), seen through the app role.
+    /// Two accounts that used the server (register, push, a manifest, a failed login, requests), seen through the app
+    /// role.
     struct Scene {
         let fixture: PostgresFixture
         let a: Account
@@ -31,10 +33,11 @@ struct PostgresBackDoorTests {
             let email: String
             let family: UUID
             let items: PushRequest
+            let manifest: Data
 
             /// Every value of this account a leak would show.
             var markers: [String] { [id.uuidString.lowercased(), email, family.uuidString.lowercased()] + items.items.map { $0.item.id.uuidString.lowercased() } }
-            var boxes: [[UInt8]] { items.items.compactMap { $0.item.box.flatMap { Data(base64Encoded: $0) }.map(Array.init) } }
+            var boxes: [[UInt8]] { items.items.compactMap { $0.item.box.map(Array.init) } + [Array(manifest)] }
         }
     }
 
@@ -50,8 +53,16 @@ struct PostgresBackDoorTests {
                 #expect(try await api.send(.get, "/v1/account", token: account.access).status == .ok)
                 let wrong = LoginRequest(email: account.email, authKey: Data(count: 32).base64EncodedString())
                 #expect(try await api.send(.post, "/v1/auth/login", json: wrong).status == .unauthorized)
+                // The store keeps manifests as opaque bytes: random ones stand for a real chain here.
+                let manifest = Data((0..<96).map { _ in UInt8.random(in: 0...255) })
+                let stored = try await store.push(
+                    userID: account.userID, writes: [], manifest: ManifestWrite(baseEpoch: 0, epoch: 1, bytes: manifest),
+                    now: clock.now)
+                let accepted = if case .accepted = stored { true } else { false }
+                #expect(accepted, "the manifest was not stored: \(stored)")
                 accounts.append(Scene.Account(
-                    id: account.userID, email: account.email, family: try sessionFamily(account.access), items: items))
+                    id: account.userID, email: account.email, family: try sessionFamily(account.access), items: items,
+                    manifest: manifest))
             }
             try await body(Scene(fixture: PostgresFixture(store: postgres), a: accounts[0], b: accounts[1], now: clock.now))
         }
@@ -138,6 +149,7 @@ struct PostgresBackDoorTests {
             // B's rows are all still there.
             #expect(try await fixture.count("items", as: b.id) == 3)
             #expect(try await fixture.count("sessions", as: b.id) == 1)
+            #expect(try await fixture.count("manifests", as: b.id) == 1)
         }
     }
 
@@ -155,6 +167,8 @@ struct PostgresBackDoorTests {
                 INSERT INTO items (user_id, id, kind, revision, updated_at, deleted, box, size, seq, stored_at)
                 VALUES (\(account.id), \(UUID()), 'note', 1, 0, false, NULL, 0, 99, now())
                 """
+        case "manifests":
+            return "INSERT INTO manifests (user_id, epoch, body, seq) VALUES (\(account.id), 1000, '\\x00'::bytea, 1000)"
         default:
             return "INSERT INTO audit_log (at, kind, user_id) VALUES (now(), 'probe', \(account.id))"
         }
