@@ -23,9 +23,10 @@ public enum CofferServerApplication {
     }
 
     /// The whole application. `services` run beside it (a database client, for instance). The purge job runs
-    /// through `maintenance`, which the routes never see; without one, accounts are purged by `coffer-server purge`.
+    /// through `maintenance`, which the routes never see; without one (benchmarks), there is no purge job and
+    /// accounts are purged by `coffer-server purge`.
     public static func build(
-        configuration: ServerConfiguration, store: any ServerStore, maintenance: (any MaintenanceStore)?,
+        configuration: ServerConfiguration, store: any ServerStore, maintenance: (any MaintenanceStore)? = nil,
         services: [any Service] = [], logger: Logger
     ) async throws -> some ApplicationProtocol {
         let core = try await makeCore(configuration: configuration, store: store, logger: logger)

@@ -160,7 +160,7 @@ struct PlacesBench: Sendable {
         let configuration = ServerConfiguration(
             host: "127.0.0.1", port: port, dataDirectory: dataDirectory, requestsPerMinute: 1_000_000_000,
             authHashIterations: 1_000, kdfLimits: .production)
-        let app = try await CofferServerApplication.build(configuration: configuration, store: store, maintenance: nil, logger: logger)
+        let app = try await CofferServerApplication.build(configuration: configuration, store: store, logger: logger)
         let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
         let server = Task { try await group.run() }
         defer { server.cancel() }

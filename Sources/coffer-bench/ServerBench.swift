@@ -168,7 +168,7 @@ struct ServerBenchRun: Sendable {
         let configuration = ServerConfiguration(
             host: "127.0.0.1", port: port, dataDirectory: directory, requestsPerMinute: 1_000_000_000,
             authHashIterations: 1_000, kdfLimits: .production)
-        let app = try await CofferServerApplication.build(configuration: configuration, store: backend.store, maintenance: nil, logger: logger)
+        let app = try await CofferServerApplication.build(configuration: configuration, store: backend.store, logger: logger)
         let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
         let server = Task { try await group.run() }
         do {
