@@ -36,7 +36,10 @@ struct PostgresBackDoorTests {
             let manifest: Data
 
             /// Every value of this account a leak would show.
-            var markers: [String] { [id.uuidString.lowercased(), email, family.uuidString.lowercased()] + items.items.map { $0.item.id.uuidString.lowercased() } }
+            var markers: [String] {
+                [id.uuidString.lowercased(), email, family.uuidString.lowercased()]
+                    + items.items.map { $0.item.id.uuidString.lowercased() }
+            }
             var boxes: [[UInt8]] { items.items.compactMap { $0.item.box.map(Array.init) } + [Array(manifest)] }
         }
     }
