@@ -116,7 +116,7 @@ let package = Package(
         .target(
             name: "CofferServerStore",
             dependencies: [
-                "CofferSyncAPI", "CofferPlaces", "CofferCrypto", "CofferPlatform",
+                "CofferSyncAPI", "CofferPlaces", "CofferCrypto", "CofferPlatform", "CofferLogging",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),

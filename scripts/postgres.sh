@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Starts or stops a throwaway PostgreSQL cluster for coffer-server's tests, in DIR, on 127.0.0.1.
 #
-#   scripts/postgres.sh start DIR   # prints COFFER_TEST_POSTGRES_URL=… and COFFER_TEST_POSTGRES_ADMIN_URL=…
+#   scripts/postgres.sh start DIR   # prints COFFER_TEST_POSTGRES_URL=…, …_ADMIN_URL=… and …_MAINTENANCE_URL=…
 #   scripts/postgres.sh stop DIR
 #
 # Use it as `export $(scripts/postgres.sh start "$dir")`. The port is $COFFER_PG_PORT (default 54329). Nothing is
@@ -9,7 +9,9 @@
 #
 # The cluster has database `coffer` owned by `coffer_owner` (runs migrations, owns the tables) and a login role
 # `coffer_app` that serves requests: not a superuser, no BYPASSRLS, owns nothing, so row-level security applies to
-# it. Authentication is `trust`: the cluster listens on loopback only and holds nothing but test data.
+# it; and a login role `coffer_maintenance` for the work that spans users (purge, the whole audit log), to which
+# `migrate()` grants those functions when it is named. Authentication is `trust`: the cluster listens on loopback
+# only and holds nothing but test data.
 # initdb refuses to run as root, so as root the cluster belongs to the `postgres` user (runuser); as any other user it
 # belongs to that user.
 set -euo pipefail
@@ -81,18 +83,23 @@ SELECT 'CREATE ROLE coffer_owner LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREA
 WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'coffer_owner') \gexec
 SELECT 'CREATE ROLE coffer_app LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE NOINHERIT'
 WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'coffer_app') \gexec
+SELECT 'CREATE ROLE coffer_maintenance LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE NOINHERIT'
+WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'coffer_maintenance') \gexec
 SELECT 'CREATE DATABASE coffer OWNER coffer_owner ENCODING ''UTF8'' TEMPLATE template0'
 WHERE NOT EXISTS (SELECT 1 FROM pg_database WHERE datname = 'coffer') \gexec
 REVOKE ALL ON DATABASE coffer FROM PUBLIC;
 GRANT CONNECT ON DATABASE coffer TO coffer_app;
+GRANT CONNECT ON DATABASE coffer TO coffer_maintenance;
 SQL
     as_owner "$psql_bin" -X -q -v ON_ERROR_STOP=1 -h "$dir" -p "$port" -U postgres -d coffer <<'SQL' >/dev/null
 REVOKE CREATE ON SCHEMA public FROM PUBLIC;
 GRANT USAGE, CREATE ON SCHEMA public TO coffer_owner;
 GRANT USAGE ON SCHEMA public TO coffer_app;
+GRANT USAGE ON SCHEMA public TO coffer_maintenance;
 SQL
     echo "COFFER_TEST_POSTGRES_URL=postgres://coffer_app@127.0.0.1:$port/coffer"
     echo "COFFER_TEST_POSTGRES_ADMIN_URL=postgres://coffer_owner@127.0.0.1:$port/coffer"
+    echo "COFFER_TEST_POSTGRES_MAINTENANCE_URL=postgres://coffer_maintenance@127.0.0.1:$port/coffer"
     ;;
   stop)
     if [ -f "$data/PG_VERSION" ] && as_owner "$pgbin/pg_ctl" -D "$data" status >/dev/null 2>&1; then

@@ -33,7 +33,7 @@ PY
 # scripts/postgres.sh) unless COFFER_TEST_POSTGRES_URL already names one.
 if [ -z "${COFFER_TEST_POSTGRES_URL:-}" ]; then
   if [ "$(id -u)" != 0 ]; then
-    echo "test.sh: the server tests need PostgreSQL: run as root, or export COFFER_TEST_POSTGRES_URL and COFFER_TEST_POSTGRES_ADMIN_URL" >&2
+    echo "test.sh: the server tests need PostgreSQL: run as root, or export COFFER_TEST_POSTGRES_URL, COFFER_TEST_POSTGRES_ADMIN_URL and COFFER_TEST_POSTGRES_MAINTENANCE_URL" >&2
     exit 1
   fi
   pg_dir=$(mktemp -d /tmp/coffer-pg.XXXXXX)

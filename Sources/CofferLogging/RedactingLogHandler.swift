@@ -87,3 +87,58 @@ public enum CofferLog {
         }
     }
 }
+
+/// A log handler for a library whose log lines can carry the data passing through it (a database driver's trace
+/// lines hold result rows and statement parameters). Only metadata under the keys the caller names as safe is
+/// passed on, under the redaction rules of `RedactingLogHandler`; every other value becomes `<withheld>`. The lines
+/// themselves stay, with their level and message, so connection trouble still shows.
+public struct AllowlistLogHandler: LogHandler {
+    private var inner: any LogHandler
+    private let allowedKeys: Set<String>
+
+    /// `inner` receives every event, with metadata outside `allowedKeys` withheld.
+    public init(wrapping inner: any LogHandler, allowedKeys: Set<String>) {
+        self.inner = inner
+        self.allowedKeys = allowedKeys
+    }
+
+    public var logLevel: Logger.Level {
+        get { inner.logLevel }
+        set { inner.logLevel = newValue }
+    }
+
+    public var metadata: Logger.Metadata {
+        get { inner.metadata }
+        set { inner.metadata = filtered(newValue) }
+    }
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { inner[metadataKey: key] }
+        set { inner[metadataKey: key] = newValue.map { filtered(key: key, value: $0) } }
+    }
+
+    public func log(event: LogEvent) {
+        var event = event
+        event.metadata = event.metadata.map(filtered)
+        inner.log(event: event)
+    }
+
+    private func filtered(_ metadata: Logger.Metadata) -> Logger.Metadata {
+        var result: Logger.Metadata = [:]
+        for (key, value) in metadata { result[key] = filtered(key: key, value: value) }
+        return result
+    }
+
+    private func filtered(key: String, value: Logger.Metadata.Value) -> Logger.Metadata.Value {
+        allowedKeys.contains(key) ? RedactingLogHandler.redact(key: key, value: value) : "<withheld>"
+    }
+}
+
+extension Logger {
+    /// This logger with every metadata value withheld except those under `keys` (see `AllowlistLogHandler`).
+    public func keepingMetadata(only keys: Set<String>) -> Logger {
+        var logger = self
+        logger.handler = AllowlistLogHandler(wrapping: handler, allowedKeys: keys)
+        return logger
+    }
+}

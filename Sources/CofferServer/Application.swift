@@ -12,7 +12,7 @@ import NIOSSL
 import ServiceLifecycle
 
 /// Builds the `coffer-server` application: keys loaded (or created), store migrated, routes and middleware in place,
-/// the purge job as a service.
+/// the purge job as a service when there is a maintenance store.
 public enum CofferServerApplication {
     /// The router alone, for in-process tests and for `build`.
     public static func router(
@@ -22,9 +22,12 @@ public enum CofferServerApplication {
         return router(core: core, configuration: configuration, logger: logger)
     }
 
-    /// The whole application. `services` run beside it (a database client, for instance).
+    /// The whole application. `services` run beside it (a database client, for instance). The purge job runs
+    /// through `maintenance`, which the routes never see; without one (benchmarks), there is no purge job and
+    /// accounts are purged by `coffer-server purge`.
     public static func build(
-        configuration: ServerConfiguration, store: any ServerStore, services: [any Service] = [], logger: Logger
+        configuration: ServerConfiguration, store: any ServerStore, maintenance: (any MaintenanceStore)? = nil,
+        services: [any Service] = [], logger: Logger
     ) async throws -> some ApplicationProtocol {
         let core = try await makeCore(configuration: configuration, store: store, logger: logger)
         let router = router(core: core, configuration: configuration, logger: logger)
@@ -48,7 +51,7 @@ public enum CofferServerApplication {
             router: router, server: server,
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "coffer-server"),
-            services: services + [PurgeJob(core: core, interval: configuration.purgeInterval, logger: logger)],
+            services: services + (maintenance.map { [PurgeJob(store: $0, configuration: configuration, logger: logger)] } ?? []),
             logger: logger)
     }
 
@@ -120,23 +123,24 @@ public enum CofferServerApplication {
     }
 }
 
-/// Purges soft-deleted accounts past their retention, every `interval` seconds until shutdown.
+/// Purges soft-deleted accounts past their retention, every `purgeInterval` seconds until shutdown.
 struct PurgeJob: Service {
-    let core: ServerCore
-    let interval: TimeInterval
+    let store: any MaintenanceStore
+    let configuration: ServerConfiguration
     let logger: Logger
 
     func run() async throws {
-        let core = core, interval = interval, logger = logger
+        let store = store, configuration = configuration, logger = logger
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 do {
-                    let purged = try await core.purgeDeletedAccounts()
+                    let purged = try await AccountPurge.run(
+                        store: store, now: configuration.clock(), retention: configuration.accountRetention)
                     if purged > 0 { logger.notice("purged deleted accounts", metadata: ["count": "\(purged)"]) }
                 } catch {
                     logger.error("purge failed", metadata: ["error": "\(error)"])
                 }
-                try? await Task.sleep(for: .seconds(interval))
+                try? await Task.sleep(for: .seconds(configuration.purgeInterval))
             }
         }
     }

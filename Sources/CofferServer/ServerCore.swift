@@ -174,11 +174,6 @@ final class ServerCore: Sendable {
         try await store.audit(AuditEvent(at: now, kind: .accountDeleted, userID: session.userID, address: address))
     }
 
-    /// Removes accounts deleted longer ago than the retention period; the purge job calls this.
-    func purgeDeletedAccounts() async throws -> Int {
-        try await AccountPurge.run(store: store, now: now, retention: configuration.accountRetention)
-    }
-
     // MARK: Authentication of requests
 
     /// The session behind `Authorization: Bearer <access token>`, counted against the per-token request limit.
@@ -194,7 +189,7 @@ final class ServerCore: Sendable {
             throw APIError.invalidToken
         }
         let checked = try await store.authorize(
-            userID: userID, family: family, counter: "token:\(claims.sid)", window: 60, now: now)
+            userID: userID, family: family, counter: Self.sessionCounterKey(family), window: 60, now: now)
         if checked.counter.count > configuration.requestsPerMinute {
             throw APIError.rateLimited(retryAfter: retryAfter(checked.counter))
         }
@@ -251,6 +246,13 @@ final class ServerCore: Sendable {
         guard let wrapped = Data(base64Encoded: slot.wrappedKey), wrapped.count == 12 + 32 + 16 else {
             throw APIError.invalidRequest("The slot's wrapped key is not a wrapped 32-byte key", field: "slot.wrapped_key")
         }
+    }
+
+    /// The request counter of a session family. Counters sit in a table every request can read (they are shared
+    /// before login), so the key is a hash: it must not show another account's session id.
+    static func sessionCounterKey(_ family: UUID) -> String {
+        let digest = SHA256.hash(data: Array("coffer/v1/session\u{0}\(family.uuidString.lowercased())".utf8))
+        return "token:" + digest.map { String(format: "%02x", $0) }.joined()
     }
 
     private func failedLoginKeys(email: String, address: String?) -> [String] {
@@ -318,10 +320,11 @@ extension Optional {
     }
 }
 
-/// The purge of soft-deleted accounts, run by the server's job every `purgeInterval`.
+/// The purge of soft-deleted accounts, run by the server's job every `purgeInterval` and by `coffer-server purge`.
+/// It needs the maintenance store: the request path's store cannot purge (on PostgreSQL its role may not).
 public enum AccountPurge {
     /// Hard-deletes accounts deleted more than `retention` seconds before `now`, audits it, returns how many.
-    public static func run(store: any ServerStore, now: Date, retention: TimeInterval) async throws -> Int {
+    public static func run(store: any MaintenanceStore, now: Date, retention: TimeInterval) async throws -> Int {
         let count = try await store.purgeUsers(deletedBefore: now.addingTimeInterval(-retention))
         if count > 0 {
             try await store.audit(AuditEvent(at: now, kind: .accountPurged, userID: nil, address: nil, detail: "\(count) accounts"))

@@ -255,6 +255,120 @@ enum PostgresSchema {
             )
             """,
         ]),
+        // No back doors around row-level security (issue 12). Before this, the app role could call functions that
+        // took the user as a parameter (`coffer_authorize`, `coffer_changes`, `coffer_feed`: any account's items
+        // for a guessed id) or crossed every user (`coffer_audit_events`, `coffer_purge_users` with any cutoff).
+        // Now a function that acts for a user takes that user from `app.user_id` only; the work that spans users
+        // (purge, reading the whole audit log) belongs to the maintenance role, which the request path never holds.
+        // The old functions are dropped, not kept beside the new ones: servers older than this migration stop
+        // working against the database once it has run (upgrade every instance together).
+        Migration(version: 5, statements: [
+            "DROP FUNCTION coffer_changes(uuid, bigint, integer)",
+            "DROP FUNCTION coffer_feed(uuid, bigint, integer)",
+            "DROP FUNCTION coffer_authorize(uuid, uuid, text, bigint, bigint)",
+            "DROP FUNCTION coffer_audit(timestamptz, text, uuid, text, text)",
+            "DROP FUNCTION coffer_audit_events(integer)",
+            "DROP FUNCTION coffer_purge_users(timestamptz)",
+            "DROP FUNCTION coffer_user_id_by_email(text)",
+            "DROP FUNCTION coffer_user_id_by_apple_subject(text)",
+            """
+            CREATE FUNCTION coffer_authorize(p_family uuid, p_counter text, p_window_start bigint, p_now_ms bigint)
+            RETURNS TABLE (request_count integer, session_active boolean)
+            LANGUAGE plpgsql VOLATILE SET search_path = {schema}, pg_temp
+            AS $$
+            BEGIN
+                INSERT INTO rate_counters AS c (key, window_start, count) VALUES (p_counter, p_window_start, 1)
+                ON CONFLICT (key) DO UPDATE SET
+                    count = CASE WHEN c.window_start = EXCLUDED.window_start THEN c.count + 1 ELSE 1 END,
+                    window_start = EXCLUDED.window_start
+                RETURNING c.count INTO request_count;
+                session_active := EXISTS (
+                    SELECT 1 FROM sessions s JOIN users u ON u.id = s.user_id
+                    WHERE s.family = p_family AND s.user_id = \(currentUser) AND NOT s.revoked
+                      AND s.expires_at > TIMESTAMPTZ 'epoch' + p_now_ms * INTERVAL '1 millisecond'
+                      AND u.deleted_at IS NULL);
+                RETURN NEXT;
+            END
+            $$
+            """,
+            """
+            CREATE FUNCTION coffer_feed(p_since bigint, p_limit integer)
+            RETURNS TABLE (id uuid, kind text, revision bigint, updated_at bigint, deleted boolean, box bytea, seq bigint)
+            LANGUAGE sql STABLE SET search_path = {schema}, pg_temp
+            AS $$
+                SELECT i.id, i.kind, i.revision, i.updated_at, i.deleted, i.box, i.seq
+                FROM items i WHERE i.user_id = \(currentUser) AND i.seq > p_since ORDER BY i.seq LIMIT p_limit
+            $$
+            """,
+            // The audit log is append-only for everyone but its owner, so rows go in through this function; the
+            // row's user is the transaction's (none for events of no account).
+            """
+            CREATE FUNCTION coffer_audit(p_at timestamptz, p_kind text, p_address text, p_detail text) RETURNS void
+            LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = {schema}, pg_temp
+            AS $$
+                INSERT INTO audit_log (at, kind, user_id, address, detail)
+                VALUES (p_at, p_kind, \(currentUser), p_address, p_detail)
+            $$
+            """,
+            // Login has no user yet, so finding the account by its email is the one lookup that crosses users; an
+            // account id is what a transaction acts as, so this is the only way the app role can learn one (ids
+            // are random; tables, statistics and the other functions show only the transaction's own user). It
+            // answers one exact email of a live account, never a pattern or a list, and only to a transaction that
+            // acts for nobody: a request acting for a user has no reason to look up another.
+            """
+            CREATE FUNCTION coffer_user_id_by_email(p_email text) RETURNS uuid
+            LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = {schema}, pg_temp
+            AS $$
+            BEGIN
+                IF \(currentUser) IS NOT NULL THEN
+                    RAISE EXCEPTION 'an account lookup inside a user''s transaction' USING ERRCODE = '42501';
+                END IF;
+                RETURN (SELECT u.id FROM users u WHERE u.email = p_email AND u.deleted_at IS NULL);
+            END
+            $$
+            """,
+            // The same for Sign in with Apple, whose subject the server has verified in Apple's signed token. The
+            // subject is an opaque, app-specific identifier: it cannot be guessed the way an email can.
+            """
+            CREATE FUNCTION coffer_user_id_by_apple_subject(p_subject text) RETURNS uuid
+            LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = {schema}, pg_temp
+            AS $$
+            BEGIN
+                IF \(currentUser) IS NOT NULL THEN
+                    RAISE EXCEPTION 'an account lookup inside a user''s transaction' USING ERRCODE = '42501';
+                END IF;
+                RETURN (SELECT u.id FROM users u WHERE u.apple_subject = p_subject AND u.deleted_at IS NULL);
+            END
+            $$
+            """,
+            // Maintenance only (granted to the maintenance role alone).
+            """
+            CREATE FUNCTION coffer_purge_users(p_cutoff timestamptz) RETURNS integer
+            LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = {schema}, pg_temp
+            AS $$
+                WITH purged AS (
+                    DELETE FROM users u WHERE u.deleted_at IS NOT NULL AND u.deleted_at < p_cutoff RETURNING 1
+                )
+                SELECT count(*)::integer FROM purged
+            $$
+            """,
+            """
+            CREATE FUNCTION coffer_audit_events(p_limit integer)
+            RETURNS TABLE (at_ms bigint, kind text, user_id uuid, address text, detail text)
+            LANGUAGE sql STABLE SECURITY DEFINER SET search_path = {schema}, pg_temp
+            AS $$
+                SELECT (extract(epoch FROM a.at) * 1000)::bigint, a.kind, a.user_id, a.address, a.detail
+                FROM audit_log a ORDER BY a.id DESC LIMIT p_limit
+            $$
+            """,
+            "REVOKE ALL ON FUNCTION coffer_authorize(uuid, text, bigint, bigint) FROM PUBLIC",
+            "REVOKE ALL ON FUNCTION coffer_feed(bigint, integer) FROM PUBLIC",
+            "REVOKE ALL ON FUNCTION coffer_audit(timestamptz, text, text, text) FROM PUBLIC",
+            "REVOKE ALL ON FUNCTION coffer_user_id_by_email(text) FROM PUBLIC",
+            "REVOKE ALL ON FUNCTION coffer_user_id_by_apple_subject(text) FROM PUBLIC",
+            "REVOKE ALL ON FUNCTION coffer_purge_users(timestamptz) FROM PUBLIC",
+            "REVOKE ALL ON FUNCTION coffer_audit_events(integer) FROM PUBLIC",
+        ]),
         // Vault-state manifests (docs/FORMAT.md §8.6), stored at the feed position of the push that brought them.
         Migration(version: 6, statements: [
             """
@@ -269,22 +383,23 @@ enum PostgresSchema {
         ] + rowLevelSecurity(table: "manifests", userColumn: "user_id")),
     ]
 
-    /// Signatures of the SECURITY DEFINER functions the app role may execute. The migration that creates a function
-    /// revokes it from PUBLIC itself, by name: a released migration never changes, and this list does.
-    static let definerFunctions = [
+    /// Signatures of the functions the app role may execute: the request path's. Each takes its user from
+    /// `app.user_id`; the lookups by email and Apple subject are the only ones that cross users, and only for a
+    /// transaction acting for nobody. The migration that creates a function revokes it from PUBLIC itself, by name:
+    /// a released migration never changes, and these lists do.
+    static let appFunctions = [
+        "coffer_authorize(uuid, text, bigint, bigint)",
+        "coffer_feed(bigint, integer)",
+        "coffer_audit(timestamptz, text, text, text)",
         "coffer_user_id_by_email(text)",
         "coffer_user_id_by_apple_subject(text)",
-        "coffer_purge_users(timestamptz)",
-        "coffer_audit(timestamptz, text, uuid, text, text)",
-        "coffer_audit_events(integer)",
     ]
 
-    /// Signatures of the functions that run with the app role's own rights (`coffer_changes` for servers older
-    /// than migration 3).
-    static let invokerFunctions = [
-        "coffer_authorize(uuid, uuid, text, bigint, bigint)",
-        "coffer_changes(uuid, bigint, integer)",
-        "coffer_feed(uuid, bigint, integer)",
+    /// Signatures of the functions only the maintenance role may execute: the work that spans users.
+    static let maintenanceFunctions = [
+        "coffer_purge_users(timestamptz)",
+        "coffer_audit_events(integer)",
+        "coffer_audit(timestamptz, text, text, text)",
     ]
 
     /// What the app role may do; granted again by every `migrate()`, so a new app role only needs a restart.
@@ -295,7 +410,12 @@ enum PostgresSchema {
             "GRANT SELECT, INSERT, UPDATE ON rate_counters TO \(role)",
             "GRANT SELECT, INSERT, UPDATE, DELETE ON networks, locations, places_version TO \(role)",
             "GRANT SELECT, INSERT, DELETE ON manifests TO \(role)",
-        ] + (definerFunctions + invokerFunctions).map { "GRANT EXECUTE ON FUNCTION \($0) TO \(role)" }
+        ] + appFunctions.map { "GRANT EXECUTE ON FUNCTION \($0) TO \(role)" }
+    }
+
+    /// What the maintenance role may do: its functions, and no table at all.
+    static func grants(maintenanceRole role: String) -> [String] {
+        maintenanceFunctions.map { "GRANT EXECUTE ON FUNCTION \($0) TO \(role)" }
     }
 
     private static func rowLevelSecurity(table: String, userColumn: String, readOnly: Bool = false) -> [String] {

@@ -1,4 +1,5 @@
 import CofferCrypto
+import CofferLogging
 import CofferSyncAPI
 import Foundation
 import Logging
@@ -6,13 +7,16 @@ import PostgresNIO
 
 /// The PostgreSQL store, for more users and several server instances sharing one database.
 ///
-/// Two roles: the *owner* runs `migrate()` and owns every table and function; the *app* role serves requests and
-/// owns nothing, so the forced row-level security of every per-user table applies to it. Each per-user call runs in
-/// one transaction that first sets `app.user_id` (transaction-local), and the policies show it that user's rows only,
-/// even if a query here forgot its filter. The two calls every request makes, `authorize` and `changes`, do the same
-/// inside a function of the app role's own rights (`coffer_authorize`, `coffer_feed`), in one round trip. The
-/// lookups that cross users by design (login by email or Apple subject, the purge job, the audit log) go through
-/// SECURITY DEFINER functions owned by the owner role.
+/// Three roles: the *owner* runs `migrate()` and owns every table and function; the *app* role serves requests and
+/// owns nothing, so the forced row-level security of every per-user table applies to it; the *maintenance* role
+/// (`PostgresMaintenanceStore`) may only run the work that spans users. Each per-user call runs in one transaction
+/// that first sets `app.user_id` (transaction-local), and the policies show it that user's rows only, even if a query
+/// here forgot its filter; the functions it calls (`coffer_authorize`, `coffer_feed`, `coffer_audit`) take the user
+/// from that setting too, never from a parameter. The one lookup that crosses users by design, login by email or
+/// Apple subject, goes through a SECURITY DEFINER function that answers only a transaction acting for nobody.
+///
+/// The driver logs through `logger` with every value it attaches withheld (`driverLogger`): at trace level
+/// postgres-nio prints result rows and statement parameters, which hold account data.
 ///
 /// Running it: `client` is a `PostgresClient`, which must be running before the first call. Either add `store.client`
 /// to the application's `ServiceGroup` (it is a ServiceLifecycle `Service`), or call `run()` in a long-lived task and
@@ -25,21 +29,35 @@ public final class PostgresServerStore: ServerStore {
     private let appConfiguration: PostgresClient.Configuration
     private let migrationConfiguration: PostgresClient.Configuration?
     private let appRole: String
+    private let maintenanceRole: String?
     let logger: Logger
 
-    /// A store serving as the role of `configuration` and migrating as the role of `migrationConfiguration`.
+    /// A store serving as the role of `configuration` and migrating as the role of `migrationConfiguration`;
+    /// `migrate()` grants the maintenance functions to `maintenanceRole` when one is named.
     ///
     /// Without `migrationConfiguration` the app role migrates and so owns the tables: row-level security then no
     /// longer separates users (the owner policy applies to it). That is only for development; `migrate()` warns.
     public init(
         configuration: PostgresClient.Configuration, migrationConfiguration: PostgresClient.Configuration?,
-        logger: Logger
+        maintenanceRole: String? = nil, logger: Logger
     ) {
+        let logger = Self.driverLogger(logger)
         self.client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.appConfiguration = configuration
         self.migrationConfiguration = migrationConfiguration
         self.appRole = configuration.username
+        self.maintenanceRole = maintenanceRole
         self.logger = logger
+    }
+
+    /// The metadata keys of postgres-nio's log lines that hold no data: which connection, the error of a failed
+    /// connection (its server message, never a row), how many rows. Every other key (`psql_message`,
+    /// `psql_connection_action`, `psql_query`, `psql_binds`, …) can hold row bytes or parameters, in hex or as text.
+    static let driverMetadataKeys: Set<String> = ["psql_connection_id", "psql_error", "row_count"]
+
+    /// `logger` as the driver gets it: only `driverMetadataKeys` pass.
+    static func driverLogger(_ logger: Logger) -> Logger {
+        logger.keepingMetadata(only: driverMetadataKeys)
     }
 
     /// postgres-nio's default pool size.
@@ -48,12 +66,16 @@ public final class PostgresServerStore: ServerStore {
     /// A store from `postgres://user[:password]@host[:port]/database[?sslmode=…]` URLs (see `PostgresURL`), keeping
     /// up to `connections` connections open as the app role.
     public convenience init(
-        url: String, migrationURL: String?, connections: Int = defaultConnections, logger: Logger
+        url: String, migrationURL: String?, maintenanceURL: String? = nil, connections: Int = defaultConnections,
+        logger: Logger
     ) throws(PostgresURLError) {
         var app = try PostgresURL(url).configuration
         app.options.maximumConnections = connections
         let owner = try migrationURL.map { text throws(PostgresURLError) in try PostgresURL(text) }
-        self.init(configuration: app, migrationConfiguration: owner?.configuration, logger: logger)
+        let maintenance = try maintenanceURL.map { text throws(PostgresURLError) in try PostgresURL(text) }
+        self.init(
+            configuration: app, migrationConfiguration: owner?.configuration, maintenanceRole: maintenance?.user,
+            logger: logger)
     }
 
     /// Runs the connection pool until the calling task is cancelled.
@@ -67,6 +89,8 @@ public final class PostgresServerStore: ServerStore {
         if migrationConfiguration == nil {
             logger.warning("postgres: migrating as the app role; row-level security does not separate users this way")
         }
+        // The maintenance role's functions reach every user: the app role must never hold them.
+        if maintenanceRole == appRole { throw .unavailable("the maintenance role must not be the app role") }
         let configuration = migrationConfiguration ?? appConfiguration
         // The pool logs a warning when it is leased from before `run()` has started, which this task group cannot
         // order; connection failures still surface as errors of the migration itself.
@@ -74,11 +98,12 @@ public final class PostgresServerStore: ServerStore {
         quiet.logLevel = .error
         let owner = PostgresClient(configuration: configuration, backgroundLogger: quiet)
         let grantee = configuration.username == appRole ? nil : appRole
+        let maintenanceGrantee = maintenanceRole == configuration.username ? nil : maintenanceRole
         let outcome = await withTaskGroup(of: Void.self) { group -> Result<Void, ServerStoreError> in
             group.addTask { await owner.run() }
             defer { group.cancelAll() }
             do throws(ServerStoreError) {
-                try await migrate(through: owner, grantTo: grantee)
+                try await migrate(through: owner, grantTo: grantee, maintenance: maintenanceGrantee)
                 return .success(())
             } catch {
                 return .failure(error)
@@ -87,7 +112,9 @@ public final class PostgresServerStore: ServerStore {
         try outcome.get()
     }
 
-    private func migrate(through owner: PostgresClient, grantTo grantee: String?) async throws(ServerStoreError) {
+    private func migrate(
+        through owner: PostgresClient, grantTo grantee: String?, maintenance: String?
+    ) async throws(ServerStoreError) {
         let known = Set(PostgresSchema.migrations.map(\.version))
         do {
             try await owner.withTransaction(logger: logger) { connection in
@@ -115,10 +142,11 @@ public final class PostgresServerStore: ServerStore {
                     try await connection.rows(
                         "INSERT INTO schema_migrations (version) VALUES (\(migration.version))", logger: logger)
                 }
-                if let grantee {
-                    for statement in PostgresSchema.grants(appRole: PostgresSchema.quoted(grantee)) {
-                        try await connection.rows(PostgresQuery(unsafeSQL: statement), logger: logger)
-                    }
+                var grants: [String] = []
+                if let grantee { grants += PostgresSchema.grants(appRole: PostgresSchema.quoted(grantee)) }
+                if let maintenance { grants += PostgresSchema.grants(maintenanceRole: PostgresSchema.quoted(maintenance)) }
+                for statement in grants {
+                    try await connection.rows(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }
             }
         } catch {
@@ -243,14 +271,6 @@ public final class PostgresServerStore: ServerStore {
         guard changed == 1 else { throw .notFound }
     }
 
-    public func purgeUsers(deletedBefore cutoff: Date) async throws(ServerStoreError) -> Int {
-        try await shared { client in
-            try await client.rows(
-                "SELECT coffer_purge_users(\(unescaped: Self.timestamp(UnixTime.milliseconds(cutoff))))", logger: logger
-            ).first?.decode(Int.self) ?? 0
-        }
-    }
-
     // MARK: Sessions
 
     public func createSession(
@@ -320,9 +340,9 @@ public final class PostgresServerStore: ServerStore {
         userID: UUID, family: UUID, counter key: String, window: Int, now: Date
     ) async throws(ServerStoreError) -> Authorization {
         let start = CounterWindow.start(now, window: window)
-        let row = try await shared { client in
-            try await client.rows(
-                "SELECT * FROM coffer_authorize(\(userID), \(family), \(key), \(start), \(UnixTime.milliseconds(now)))", logger: logger
+        let row = try await transaction(as: userID) { connection in
+            try await connection.rows(
+                "SELECT * FROM coffer_authorize(\(family), \(key), \(start), \(UnixTime.milliseconds(now)))", logger: logger
             ).first?.decode((Int, Bool).self)
         }
         guard let (count, active) = row else { throw .unavailable("authorize returned no row") }
@@ -418,8 +438,8 @@ public final class PostgresServerStore: ServerStore {
 
     public func changes(userID: UUID, since cursor: Int64, limit: Int) async throws(ServerStoreError) -> ChangePage {
         let fetch = Int32(clamping: max(limit, 0) + 1)
-        let rows = try await shared { client in
-            try await client.rows("SELECT * FROM coffer_feed(\(userID), \(cursor), \(fetch))", logger: logger)
+        let rows = try await transaction(as: userID) { connection in
+            try await connection.rows("SELECT * FROM coffer_feed(\(cursor), \(fetch))", logger: logger)
                 .map(Self.feedItem)
         }
         let items = Array(rows.prefix(max(limit, 0)))
@@ -526,42 +546,47 @@ public final class PostgresServerStore: ServerStore {
         return CounterState(count: count, windowEnds: Self.windowEnd(start: start, window: window))
     }
 
+    /// An event of a user is written in a transaction acting for that user (`coffer_audit` takes the user from it).
     public func audit(_ event: AuditEvent) async throws(ServerStoreError) {
-        try await shared { client in
-            try await client.rows(
-                """
-                SELECT coffer_audit(\(unescaped: Self.timestamp(UnixTime.milliseconds(event.at))), \(event.kind.rawValue),
-                                    \(event.userID)::uuid, \(event.address)::text, \(event.detail)::text)
-                """, logger: logger)
+        if let userID = event.userID {
+            try await transaction(as: userID) { connection in
+                try await connection.rows(Self.auditStatement(event), logger: logger)
+            }
+        } else {
+            try await shared { client in try await client.rows(Self.auditStatement(event), logger: logger) }
         }
     }
 
-    public func auditEvents(userID: UUID?, limit: Int) async throws(ServerStoreError) -> [AuditEvent] {
-        let limit = max(limit, 0)
-        let rows: [AuditRow]
-        if let userID {
-            rows = try await transaction(as: userID) { connection in
-                try await connection.rows(
-                    """
-                    SELECT \(unescaped: Self.milliseconds("at")), kind, user_id, address, detail FROM audit_log
-                    WHERE user_id = \(userID) ORDER BY id DESC LIMIT \(limit)
-                    """, logger: logger
-                ).map { try $0.decode(AuditRow.self) }
-            }
-        } else {
-            rows = try await shared { client in
-                try await client.rows("SELECT * FROM coffer_audit_events(\(Int32(clamping: limit)))", logger: logger).map { try $0.decode(AuditRow.self) }
-            }
+    public func auditEvents(userID: UUID, limit: Int) async throws(ServerStoreError) -> [AuditEvent] {
+        let rows = try await transaction(as: userID) { connection in
+            try await connection.rows(
+                """
+                SELECT \(unescaped: Self.milliseconds("at")), kind, user_id, address, detail FROM audit_log
+                WHERE user_id = \(userID) ORDER BY id DESC LIMIT \(max(limit, 0))
+                """, logger: logger
+            ).map { try $0.decode(AuditRow.self) }
         }
-        return rows.compactMap { at, kind, user, address, detail in
-            guard let kind = AuditEvent.Kind(rawValue: kind) else { return nil }
-            return AuditEvent(at: UnixTime.date(milliseconds: at), kind: kind, userID: user, address: address, detail: detail)
-        }
+        return Self.auditEvents(rows)
     }
 
     // MARK: Plumbing
 
-    private typealias AuditRow = (Int64, String, UUID?, String?, String?)
+    typealias AuditRow = (Int64, String, UUID?, String?, String?)
+
+    static func auditStatement(_ event: AuditEvent) -> PostgresQuery {
+        """
+        SELECT coffer_audit(\(unescaped: timestamp(UnixTime.milliseconds(event.at))), \(event.kind.rawValue), \(event.address)::text,
+                            \(event.detail)::text)
+        """
+    }
+
+    /// Rows of `AuditRow`'s columns as events; a kind this version does not know is left out.
+    static func auditEvents(_ rows: [AuditRow]) -> [AuditEvent] {
+        rows.compactMap { at, kind, user, address, detail in
+            guard let kind = AuditEvent.Kind(rawValue: kind) else { return nil }
+            return AuditEvent(at: UnixTime.date(milliseconds: at), kind: kind, userID: user, address: address, detail: detail)
+        }
+    }
 
     /// The columns `storedItem` decodes, in its order.
     private static let itemColumns =
@@ -594,8 +619,8 @@ public final class PostgresServerStore: ServerStore {
         }
     }
 
-    /// Runs `body` outside a transaction of this store's: for tables without row-level security, the definer functions
-    /// and the functions that set the user's identity themselves.
+    /// Runs `body` outside a transaction of this store's, acting for nobody: for tables without row-level security and
+    /// the lookups by email and Apple subject.
     @discardableResult
     func shared<T>(_ body: (PostgresClient) async throws -> sending T) async throws(ServerStoreError) -> sending T {
         do {
@@ -641,7 +666,7 @@ public final class PostgresServerStore: ServerStore {
 
     /// Maps a database failure to the store's errors. The text names the kind of failure (and at most an SQLSTATE
     /// code), never a row value or a statement's parameters.
-    private static func mapped(_ error: any Error, context: String) -> ServerStoreError {
+    static func mapped(_ error: any Error, context: String) -> ServerStoreError {
         switch error {
         case let error as ServerStoreError:
             return error
@@ -673,7 +698,7 @@ public final class PostgresServerStore: ServerStore {
 
     /// SQL for the timestamptz of `milliseconds` since 1970. The value is an integer formatted here, not text from
     /// outside, so inlining it cannot inject anything.
-    private static func timestamp(_ milliseconds: Int64) -> String {
+    static func timestamp(_ milliseconds: Int64) -> String {
         "(TIMESTAMPTZ 'epoch' + \(milliseconds) * INTERVAL '1 millisecond')"
     }
 

@@ -8,8 +8,8 @@ import GRDB
 /// SQLite's blocking calls off the server's event loops. `inMemory()` gives the same store without a file, for tests.
 ///
 /// SQLite has no row-level security; isolation between users rests on every statement here filtering by the user id
-/// it is given (the conformance suite's cross-user checks cover it).
-public final class SQLiteServerStore: ServerStore {
+/// it is given (the conformance suite's cross-user checks cover it). Having no roles, it is its own maintenance store.
+public final class SQLiteServerStore: ServerStore, MaintenanceStore {
     private let writer: any DatabaseWriter
 
     /// Opens (creating if needed) the store at `path`; the file is created 0600 in an existing 0700 directory.
@@ -484,7 +484,16 @@ public final class SQLiteServerStore: ServerStore {
         }
     }
 
-    public func auditEvents(userID: UUID?, limit: Int) async throws(ServerStoreError) -> [AuditEvent] {
+    public func auditEvents(userID: UUID, limit: Int) async throws(ServerStoreError) -> [AuditEvent] {
+        try await auditEvents(of: userID, limit: limit)
+    }
+
+    public func auditEvents(limit: Int) async throws(ServerStoreError) -> [AuditEvent] {
+        try await auditEvents(of: nil, limit: limit)
+    }
+
+    /// `userID`'s events, or everyone's when nil.
+    private func auditEvents(of userID: UUID?, limit: Int) async throws(ServerStoreError) -> [AuditEvent] {
         try await read { db in
             let rows: [Row]
             if let userID {

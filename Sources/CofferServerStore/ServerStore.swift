@@ -27,10 +27,8 @@ public protocol ServerStore: PlaceStore {
     func replaceCredentials(
         userID: UUID, authHash: String, slot: WrappedSlot, manifest: ManifestWrite?
     ) async throws(ServerStoreError) -> PushOutcome
-    /// Marks the account deleted; it disappears from logins at once and is purged later.
+    /// Marks the account deleted; it disappears from logins at once and is purged later (`MaintenanceStore`).
     func softDeleteUser(id: UUID, at date: Date) async throws(ServerStoreError)
-    /// Hard-deletes every account soft-deleted before `cutoff`, with all its rows; returns how many.
-    func purgeUsers(deletedBefore cutoff: Date) async throws(ServerStoreError) -> Int
 
     // MARK: Sessions (refresh-token families)
 
@@ -86,8 +84,20 @@ public protocol ServerStore: PlaceStore {
     func counter(_ key: String, window: Int, now: Date) async throws(ServerStoreError) -> CounterState
     /// Appends to the audit log.
     func audit(_ event: AuditEvent) async throws(ServerStoreError)
-    /// The newest audit events, for operators and tests; `userID` nil means all users.
-    func auditEvents(userID: UUID?, limit: Int) async throws(ServerStoreError) -> [AuditEvent]
+    /// The user's newest audit events; the whole log is read through `MaintenanceStore`.
+    func auditEvents(userID: UUID, limit: Int) async throws(ServerStoreError) -> [AuditEvent]
+}
+
+/// The work that spans users: purging soft-deleted accounts and reading the whole audit log. It is kept apart from
+/// `ServerStore`, which serves requests, so that on PostgreSQL it runs under its own role (`PostgresMaintenanceStore`),
+/// one the request path never holds; the SQLite store, which has no roles, is both.
+public protocol MaintenanceStore: Sendable {
+    /// Hard-deletes every account soft-deleted before `cutoff`, with all its rows; returns how many.
+    func purgeUsers(deletedBefore cutoff: Date) async throws(ServerStoreError) -> Int
+    /// Appends to the audit log (the purge records itself).
+    func audit(_ event: AuditEvent) async throws(ServerStoreError)
+    /// The newest audit events of every user and of none, newest first.
+    func auditEvents(limit: Int) async throws(ServerStoreError) -> [AuditEvent]
 }
 
 extension ServerStore {

@@ -659,10 +659,11 @@ struct HTTPLoad: Sendable {
 ///
 /// The statements are PostgresServerStore's, in the order ServerCore issues them, with the same transaction
 /// boundaries postgres-nio draws (`BEGIN` and `COMMIT` are round trips of their own there too), sent in pgbench's
-/// extended protocol as postgres-nio sends them. Every request starts with `authorize` (`coffer_authorize`: the
-/// rate counter and the session check, one statement). A push then runs `push`, a transaction: set_config, the
-/// change_seq update that locks the user's row, the SELECT … FOR UPDATE of the pushed ids, the item upsert. A pull
-/// runs `changes` (`coffer_feed`: at most 101 rows by seq, one statement).
+/// extended protocol as postgres-nio sends them. Every request starts with `authorize`, a transaction: set_config,
+/// then `coffer_authorize` (the rate counter and the session check, for the transaction's user). A push then runs
+/// `push`, a transaction: set_config, the change_seq update that locks the user's row, the SELECT … FOR UPDATE of the
+/// pushed ids, the item upsert. A pull runs `changes`, a transaction: set_config, then `coffer_feed` (at most 101 rows
+/// by seq).
 ///
 /// What differs, by necessity: the ids come from pgbench's client number (`<tag>-0000-4000-8000-<n>` for account n,
 /// `<tag>-0001-…` for its session family), built with `||` and `lpad` in the statement instead of bound as values;
@@ -691,12 +692,15 @@ enum PGBenchScript {
         case .push: lines.append("\\set n :n + 1")
         case .pull: lines.append("\\set since random(0, 2) * 100")
         }
-        // ServerCore.authenticate → store.authorize(counter: "token:<sid>", window: 60).
-        lines.append(
+        // ServerCore.authenticate → store.authorize(counter: "token:<hash of sid>", window: 60).
+        lines += [
+            "BEGIN;",
+            "SELECT set_config('app.user_id', \(user), true);",
             """
-            SELECT * FROM coffer_authorize(\(user)::uuid, \(family)::uuid, 'token:' || \(family), :window_start::bigint,
-                                           :now_ms::bigint);
-            """)
+            SELECT * FROM coffer_authorize(\(family)::uuid, 'token:' || \(family), :window_start::bigint, :now_ms::bigint);
+            """,
+            "COMMIT;",
+        ]
         switch scenario {
         case .push:
             // ServerCore.push → store.push.
@@ -724,7 +728,12 @@ enum PGBenchScript {
             ]
         case .pull:
             // ServerCore.changes → store.changes(since:limit: 100), which fetches limit + 1 rows.
-            lines.append("SELECT * FROM coffer_feed(\(user)::uuid, :since::bigint, 101);")
+            lines += [
+                "BEGIN;",
+                "SELECT set_config('app.user_id', \(user), true);",
+                "SELECT * FROM coffer_feed(:since::bigint, 101);",
+                "COMMIT;",
+            ]
         }
         return lines.joined(separator: "\n") + "\n"
     }

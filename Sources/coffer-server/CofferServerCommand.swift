@@ -16,7 +16,7 @@ struct CofferServerCommand: AsyncParsableCommand {
             With no flags it listens on 127.0.0.1:8443 (plain HTTP: put it behind TLS or pass --tls-cert/--tls-key) \
             and keeps everything in an SQLite file under $XDG_DATA_HOME/coffer-server.
             """,
-        subcommands: [Serve.self, RotateSigningKey.self, Places.self, OperatorTokenCommand.self],
+        subcommands: [Serve.self, RotateSigningKey.self, Places.self, OperatorTokenCommand.self, Purge.self, Audit.self],
         defaultSubcommand: Serve.self)
 
     /// Set-up and storage failures are reported as one line, `coffer-server: error: …`, with exit code 78 (EX_CONFIG)
@@ -57,6 +57,9 @@ struct CommonOptions: ParsableArguments {
     @Option(help: "postgres:// URL of the role that owns the tables, used for migrations (env COFFER_SERVER_ADMIN_DATABASE_URL).")
     var adminDatabaseURL: String?
 
+    @Option(help: "postgres:// URL of the maintenance role, for the purge and the audit log across users (env COFFER_SERVER_MAINTENANCE_DATABASE_URL).")
+    var maintenanceDatabaseURL: String?
+
     @Option(help: "Most PostgreSQL connections to keep open, 1 to 1000; default 20 (env COFFER_SERVER_DATABASE_CONNECTIONS).")
     var databaseConnections: Int?
 
@@ -67,20 +70,38 @@ struct CommonOptions: ParsableArguments {
             ?? DataLocations.dataDirectory(environment: environment).replacingOccurrences(of: "/coffer", with: "/coffer-server", options: .backwards)
     }
 
+    var postgresURL: String? {
+        (databaseURL ?? environment["COFFER_SERVER_DATABASE_URL"]).flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    var maintenanceURL: String? {
+        (maintenanceDatabaseURL ?? environment["COFFER_SERVER_MAINTENANCE_DATABASE_URL"]).flatMap { $0.isEmpty ? nil : $0 }
+    }
+
     func makeStore(logger: Logger) throws -> any ServerStore {
-        if let url = databaseURL ?? environment["COFFER_SERVER_DATABASE_URL"], !url.isEmpty {
+        if let url = postgresURL {
             let connections =
                 databaseConnections ?? environment["COFFER_SERVER_DATABASE_CONNECTIONS"].map { Int($0) ?? 0 }
                 ?? PostgresServerStore.defaultConnections
             guard (1...1000).contains(connections) else {
                 throw ServerSetupError.configuration("database connections must be a number from 1 to 1000")
             }
+            if let maintenanceURL, try PostgresURL(maintenanceURL).user == PostgresURL(url).user {
+                throw ServerSetupError.configuration("the maintenance database role must not be the server's role")
+            }
             return try PostgresServerStore(
                 url: url, migrationURL: adminDatabaseURL ?? environment["COFFER_SERVER_ADMIN_DATABASE_URL"],
-                connections: connections, logger: logger)
+                maintenanceURL: maintenanceURL, connections: connections, logger: logger)
         }
         try PrivateFiles.createDirectory(dataDirectory)
         return try SQLiteServerStore(path: "\(dataDirectory)/server.sqlite")
+    }
+
+    /// The store for work that spans users: the SQLite store itself, or on PostgreSQL the maintenance role's own
+    /// pool when a maintenance URL is given (nil otherwise).
+    func makeMaintenance(for store: any ServerStore, logger: Logger) throws -> (any MaintenanceStore)? {
+        if let sqlite = store as? SQLiteServerStore { return sqlite }
+        return try maintenanceURL.map { url throws(PostgresURLError) in try PostgresMaintenanceStore(url: url, logger: logger) }
     }
 }
 
@@ -108,8 +129,13 @@ struct Serve: AsyncParsableCommand {
             appleJWKSPath: appleJWKS, appleAudience: appleAudience, tlsCertificatePath: tlsCert, tlsKeyPath: tlsKey,
             corsOrigin: corsOrigin, requestsPerMinute: requestsPerMinute)
         let store = try common.makeStore(logger: logger)
-        try await withStoreRunning(store) {
-            let app = try await CofferServerApplication.build(configuration: configuration, store: store, logger: logger)
+        let maintenance = try common.makeMaintenance(for: store, logger: logger)
+        if maintenance == nil {
+            logger.notice("no maintenance database URL: deleted accounts are purged only by `coffer-server purge`")
+        }
+        try await withStoreRunning(store, maintenance) {
+            let app = try await CofferServerApplication.build(
+                configuration: configuration, store: store, maintenance: maintenance, logger: logger)
             try await app.runService()
         }
     }
@@ -134,14 +160,76 @@ struct RotateSigningKey: AsyncParsableCommand {
     }
 }
 
-/// Runs `body` while the store's connection pool (PostgreSQL) runs beside it.
-func withStoreRunning(_ store: any ServerStore, _ body: @escaping @Sendable () async throws -> Void) async throws {
-    guard let postgres = store as? PostgresServerStore else {
+struct Purge: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Purge accounts deleted more than 30 days ago, with all their data (for a timer).",
+        discussion: """
+            On PostgreSQL this runs as the maintenance role (--maintenance-database-url), the only role allowed to \
+            purge; run it from a timer to keep that role's credentials out of the long-running server.
+            """)
+
+    @OptionGroup var common: CommonOptions
+
+    func run() async throws {
+        let logger = Logger(label: "coffer-server")
+        let store = try common.makeStore(logger: logger)
+        guard let maintenance = try common.makeMaintenance(for: store, logger: logger) else {
+            throw ServerSetupError.configuration("purging on PostgreSQL needs --maintenance-database-url")
+        }
+        let retention = ServerConfiguration(dataDirectory: common.dataDirectory).accountRetention
+        try await withStoreRunning(store, maintenance) {
+            try await store.migrate()
+            print(try await AccountPurge.run(store: maintenance, now: Date(), retention: retention))
+        }
+    }
+}
+
+struct Audit: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print the newest audit events of every account, newest first (time, event, account, address, detail).",
+        discussion: "On PostgreSQL this reads as the maintenance role (--maintenance-database-url).")
+
+    @OptionGroup var common: CommonOptions
+    @Option(help: "How many events, 1 to 100000.") var limit: Int = 50
+
+    func run() async throws {
+        guard (1...100_000).contains(limit) else {
+            throw ServerSetupError.configuration("--limit must be a number from 1 to 100000")
+        }
+        let logger = Logger(label: "coffer-server")
+        let store = try common.makeStore(logger: logger)
+        guard let maintenance = try common.makeMaintenance(for: store, logger: logger) else {
+            throw ServerSetupError.configuration("reading the audit log on PostgreSQL needs --maintenance-database-url")
+        }
+        let limit = limit
+        try await withStoreRunning(store, maintenance) {
+            try await store.migrate()
+            let time = ISO8601DateFormatter()
+            for event in try await maintenance.auditEvents(limit: limit) {
+                let fields = [
+                    time.string(from: event.at), event.kind.rawValue, event.userID?.uuidString.lowercased() ?? "-",
+                    event.address ?? "-", event.detail ?? "-",
+                ]
+                print(fields.joined(separator: "\t"))
+            }
+        }
+    }
+}
+
+/// Runs `body` while the stores' connection pools (PostgreSQL) run beside it.
+func withStoreRunning(
+    _ store: any ServerStore, _ maintenance: (any MaintenanceStore)? = nil,
+    _ body: @escaping @Sendable () async throws -> Void
+) async throws {
+    let postgres = store as? PostgresServerStore
+    let postgresMaintenance = maintenance as? PostgresMaintenanceStore
+    guard postgres != nil || postgresMaintenance != nil else {
         try await body()
         return
     }
     try await withThrowingTaskGroup(of: Void.self) { group in
-        group.addTask { await postgres.run() }
+        if let postgres { group.addTask { await postgres.run() } }
+        if let postgresMaintenance { group.addTask { await postgresMaintenance.run() } }
         defer { group.cancelAll() }
         try await body()
     }

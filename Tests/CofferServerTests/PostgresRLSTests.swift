@@ -93,41 +93,29 @@ struct PostgresRLSTests {
         }
     }
 
-    @Test("the per-request functions run with the app role's rights and leave no identity behind")
+    @Test("the per-request functions run with the app role's rights, for the transaction's user only")
     func requestFunctions() async throws {
         try await PostgresFixture.with { fixture in
             let definer = try await fixture.first(
                 """
                 SELECT count(*) FROM pg_proc
-                WHERE proname IN ('coffer_authorize', 'coffer_changes', 'coffer_feed')
+                WHERE proname IN ('coffer_authorize', 'coffer_feed')
                   AND pronamespace = current_schema()::regnamespace AND NOT prosecdef
                 """, as: Int.self)
-            #expect(definer == 3)
+            #expect(definer == 2)
             let a = try await fixture.seedUser(items: 2)
             _ = try await fixture.seedUser(items: 3)
-            try await fixture.store.client.withConnection { connection in
-                // coffer_feed is this version's; coffer_changes still serves servers older than migration 3.
-                for function in ["coffer_feed", "coffer_changes"] {
-                    var sequences: [Int64] = []
-                    for try await sequence in try await connection.query(
-                        "SELECT seq FROM \(unescaped: function)(\(a), 0, 100)", logger: PostgresFixture.logger
-                    ).decode(Int64.self) {
-                        sequences.append(sequence)
-                    }
-                    #expect(sequences == [1, 2], "\(function)")
+            let feed: (PostgresConnection) async throws -> [Int64] = { connection in
+                var sequences: [Int64] = []
+                for try await sequence in try await connection.query(
+                    "SELECT seq FROM coffer_feed(0, 100)", logger: PostgresFixture.logger
+                ).decode(Int64.self) {
+                    sequences.append(sequence)
                 }
-                // The identity the function set lasted for its own statement only.
-                for try await identity in try await connection.query(
-                    "SELECT coalesce(current_setting('app.user_id', true), '')", logger: PostgresFixture.logger
-                ).decode(String.self) {
-                    #expect(identity.isEmpty)
-                }
-                for try await count in try await connection.query(
-                    "SELECT count(*) FROM items", logger: PostgresFixture.logger
-                ).decode(Int.self) {
-                    #expect(count == 0)
-                }
+                return sequences
             }
+            #expect(try await fixture.inTransaction(as: a, feed) == [1, 2])
+            #expect(try await fixture.inTransaction(as: nil, feed).isEmpty)
         }
     }
 
@@ -175,7 +163,7 @@ struct PostgresRLSTests {
                 ).decode(Int.self) {
                     versions.append(version)
                 }
-                #expect(versions == [1, 2, 3, 4, 6])
+                #expect(versions == [1, 2, 3, 4, 5, 6])
 
                 // Every SECURITY DEFINER function pins its search_path, with pg_temp last.
                 var settings: [String] = []
@@ -329,11 +317,12 @@ struct PostgresRLSTests {
             try await store.softDeleteUser(id: a, at: now)
             #expect(try await store.userID(email: email) == nil)
             #expect(try await store.user(id: a)?.deletedAt == now)
-            #expect(try await store.purgeUsers(deletedBefore: now.addingTimeInterval(1)) >= 1)
+            let purged = try await withMaintenance(of: store) { try await $0.purgeUsers(deletedBefore: now.addingTimeInterval(1)) }
+            #expect(purged >= 1)
             #expect(try await store.user(id: a) == nil)
             #expect(try await fixture.count("items", as: a) == 0)
             // The audit trail outlives the account.
-            #expect(try await store.auditEvents(userID: nil, limit: 1000).contains { $0.userID == a })
+            #expect(try await withMaintenance(of: store) { try await $0.auditEvents(limit: 1000) }.contains { $0.userID == a })
         }
     }
 }
@@ -350,17 +339,22 @@ struct PostgresFixture {
 
     /// The app and owner URLs; the test fails (never skips) when they are not set.
     static func urls() throws -> (app: String, admin: String) {
-        let environment = ProcessInfo.processInfo.environment
+        (try required("COFFER_TEST_POSTGRES_URL"), try required("COFFER_TEST_POSTGRES_ADMIN_URL"))
+    }
+
+    /// The maintenance role's URL.
+    static func maintenanceURL() throws -> String {
+        try required("COFFER_TEST_POSTGRES_MAINTENANCE_URL")
+    }
+
+    private static func required(_ name: String) throws -> String {
         let hint = "start a test cluster with `export $(scripts/postgres.sh start DIR)` (needs the postgresql package)"
-        let url = try #require(environment["COFFER_TEST_POSTGRES_URL"], "COFFER_TEST_POSTGRES_URL is unset: \(hint)")
-        let adminURL = try #require(
-            environment["COFFER_TEST_POSTGRES_ADMIN_URL"], "COFFER_TEST_POSTGRES_ADMIN_URL is unset: \(hint)")
-        return (url, adminURL)
+        return try #require(ProcessInfo.processInfo.environment[name], "\(name) is unset: \(hint)")
     }
 
     static func with(_ body: (PostgresFixture) async throws -> Void) async throws {
         let (url, adminURL) = try urls()
-        let store = try PostgresServerStore(url: url, migrationURL: adminURL, logger: logger)
+        let store = try PostgresServerStore(url: url, migrationURL: adminURL, maintenanceURL: try maintenanceURL(), logger: logger)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await store.run() }
             defer { group.cancelAll() }

@@ -55,6 +55,8 @@ struct ServerProcessTests {
         (["--apple-jwks", "/nonexistent.json", "--apple-audience", "x"], "Apple JWKS: cannot read a JWKS from /nonexistent.json"),
         (["--database-url", "postgres://app@127.0.0.1/db", "--database-connections", "0"],
          "database connections must be a number from 1 to 1000"),
+        (["--database-url", "postgres://app@127.0.0.1/db", "--maintenance-database-url", "postgres://app:x@127.0.0.1/db"],
+         "the maintenance database role must not be the server's role"),
     ])
     func configurationErrors(arguments: [String], message: String) throws {
         let directory = try Self.temporary()
@@ -63,5 +65,36 @@ struct ServerProcessTests {
             environment: ["PATH": "/usr/bin:/bin", "SWIFT_BACKTRACE": "enable=no"])
         #expect(result.status == 78)
         #expect(result.stderr == "coffer-server: error: \(message)\n")
+    }
+
+    @Test("purge and audit: on SQLite as they are, on PostgreSQL only as the maintenance role")
+    func maintenanceCommands() throws {
+        let directory = try Self.temporary()
+        let environment = ["PATH": "/usr/bin:/bin", "SWIFT_BACKTRACE": "enable=no"]
+        let data = ["--data", "\(directory)/data"]
+        #expect(try TestSupport.run(ServerCrashTests.binary, ["rotate-signing-key"] + data, environment: environment).status == 0)
+        let sqliteAudit = try TestSupport.run(ServerCrashTests.binary, ["audit"] + data, environment: environment)
+        #expect(sqliteAudit.status == 0)
+        #expect(sqliteAudit.stdout.hasSuffix("\tsigning_key_rotated\t-\t-\tadmin\n"))
+        let sqlitePurge = try TestSupport.run(ServerCrashTests.binary, ["purge"] + data, environment: environment)
+        #expect(sqlitePurge.status == 0 && sqlitePurge.stdout == "0\n")
+
+        let (app, admin) = try PostgresFixture.urls()
+        let postgres = data + ["--database-url", app, "--admin-database-url", admin]
+        for (command, message) in [
+            ("purge", "purging on PostgreSQL needs --maintenance-database-url"),
+            ("audit", "reading the audit log on PostgreSQL needs --maintenance-database-url"),
+        ] {
+            let refused = try TestSupport.run(ServerCrashTests.binary, [command] + postgres, environment: environment)
+            #expect(refused.status == 78)
+            #expect(refused.stderr == "coffer-server: error: \(message)\n")
+        }
+        let maintenance = postgres + ["--maintenance-database-url", try PostgresFixture.maintenanceURL()]
+        #expect(try TestSupport.run(ServerCrashTests.binary, ["rotate-signing-key"] + postgres, environment: environment).status == 0)
+        let audit = try TestSupport.run(ServerCrashTests.binary, ["audit", "--limit", "1000"] + maintenance, environment: environment)
+        #expect(audit.status == 0, "\(audit.stderr)")
+        #expect(audit.stdout.contains("\tsigning_key_rotated\t-\t-\tadmin\n"))
+        let purge = try TestSupport.run(ServerCrashTests.binary, ["purge"] + maintenance, environment: environment)
+        #expect(purge.status == 0 && Int(purge.stdout.dropLast()) != nil, "\(purge.stderr)")
     }
 }

@@ -20,7 +20,11 @@ enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
     var testDescription: String { rawValue }
 
     /// Runs `body` with a fresh, migrated store of this backend; SQLite in memory unless `sqliteFile` names a file.
-    func withStore<T: Sendable>(sqliteFile: String? = nil, _ body: @Sendable (any ServerStore) async throws -> T) async throws -> T {
+    /// PostgreSQL's driver logs through `logger`.
+    func withStore<T: Sendable>(
+        sqliteFile: String? = nil, logger: Logger = Logger(label: "test.postgres"),
+        _ body: @Sendable (any ServerStore) async throws -> T
+    ) async throws -> T {
         switch self {
         case .sqlite:
             let store = try sqliteFile.map { path throws(ServerStoreError) in try SQLiteServerStore(path: path) } ?? SQLiteServerStore.inMemory()
@@ -28,11 +32,13 @@ enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
             return try await body(store)
         case .postgres:
             let environment = ProcessInfo.processInfo.environment
-            guard let url = environment["COFFER_TEST_POSTGRES_URL"], let admin = environment["COFFER_TEST_POSTGRES_ADMIN_URL"] else {
-                Issue.record("PostgreSQL tests need COFFER_TEST_POSTGRES_URL and COFFER_TEST_POSTGRES_ADMIN_URL: run `export $(scripts/postgres.sh start DIR)`")
+            guard let url = environment["COFFER_TEST_POSTGRES_URL"], let admin = environment["COFFER_TEST_POSTGRES_ADMIN_URL"],
+                  let maintenance = environment["COFFER_TEST_POSTGRES_MAINTENANCE_URL"]
+            else {
+                Issue.record("PostgreSQL tests need COFFER_TEST_POSTGRES_URL, …_ADMIN_URL and …_MAINTENANCE_URL: run `export $(scripts/postgres.sh start DIR)`")
                 throw TestSkip.noPostgres
             }
-            let store = try PostgresServerStore(url: url, migrationURL: admin, logger: Logger(label: "test.postgres"))
+            let store = try PostgresServerStore(url: url, migrationURL: admin, maintenanceURL: maintenance, logger: logger)
             return try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { await store.run() }
                 defer { group.cancelAll() }
@@ -43,6 +49,26 @@ enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
     }
 
     enum TestSkip: Error { case noPostgres }
+}
+
+/// Runs `body` with the store for the work that spans users beside `store` (one of `withStore`'s): the SQLite store
+/// itself, or on PostgreSQL a pool of the test cluster's maintenance role.
+func withMaintenance<T: Sendable>(
+    of store: any ServerStore, _ body: @Sendable (any MaintenanceStore) async throws -> T
+) async throws -> T {
+    if let sqlite = store as? SQLiteServerStore { return try await body(sqlite) }
+    let url = try #require(
+        ProcessInfo.processInfo.environment["COFFER_TEST_POSTGRES_MAINTENANCE_URL"],
+        "COFFER_TEST_POSTGRES_MAINTENANCE_URL is unset: run `export $(scripts/postgres.sh start DIR)`")
+    // Errors only: the pool warns when `body` leases before the `run()` task has started, which is harmless.
+    var logger = Logger(label: "test.postgres.maintenance")
+    logger.logLevel = .error
+    let maintenance = try PostgresMaintenanceStore(url: url, logger: logger)
+    return try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { await maintenance.run() }
+        defer { group.cancelAll() }
+        return try await body(maintenance)
+    }
 }
 
 /// A clock tests move by hand.
