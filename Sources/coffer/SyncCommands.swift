@@ -24,8 +24,8 @@ struct SyncCommand: ParsableCommand {
             replays, rolls back or forges anything is refused and nothing is applied.
             """,
         subcommands: [
-            SyncNow.self, SyncRegister.self, SyncLogin.self, SyncStatus.self, SyncPassphrase.self, SyncAdopt.self, SyncLogout.self,
-            SyncRevoke.self,
+            SyncNow.self, SyncRegister.self, SyncLogin.self, SyncStatus.self, SyncPassphrase.self, SyncRepublish.self,
+            SyncAdopt.self, SyncLogout.self, SyncRevoke.self,
         ],
         defaultSubcommand: SyncNow.self)
 }
@@ -181,6 +181,36 @@ struct SyncPassphrase: ParsableCommand {
     }
 }
 
+struct SyncRepublish: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "republish",
+        abstract: "Put this device's verified vault state back on a server that was restored from a backup.",
+        discussion: """
+            When a server comes back from a backup, devices report that it shows an older state of the vault, one
+            they verified before. Run republish on the device that synced last: it checks that the server's state is
+            one it verified, puts back the history the server lost and pushes every item that differs, with local
+            changes. Other devices then sync as usual. A state this device never verified is refused.
+            """)
+
+    @OptionGroup var vaultOption: VaultOption
+    @OptionGroup var output: JSONOption
+
+    func run() throws {
+        let coffer = try vaultOption.open()
+        let session = try SyncCLI.session(coffer)
+        let bar = SyncCLI.Progress("republishing")
+        let report = try SyncCLI.wait { try await session.republish(progress: bar.update) }
+        bar.finish()
+        if output.json {
+            try Output.json(SyncCLI.ReportJSON(report))
+            return
+        }
+        if let head = report.head {
+            Output.note("republished: \(report.pushed) items, state epoch \(head.epoch), fingerprint \(head.fingerprint)")
+        }
+    }
+}
+
 struct SyncAdopt: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "adopt",
@@ -324,6 +354,8 @@ enum SyncCLI {
         case .verification:
             // EX_PROTOCOL: the remote side broke the protocol.
             return CLIError.sync(error.description, exitCode: 76, hint: nil)
+        case .nothingToRepublish, .historyIncomplete:
+            return CLIError.sync(error.description, exitCode: 1, hint: nil)
         case .weakKDF, .accountParametersChanged:
             return CLIError.sync(
                 error.description, exitCode: 76,
