@@ -489,4 +489,104 @@ struct HostileServerTests {
             #expect(try await audit() == logins, "a login reached the server")
         }
     }
+
+    // MARK: Property: honest devices never see an alarm; one attack is always seen
+
+    enum Attack: CaseIterable {
+        case forgedTombstone, alteredBox, rolledBack, hiddenRow
+    }
+
+    /// The text of every live note, by item id.
+    static func noteTexts(_ coffer: Coffer) throws -> [UUID: String] {
+        var texts: [UUID: String] = [:]
+        for item in try coffer.vault.items() {
+            if case .note(let note) = item.content { texts[item.id] = note.text ?? "" }
+        }
+        return texts
+    }
+
+    @Test("three honest devices interleave edits, deletions and syncs: no alarm, nothing lost; then one attack, always caught",
+          arguments: Array(UInt64(1)...10))
+    func interleaved(seed: UInt64) async throws {
+        try await Self.withWorld { world in
+            var random = SplitMix64(seed: seed)
+            let c = try await world.newDevice()
+            _ = try await c.sync()
+            let devices = [world.a, world.b, c]
+            var token = 0
+            for _ in 0..<40 {
+                let device = devices[Int(random.next() % 3)]
+                let notes = try Self.noteTexts(device.coffer).keys.sorted { $0.byteOrder < $1.byteOrder }
+                token += 1
+                switch random.next() % 6 {
+                case 0:
+                    try device.coffer.vault.add(try SyncTests.note("note \(token)", "token-\(token)"))
+                case 1...2 where !notes.isEmpty:
+                    let id = notes[Int(random.next() % UInt64(notes.count))]
+                    _ = try device.coffer.vault.modify(id: id) { $0 = try SyncTests.note("edited \(token)", "token-\(token)") }
+                case 3 where notes.count > 2:
+                    try device.coffer.vault.purge(id: notes[Int(random.next() % UInt64(notes.count))])
+                default:
+                    _ = try await device.sync()
+                }
+            }
+            // What no device has pushed yet must survive the last round: pushed, or kept as a conflict copy.
+            var unpushed: Set<String> = []
+            for device in devices {
+                let texts = try Self.noteTexts(device.coffer)
+                for change in try device.coffer.vault.pendingChanges() where !change.deleted {
+                    if let text = texts[change.id] { unpushed.insert(text) }
+                }
+            }
+            for _ in 0..<2 {
+                for device in devices { _ = try await device.sync() }
+            }
+            let heads = try devices.map { try #require(try $0.verifiedHead()).manifest }
+            #expect(Set(heads.map(\.bytes)).count == 1, "seed \(seed): the devices did not converge on one head")
+            let contents = try SyncTests.contents(world.a.coffer)
+            #expect(try SyncTests.contents(world.b.coffer) == contents && SyncTests.contents(c.coffer) == contents, "seed \(seed)")
+            let survivors = Set(try Self.noteTexts(world.a.coffer).values)
+            #expect(unpushed.isSubset(of: survivors), "seed \(seed): lost \(unpushed.subtracting(survivors))")
+
+            // One attack on what the victim would pull next.
+            let attack = Attack.allCases[Int(random.next() % UInt64(Attack.allCases.count))]
+            let victim = devices[Int(random.next() % 3)]
+            let author = devices.first { $0.coffer.location.vaultDirectory != victim.coffer.location.vaultDirectory }!
+            let live = try Self.noteTexts(author.coffer).keys.sorted { $0.byteOrder < $1.byteOrder }
+            let target = live[Int(random.next() % UInt64(live.count))].uuidString.lowercased()
+            try await Self.edit(author, try #require(Self.noteTexts(author.coffer).keys.first), "before the attack")
+            try await world.tamper { db, user in
+                switch attack {
+                case .forgedTombstone:
+                    try db.execute(
+                        sql: "UPDATE items SET deleted = 1, box = NULL, size = 0, revision = revision + 1, seq = ? WHERE user_id = ? AND id = ?",
+                        arguments: [try World.nextSequence(db, user), user, target])
+                case .alteredBox:
+                    var box = try #require(try Data.fetchOne(db, sql: "SELECT box FROM items WHERE id = ?", arguments: [target]))
+                    box[box.count - 1] ^= 0x80
+                    try db.execute(
+                        sql: "UPDATE items SET box = ?, seq = ? WHERE user_id = ? AND id = ?",
+                        arguments: [box, try World.nextSequence(db, user), user, target])
+                case .rolledBack:
+                    try db.execute(
+                        sql: "DELETE FROM manifests WHERE user_id = ? AND epoch = (SELECT max(epoch) FROM manifests WHERE user_id = ?)",
+                        arguments: [user, user])
+                case .hiddenRow:
+                    try db.execute(
+                        sql: "UPDATE items SET seq = 0 WHERE user_id = ? AND seq = (SELECT max(seq) FROM items WHERE user_id = ?)",
+                        arguments: [user, user])
+                    try db.execute(sql: "UPDATE manifests SET seq = 0 WHERE user_id = ?", arguments: [user])
+                }
+            }
+            let before = try Snapshot(victim.coffer)
+            do {
+                _ = try await victim.sync()
+                Issue.record("seed \(seed): \(attack) was not detected")
+            } catch SyncError.verification {
+            } catch {
+                Issue.record("seed \(seed): \(attack) failed with \(error), not a verification failure")
+            }
+            #expect(try Snapshot(victim.coffer) == before, "seed \(seed): \(attack) changed the vault")
+        }
+    }
 }
