@@ -95,6 +95,14 @@ _USER = {"id": "1", "email": "a@example.org", "created_at": "2026-11-18T12:26:40
 _ITEM = {"id": "00000000-0000-4000-8000-000000000001", "kind": "note", "revision": 2, "updated_at": 1795000000000,
          "deleted": False, "box": "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwd"}
 _TOMBSTONE = {"id": "00000000-0000-4000-8000-000000000002", "kind": "card", "revision": 3, "updated_at": 0, "deleted": True}
+def _golden_manifests():
+    import json
+    path = os.path.join(ROOT, "Tests", "CofferServerTests", "Golden", "manifest_v1.json")
+    with open(path) as golden:
+        return [entry["base64"] for entry in json.load(golden)["manifests"]]
+
+
+_MANIFESTS = _golden_manifests()
 WIRE_BODIES = [
     {"email": "a@example.org"},
     {"email": "a@example.org", "auth_key": "AAAA", "vault_id": _SLOT["id"], "slot": _SLOT},
@@ -103,21 +111,27 @@ WIRE_BODIES = [
     {"auth_key": "AAAA", "new_auth_key": "BBBB", "slot": dict(_SLOT, kdf={"algorithm": "scrypt", "log_n": 15, "r": 8, "p": 1})},
     {"identity_token": "eyJ.e30.sig", "user_identifier": "u", "email": "a@example.org",
      "full_name": {"given_name": "Ada", "family_name": "L"}},
-    {"items": [{"item": _ITEM, "base_revision": 1}, {"item": _TOMBSTONE, "base_revision": 2}]},
+    {"items": [{"item": _ITEM, "base_revision": 1}, {"item": _TOMBSTONE, "base_revision": 2}], "base_epoch": 0,
+     "chain": _MANIFESTS[:1], "manifest": _MANIFESTS[1]},
     {"kdf": {"algorithm": "pbkdf2-sha256", "iterations": 600000}, "salt": "AAECAwQFBgcICQoLDA0ODw=="},
     {"access_token": "a", "refresh_token": "r", "expires_in": 900, "token_type": "Bearer", "user": _USER,
      "vault_id": _SLOT["id"], "slot": _SLOT},
-    {"user": _USER, "vault_id": _SLOT["id"], "item_count": 2, "stored_bytes": 100, "cursor": 7},
+    {"user": _USER, "vault_id": _SLOT["id"], "item_count": 2, "stored_bytes": 100, "cursor": 7, "head_epoch": 2},
     {"cursor": 8, "accepted": 2},
-    {"items": [_ITEM, _TOMBSTONE], "cursor": 9, "has_more": True},
+    {"items": [_ITEM, _TOMBSTONE], "cursor": 9, "has_more": False, "head": _MANIFESTS[1]},
     {"error": "conflict", "message": "stale base revision", "details": {"conflicts": [_ITEM], "field": "items", "limit": 500}},
+    {"manifests": _MANIFESTS, "has_more": False},
 ]
 
 
 def wire_seeds():
+    import base64
     import json
     for index, body in enumerate(WIRE_BODIES):
         yield bytes([index]) + json.dumps(body).encode()
+    # The raw manifest target comes after the JSON bodies.
+    for text in _MANIFESTS:
+        yield bytes([len(WIRE_BODIES)]) + base64.b64decode(text)
 
 
 SEEDS = {"FuzzImport": fixture_seeds, "FuzzBarcode": barcode_seeds, "FuzzItemContent": item_content_seeds,

@@ -20,14 +20,35 @@ let bodies: [(name: String, decode: @Sendable (Data) throws -> Void)] = [
     ("RefreshRequest", { _ = try WireJSON.decoder().decode(RefreshRequest.self, from: $0) }),
     ("PassphraseChangeRequest", { checkSlot(try WireJSON.decoder().decode(PassphraseChangeRequest.self, from: $0).slot) }),
     ("AppleAuthRequest", { _ = try WireJSON.decoder().decode(AppleAuthRequest.self, from: $0) }),
-    ("PushRequest", { try WireJSON.decoder().decode(PushRequest.self, from: $0).items.forEach { checkItem($0.item) } }),
+    ("PushRequest", { body in
+        let request = try WireJSON.decoder().decode(PushRequest.self, from: body)
+        request.items.forEach { checkItem($0.item) }
+        (request.chain ?? []).forEach(checkManifest)
+        request.manifest.map(checkManifest)
+    }),
     ("PreloginResponse", { checkKDF(try WireJSON.decoder().decode(PreloginResponse.self, from: $0).kdf) }),
     ("AuthResponse", { _ = try WireJSON.decoder().decode(AuthResponse.self, from: $0) }),
     ("AccountResponse", { _ = try WireJSON.decoder().decode(AccountResponse.self, from: $0) }),
     ("PushResponse", { _ = try WireJSON.decoder().decode(PushResponse.self, from: $0) }),
-    ("ChangesResponse", { try WireJSON.decoder().decode(ChangesResponse.self, from: $0).items.forEach(checkItem) }),
+    ("ChangesResponse", { body in
+        let page = try WireJSON.decoder().decode(ChangesResponse.self, from: body)
+        page.items.forEach(checkItem)
+        page.head.map(checkManifest)
+    }),
     ("ErrorBody", { try WireJSON.decoder().decode(ErrorBody.self, from: $0).details?.conflicts?.forEach(checkItem) }),
+    ("ManifestsResponse", { try WireJSON.decoder().decode(ManifestsResponse.self, from: $0).manifests.forEach(checkManifest) }),
+    ("Manifest", { body in
+        let manifest = try Manifest(bytes: Array(body))
+        // What a device computes from a parsed manifest before it trusts it.
+        _ = (manifest.body, manifest.hash, manifest.fingerprint)
+    }),
 ]
+
+/// A manifest from the other side is parsed (bounded) before anything reads it.
+func checkManifest(_ text: String) {
+    guard let manifest = try? Manifest(base64: text) else { return }
+    _ = (manifest.hash, manifest.fingerprint)
+}
 
 /// KDF parameters from the other side go through the same bounds check both sides use before any work.
 func checkKDF(_ parameters: KDFParameters) {
