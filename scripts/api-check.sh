@@ -142,9 +142,10 @@ expected-statuses = [400, 401, 403, 404, 405, 406, 409, 413, 415, 422, 428, 429,
 TOML
 cat >"$work/api_check_hooks.py" <<'PY'
 import json
+import math
 import os
 import uuid
-from datetime import datetime
+from datetime import datetime, timezone
 
 import schemathesis
 
@@ -194,12 +195,19 @@ def _fixture(name):
         return file.read()
 
 
+# Card dates as numbers count seconds from here (CardOnCue's iOS encoder, Foundation's reference date).
+REFERENCE_DATE = datetime(2001, 1, 1, tzinfo=timezone.utc)
+
+
 def _date(value):
+    """A card date in whole seconds since 2001, from either form the server reads (it drops fractional seconds)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return math.floor(value)
     if not isinstance(value, str):
         return None
     try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
+        return math.floor((datetime.fromisoformat(value.replace("Z", "+00:00")) - REFERENCE_DATE).total_seconds())
+    except (ValueError, TypeError):
         return None
 
 

@@ -39,6 +39,10 @@ struct APIError: Error, HTTPResponseError, Sendable {
         error.headers[.wwwAuthenticate] = "Bearer"
         return error
     }
+    static let syncDisabled = APIError(
+        .forbidden, "sync_disabled", "Sync is off for this account (preferences.sync_enabled is false); it cannot push")
+    static let protectedItem = APIError(
+        .forbidden, "protected_item", "An item written through /v1/cards cannot be replaced or deleted by a sync push")
     static let accountExists = APIError(.conflict, "account_exists", "An account with that email already exists")
     static let internalError = APIError(.internalServerError, "internal_error", "Internal server error")
     static let unavailable = APIError(.serviceUnavailable, "unavailable", "The service is unavailable; try again later")
@@ -87,6 +91,12 @@ struct APIError: Error, HTTPResponseError, Sendable {
         var response = JSONResponse.make(body, status: status)
         for field in headers { response.headers.append(field) }
         return response
+    }
+
+    /// The JSON error body alone, for answers written below the router (`MalformedRequestResponder`).
+    func bodyData() -> Data {
+        (try? WireJSON.encoder().encode(ErrorBody(error: code, message: message, details: details)))
+            ?? Data(#"{"error":"internal_error","message":"Internal server error"}"#.utf8)
     }
 }
 

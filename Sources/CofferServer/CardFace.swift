@@ -84,6 +84,49 @@ struct CardCreateRequest: Decodable, Sendable {
         case validTo = "valid_to"
         case oneTime = "one_time"
     }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        name = try container.decode(String.self, forKey: .name)
+        barcodeType = try container.decode(String.self, forKey: .barcodeType)
+        payloadEncrypted = try container.decode(String.self, forKey: .payloadEncrypted)
+        tags = try container.decodeIfPresent([String].self, forKey: .tags)
+        networkIDs = try container.decodeIfPresent([String].self, forKey: .networkIDs)
+        validFrom = try container.decodeIfPresent(CardDate.self, forKey: .validFrom)?.date
+        validTo = try container.decodeIfPresent(CardDate.self, forKey: .validTo)?.date
+        oneTime = try container.decodeIfPresent(Bool.self, forKey: .oneTime)
+        metadata = try container.decodeIfPresent([String: String].self, forKey: .metadata)
+    }
+}
+
+/// A date the card endpoints read, in either form CardOnCue's clients send: an ISO 8601 / RFC 3339 string (the
+/// contract), or a number of seconds since 2001-01-01T00:00:00Z, which is what the iOS client's `JSONEncoder`
+/// writes with its default date strategy. Fractional seconds are dropped in both forms (the server answers with
+/// whole seconds, which is all that client's ISO 8601 decoder reads). Anything else, or a number outside the years
+/// 1 to 9999 (a string's four-digit year bounds it already), is a 400 naming the field.
+struct CardDate: Decodable, Sendable {
+    var date: Date
+
+    /// 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z as seconds since 2001: the years an ISO 8601 answer can write.
+    static let range: ClosedRange<TimeInterval> = -63_113_904_000...252_423_993_599
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let field = decoder.codingPath.last?.stringValue ?? "date"
+        let invalid = APIError.invalidRequest(
+            "\(field) must be an ISO 8601 date-time or a number of seconds since 2001-01-01T00:00:00Z", field: field)
+        let seconds: TimeInterval
+        if let number = try? container.decode(Double.self) {
+            guard number.isFinite, Self.range.contains(number) else { throw invalid }
+            seconds = number
+        } else if let parsed = try? container.decode(Date.self) {
+            // A string, read by the wire decoder's ISO 8601 strategy like every other date of the API.
+            seconds = parsed.timeIntervalSinceReferenceDate
+        } else {
+            throw invalid
+        }
+        date = Date(timeIntervalSinceReferenceDate: seconds.rounded(.down))
+    }
 }
 
 /// `PATCH /v1/cards/{id}`: only the keys present change; `null` clears a date. Keys the contract forbids patching
@@ -125,7 +168,7 @@ struct CardPatchRequest: Decodable, Sendable {
             let key = AnyKey(stringValue: name)
             guard container.contains(key) else { return .unchanged }
             if try container.decodeNil(forKey: key) { return .set(nil) }
-            return .set(try container.decode(Date.self, forKey: key))
+            return .set(try container.decode(CardDate.self, forKey: key).date)
         }
         name = try required("name", String.self)
         tags = try required("tags", [String].self)

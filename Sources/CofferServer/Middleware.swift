@@ -33,12 +33,7 @@ struct ResponseHardeningMiddleware<Context: RequestContext>: RouterMiddleware {
             logger.error("unhandled failure", metadata: ["type": "\(type(of: error))"])
             response = APIError.internalError.response()
         }
-        response.headers[.strictTransportSecurity] = "max-age=31536000; includeSubDomains"
-        response.headers[.xContentTypeOptions] = "nosniff"
-        response.headers[.xFrameOptions] = "DENY"
-        // Everything is private and fresh unless a route says otherwise (public places tiles).
-        if response.headers[.cacheControl] == nil { response.headers[.cacheControl] = "no-store" }
-        response.headers[.referrerPolicy] = "no-referrer"
+        Self.harden(&response.headers)
         let elapsed = ContinuousClock.now - started
         logger.info(
             "request",
@@ -48,6 +43,16 @@ struct ResponseHardeningMiddleware<Context: RequestContext>: RouterMiddleware {
                 "ms": "\(elapsed.components.attoseconds / 1_000_000_000_000_000 + elapsed.components.seconds * 1000)",
             ])
         return response
+    }
+
+    /// The security headers of every answer, also those written below the router (`MalformedRequestResponder`).
+    static func harden(_ headers: inout HTTPFields) {
+        headers[.strictTransportSecurity] = "max-age=31536000; includeSubDomains"
+        headers[.xContentTypeOptions] = "nosniff"
+        headers[.xFrameOptions] = "DENY"
+        // Everything is private and fresh unless a route says otherwise (public places tiles).
+        if headers[.cacheControl] == nil { headers[.cacheControl] = "no-store" }
+        headers[.referrerPolicy] = "no-referrer"
     }
 
     /// Hummingbird's own errors (unknown route, body too large, undecodable JSON) in our error body. The framework's

@@ -99,6 +99,9 @@ struct PlacesRoutes {
         let buffer: ByteBuffer
         do {
             buffer = try await request.body.collect(upTo: maxBytes)
+        } catch let error as APIError {
+            // A body the HTTP parser refused (`MalformedRequestResponder`).
+            throw error
         } catch {
             throw APIError.tooLarge("Import too large for HTTP; use coffer-server places import", limit: maxBytes)
         }

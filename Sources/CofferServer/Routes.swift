@@ -148,6 +148,9 @@ struct Routes {
         let buffer: ByteBuffer
         do {
             buffer = try await request.body.collect(upTo: context.maxUploadSize)
+        } catch let error as APIError {
+            // A body the HTTP parser refused (`MalformedRequestResponder`).
+            throw error
         } catch {
             throw APIError.tooLarge("Request body too large", limit: context.maxUploadSize)
         }

@@ -286,8 +286,10 @@ final class ServerCore: Sendable {
         max(1, Int(state.windowEnds.timeIntervalSince(now).rounded(.up)))
     }
 
+    /// `text` in the canonical form every email lookup, account, rate-limit key and pre-login salt uses
+    /// (`AccountEmail`), or 400 when it is not an email address.
     static func normalizedEmail(_ text: String) throws -> String {
-        let email = text.trimmingCharacters(in: .whitespaces).lowercased()
+        let email = AccountEmail.canonical(text)
         guard (3...254).contains(email.utf8.count), email.contains("@"), !email.hasPrefix("@"), !email.hasSuffix("@"),
               !email.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F })
         else { throw APIError.invalidRequest("email must be an email address", field: "email") }
@@ -297,7 +299,7 @@ final class ServerCore: Sendable {
     /// The email an Apple account is created with: the token's or the request's, else the private-relay form.
     static func appleEmail(claimed: String?, subject: String) -> String {
         if let claimed, let email = try? normalizedEmail(claimed) { return email }
-        return "\(subject.lowercased())@privaterelay.appleid.com"
+        return AccountEmail.canonical("\(subject)@privaterelay.appleid.com")
     }
 
     static func fullName(_ name: AppleAuthRequest.FullName?) -> String {

@@ -7,6 +7,7 @@ extension ServerCore {
     /// `POST /v1/sync/push`: every write is checked before any lands; a stale base revision answers 409 with the
     /// server's copies.
     func push(_ request: PushRequest, session: AuthenticatedSession) async throws -> PushResponse {
+        try await requireSyncEnabled(session)
         let manifest = try Self.manifestWrite(request.manifest, baseEpoch: request.baseEpoch, chain: request.chain)
         guard !request.items.isEmpty || manifest != nil else {
             throw APIError.invalidRequest("A push needs at least one item", field: "items")
@@ -76,6 +77,13 @@ extension ServerCore {
         return ManifestWrite(baseEpoch: baseEpoch, manifests: entries)
     }
 
+    /// Sync is on for an account that holds a passphrase slot (`preferences.sync_enabled`). One made through Sign in
+    /// with Apple has none: its items are the card face's, and a sync push would store boxes that no device of the
+    /// account can open, or overwrite its cards.
+    func requireSyncEnabled(_ session: AuthenticatedSession) async throws {
+        guard try await liveUser(session).slot != nil else { throw APIError.syncDisabled }
+    }
+
     /// The store's push, with an account deleted meanwhile answered like any ended session.
     func storePush(_ writes: [ItemWrite], manifest: ManifestWrite? = nil, session: AuthenticatedSession) async throws -> PushOutcome {
         let result: Result<PushOutcome, ServerStoreError>
@@ -87,6 +95,7 @@ extension ServerCore {
         switch result {
         case .success(let outcome): return outcome
         case .failure(.notFound): throw APIError.invalidToken
+        case .failure(.protectedItem): throw APIError.protectedItem
         case .failure(let error): throw error
         }
     }

@@ -11,6 +11,10 @@ struct TokenClaims: JWTPayload, Equatable {
     }
 
     var iss: String
+    /// Who the token is for: `TokenService.audience(of:)` its kind. Access and refresh tokens share the signing keys,
+    /// so the audience (as well as `typ`) keeps one from ever standing in for the other; a token without it does not
+    /// decode and is refused.
+    var aud: String
     var sub: String
     /// The session family: every token of one login shares it, so a family can be revoked as a whole.
     var sid: String
@@ -35,6 +39,14 @@ struct AuthenticatedSession: Sendable {
 final class TokenService: Sendable {
     static let issuer = "coffer-server"
     static let appleIssuer = "https://appleid.apple.com"
+
+    /// The audience of each token kind: the API for access tokens, the refresh endpoint for refresh tokens.
+    static func audience(of kind: TokenClaims.Kind) -> String {
+        switch kind {
+        case .access: return "coffer-server/api"
+        case .refresh: return "coffer-server/refresh"
+        }
+    }
 
     private let keys: JWTKeyCollection
     private let currentKeyID: JWKIdentifier
@@ -86,15 +98,16 @@ final class TokenService: Sendable {
     private func sign(userID: UUID, family: UUID, tokenID: UUID, kind: TokenClaims.Kind, lifetime: Int) async throws -> String {
         let now = Int64(clock().timeIntervalSince1970)
         let claims = TokenClaims(
-            iss: Self.issuer, sub: userID.uuidString.lowercased(), sid: family.uuidString.lowercased(),
-            jti: tokenID.uuidString.lowercased(), typ: kind, iat: now, exp: now + Int64(lifetime))
+            iss: Self.issuer, aud: Self.audience(of: kind), sub: userID.uuidString.lowercased(),
+            sid: family.uuidString.lowercased(), jti: tokenID.uuidString.lowercased(), typ: kind, iat: now,
+            exp: now + Int64(lifetime))
         var header = JWTHeader()
         header.typ = "JWT"
         return try await keys.sign(claims, kid: currentKeyID, header: header)
     }
 
     /// The claims of a token of `kind`, or nil for anything else: wrong algorithm, unknown key, bad signature, wrong
-    /// issuer or type, expired, issued in the future.
+    /// issuer, audience or type, expired, issued in the future.
     func verify(_ token: String, kind: TokenClaims.Kind) async -> TokenClaims? {
         guard token.utf8.count <= Self.maximumTokenBytes else { return nil }
         let now = Int64(clock().timeIntervalSince1970)
@@ -109,8 +122,9 @@ final class TokenService: Sendable {
             verified.withLock { $0.insert(checked, for: digest, now: now) }
             claims = checked
         }
-        guard claims.iss == Self.issuer, claims.typ == kind, claims.exp > now, claims.iat <= now + 60,
-              UUID(uuidString: claims.sub) != nil, UUID(uuidString: claims.sid) != nil, UUID(uuidString: claims.jti) != nil
+        guard claims.iss == Self.issuer, claims.aud == Self.audience(of: kind), claims.typ == kind, claims.exp > now,
+              claims.iat <= now + 60, UUID(uuidString: claims.sub) != nil, UUID(uuidString: claims.sid) != nil,
+              UUID(uuidString: claims.jti) != nil
         else { return nil }
         return claims
     }

@@ -381,6 +381,31 @@ enum PostgresSchema {
             )
             """,
         ] + rowLevelSecurity(table: "manifests", userColumn: "user_id")),
+        // Emails are compared in NFC (`AccountEmail`); rows stored before that are rewritten, or an account
+        // registered with a decomposed address could no longer log in. The same rule as the SQLite store's: a
+        // deleted row always, a live row unless a live account already holds the canonical address, and of several
+        // live rows with one canonical address the oldest. `normalize` needs a UTF8 database; in any other encoding
+        // no row is touched.
+        Migration(version: 7, statements: [
+            """
+            DO $$
+            BEGIN
+                IF current_setting('server_encoding') <> 'UTF8' THEN RETURN; END IF;
+                UPDATE users SET email = normalize(email, NFC)
+                WHERE email IS NOT NULL AND deleted_at IS NOT NULL AND email IS NOT NFC NORMALIZED;
+                UPDATE users u SET email = c.canonical
+                FROM (
+                    SELECT DISTINCT ON (normalize(email, NFC)) id, normalize(email, NFC) AS canonical
+                    FROM users
+                    WHERE email IS NOT NULL AND deleted_at IS NULL AND email IS NOT NFC NORMALIZED
+                    ORDER BY normalize(email, NFC), created_at, id
+                ) c
+                WHERE u.id = c.id
+                  AND NOT EXISTS (SELECT 1 FROM users o WHERE o.email = c.canonical AND o.deleted_at IS NULL);
+            END
+            $$
+            """,
+        ]),
     ]
 
     /// Signatures of the functions the app role may execute: the request path's. Each takes its user from

@@ -403,6 +403,9 @@ public final class PostgresServerStore: ServerStore {
                 {
                     stored[item.id] = item
                 }
+                if writes.contains(where: { $0.meta == nil && stored[$0.id]?.meta != nil }) {
+                    throw ServerStoreError.protectedItem
+                }
                 let conflicts = writes.compactMap { write -> StoredItem? in
                     guard let item = stored[write.id], item.revision != write.baseRevision else { return nil }
                     return item

@@ -141,8 +141,37 @@ public final class SQLiteServerStore: ServerStore, MaintenanceStore {
                 ) WITHOUT ROWID;
                 """)
         }
+        migrator.registerMigration("s5-email-nfc", migrate: SQLiteServerStore.normalizeStoredEmails)
         return migrator
     }()
+
+    /// Rewrites emails stored before they were kept in NFC (`AccountEmail`), which lookups now use: without it an
+    /// account registered with a decomposed address could no longer log in. Only rows with non-ASCII text can change.
+    /// When several live accounts share one canonical address (the duplicates this fixes), the one already holding
+    /// it, else the oldest, gets it; the others keep their stored text (and no longer match a login), since two live
+    /// accounts cannot share an email.
+    private static func normalizeStoredEmails(_ db: Database) throws {
+        let rows = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT id, email, deleted_at FROM users
+                WHERE email IS NOT NULL AND length(email) <> length(CAST(email AS BLOB))
+                ORDER BY created_at, id
+                """)
+        for row in rows {
+            let stored: String = row["email"]
+            let canonical = AccountEmail.canonical(stored)
+            // Swift's `==` on strings is canonical equivalence; the stores compare bytes.
+            if canonical.utf8.elementsEqual(stored.utf8) { continue }
+            let live = (row["deleted_at"] as Int64?) == nil
+            if live, try Bool.fetchOne(
+                db, sql: "SELECT 1 FROM users WHERE email = ? AND deleted_at IS NULL", arguments: [canonical]) ?? false
+            {
+                continue
+            }
+            try db.execute(sql: "UPDATE users SET email = ? WHERE id = ?", arguments: [canonical, row["id"] as String])
+        }
+    }
 
     public func migrate() async throws(ServerStoreError) {
         do {
@@ -342,9 +371,9 @@ public final class SQLiteServerStore: ServerStore, MaintenanceStore {
             for write in writes {
                 let stored = try Row.fetchOne(
                     db, sql: "SELECT * FROM items WHERE user_id = ? AND id = ?", arguments: [user, Self.key(write.id)])
-                if let stored, (stored["revision"] as Int64) != write.baseRevision {
-                    conflicts.append(try Self.storedItem(stored))
-                }
+                guard let stored else { continue }
+                if write.meta == nil, (stored["meta"] as String?) != nil { throw ServerStoreError.protectedItem }
+                if (stored["revision"] as Int64) != write.baseRevision { conflicts.append(try Self.storedItem(stored)) }
             }
             if !conflicts.isEmpty { return .conflicts(conflicts) }
             guard let sequence = try Int64.fetchOne(

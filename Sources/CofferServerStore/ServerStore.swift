@@ -57,7 +57,8 @@ public protocol ServerStore: PlaceStore {
     /// `.manifestRequired` (unless it writes only server-face rows, `StateRoot.isServerFace`); a write whose
     /// `baseRevision` differs from the stored row's revision makes the whole push answer `.conflicts` with the stored
     /// copies. A write to a row the server does not hold is accepted whatever its base (after a revoke, the server has
-    /// nothing left to lose). The manifest is stored at the push's last feed position.
+    /// nothing left to lose). The manifest is stored at the push's last feed position. A write without `meta` (a sync
+    /// push) that names a row stored with `meta` (a CardOnCue card) fails the whole push with `.protectedItem`.
     func push(userID: UUID, writes: [ItemWrite], manifest: ManifestWrite?, now: Date) async throws(ServerStoreError) -> PushOutcome
     /// Rows changed after `cursor`, oldest change first, at most `limit`.
     func changes(userID: UUID, since cursor: Int64, limit: Int) async throws(ServerStoreError) -> ChangePage
@@ -115,6 +116,9 @@ public enum ServerStoreError: Error, Sendable, Equatable, CustomStringConvertibl
     case notFound
     /// The database could not be reached or answered with an error; the text is for logs and never reaches clients.
     case unavailable(String)
+    /// A write without server-visible metadata named a row stored with it: a card of the CardOnCue face, which a
+    /// sync push may neither replace nor delete (the card would vanish from `/v1/cards`).
+    case protectedItem
     /// The database holds a schema newer than this server.
     case schemaTooNew
     /// Places that break a rule of the store (a location of a network nobody imported).
@@ -124,6 +128,7 @@ public enum ServerStoreError: Error, Sendable, Equatable, CustomStringConvertibl
         switch self {
         case .duplicate: return "an account with that identity already exists"
         case .notFound: return "not found"
+        case .protectedItem: return "a sync push named a card of the card face"
         case .unavailable(let detail): return "database unavailable: \(detail)"
         case .schemaTooNew: return "the database was written by a newer coffer-server"
         case .invalidPlaces(let rule): return "places: \(rule)"

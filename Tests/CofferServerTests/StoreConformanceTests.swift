@@ -130,6 +130,35 @@ struct StoreConformanceTests {
         }
     }
 
+    @Test("a write without meta never replaces or deletes a row stored with meta (a card); the whole push is refused", arguments: Backend.allCases)
+    func protectedItems(backend: Backend) async throws {
+        try await backend.withStore { store in
+            let user = try await Self.newUser(store)
+            let card = UUID(), other = UUID()
+            var created = Self.write(card, kind: "cardoncue.card")
+            created.meta = #"{"name":"Costco"}"#
+            #expect(try await store.push(userID: user, writes: [created], now: Self.now) == .accepted(cursor: 1))
+            let stored = try #require(try await store.item(userID: user, id: card))
+            let attempts: [[ItemWrite]] = [
+                [Self.write(other), Self.write(card, revision: 2, base: 1)],
+                [Self.write(card, revision: 2, base: 1, deleted: true)],
+                [Self.write(card, revision: 2, base: 1, kind: "cardoncue.card")],
+                // Refused, not a conflict: pulling and pushing again would not help.
+                [Self.write(card, revision: 5, base: 3)],
+            ]
+            for writes in attempts {
+                await #expect(throws: ServerStoreError.protectedItem) { try await store.push(userID: user, writes: writes, now: Self.now) }
+            }
+            #expect(try await store.item(userID: user, id: card) == stored)
+            #expect(try await store.item(userID: user, id: other) == nil)
+            #expect(try await store.usage(userID: user).cursor == 1)
+            // The card face's own writes carry meta and go on.
+            var edited = Self.write(card, revision: 2, base: 1, kind: "cardoncue.card")
+            edited.meta = #"{"name":"Costco Wholesale"}"#
+            #expect(try await store.push(userID: user, writes: [edited], now: Self.now) == .accepted(cursor: 2))
+        }
+    }
+
     @Test("users never see each other's rows", arguments: Backend.allCases)
     func isolation(backend: Backend) async throws {
         try await backend.withStore { store in
