@@ -48,8 +48,9 @@ public enum VerificationFailure: Error, Sendable, Equatable, CustomStringConvert
             return "the server's record of the vault's state belongs to another vault; nothing was applied"
         case .rolledBack(let server, let verified):
             return "the server shows an older state of the vault (epoch \(server)) than this device verified "
-                + "(epoch \(verified)), and not one this device ever saw: it is not a restore from a backup; do not "
-                + "trust this server; nothing was applied"
+                + "(epoch \(verified)), and not one this device ever saw: not a restore from a backup; nothing was "
+                + "applied (only if sync was revoked and restarted on another device: compare fingerprints there and "
+                + "run `coffer sync adopt --expect FINGERPRINT`)"
         case .restored(let server, let verified):
             return "the server shows the vault as it was at epoch \(server), a state this device verified before, "
                 + "instead of the newer epoch \(verified): most likely the server was restored from a backup (or it is "
@@ -58,7 +59,8 @@ public enum VerificationFailure: Error, Sendable, Equatable, CustomStringConvert
         case .forked(let epoch):
             return "the server shows this device a history of the vault that does not continue the one it verified "
                 + "(from epoch \(epoch)): the server is showing your devices different vaults; compare "
-                + "`coffer sync status` on each device; nothing was applied"
+                + "`coffer sync status` on each device; nothing was applied (only if sync was revoked and restarted "
+                + "on another device: run `coffer sync adopt --expect FINGERPRINT` with that device's fingerprint)"
         case .brokenChain(let epoch):
             return "the server's history of the vault has a missing or out-of-order step at epoch \(epoch); nothing was applied"
         case .headMissing(0):

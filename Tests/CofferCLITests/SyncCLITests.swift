@@ -110,6 +110,14 @@ struct SyncCLITests {
         #expect(unlinked.status == 64 && unlinked.stderr.contains("not linked"))
         #expect(try Self.names(b).contains("Written on A"), "logout keeps the items")
 
+        // A third device, linked with the fingerprint it was told to expect, stays linked through a revoke.
+        let statusA = try JSONSerialization.jsonObject(with: Data(try a.ok(["sync", "status", "--json"]).stdout.utf8)) as? [String: Any]
+        let fingerprint = try #require((statusA?["verified"] as? [String: Any])?["fingerprint"] as? String)
+        let c = try CLI()
+        try c.ok(["sync", "login", "--server", server.url, "--email", email, "--expect", fingerprint], input: "\(passphrase)\n")
+        let statusC = try c.ok(["sync", "status"]).stdout
+        #expect(statusC.contains("fingerprint \(fingerprint)"))
+
         // Revoke deletes the server's copies; the next sync from A uploads everything again.
         #expect(try a.run(["sync", "revoke"]).status == 64)
         try a.ok(["sync", "revoke", "--yes"])
@@ -117,6 +125,18 @@ struct SyncCLITests {
         #expect(restatus.contains("\"server_items\" : 0"))
         try a.ok(["sync"])
         #expect(try a.ok(["sync", "status", "--json"]).stdout.contains("\"server_items\" : 4"))
+
+        // C sees a history that does not continue the one it verified, says so, and changes nothing; told the new
+        // fingerprint (read on A), it adopts the new state.
+        let refused = try c.run(["sync"])
+        #expect(refused.status == 76 && refused.stderr.hasPrefix("coffer: error: ") && refused.stderr.contains("adopt"))
+        #expect(try Self.names(c).contains("Written on A"))
+        let renewed = try JSONSerialization.jsonObject(with: Data(try a.ok(["sync", "status", "--json"]).stdout.utf8)) as? [String: Any]
+        let newFingerprint = try #require((renewed?["verified"] as? [String: Any])?["fingerprint"] as? String)
+        #expect(try c.run(["sync", "adopt"]).status == 64)
+        try c.ok(["sync", "adopt", "--expect", newFingerprint])
+        #expect(try c.ok(["sync", "status"]).stdout.contains("fingerprint \(newFingerprint)"))
+        #expect(try Self.names(c) == Self.names(a))
         server.stop()
     }
 }
