@@ -36,7 +36,7 @@ public enum VerificationFailure: Error, Sendable, Equatable, CustomStringConvert
     case slotReverted
     /// The head is not the one the user said to expect.
     case unexpectedFingerprint(expected: String, found: String)
-    /// Another device rotated the vault's master key (the head is of a newer key epoch).
+    /// The head was made under another master key than this device's (another device rotated it).
     case newerKeyEpoch(Int64)
 
     public var description: String {
@@ -105,11 +105,13 @@ struct StateVerifier {
     /// HMAC-SHA256 under the vault's manifest key.
     let tag: ([UInt8]) -> [UInt8]
 
-    /// A manifest made with this vault's key for this vault.
+    /// A manifest made with this vault's key for this vault. Key epochs are counted by each vault copy (a copy
+    /// rotated before it was linked counts higher than one that joined later), so the tag decides: a manifest that
+    /// does not verify and names another key epoch than this copy's was made under another master key.
     func authenticate(_ manifest: Manifest) throws(VerificationFailure) {
         guard manifest.vaultID == vaultID else { throw .otherVault }
-        if Int64(manifest.keyEpoch) > keyEpoch { throw .newerKeyEpoch(Int64(manifest.keyEpoch)) }
-        guard Int64(manifest.keyEpoch) == keyEpoch, Self.constantTimeEqual(tag(manifest.body), manifest.tag) else {
+        guard Self.constantTimeEqual(tag(manifest.body), manifest.tag) else {
+            if Int64(manifest.keyEpoch) != keyEpoch { throw .newerKeyEpoch(Int64(manifest.keyEpoch)) }
             throw .forgedManifest(epoch: manifest.epoch)
         }
     }

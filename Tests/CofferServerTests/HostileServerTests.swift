@@ -156,6 +156,29 @@ struct HostileServerTests {
         }
     }
 
+    @Test("a vault whose key was rotated before it was linked syncs with devices that joined later")
+    func rotatedBeforeLinking() async throws {
+        try await SyncTests.withLiveServer(.sqlite) { server, _, _ in
+            let client = try SyncClient(server: server)
+            let a = try Coffer.initialize(at: try SyncTests.location())
+            let note = try a.vault.add(try SyncTests.note("Rotated", "before linking"))
+            _ = try a.rotateMasterKey(passphrase: nil)
+            let sessionA = SyncSession(coffer: a, client: client)
+            try await sessionA.register(email: "rotated-\(UUID().uuidString.prefix(8).lowercased())@example.org", passphrase: SyncTests.passphrase, kdf: SyncTests.kdf)
+            _ = try await sessionA.sync()
+            let email = try #require(try a.vault.syncAccount()).account
+            let b = try await SyncSession.login(
+                location: try SyncTests.location(), client: client, email: email, passphrase: SyncTests.passphrase,
+                localPassphrase: nil, allowWeakKDF: true)
+            _ = try await b.sync()
+            // Each copy counts its own key epochs; the tag decides.
+            #expect(a.vault.keyEpoch == 2 && b.coffer.vault.keyEpoch == 1)
+            try await Self.edit(b, note.id, "edited on B")
+            _ = try await sessionA.sync()
+            #expect(try SyncTests.contents(a) == SyncTests.contents(b.coffer))
+        }
+    }
+
     @Test("a dropped row: a new device is refused; a device that is behind is refused")
     func droppedRow() async throws {
         try await Self.withWorld { world in
