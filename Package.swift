@@ -26,6 +26,8 @@ let package = Package(
         .package(url: "https://github.com/swift-extras/swift-extras-base64", from: "1.2.0"),
         .package(url: "https://github.com/vapor/multipart-kit.git", from: "4.7.1"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
         // Operating-system seams: file modes, atomic writes, locks. Nothing above this calls POSIX directly.
@@ -137,6 +139,8 @@ let package = Package(
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ExtrasBase64", package: "swift-extras-base64"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: strict),
         .executableTarget(

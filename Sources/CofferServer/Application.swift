@@ -89,6 +89,14 @@ public enum CofferServerApplication {
         let router = Router(context: CofferRequestContext.self)
         let routes = RouteTable()
         router.add(middleware: ResponseHardeningMiddleware(logger: logger, routes: routes))
+        if configuration.metrics {
+            _ = ServerMetrics.registry
+            router.add(middleware: MetricsMiddleware())
+            router.get("metrics") { request, context in
+                try await core.requireOperator(request.headers[.authorization], address: context.remoteAddress)
+                return ServerMetrics.response()
+            }
+        }
         if let corsOrigin = configuration.corsOrigin {
             let origin: CORSMiddleware<CofferRequestContext>.AllowOriginExtended = corsOrigin == "*" ? .all : .custom(corsOrigin)
             router.add(

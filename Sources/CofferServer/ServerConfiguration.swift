@@ -35,6 +35,8 @@ public struct ServerConfiguration: Sendable {
     public var kdfLimits: KDFLimits
     /// The server's notion of now.
     public var clock: @Sendable () -> Date
+    /// Serve request metrics at `/metrics`, to the operator token (`ServerMetrics`).
+    public var metrics: Bool
 
     public init(
         host: String = "127.0.0.1", port: Int = 8443, dataDirectory: String,
@@ -44,7 +46,7 @@ public struct ServerConfiguration: Sendable {
         accessTokenLifetime: Int = 15 * 60, refreshTokenLifetime: Int = 7 * 24 * 3600,
         accountRetention: TimeInterval = 30 * 24 * 3600, purgeInterval: TimeInterval = 3600,
         authHashIterations: Int = AuthHasher.productionIterations, kdfLimits: KDFLimits = .production,
-        clock: @escaping @Sendable () -> Date = { Date() }
+        clock: @escaping @Sendable () -> Date = { Date() }, metrics: Bool = false
     ) {
         self.host = host
         self.port = port
@@ -64,6 +66,7 @@ public struct ServerConfiguration: Sendable {
         self.authHashIterations = authHashIterations
         self.kdfLimits = kdfLimits
         self.clock = clock
+        self.metrics = metrics
     }
 }
 

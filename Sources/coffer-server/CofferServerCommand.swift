@@ -116,6 +116,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Apple's JWKS file, for Sign in with Apple.") var appleJWKS: String?
     @Option(help: "The app's client id, the audience of Apple identity tokens.") var appleAudience: String?
     @Option(help: "Origin allowed by CORS (`*` for any); none by default.") var corsOrigin: String?
+    @Flag(help: "Serve Prometheus metrics (requests and latency per route and status) at /metrics, to the operator token.")
+    var metrics = false
     @Option(help: "Requests per minute per token and per address.") var requestsPerMinute: Int = 100
 
     func run() async throws {
@@ -127,7 +129,8 @@ struct Serve: AsyncParsableCommand {
             port: port ?? environment["COFFER_SERVER_PORT"].flatMap(Int.init) ?? 8443,
             dataDirectory: common.dataDirectory,
             appleJWKSPath: appleJWKS, appleAudience: appleAudience, tlsCertificatePath: tlsCert, tlsKeyPath: tlsKey,
-            corsOrigin: corsOrigin, requestsPerMinute: requestsPerMinute)
+            corsOrigin: corsOrigin, requestsPerMinute: requestsPerMinute,
+            metrics: metrics || environment["COFFER_SERVER_METRICS"] == "1")
         let store = try common.makeStore(logger: logger)
         let maintenance = try common.makeMaintenance(for: store, logger: logger)
         if maintenance == nil {
