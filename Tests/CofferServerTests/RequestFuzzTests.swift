@@ -65,6 +65,8 @@ struct RequestFuzzTests {
         let environment = ProcessInfo.processInfo.environment
         let seed = environment["COFFER_FUZZ_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...UInt64.max)
         let seconds = environment["COFFER_FUZZ_SECONDS"].flatMap(Double.init) ?? 10
+        // A crash ends the process before any issue is recorded: the seed in the log replays the run that found it.
+        print("request fuzz: seed \(seed) (COFFER_FUZZ_SEED=\(seed) replays this run)")
         try await PlacesAPITests.withPlaces(.sqlite) { api, _, _ in
             let account = try await TestAccount.register(api)
             var random = SplitMix64(seed: seed)
