@@ -339,23 +339,9 @@ public struct SyncSession: Sendable {
         guard let verifiedBytes = account.head else { throw .nothingToRepublish }
         let verified = try Self.manifest(verifiedBytes)
         let access = try await freshAccessToken()
-        var rows: [UUID: ItemRow] = [:]
-        var cursor: Int64 = 0
-        var headText: String?
-        while true {
-            let page = try await client { () throws(SyncClientError) in
-                try await client.changes(since: cursor, limit: SyncLimits.defaultPageItems, accessToken: access)
-            }
-            for row in page.items where !StateRoot.isServerFace(kind: row.kind) { rows[row.id] = row }
-            guard page.cursor >= cursor else { throw .client(.malformedResponse) }
-            cursor = page.cursor
-            if !page.hasMore {
-                headText = page.head
-                break
-            }
-        }
+        let feed = try await readFeed(since: 0, access: access)
+        let (serverRows, cursor, headText) = (feed.rows, feed.cursor, feed.head)
         let verifier = StateVerifier(vaultID: coffer.vault.vaultID, keyEpoch: coffer.vault.keyEpoch, tag: coffer.vault.manifestTag)
-        let serverRows = Array(rows.values)
         var base: Int64 = 0
         if let headText {
             let head = try Self.manifest(Array(Data(base64Encoded: headText) ?? Data()))
@@ -472,24 +458,9 @@ public struct SyncSession: Sendable {
         let verified = try account.head.map(Self.manifest)
         let fresh = verified == nil
         let fullRead = fresh || readAll
-        var cursor = fullRead ? 0 : account.cursor
-        var staged: [UUID: ItemRow] = [:]
-        var headText: String?
-        while true {
-            let page = try await client { () throws(SyncClientError) in
-                try await client.changes(since: cursor, limit: SyncLimits.defaultPageItems, accessToken: access)
-            }
-            // The feed lists each item at its newest change: a later page's row replaces an earlier one's.
-            for row in page.items where !StateRoot.isServerFace(kind: row.kind) { staged[row.id] = row }
-            report.pulled += page.items.count
-            guard page.cursor >= cursor else { throw .client(.malformedResponse) }
-            cursor = page.cursor
-            if !page.hasMore {
-                headText = page.head
-                break
-            }
-        }
-        let rows = staged.values.sorted { $0.id.byteOrder < $1.id.byteOrder }
+        let feed = try await readFeed(since: fullRead ? 0 : account.cursor, access: access)
+        report.pulled += feed.read
+        let (rows, cursor, headText) = (feed.rows, feed.cursor, feed.head)
         guard let headText else {
             if let verified { throw .verification(.headMissing(verifiedEpoch: verified.epoch)) }
             // Rows without a manifest are accepted only from an account no device has published a manifest for yet,
@@ -551,6 +522,29 @@ public struct SyncSession: Sendable {
         report.merge.add(applied)
         report.cursor = cursor
         report.head = head
+    }
+
+    /// The feed from `cursor` to its end: each item's newest row (the feed lists an item at its latest change, so a
+    /// later page's row replaces an earlier one's), server-face rows left out, in id order; the cursor reached; the
+    /// last page's head; and how many rows were read.
+    private func readFeed(
+        since start: Int64, access: String
+    ) async throws(SyncError) -> (rows: [ItemRow], cursor: Int64, head: String?, read: Int) {
+        var staged: [UUID: ItemRow] = [:]
+        var cursor = start
+        var read = 0
+        while true {
+            let page = try await client { () throws(SyncClientError) in
+                try await client.changes(since: cursor, limit: SyncLimits.defaultPageItems, accessToken: access)
+            }
+            for row in page.items where !StateRoot.isServerFace(kind: row.kind) { staged[row.id] = row }
+            read += page.items.count
+            guard page.cursor >= cursor else { throw .client(.malformedResponse) }
+            cursor = page.cursor
+            if !page.hasMore {
+                return (staged.values.sorted { $0.id.byteOrder < $1.id.byteOrder }, cursor, page.head, read)
+            }
+        }
     }
 
     /// The manifests after `verified` up to `head`, as the server lists them (checked by the caller).

@@ -162,26 +162,9 @@ struct ServerBenchRun: Sendable {
         emit(backend.title)
         let directory = try temporaryDirectory("server")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let port = try freeLoopbackPort()
-        // Production KDF limits and token checks; a rate limit that never bites and a cheap auth hash, which only
-        // registration pays for.
-        let configuration = ServerConfiguration(
-            host: "127.0.0.1", port: port, dataDirectory: directory, requestsPerMinute: 1_000_000_000,
-            authHashIterations: 1_000, kdfLimits: .production)
-        let app = try await CofferServerApplication.build(configuration: configuration, store: backend.store, logger: logger)
-        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
-        let server = Task { try await group.run() }
-        do {
-            let base = "http://127.0.0.1:\(port)"
-            try await waitUntilServing(base, http: http)
+        try await withBenchServer(store: backend.store, dataDirectory: directory, http: http, logger: logger) { base in
             try await scenarios(backend, base: base, http: http, registrar: registrar)
-        } catch {
-            await group.triggerGracefulShutdown()
-            _ = await server.result
-            throw error
         }
-        await group.triggerGracefulShutdown()
-        _ = await server.result
     }
 
     private func scenarios(_ backend: BenchBackend, base: String, http: HTTPClient, registrar: Registrar) async throws {
@@ -445,6 +428,33 @@ struct ServerBenchRun: Sendable {
         }
     }
 
+}
+
+/// Runs `body` with coffer-server serving `store` in this process on a free loopback port (its base URL), then shuts
+/// the server down, also when `body` throws. Production KDF limits and token checks; a rate limit that never bites and
+/// a cheap auth hash, which only registration pays for.
+func withBenchServer(
+    store: any ServerStore, dataDirectory: String, http: HTTPClient, logger: Logger,
+    _ body: (String) async throws -> Void
+) async throws {
+    let port = try freeLoopbackPort()
+    let configuration = ServerConfiguration(
+        host: "127.0.0.1", port: port, dataDirectory: dataDirectory, requestsPerMinute: 1_000_000_000,
+        authHashIterations: 1_000, kdfLimits: .production)
+    let app = try await CofferServerApplication.build(configuration: configuration, store: store, logger: logger)
+    let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
+    let server = Task { try await group.run() }
+    do {
+        let base = "http://127.0.0.1:\(port)"
+        try await waitUntilServing(base, http: http)
+        try await body(base)
+    } catch {
+        await group.triggerGracefulShutdown()
+        _ = await server.result
+        throw error
+    }
+    await group.triggerGracefulShutdown()
+    _ = await server.result
 }
 
 /// Waits until the server at `base` answers `/health`.

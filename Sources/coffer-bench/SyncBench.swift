@@ -11,7 +11,6 @@ import CofferSyncAPI
 import CofferVault
 import Foundation
 import Logging
-import ServiceLifecycle
 
 /// Verified sync (issue #12): what verification adds to pulling a vault and to a push.
 struct SyncCommand: AsyncParsableCommand {
@@ -47,24 +46,9 @@ struct SyncBench {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = try SQLiteServerStore(path: directory + "/server.sqlite")
         try await store.migrate()
-        let port = try freeLoopbackPort()
-        let configuration = ServerConfiguration(
-            host: "127.0.0.1", port: port, dataDirectory: directory, requestsPerMinute: 1_000_000_000,
-            authHashIterations: 1_000, kdfLimits: .production)
-        let app = try await CofferServerApplication.build(configuration: configuration, store: store, logger: logger)
-        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
-        let server = Task { try await group.run() }
-        let base = "http://127.0.0.1:\(port)"
-        do {
-            try await waitUntilServing(base, http: SyncClient.defaultHTTP)
+        try await withBenchServer(store: store, dataDirectory: directory, http: SyncClient.defaultHTTP, logger: logger) { base in
             try await measure(base: base, directory: directory)
-        } catch {
-            await group.triggerGracefulShutdown()
-            _ = await server.result
-            throw error
         }
-        await group.triggerGracefulShutdown()
-        _ = await server.result
     }
 
     private func location(_ directory: String, _ name: String) -> CofferLocation {
