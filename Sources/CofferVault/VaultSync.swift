@@ -108,13 +108,14 @@ extension Vault {
     public func setSyncAccount(_ account: SyncAccount?, keepingVerifiedState: Bool = false) throws(VaultError) {
         try writeTransaction { db, _ in
             if let account, keepingVerifiedState {
+                // The device id stays: a device linked before verified sync keeps its right to publish the first
+                // manifest until it has.
                 try db.execute(
                     sql: """
-                        UPDATE sync_account SET server = ?, account = ?, user_id = ?, device_id = ?, account_commitment = ?
+                        UPDATE sync_account SET server = ?, account = ?, user_id = ?, account_commitment = ?
                         WHERE singleton = 1
                         """,
-                    arguments: [account.server, account.account, account.userID, Data(account.device.bytes),
-                                account.accountCommitment.map { Data($0) }])
+                    arguments: [account.server, account.account, account.userID, account.accountCommitment.map { Data($0) }])
                 return
             }
             try db.execute(sql: "DELETE FROM sync_account")
@@ -158,12 +159,13 @@ extension Vault {
     /// The vault's key epoch (+1 on each master-key rotation), which manifests carry.
     public var keyEpoch: Int64 { currentKeys.epoch }
 
-    /// Forgets the verified state (head, cursor and server rows) so that the next sync reads everything again and
-    /// trusts the server's state as a new device would; the account link, device id and items stay.
+    /// Forgets the verified state (head, cursor, the server rows' leaves and the manifests) so that the next sync
+    /// reads everything again and trusts the server's state as a new device would; the account link, device id,
+    /// items and each item's last synced revision (what tells a local change from none when merging) stay.
     public func resetVerifiedState() throws(VaultError) {
         try writeTransaction { db, _ in
             try db.execute(sql: "UPDATE sync_account SET head = NULL, cursor = 0 WHERE singleton = 1")
-            try db.execute(sql: "DELETE FROM sync_item")
+            try db.execute(sql: "UPDATE sync_item SET leaf = NULL")
             try db.execute(sql: "DELETE FROM sync_manifest")
         }
     }
@@ -238,14 +240,18 @@ extension Vault {
         accountCommitment: [UInt8]?, replacingServerRows: Bool = false, at date: Date
     ) throws(VaultError) -> RemoteMergeReport {
         try writeTransaction { db, keys in
-            if replacingServerRows {
-                try db.execute(sql: "DELETE FROM sync_item")
-                try db.execute(sql: "DELETE FROM sync_manifest")
-            }
             var report = RemoteMergeReport()
             for remote in rows {
                 report.add(try merge(db, remote, keys: keys))
                 try recordServerRow(db, remote)
+            }
+            if replacingServerRows {
+                // After the merge, which needs each item's last synced revision to tell a local change from none.
+                let kept = Set(rows.map(\.id))
+                for id in try Data.fetchAll(db, sql: "SELECT id FROM sync_item") where id.count != 16 || !kept.contains(UUID(bytes: Array(id))) {
+                    try db.execute(sql: "DELETE FROM sync_item WHERE id = ?", arguments: [id])
+                }
+                try db.execute(sql: "DELETE FROM sync_manifest")
             }
             for manifest in chain { try recordManifest(db, manifest) }
             try setVerified(db, head: head, cursor: cursor, accountCommitment: accountCommitment, at: date)

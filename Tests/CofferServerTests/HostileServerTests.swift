@@ -156,6 +156,37 @@ struct HostileServerTests {
         }
     }
 
+    @Test("an account synced by an older coffer: a device linked then publishes the first manifest, the others verify it")
+    func upgradeFromUnverifiedSync() async throws {
+        try await Self.withWorld { world in
+            // As an older coffer left them: no manifests on the server, devices with no head, device id or leaves.
+            try await world.tamper { db, user in
+                try db.execute(sql: "DELETE FROM manifests WHERE user_id = ?", arguments: [user])
+            }
+            for session in [world.a, world.b] {
+                let vault = try DatabaseQueue(path: Vault.databasePath(in: session.coffer.location.vaultDirectory))
+                try await vault.write { db in
+                    try db.execute(sql: "UPDATE sync_account SET device_id = NULL, head = NULL, account_commitment = NULL")
+                    try db.execute(sql: "UPDATE sync_item SET leaf = NULL")
+                    try db.execute(sql: "DELETE FROM sync_manifest")
+                }
+            }
+            #expect(try world.a.verifiedHead() == nil)
+            // A new device takes nothing without a manifest.
+            let c = try await world.newDevice()
+            await Self.expectFailure(.headMissing(verifiedEpoch: 0)) { _ = try await c.sync() }
+            // A device linked by the older coffer reads everything once and publishes the first manifest.
+            try await Self.edit(world.a, world.notes[0], "after the upgrade")
+            #expect(try world.a.verifiedHead()?.manifest.epoch == 1)
+            let pulled = try await world.b.sync()
+            #expect(pulled.merge.conflictCopies == 0 && pulled.pushed == 0)
+            _ = try await c.sync()
+            #expect(try world.b.verifiedHead()?.manifest == world.a.verifiedHead()?.manifest)
+            #expect(try SyncTests.contents(world.b.coffer) == SyncTests.contents(world.a.coffer))
+            #expect(try SyncTests.contents(c.coffer) == SyncTests.contents(world.a.coffer))
+        }
+    }
+
     @Test("a vault whose key was rotated before it was linked syncs with devices that joined later")
     func rotatedBeforeLinking() async throws {
         try await SyncTests.withLiveServer(.sqlite) { server, _, _ in
