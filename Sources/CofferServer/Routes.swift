@@ -129,6 +129,7 @@ struct Routes {
         }
 
         PlacesRoutes(core: core).register(on: v1)
+        AdminMetricsRoute(core: core).register(on: v1)
 
         let health = RecordingGroup(group: router.group(""), prefix: "", table: table)
         health.get("health") { _, _ in
