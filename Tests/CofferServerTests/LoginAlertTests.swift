@@ -51,9 +51,13 @@ struct LoginAlertTests {
             #expect(try await store.auditEvents(userID: account.userID, limit: 50).filter { $0.kind == .loginAlert }.count == 1)
             #expect(try await store.auditEvents(userID: bystander.userID, limit: 50).allSatisfy { $0.kind != .loginAlert })
 
-            // More failures in the same window add no alert: one per window, not one per failure.
-            _ = try await Self.failures(api, account, clock: clock, at: [160, 170, 200, 290])
+            // More failures within 5 minutes of the alert add none, also past the limiter's window (305, 320): one
+            // per window, not one per failure. Once the alert is 5 minutes old, a failure that makes more than 5 in
+            // the last 5 minutes (170…460) alerts again.
+            _ = try await Self.failures(api, account, clock: clock, at: [160, 170, 200, 290, 305, 320])
             #expect(try await Self.alerts(store, of: account).count == 1)
+            _ = try await Self.failures(api, account, clock: clock, at: [460])
+            #expect(try await Self.alerts(store, of: account).count == 2)
         }
     }
 
