@@ -220,7 +220,7 @@ struct Audit: AsyncParsableCommand {
                 print(fields.joined(separator: "\t"))
             }
             if alerts {
-                FileHandle.standardError.write(Data("\(events.count) login alerts among the newest \(limit) events\n".utf8))
+                FileHandle.standardError.write(Data("login alerts: \(events.count) among the newest \(limit) events\n".utf8))
             }
         }
     }
