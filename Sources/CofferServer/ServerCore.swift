@@ -62,8 +62,8 @@ final class ServerCore: Sendable {
         let email = try Self.normalizedEmail(request.email)
         let authKey = try Self.authKey(request.authKey, field: "auth_key")
         let keys = failedLoginKeys(email: email, address: address)
-        try await checkFailedLogins(keys, address: address)
         let userID = try await store.userID(email: email)
+        try await checkFailedLogins(keys, userID: userID, address: address)
         let user = try await userID.asyncMap { try await store.user(id: $0) } ?? nil
         guard let user, user.deletedAt == nil, let stored = user.authHash else {
             AuthHasher.burn(iterations: configuration.authHashIterations)
@@ -145,7 +145,7 @@ final class ServerCore: Sendable {
             throw APIError(.badRequest, "invalid_request", "This account has no passphrase")
         }
         let keys = failedLoginKeys(email: user.email ?? session.userID.uuidString, address: address)
-        try await checkFailedLogins(keys, address: address)
+        try await checkFailedLogins(keys, userID: user.id, address: address)
         guard AuthHasher.verify(current, against: stored) else {
             try await recordFailedLogin(keys, userID: user.id, address: address)
             throw APIError.invalidCredentials
@@ -260,11 +260,14 @@ final class ServerCore: Sendable {
         return ["login-failed:account:\(account)"] + (address.map { ["login-failed:address:\($0)"] } ?? [])
     }
 
-    private func checkFailedLogins(_ keys: [String], address: String?) async throws {
+    /// A refused attempt is a failed login of the account too (`userID`, when the email names one): it counts
+    /// towards the login alert.
+    private func checkFailedLogins(_ keys: [String], userID: UUID?, address: String?) async throws {
         for key in keys {
             let state = try await store.counter(key, window: configuration.failedLoginWindow, now: now)
             if state.count >= configuration.failedLoginLimit {
-                try await store.audit(AuditEvent(at: now, kind: .loginRateLimited, userID: nil, address: address))
+                try await store.audit(AuditEvent(at: now, kind: .loginRateLimited, userID: userID, address: address))
+                try await alertOnFailedLogins(userID: userID, address: address)
                 throw APIError.rateLimited(retryAfter: retryAfter(state))
             }
         }
@@ -273,6 +276,7 @@ final class ServerCore: Sendable {
     private func recordFailedLogin(_ keys: [String], userID: UUID?, address: String?) async throws {
         for key in keys { _ = try await store.increment(counter: key, window: configuration.failedLoginWindow, now: now) }
         try await store.audit(AuditEvent(at: now, kind: .loginFailed, userID: userID, address: address))
+        try await alertOnFailedLogins(userID: userID, address: address)
     }
 
     /// Unauthenticated endpoints share one per-address budget.

@@ -17,8 +17,17 @@ enum ServerMetrics {
             (sanitized(name), labels.map { (sanitized($0.0), $0.1) })
         }
         MetricsSystem.bootstrap(factory)
+        // Listed from the start, at 0, so that a scrape tells "none" from "not counted".
+        _ = Counter(label: "coffer_login_alerts_total")
         return registry
     }()
+
+    /// Counts one more account alerted on for more than 5 failed logins in 5 minutes (`LoginAlert`), in this process:
+    /// a count only, the account is named in the audit log alone. The counter is looked up on each use, so it counts
+    /// once metrics are on whenever they were turned on (a counter made before would stay a no-op).
+    static func recordLoginAlert() {
+        Counter(label: "coffer_login_alerts_total").increment()
+    }
 
     /// A Prometheus metric or label name (`[a-zA-Z_:][a-zA-Z0-9_:]*`): Hummingbird names its metrics with dots
     /// (`http.server.request.duration`), which Prometheus does not accept.

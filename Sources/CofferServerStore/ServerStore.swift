@@ -372,6 +372,9 @@ public struct AuditEvent: Sendable, Equatable {
         case loginSucceeded = "login_succeeded"
         case loginFailed = "login_failed"
         case loginRateLimited = "login_rate_limited"
+        /// More than 5 failed logins of one account within 5 minutes (seed 000): written once per window, for the
+        /// operator, by the request that crossed the line.
+        case loginAlert = "login_alert"
         case refreshReused = "refresh_reused"
         case passphraseChanged = "passphrase_changed"
         case logout

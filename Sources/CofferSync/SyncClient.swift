@@ -4,6 +4,7 @@ import CofferSyncAPI
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOSSL
 
 /// Failures talking to a sync server. Descriptions carry the server's error code and fixed message, never a token.
 public enum SyncClientError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -19,6 +20,10 @@ public enum SyncClientError: Error, Sendable, Equatable, CustomStringConvertible
     case malformedResponse
     /// The server URL is not an http(s) URL.
     case invalidServerURL
+    /// The server presented a public key other than the pinned one; nothing was sent.
+    case pinMismatch(expected: String, presented: String)
+    /// A key pin was given for a server reached without TLS.
+    case pinNeedsHTTPS
 
     public var description: String {
         switch self {
@@ -28,6 +33,9 @@ public enum SyncClientError: Error, Sendable, Equatable, CustomStringConvertible
         case .staleHead: return "another device changed the vault first"
         case .malformedResponse: return "the sync server sent an answer this version does not understand"
         case .invalidServerURL: return "the server must be an http:// or https:// URL"
+        case .pinMismatch(let expected, let presented):
+            return "the sync server's public key is not the pinned one: expected \(expected), presented \(presented); nothing was sent"
+        case .pinNeedsHTTPS: return "a public-key pin needs an https:// server"
         }
     }
 
@@ -41,12 +49,20 @@ public enum SyncClientError: Error, Sendable, Equatable, CustomStringConvertible
 /// The HTTP side of sync: one method per endpoint of docs/openapi.yaml.
 public struct SyncClient: Sendable {
     public let server: String
+    /// The server's public-key pin: every connection is checked against it (`PinnedHTTP`).
+    public let pin: ServerKeyPin?
     private let http: HTTPClient
-    private let timeout: TimeAmount
+    let requestTimeout: TimeAmount
+    let tlsContext: PinnedTLSContext
 
     /// `server` is the base URL, e.g. `https://sync.example.org`; plain `http://` is accepted only for loopback.
     /// `timeout` bounds each request, connection attempts included (the client retries refused connections until then).
-    public init(server: String, http: HTTPClient = SyncClient.defaultHTTP, timeout: Duration = .seconds(15)) throws(SyncClientError) {
+    /// With a `pin` (https only) every request goes over a connection whose server key has been checked against it;
+    /// `tls` is the TLS configuration of those connections and of `presentedKey()` (the system's roots by default).
+    public init(
+        server: String, http: HTTPClient = SyncClient.defaultHTTP, timeout: Duration = .seconds(15), pin: ServerKeyPin? = nil,
+        tls: TLSConfiguration = .makeClientConfiguration()
+    ) throws(SyncClientError) {
         var base = server
         while base.hasSuffix("/") { base.removeLast() }
         guard let url = URL(string: base), let scheme = url.scheme?.lowercased(), let host = url.host, url.query == nil else {
@@ -55,9 +71,12 @@ public struct SyncClient: Sendable {
         guard scheme == "https" || (scheme == "http" && ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host)) else {
             throw .invalidServerURL
         }
+        if pin != nil, scheme != "https" { throw .pinNeedsHTTPS }
         self.server = base
+        self.pin = pin
+        self.tlsContext = PinnedTLSContext(tls)
         self.http = http
-        self.timeout = .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
+        self.requestTimeout = .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
     }
 
     /// The shared HTTP client: it gives up on a server it cannot connect to after 3 seconds rather than retrying until
@@ -142,12 +161,16 @@ public struct SyncClient: Sendable {
         }
         let status: Int
         let bytes: ByteBuffer
-        do {
-            let response = try await http.execute(request, timeout: timeout)
-            status = Int(response.status.code)
-            bytes = try await response.body.collect(upTo: 64 * 1024 * 1024)
-        } catch {
-            throw .transport(Self.transportDescription(error))
+        if let pin {
+            (status, bytes) = try await pinnedExchange(request, pin: pin)
+        } else {
+            do {
+                let response = try await http.execute(request, timeout: requestTimeout)
+                status = Int(response.status.code)
+                bytes = try await response.body.collect(upTo: Self.maxAnswerBytes)
+            } catch {
+                throw .transport(Self.transportDescription(error))
+            }
         }
         let data = Data(bytes.readableBytesView)
         guard (200..<300).contains(status) else {
@@ -177,7 +200,9 @@ public struct SyncClient: Sendable {
         return String(scalars)
     }
 
-    private static func transportDescription(_ error: any Error) -> String {
+    static let maxAnswerBytes = 64 * 1024 * 1024
+
+    static func transportDescription(_ error: any Error) -> String {
         if let error = error as? HTTPClientError {
             switch error {
             case .connectTimeout, .deadlineExceeded, .readTimeout: return "timed out"

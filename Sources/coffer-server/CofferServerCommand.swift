@@ -190,12 +190,18 @@ struct Purge: AsyncParsableCommand {
 struct Audit: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the newest audit events of every account, newest first (time, event, account, address, detail).",
-        discussion: "On PostgreSQL this reads as the maintenance role (--maintenance-database-url).")
+        discussion: """
+            On PostgreSQL this reads as the maintenance role (--maintenance-database-url).
+            --alerts prints only the login alerts (login_alert: more than 5 failed logins of one account in 5 minutes) \
+            found among the newest events read, and a count of them on standard error.
+            """)
 
     @OptionGroup var common: CommonOptions
-    @Option(help: "How many events, 1 to 100000.") var limit: Int = 50
+    @Option(help: "How many of the newest events to read, 1 to 100000 (default 50; 10000 with --alerts).") var limit: Int?
+    @Flag(help: "Only the login alerts, with a count on standard error.") var alerts = false
 
     func run() async throws {
+        let limit = limit ?? (alerts ? 10_000 : 50)
         guard (1...100_000).contains(limit) else {
             throw ServerSetupError.configuration("--limit must be a number from 1 to 100000")
         }
@@ -204,16 +210,20 @@ struct Audit: AsyncParsableCommand {
         guard let maintenance = try common.makeMaintenance(for: store, logger: logger) else {
             throw ServerSetupError.configuration("reading the audit log on PostgreSQL needs --maintenance-database-url")
         }
-        let limit = limit
+        let alerts = alerts
         try await withStoreRunning(store, maintenance) {
             try await store.migrate()
             let time = ISO8601DateFormatter()
-            for event in try await maintenance.auditEvents(limit: limit) {
+            let events = try await maintenance.auditEvents(limit: limit).filter { !alerts || $0.kind == .loginAlert }
+            for event in events {
                 let fields = [
                     time.string(from: event.at), event.kind.rawValue, event.userID?.uuidString.lowercased() ?? "-",
                     event.address ?? "-", event.detail ?? "-",
                 ]
                 print(fields.joined(separator: "\t"))
+            }
+            if alerts {
+                FileHandle.standardError.write(Data("login alerts: \(events.count) among the newest \(limit) events\n".utf8))
             }
         }
     }

@@ -25,7 +25,7 @@ struct SyncCommand: ParsableCommand {
             """,
         subcommands: [
             SyncNow.self, SyncRegister.self, SyncLogin.self, SyncStatus.self, SyncPassphrase.self, SyncRepublish.self,
-            SyncAdopt.self, SyncLogout.self, SyncRevoke.self,
+            SyncAdopt.self, SyncLogout.self, SyncRevoke.self, SyncPin.self,
         ],
         defaultSubcommand: SyncNow.self)
 }
@@ -60,14 +60,16 @@ struct SyncRegister: ParsableCommand {
     @Option(help: "Server URL (https://, or http:// on loopback).") var server: String
     @Option(help: "Account email.") var email: String
     @Flag(help: "Stretch the passphrase with scrypt instead of PBKDF2.") var scrypt = false
+    @OptionGroup var pinning: PinOptions
 
     func run() throws {
         let coffer = try vaultOption.open()
-        let client = try SyncCLI.client(server)
+        let client = try pinning.client(server, stored: try coffer.serverKeyPin())
         let passphrase = try SecretInput.shared.secret("Sync passphrase", confirm: true)
         let session = SyncSession(coffer: coffer, client: client)
         let kdf: PassphraseKDF = scrypt ? .defaultScrypt : .defaultPBKDF2
         try SyncCLI.wait { try await session.register(email: email, passphrase: passphrase, kdf: kdf) }
+        try coffer.setServerKeyPin(client.pin)
         let bar = SyncCLI.Progress("uploading")
         _ = try SyncCLI.wait { try await session.sync(progress: bar.update) }
         bar.finish()
@@ -90,17 +92,20 @@ struct SyncLogin: ParsableCommand {
     var allowWeakKdf = false
     @Flag(help: "Accept account stretching parameters that differ from the ones this device knows.")
     var acceptParameterChange = false
+    @OptionGroup var pinning: PinOptions
 
     func run() throws {
-        let client = try SyncCLI.client(server)
-        let passphrase = try SecretInput.shared.secret("Sync passphrase")
         let location = vaultOption.location
+        let stored = Vault.exists(in: location.vaultDirectory) ? try vaultOption.open().serverKeyPin() : nil
+        let client = try pinning.client(server, stored: stored)
+        let passphrase = try SecretInput.shared.secret("Sync passphrase")
         let (allowWeak, acceptChange, expected) = (allowWeakKdf, acceptParameterChange, expect)
         let session = try SyncCLI.wait {
             try await SyncSession.login(
                 location: location, client: client, email: email, passphrase: passphrase, localPassphrase: nil,
                 allowWeakKDF: allowWeak, acceptParameterChange: acceptChange, expect: expected)
         }
+        try session.coffer.setServerKeyPin(client.pin)
         let bar = SyncCLI.Progress("downloading")
         _ = try SyncCLI.wait { try await session.sync(expect: expected, progress: bar.update) }
         bar.finish()
@@ -288,9 +293,9 @@ enum SyncCLI {
         }
     }
 
-    static func client(_ server: String) throws -> SyncClient {
+    static func client(_ server: String, pin: ServerKeyPin? = nil) throws -> SyncClient {
         do {
-            return try SyncClient(server: server)
+            return try SyncClient(server: server, pin: pin)
         } catch {
             throw CLIError.usage(error.description)
         }
@@ -300,7 +305,7 @@ enum SyncCLI {
         guard let account = try coffer.vault.syncAccount() else {
             throw CLIError.sync(SyncError.notLinked.description, exitCode: 64, hint: "run `coffer sync register` or `coffer sync login`")
         }
-        return SyncSession(coffer: coffer, client: try client(account.server))
+        return SyncSession(coffer: coffer, client: try client(account.server, pin: try coffer.serverKeyPin()))
     }
 
     /// Runs `body` to completion on the concurrency runtime while this thread waits.
@@ -339,8 +344,12 @@ enum SyncCLI {
             return CLIError.sync(error.description, exitCode: 75, hint: nil)
         case .client(.server(409, "account_exists", _)):
             return CLIError.sync(error.description, exitCode: 73, hint: "use `coffer sync login` to link this vault to the existing account")
-        case .client(.invalidServerURL):
+        case .client(.invalidServerURL), .client(.pinNeedsHTTPS):
             return CLIError.usage(error.description)
+        case .client(.pinMismatch):
+            return CLIError.sync(
+                error.description, exitCode: 76,
+                hint: "if the server's key was changed as planned, pin the new one: coffer sync pin --sha256 NEW (or --reset --yes)")
         case .wrongPassphrase:
             return CLIError.sync(error.description, exitCode: 77, hint: nil)
         case .notLinked:
