@@ -74,7 +74,7 @@ case "$action" in
     fi
     if ! as_owner "$pgbin/pg_ctl" -D "$data" status >/dev/null 2>&1; then
       as_owner "$pgbin/pg_ctl" -D "$data" -l "$log" -w -t 30 \
-        -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$dir -c fsync=off" start >/dev/null \
+        -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$dir -c fsync=off -c max_connections=300" start >/dev/null \
         || { cat "$log" >&2; exit 1; }
     fi
     # Roles and database; each statement is guarded so that `start` can run again on a live cluster.

@@ -50,10 +50,10 @@ struct ServerCrashTests {
 
         var url: String { "http://127.0.0.1:\(port)" }
 
-        /// Waits until the server answers.
+        /// Waits until the server answers: up to 30 s, since the whole suite starts servers and stores on two cores.
         func ready() async throws {
             let client = try SyncClient(server: url, timeout: .seconds(1))
-            for _ in 0..<100 {
+            for _ in 0..<300 {
                 if (try? await client.prelogin(email: "probe@example.org")) != nil { return }
                 try await Task.sleep(for: .milliseconds(100))
             }
