@@ -159,6 +159,52 @@ struct StoreConformanceTests {
         }
     }
 
+    @Test("manifests: stored with their push at its feed position, only onto the head they extend; required once one exists", arguments: Backend.allCases)
+    func manifests(backend: Backend) async throws {
+        try await backend.withStore { store in
+            let user = try await Self.newUser(store)
+            let first = Data(repeating: 1, count: 188), second = Data(repeating: 2, count: 188), third = Data(repeating: 3, count: 188)
+            #expect(try await store.push(
+                userID: user, writes: [Self.write(), Self.write()],
+                manifest: ManifestWrite(baseEpoch: 0, epoch: 1, bytes: first), now: Self.now) == .accepted(cursor: 2))
+            // Another device that saw no head, or an old one, is turned away with the head's epoch; nothing is written.
+            #expect(try await store.push(
+                userID: user, writes: [Self.write()], manifest: ManifestWrite(baseEpoch: 0, epoch: 1, bytes: second),
+                now: Self.now) == .staleHead(epoch: 1))
+            // Once a head exists, a state change needs a manifest; the CardOnCue face's own rows do not.
+            #expect(try await store.push(userID: user, writes: [Self.write()], now: Self.now) == .manifestRequired)
+            #expect(try await store.push(userID: user, writes: [Self.write(kind: "cardoncue.card")], now: Self.now) == .accepted(cursor: 3))
+            #expect(try await store.usage(userID: user).items == 3)
+            // A manifest alone (nothing else changed), and a chain put back before a new head.
+            #expect(try await store.push(
+                userID: user, writes: [], manifest: ManifestWrite(baseEpoch: 1, epoch: 2, bytes: second), now: Self.now)
+                == .accepted(cursor: 3))
+            #expect(try await store.push(
+                userID: user, writes: [Self.write()],
+                manifest: ManifestWrite(baseEpoch: 2, manifests: [.init(epoch: 3, bytes: third), .init(epoch: 4, bytes: first)]),
+                now: Self.now) == .accepted(cursor: 4))
+            #expect(try await store.manifests(userID: user, after: 1, limit: 10).map(\.epoch) == [2, 3, 4])
+            #expect(try await store.manifests(userID: user, after: 0, limit: 2).map(\.bytes) == [first, second])
+            #expect(try await store.head(userID: user, atOrBefore: 2)?.epoch == 1)
+            #expect(try await store.head(userID: user, atOrBefore: 3)?.epoch == 2)
+            #expect(try await store.head(userID: user, atOrBefore: 4)?.bytes == first)
+            #expect(try await store.usage(userID: user).headEpoch == 4)
+            // A passphrase change carries its manifest the same way.
+            let slot = WrappedSlot(id: UUID(), kdf: KDFParameters(.defaultPBKDF2), salt: "c2FsdA==", wrappedKey: "a2V5")
+            #expect(try await store.replaceCredentials(userID: user, authHash: "h2", slot: slot, manifest: nil) == .manifestRequired)
+            #expect(try await store.replaceCredentials(
+                userID: user, authHash: "h2", slot: slot, manifest: ManifestWrite(baseEpoch: 3, epoch: 4, bytes: second)) == .staleHead(epoch: 4))
+            #expect(try await store.user(id: user)?.authHash == "h")
+            #expect(try await store.replaceCredentials(
+                userID: user, authHash: "h2", slot: slot, manifest: ManifestWrite(baseEpoch: 4, epoch: 5, bytes: second)) == .accepted(cursor: 4))
+            #expect(try await store.user(id: user)?.slot == slot)
+            // Revoking sync deletes the manifests with the items.
+            _ = try await store.deleteAllItems(userID: user)
+            #expect(try await store.manifests(userID: user, after: 0, limit: 10).isEmpty)
+            #expect(try await store.usage(userID: user).headEpoch == 0)
+        }
+    }
+
     @Test("users never see each other's rows", arguments: Backend.allCases)
     func isolation(backend: Backend) async throws {
         try await backend.withStore { store in
