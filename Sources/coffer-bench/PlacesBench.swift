@@ -8,7 +8,6 @@ import CofferSyncAPI
 import Foundation
 import Logging
 import NIOCore
-import ServiceLifecycle
 
 /// Places speed (issue #11): with `locations` stores (clustered around 300 towns of the continental US, the rest
 /// spread evenly), for each backend: the import; building tiles of geohash-4 cells; region-refresh over HTTP under
@@ -154,40 +153,33 @@ struct PlacesBench: Sendable {
             String(format: "p50 %.1f ms   p99 %.1f ms   median %d locations, %d KiB padded", times[50], times[99], counts[50], sizes.sorted()[50] / 1024))
 
         // Region-refresh over HTTP, `clients` accounts at once, positions all over the area, three networks each.
-        let dataDirectory = NSTemporaryDirectory() + "coffer-bench-places-server-\(UUID().uuidString)"
+        let dataDirectory = try temporaryDirectory("places-server")
         defer { try? FileManager.default.removeItem(atPath: dataDirectory) }
-        let port = try freeLoopbackPort()
-        let configuration = ServerConfiguration(
-            host: "127.0.0.1", port: port, dataDirectory: dataDirectory, requestsPerMinute: 1_000_000_000,
-            authHashIterations: 1_000, kdfLimits: .production)
-        let app = try await CofferServerApplication.build(configuration: configuration, store: store, logger: logger)
-        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
-        let server = Task { try await group.run() }
-        defer { server.cancel() }
         var httpConfiguration = HTTPClient.Configuration()
         httpConfiguration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: clients * 2)
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: httpConfiguration)
         defer { http.shutdown(queue: .global()) { _ in } }
-        let base = "http://127.0.0.1:\(port)"
-        try await Task.sleep(for: .milliseconds(300))
-        let registrar = try Registrar()
-        let sync = try SyncClient(server: base, http: http)
-        var tokens: [String] = []
-        for index in 0..<clients {
-            tokens.append(try await sync.register(try registrar.request(email: "places-\(UUID().uuidString.prefix(8))-\(index)@bench.invalid")).accessToken)
+        var measured: LoadResult?
+        try await withBenchServer(store: store, dataDirectory: dataDirectory, http: http, logger: logger) { base in
+            let registrar = try Registrar()
+            let sync = try SyncClient(server: base, http: http)
+            var tokens: [String] = []
+            for index in 0..<clients {
+                tokens.append(try await sync.register(try registrar.request(email: "places-\(UUID().uuidString.prefix(8))-\(index)@bench.invalid")).accessToken)
+            }
+            let bodies: [Data] = (0..<4_096).map { _ in
+                let position = Self.position(&random)
+                let networks = (0..<3).map { _ in "\"chain-\(Int.random(in: 0..<200, using: &random))\"" }.joined(separator: ",")
+                return Data(#"{"lat":\#(position.latitude),"lon":\#(position.longitude),"user_networks":[\#(networks)],"max_regions":20}"#.utf8)
+            }
+            let load = HTTPLoad(http: http, base: base)
+            let accessTokens = tokens
+            measured = try await concurrentLoad(clients: clients, seconds: seconds, warmup: 1) { worker, iteration in
+                _ = try await load.send(.POST, "/v1/region-refresh", token: accessTokens[worker], body: bodies[(worker * 97 + iteration) % bodies.count])
+            }
         }
-        let bodies: [Data] = (0..<4_096).map { _ in
-            let position = Self.position(&random)
-            let networks = (0..<3).map { _ in "\"chain-\(Int.random(in: 0..<200, using: &random))\"" }.joined(separator: ",")
-            return Data(#"{"lat":\#(position.latitude),"lon":\#(position.longitude),"user_networks":[\#(networks)],"max_regions":20}"#.utf8)
-        }
-        let load = HTTPLoad(http: http, base: base)
-        let accessTokens = tokens
-        let overHTTP = try await concurrentLoad(clients: clients, seconds: seconds, warmup: 1) { worker, iteration in
-            _ = try await load.send(.POST, "/v1/region-refresh", token: accessTokens[worker], body: bodies[(worker * 97 + iteration) % bodies.count])
-        }
+        guard let overHTTP = measured else { throw BenchError("region-refresh over HTTP was not measured") }
         row("  region-refresh over HTTP (target p99 ≤ 10 ms)", overHTTP.summary)
-        await group.triggerGracefulShutdown()
 
         let positions: [(GeoPoint, Set<String>)] = (0..<4_096).map { _ in
             (Self.position(&random), Set((0..<3).map { _ in "chain-\(Int.random(in: 0..<200, using: &random))" }))
