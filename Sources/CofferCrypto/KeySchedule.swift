@@ -26,6 +26,9 @@ public enum KeySchedule {
     public static let leafLabel = "coffer/v1/leaf"
     /// HKDF info of the key that authenticates vault-state manifests.
     public static let manifestKeyLabel = "coffer/v1/manifest"
+    /// HKDF info of the key that seals a prepared rotation's new master key under the current one, and its new
+    /// recovery code under the new one (docs/FORMAT.md §8.8).
+    public static let rotationKeyLabel = "coffer/v1/rotation"
 
     /// The key that seals every item box of a vault: HKDF-SHA256(ikm: master key, salt: vault id, info: label).
     public static func itemsKey(masterKey: SecretBytes, vaultID: [UInt8]) -> SymmetricKey {

@@ -40,7 +40,7 @@ public enum CofferError: Error, Sendable, CustomStringConvertible {
         case .wrongKind(let expected, let found): return "that item is a \(found.rawValue), not a \(expected.rawValue)"
         case .needsSecret: return "no device key for this vault on this device"
         case .syncedVault:
-            return "this vault syncs to other devices, which would lose access if its master key changed"
+            return "this vault syncs to other devices: its master key is rotated through the sync server"
         case .keyBoundElsewhere:
             return "this signing key is bound to the device it was added on; add its seed again to use it here"
         }
@@ -186,24 +186,69 @@ public final class Coffer: Sendable {
     ) throws(CofferError) -> Vault.RotationResult {
         // Other devices of a synced vault hold the old master key; a rotation here would strand them.
         if try Self.vaultCall({ () throws(VaultError) in try vault.syncAccount() }) != nil { throw .syncedVault }
-        let account = Self.deviceAccount(vault.vaultID)
-        let hasDeviceSlot = try Self.vaultCall { () throws(VaultError) in try vault.slots().contains { $0.type == .device } }
-        var newDeviceKey: SecretBytes?
-        if hasDeviceSlot {
-            let key = SecretBytes(randomCount: 32, using: location.options.random)
-            try Self.keystore { () throws(KeystoreError) in try location.keystore.replaceSecret(key, for: account + "-next") }
-            newDeviceKey = key
-        }
+        let newDeviceKey = try stageNextDeviceKey()
         let result = try Self.vaultCall { () throws(VaultError) in
             try vault.rotateMasterKey(deviceKey: newDeviceKey, passphrase: passphrase, progress: progress)
         }
-        if let newDeviceKey {
-            try Self.keystore { () throws(KeystoreError) in
-                try location.keystore.replaceSecret(newDeviceKey, for: account)
-                try location.keystore.deleteSecret(for: account + "-next")
-            }
-        }
+        try promoteNextDeviceKey()
         return result
+    }
+
+    // MARK: Master-key rotation of a synced vault
+
+    /// Prepares a rotation of a synced vault's master key (`Vault.prepareRotation`); the sync layer uploads it and
+    /// has the server commit it before `commitPreparedRotation`. When the vault has a device slot, the new device key
+    /// is staged under `<account>-next` first; `open` promotes it once the vault uses it.
+    public func prepareSyncedRotation(passphrase: String?, accountKeyEpoch: Int64) throws(CofferError) -> PreparedRotation {
+        let newDeviceKey = try stageNextDeviceKey()
+        return try Self.vaultCall { () throws(VaultError) in
+            try vault.prepareRotation(accountKeyEpoch: accountKeyEpoch, deviceKey: newDeviceKey, passphrase: passphrase)
+        }
+    }
+
+    /// Puts the prepared rotation in use after the server committed it, and promotes the staged device key.
+    public func commitPreparedRotation(cursor: Int64) throws(CofferError) -> Vault.RotationResult {
+        let result = try Self.vaultCall { () throws(VaultError) in try vault.commitPreparedRotation(cursor: cursor, at: Date()) }
+        try promoteNextDeviceKey()
+        return result
+    }
+
+    /// Forgets a prepared rotation the server did not take, and its staged device key.
+    public func discardPreparedRotation() throws(CofferError) {
+        try Self.vaultCall { () throws(VaultError) in try vault.discardPreparedRotation() }
+        try Self.keystore { () throws(KeystoreError) in try location.keystore.deleteSecret(for: Self.deviceAccount(vault.vaultID) + "-next") }
+    }
+
+    /// Takes the master key another device rotated the synced vault to (`Vault.rekey`), with a new device key staged
+    /// and promoted as in a rotation.
+    public func rekey(to masterKey: SecretBytes, rotationEpoch: Int64, passphrase: String?) throws(CofferError) -> Vault.RotationResult {
+        let newDeviceKey = try stageNextDeviceKey()
+        let result = try Self.vaultCall { () throws(VaultError) in
+            try vault.rekey(to: masterKey, rotationEpoch: rotationEpoch, deviceKey: newDeviceKey, passphrase: passphrase)
+        }
+        try promoteNextDeviceKey()
+        return result
+    }
+
+    /// A new device key stored under `<account>-next`, when the vault has a device slot.
+    private func stageNextDeviceKey() throws(CofferError) -> SecretBytes? {
+        let hasDeviceSlot = try Self.vaultCall { () throws(VaultError) in try vault.slots().contains { $0.type == .device } }
+        guard hasDeviceSlot else { return nil }
+        let key = SecretBytes(randomCount: 32, using: location.options.random)
+        try Self.keystore { () throws(KeystoreError) in
+            try location.keystore.replaceSecret(key, for: Self.deviceAccount(vault.vaultID) + "-next")
+        }
+        return key
+    }
+
+    /// Makes the staged device key the device key, once the vault's device slot is the staged key's.
+    private func promoteNextDeviceKey() throws(CofferError) {
+        let account = Self.deviceAccount(vault.vaultID)
+        try Self.keystore { () throws(KeystoreError) in
+            guard let staged = try location.keystore.secret(for: account + "-next") else { return }
+            try location.keystore.replaceSecret(staged, for: account)
+            try location.keystore.deleteSecret(for: account + "-next")
+        }
     }
 
     // MARK: Lookup

@@ -79,6 +79,10 @@ struct APIError: Error, HTTPResponseError, Sendable {
                 .conflict, "manifest_required",
                 "This account keeps verified vault state: a change needs a manifest (update coffer)",
                 details: ErrorBody.Details(field: "manifest"))
+        case .incompleteRotation(let staged):
+            return APIError(
+                .conflict, "rotation_incomplete", "The rotation holds another number of rows than the commit names; stage them again",
+                details: ErrorBody.Details(field: "items", staged: staged))
         }
     }
 

@@ -81,6 +81,24 @@ struct Routes {
             let limit = try integer(request, "limit", default: Int64(SyncLimits.maxPageManifests))
             return JSONResponse.make(try await core.manifests(after: after, limit: Int(clamping: limit), session: session))
         }
+        v1.post("sync/rotations/:rotation/items") { request, context in
+            let session = try await authenticate(request, context)
+            let rotation = try rotationID(context)
+            let body = try await decode(RotationItemsRequest.self, request, context)
+            return JSONResponse.make(try await core.stageRotation(body, rotation: rotation, session: session))
+        }
+        v1.post("sync/rotations/:rotation/commit") { request, context in
+            let session = try await authenticate(request, context)
+            let rotation = try rotationID(context)
+            let body = try await decode(RotationCommitRequest.self, request, context)
+            return JSONResponse.make(
+                try await core.commitRotation(body, rotation: rotation, session: session, address: context.remoteAddress))
+        }
+        v1.delete("sync/rotations/:rotation") { request, context in
+            let session = try await authenticate(request, context)
+            try await core.discardRotation(try rotationID(context), session: session)
+            return JSONResponse.noContent()
+        }
         v1.delete("sync/items") { request, context in
             let session = try await authenticate(request, context)
             return JSONResponse.make(["deleted": try await core.revokeSync(session: session, address: context.remoteAddress)])
@@ -189,6 +207,13 @@ struct Routes {
         case "true", "1": return true
         default: throw APIError.invalidRequest("\(field) must be true or false", field: field)
         }
+    }
+
+    private func rotationID(_ context: CofferRequestContext) throws -> UUID {
+        guard let text = context.parameters.get("rotation"), let id = UUID(uuidString: text) else {
+            throw APIError.invalidRequest("The rotation id must be a UUID", field: "rotation")
+        }
+        return id
     }
 
     private func cardID(_ context: CofferRequestContext) throws -> UUID {

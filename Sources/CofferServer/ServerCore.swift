@@ -237,7 +237,7 @@ final class ServerCore: Sendable {
             preferences: UserInfo.Preferences(syncEnabled: user.slot != nil, notificationRadiusMeters: 100))
     }
 
-    private func validate(_ slot: WrappedSlot) throws {
+    func validate(_ slot: WrappedSlot) throws {
         do {
             _ = try slot.header(limits: configuration.kdfLimits)
         } catch {
@@ -255,14 +255,14 @@ final class ServerCore: Sendable {
         return "token:" + digest.map { String(format: "%02x", $0) }.joined()
     }
 
-    private func failedLoginKeys(email: String, address: String?) -> [String] {
+    func failedLoginKeys(email: String, address: String?) -> [String] {
         let account = SHA256.hash(data: Array("coffer/v1/account\u{0}\(email)".utf8)).map { String(format: "%02x", $0) }.joined()
         return ["login-failed:account:\(account)"] + (address.map { ["login-failed:address:\($0)"] } ?? [])
     }
 
     /// A refused attempt is a failed login of the account too (`userID`, when the email names one): it counts
     /// towards the login alert.
-    private func checkFailedLogins(_ keys: [String], userID: UUID?, address: String?) async throws {
+    func checkFailedLogins(_ keys: [String], userID: UUID?, address: String?) async throws {
         for key in keys {
             let state = try await store.counter(key, window: configuration.failedLoginWindow, now: now)
             if state.count >= configuration.failedLoginLimit {
@@ -273,7 +273,7 @@ final class ServerCore: Sendable {
         }
     }
 
-    private func recordFailedLogin(_ keys: [String], userID: UUID?, address: String?) async throws {
+    func recordFailedLogin(_ keys: [String], userID: UUID?, address: String?) async throws {
         for key in keys { _ = try await store.increment(counter: key, window: configuration.failedLoginWindow, now: now) }
         try await store.audit(AuditEvent(at: now, kind: .loginFailed, userID: userID, address: address))
         try await alertOnFailedLogins(userID: userID, address: address)

@@ -17,10 +17,23 @@ extension ServerCore {
                 .badRequest, "too_many_items", "A push holds at most \(SyncLimits.maxPushItems) items",
                 details: ErrorBody.Details(field: "items", limit: SyncLimits.maxPushItems))
         }
+        let writes = try Self.writes(request.items)
+        // `authenticate` has checked the account is live; one deleted since then makes the store answer notFound.
+        switch try await storePush(writes, manifest: manifest, session: session) {
+        case .accepted(let cursor):
+            return PushResponse(cursor: cursor, accepted: writes.count)
+        case let refused:
+            throw APIError.refusedPush(refused)
+        }
+    }
+
+    /// A push's items as writes, each checked: no item twice, a valid kind, revisions above their base, a box at least
+    /// as long as a nonce and a tag.
+    static func writes(_ items: [PushItem]) throws -> [ItemWrite] {
         var seen = Set<UUID>()
         var writes: [ItemWrite] = []
-        writes.reserveCapacity(request.items.count)
-        for push in request.items {
+        writes.reserveCapacity(items.count)
+        for push in items {
             let item = push.item
             guard seen.insert(item.id).inserted else { throw APIError.invalidRequest("An item appears twice in one push", field: "items") }
             try Self.validateKind(item.kind)
@@ -33,13 +46,87 @@ extension ServerCore {
             }
             writes.append(ItemWrite(row: item, baseRevision: push.baseRevision))
         }
-        // `authenticate` has checked the account is live; one deleted since then makes the store answer notFound.
-        switch try await storePush(writes, manifest: manifest, session: session) {
-        case .accepted(let cursor):
-            return PushResponse(cursor: cursor, accepted: writes.count)
-        case let refused:
-            throw APIError.refusedPush(refused)
+        return writes
+    }
+
+    // MARK: Master-key rotation (docs/FORMAT.md §8.8)
+
+    /// `POST /v1/sync/rotations/{rotation}/items`: stages re-sealed rows, checked as a push's.
+    func stageRotation(_ request: RotationItemsRequest, rotation: UUID, session: AuthenticatedSession) async throws -> RotationItemsResponse {
+        try await requireSyncEnabled(session)
+        guard !request.items.isEmpty else { throw APIError.invalidRequest("A rotation batch needs at least one item", field: "items") }
+        guard request.items.count <= SyncLimits.maxPushItems else {
+            throw APIError(
+                .badRequest, "too_many_items", "A rotation batch holds at most \(SyncLimits.maxPushItems) items",
+                details: ErrorBody.Details(field: "items", limit: SyncLimits.maxPushItems))
         }
+        let writes = try Self.writes(request.items)
+        guard !writes.contains(where: { StateRoot.isServerFace(kind: $0.kind) }) else {
+            throw APIError.invalidRequest("A rotation re-seals the vault's items, not the card face's", field: "kind")
+        }
+        let result: Result<Int, ServerStoreError>
+        do {
+            result = .success(try await store.stageRotation(userID: session.userID, rotation: rotation, writes: writes, now: now))
+        } catch {
+            result = .failure(error)
+        }
+        switch result {
+        case .success(let staged): return RotationItemsResponse(staged: staged)
+        case .failure(.stagingFull):
+            throw APIError.tooLarge(
+                "An account stages at most \(SyncLimits.maxRotationItems) rotation rows", limit: SyncLimits.maxRotationItems)
+        case .failure(.notFound): throw APIError.invalidToken
+        case .failure(let error): throw error
+        }
+    }
+
+    /// `POST /v1/sync/rotations/{rotation}/commit`: the staged rows, the new account slot and the manifest, in one
+    /// transaction. The passphrase is proven as for a passphrase change; the slot must keep the account's KDF
+    /// parameters and salt (the auth key, derived from them, stays the account's).
+    func commitRotation(
+        _ request: RotationCommitRequest, rotation: UUID, session: AuthenticatedSession, address: String?
+    ) async throws -> PushResponse {
+        let authKey = try Self.authKey(request.authKey, field: "auth_key")
+        try validate(request.slot)
+        guard request.items >= 0, request.items <= SyncLimits.maxRotationItems else {
+            throw APIError.invalidRequest("items must be between 0 and \(SyncLimits.maxRotationItems)", field: "items")
+        }
+        guard let manifest = try Self.manifestWrite(request.manifest, baseEpoch: request.baseEpoch) else {
+            throw APIError.invalidRequest("A rotation needs a manifest", field: "manifest")
+        }
+        let user = try await liveUser(session)
+        guard let stored = user.authHash, let slot = user.slot else { throw APIError.syncDisabled }
+        guard request.slot.kdf == slot.kdf, request.slot.salt == slot.salt else {
+            throw APIError.invalidRequest("A rotation keeps the account slot's KDF parameters and salt", field: "slot")
+        }
+        let keys = failedLoginKeys(email: user.email ?? session.userID.uuidString, address: address)
+        try await checkFailedLogins(keys, userID: user.id, address: address)
+        guard AuthHasher.verify(authKey, against: stored) else {
+            try await recordFailedLogin(keys, userID: user.id, address: address)
+            throw APIError.invalidCredentials
+        }
+        let result: Result<PushOutcome, ServerStoreError>
+        do {
+            result = .success(try await store.commitRotation(
+                userID: user.id, rotation: rotation, expectedRows: request.items, slot: request.slot, manifest: manifest, now: now))
+        } catch {
+            result = .failure(error)
+        }
+        let outcome: PushOutcome
+        switch result {
+        case .success(let answer): outcome = answer
+        case .failure(.notFound): throw APIError.invalidToken
+        case .failure(.protectedItem): throw APIError.protectedItem
+        case .failure(let error): throw error
+        }
+        guard case .accepted(let cursor) = outcome else { throw APIError.refusedPush(outcome) }
+        try await store.audit(AuditEvent(at: now, kind: .masterKeyRotated, userID: user.id, address: address, detail: "\(request.items) items"))
+        return PushResponse(cursor: cursor, accepted: request.items)
+    }
+
+    /// `DELETE /v1/sync/rotations/{rotation}`: drops the rotation's staged rows.
+    func discardRotation(_ rotation: UUID, session: AuthenticatedSession) async throws {
+        try await store.discardRotation(userID: session.userID, rotation: rotation)
     }
 
     /// A request's manifests, checked as far as the server can: their shape, and that they claim the epochs after the

@@ -406,6 +406,24 @@ enum PostgresSchema {
             $$
             """,
         ]),
+        // Rows of master-key rotations, staged until their commit (docs/FORMAT.md §8.8).
+        Migration(version: 8, statements: [
+            """
+            CREATE TABLE rotation_items (
+                user_id uuid NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                rotation_id uuid NOT NULL,
+                id uuid NOT NULL,
+                kind text NOT NULL,
+                revision bigint NOT NULL,
+                updated_at bigint NOT NULL,
+                deleted boolean NOT NULL,
+                box bytea,
+                base_revision bigint NOT NULL,
+                staged_at timestamptz NOT NULL,
+                PRIMARY KEY (user_id, rotation_id, id)
+            )
+            """,
+        ] + rowLevelSecurity(table: "rotation_items", userColumn: "user_id")),
     ]
 
     /// Signatures of the functions the app role may execute: the request path's. Each takes its user from
@@ -435,6 +453,7 @@ enum PostgresSchema {
             "GRANT SELECT, INSERT, UPDATE ON rate_counters TO \(role)",
             "GRANT SELECT, INSERT, UPDATE, DELETE ON networks, locations, places_version TO \(role)",
             "GRANT SELECT, INSERT, DELETE ON manifests TO \(role)",
+            "GRANT SELECT, INSERT, UPDATE, DELETE ON rotation_items TO \(role)",
         ] + appFunctions.map { "GRANT EXECUTE ON FUNCTION \($0) TO \(role)" }
     }
 

@@ -142,6 +142,24 @@ public final class SQLiteServerStore: ServerStore, MaintenanceStore {
                 """)
         }
         migrator.registerMigration("s5-email-nfc", migrate: SQLiteServerStore.normalizeStoredEmails)
+        // Rows of master-key rotations, staged until their commit (docs/FORMAT.md §8.8).
+        migrator.registerMigration("s6-rotation-staging") { db in
+            try db.execute(sql: """
+                CREATE TABLE rotation_items (
+                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    rotation_id TEXT NOT NULL,
+                    id TEXT NOT NULL,
+                    kind TEXT NOT NULL,
+                    revision INTEGER NOT NULL,
+                    updated_at INTEGER NOT NULL,
+                    deleted INTEGER NOT NULL,
+                    box BLOB,
+                    base_revision INTEGER NOT NULL,
+                    staged_at INTEGER NOT NULL,
+                    PRIMARY KEY (user_id, rotation_id, id)
+                ) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }()
 
@@ -362,41 +380,107 @@ public final class SQLiteServerStore: ServerStore, MaintenanceStore {
         userID: UUID, writes: [ItemWrite], manifest: ManifestWrite?, now: Date
     ) async throws(ServerStoreError) -> PushOutcome {
         try await write { db -> PushOutcome in
+            try Self.applyPush(db, user: Self.key(userID), writes: writes, manifest: manifest, now: now)
+        }
+    }
+
+    /// A push inside the caller's transaction: checks everything before the first write, so a refusal wrote nothing.
+    private static func applyPush(
+        _ db: Database, user: String, writes: [ItemWrite], manifest: ManifestWrite?, now: Date
+    ) throws -> PushOutcome {
+        let writesStateRows = writes.contains { !StateRoot.isServerFace(kind: $0.kind) }
+        if let refusal = try Self.checkHead(db, user: user, manifest: manifest, writesStateRows: writesStateRows) {
+            return refusal
+        }
+        var conflicts: [StoredItem] = []
+        for write in writes {
+            let stored = try Row.fetchOne(
+                db, sql: "SELECT * FROM items WHERE user_id = ? AND id = ?", arguments: [user, Self.key(write.id)])
+            guard let stored else { continue }
+            if write.meta == nil, (stored["meta"] as String?) != nil { throw ServerStoreError.protectedItem }
+            if (stored["revision"] as Int64) != write.baseRevision { conflicts.append(try Self.storedItem(stored)) }
+        }
+        if !conflicts.isEmpty { return .conflicts(conflicts) }
+        guard let sequence = try Int64.fetchOne(
+            db, sql: "UPDATE users SET change_seq = change_seq + ? WHERE id = ? AND deleted_at IS NULL RETURNING change_seq",
+            arguments: [writes.count, user])
+        else { throw ServerStoreError.notFound }
+        var next = sequence - Int64(writes.count)
+        let stored = UnixTime.milliseconds(now)
+        for write in writes {
+            next += 1
+            try db.execute(
+                sql: """
+                    INSERT INTO items (user_id, id, kind, revision, updated_at, deleted, box, size, meta, seq, stored_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (user_id, id) DO UPDATE SET kind = excluded.kind, revision = excluded.revision,
+                        updated_at = excluded.updated_at, deleted = excluded.deleted, box = excluded.box,
+                        size = excluded.size, meta = excluded.meta, seq = excluded.seq, stored_at = excluded.stored_at
+                    """,
+                arguments: [user, Self.key(write.id), write.kind, write.revision, write.updatedAt, write.deleted,
+                            write.box, write.box?.count ?? 0, write.meta, next, stored])
+        }
+        try Self.insert(db, user: user, manifest: manifest, sequence: sequence)
+        return .accepted(cursor: sequence)
+    }
+
+    public func stageRotation(userID: UUID, rotation: UUID, writes: [ItemWrite], now: Date) async throws(ServerStoreError) -> Int {
+        try await write { db -> Int in
             let user = Self.key(userID)
-            let writesStateRows = writes.contains { !StateRoot.isServerFace(kind: $0.kind) }
-            if let refusal = try Self.checkHead(db, user: user, manifest: manifest, writesStateRows: writesStateRows) {
-                return refusal
-            }
-            var conflicts: [StoredItem] = []
+            let held = try Int.fetchOne(db, sql: "SELECT count(*) FROM rotation_items WHERE user_id = ?", arguments: [user]) ?? 0
+            guard held + writes.count <= SyncLimits.maxRotationItems else { throw ServerStoreError.stagingFull }
             for write in writes {
-                let stored = try Row.fetchOne(
-                    db, sql: "SELECT * FROM items WHERE user_id = ? AND id = ?", arguments: [user, Self.key(write.id)])
-                guard let stored else { continue }
-                if write.meta == nil, (stored["meta"] as String?) != nil { throw ServerStoreError.protectedItem }
-                if (stored["revision"] as Int64) != write.baseRevision { conflicts.append(try Self.storedItem(stored)) }
-            }
-            if !conflicts.isEmpty { return .conflicts(conflicts) }
-            guard let sequence = try Int64.fetchOne(
-                db, sql: "UPDATE users SET change_seq = change_seq + ? WHERE id = ? AND deleted_at IS NULL RETURNING change_seq",
-                arguments: [writes.count, user])
-            else { throw ServerStoreError.notFound }
-            var next = sequence - Int64(writes.count)
-            let stored = UnixTime.milliseconds(now)
-            for write in writes {
-                next += 1
                 try db.execute(
                     sql: """
-                        INSERT INTO items (user_id, id, kind, revision, updated_at, deleted, box, size, meta, seq, stored_at)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                        ON CONFLICT (user_id, id) DO UPDATE SET kind = excluded.kind, revision = excluded.revision,
-                            updated_at = excluded.updated_at, deleted = excluded.deleted, box = excluded.box,
-                            size = excluded.size, meta = excluded.meta, seq = excluded.seq, stored_at = excluded.stored_at
+                        INSERT INTO rotation_items
+                            (user_id, rotation_id, id, kind, revision, updated_at, deleted, box, base_revision, staged_at)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        ON CONFLICT (user_id, rotation_id, id) DO UPDATE SET kind = excluded.kind,
+                            revision = excluded.revision, updated_at = excluded.updated_at, deleted = excluded.deleted,
+                            box = excluded.box, base_revision = excluded.base_revision, staged_at = excluded.staged_at
                         """,
-                    arguments: [user, Self.key(write.id), write.kind, write.revision, write.updatedAt, write.deleted,
-                                write.box, write.box?.count ?? 0, write.meta, next, stored])
+                    arguments: [user, Self.key(rotation), Self.key(write.id), write.kind, write.revision, write.updatedAt,
+                                write.deleted, write.box, write.baseRevision, UnixTime.milliseconds(now)])
             }
-            try Self.insert(db, user: user, manifest: manifest, sequence: sequence)
-            return .accepted(cursor: sequence)
+            return try Int.fetchOne(
+                db, sql: "SELECT count(*) FROM rotation_items WHERE user_id = ? AND rotation_id = ?",
+                arguments: [user, Self.key(rotation)]) ?? 0
+        }
+    }
+
+    public func commitRotation(
+        userID: UUID, rotation: UUID, expectedRows: Int, slot: WrappedSlot, manifest: ManifestWrite, now: Date
+    ) async throws(ServerStoreError) -> PushOutcome {
+        let encoded = try Self.encodeSlot(slot)
+        return try await write { db -> PushOutcome in
+            let user = Self.key(userID)
+            let staged = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT id, kind, revision, updated_at, deleted, box, base_revision FROM rotation_items
+                    WHERE user_id = ? AND rotation_id = ? ORDER BY id
+                    """,
+                arguments: [user, Self.key(rotation)])
+            guard staged.count == expectedRows else { return .incompleteRotation(staged: staged.count) }
+            let writes = try staged.map { row in
+                guard let id = UUID(uuidString: row["id"]) else { throw ServerStoreError.unavailable("a staged row lacks its id") }
+                return ItemWrite(
+                    row: ItemRow(id: id, kind: row["kind"], revision: row["revision"], updatedAt: row["updated_at"],
+                                 deleted: row["deleted"], box: row["box"]),
+                    baseRevision: row["base_revision"])
+            }
+            let outcome = try Self.applyPush(db, user: user, writes: writes, manifest: manifest, now: now)
+            guard case .accepted = outcome else { return outcome }
+            try db.execute(sql: "UPDATE users SET slot = ? WHERE id = ?", arguments: [encoded, user])
+            try db.execute(sql: "DELETE FROM rotation_items WHERE user_id = ?", arguments: [user])
+            return outcome
+        }
+    }
+
+    public func discardRotation(userID: UUID, rotation: UUID) async throws(ServerStoreError) {
+        try await write { db in
+            try db.execute(
+                sql: "DELETE FROM rotation_items WHERE user_id = ? AND rotation_id = ?", arguments: [Self.key(userID), Self.key(rotation)])
         }
     }
 
@@ -454,6 +538,7 @@ public final class SQLiteServerStore: ServerStore, MaintenanceStore {
             try db.execute(sql: "DELETE FROM items WHERE user_id = ?", arguments: [Self.key(userID)])
             let count = db.changesCount
             try db.execute(sql: "DELETE FROM manifests WHERE user_id = ?", arguments: [Self.key(userID)])
+            try db.execute(sql: "DELETE FROM rotation_items WHERE user_id = ?", arguments: [Self.key(userID)])
             return count
         }
     }

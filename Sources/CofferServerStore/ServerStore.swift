@@ -71,7 +71,21 @@ public protocol ServerStore: PlaceStore {
     func item(userID: UUID, id: UUID) async throws(ServerStoreError) -> StoredItem?
     /// Every live row of a kind (the CardOnCue face, exports).
     func items(userID: UUID, kind: String) async throws(ServerStoreError) -> [StoredItem]
-    /// Deletes every server copy of the user's items and its manifests (revoke sync); returns how many items.
+    /// Stages re-sealed rows of master-key rotation `rotation` (docs/FORMAT.md §8.8), replacing a staged row of the
+    /// same item; returns how many rows the rotation holds. Staged rows are seen by no read until the rotation commits.
+    /// An account holds at most `SyncLimits.maxRotationItems` staged rows in all (`.stagingFull`).
+    func stageRotation(userID: UUID, rotation: UUID, writes: [ItemWrite], now: Date) async throws(ServerStoreError) -> Int
+    /// Commits rotation `rotation` in one transaction, or nothing: its staged rows are applied as one push with
+    /// `manifest` (`push`'s rules and answers), and the account slot is replaced by `slot`; then every row the account
+    /// staged is dropped. `.incompleteRotation` (nothing changed) when the rotation holds another number of rows than
+    /// `expectedRows`.
+    func commitRotation(
+        userID: UUID, rotation: UUID, expectedRows: Int, slot: WrappedSlot, manifest: ManifestWrite, now: Date
+    ) async throws(ServerStoreError) -> PushOutcome
+    /// Drops the rows staged for `rotation`.
+    func discardRotation(userID: UUID, rotation: UUID) async throws(ServerStoreError)
+    /// Deletes every server copy of the user's items, its manifests and staged rows (revoke sync); returns how many
+    /// items.
     func deleteAllItems(userID: UUID) async throws(ServerStoreError) -> Int
     /// Counts for `GET /v1/account`.
     func usage(userID: UUID) async throws(ServerStoreError) -> StoreUsage
@@ -123,6 +137,8 @@ public enum ServerStoreError: Error, Sendable, Equatable, CustomStringConvertibl
     case schemaTooNew
     /// Places that break a rule of the store (a location of a network nobody imported).
     case invalidPlaces(String)
+    /// The account's staged rotation rows would exceed `SyncLimits.maxRotationItems`.
+    case stagingFull
 
     public var description: String {
         switch self {
@@ -132,6 +148,7 @@ public enum ServerStoreError: Error, Sendable, Equatable, CustomStringConvertibl
         case .unavailable(let detail): return "database unavailable: \(detail)"
         case .schemaTooNew: return "the database was written by a newer coffer-server"
         case .invalidPlaces(let rule): return "places: \(rule)"
+        case .stagingFull: return "too many staged rotation rows"
         }
     }
 }
@@ -312,6 +329,8 @@ public enum PushOutcome: Sendable, Equatable {
     case staleHead(epoch: Int64)
     /// Nothing was written: the account keeps verified state and the push carried no manifest.
     case manifestRequired
+    /// Nothing was written: the rotation to commit holds `staged` rows, not the number its device sent.
+    case incompleteRotation(staged: Int)
 }
 
 /// One page of the change feed.
@@ -377,6 +396,7 @@ public struct AuditEvent: Sendable, Equatable {
         case loginAlert = "login_alert"
         case refreshReused = "refresh_reused"
         case passphraseChanged = "passphrase_changed"
+        case masterKeyRotated = "master_key_rotated"
         case logout
         case accountDeleted = "account_deleted"
         case accountPurged = "account_purged"

@@ -101,17 +101,31 @@ public enum VerificationFailure: Error, Sendable, Equatable, CustomStringConvert
 /// tag, its link to the newest head this device verified, and that the rows add up to the head's root.
 struct StateVerifier {
     let vaultID: UUID
+    /// The account's key epoch as this device knows it (its verified head's): a manifest that no key of this device
+    /// made and that names a higher one was made under a newer master key.
     let keyEpoch: Int64
-    /// HMAC-SHA256 under the vault's manifest key.
-    let tag: ([UInt8]) -> [UInt8]
+    /// The tags a manifest may carry: one per key of this device that may have made it (`ManifestKeys`).
+    let tags: (Manifest) -> [[UInt8]]
 
-    /// A manifest made with this vault's key for this vault. Key epochs are counted by each vault copy (a copy
-    /// rotated before it was linked counts higher than one that joined later), so the tag decides: a manifest that
-    /// does not verify and names another key epoch than this copy's was made under another master key.
+    init(vaultID: UUID, keyEpoch: Int64, keys: ManifestKeys) {
+        self.vaultID = vaultID
+        self.keyEpoch = keyEpoch
+        self.tags = { keys.tags(body: $0.body, epoch: $0.epoch) }
+    }
+
+    /// A verifier with one key: HMAC-SHA256 under it is `tag`.
+    init(vaultID: UUID, keyEpoch: Int64, tag: @escaping ([UInt8]) -> [UInt8]) {
+        self.vaultID = vaultID
+        self.keyEpoch = keyEpoch
+        self.tags = { [tag($0.body)] }
+    }
+
+    /// A manifest made with this vault's key for this vault. The tag decides; when no key of this device made it and
+    /// it names a newer key epoch than the account's this device knows, another device rotated the master key.
     func authenticate(_ manifest: Manifest) throws(VerificationFailure) {
         guard manifest.vaultID == vaultID else { throw .otherVault }
-        guard Self.constantTimeEqual(tag(manifest.body), manifest.tag) else {
-            if Int64(manifest.keyEpoch) != keyEpoch { throw .newerKeyEpoch(Int64(manifest.keyEpoch)) }
+        guard tags(manifest).contains(where: { Self.constantTimeEqual($0, manifest.tag) }) else {
+            if Int64(manifest.keyEpoch) > keyEpoch { throw .newerKeyEpoch(Int64(manifest.keyEpoch)) }
             throw .forgedManifest(epoch: manifest.epoch)
         }
     }
@@ -159,7 +173,7 @@ struct StateVerifier {
         throw .stateMismatch
     }
 
-    private static func constantTimeEqual(_ first: [UInt8], _ second: [UInt8]) -> Bool {
+    static func constantTimeEqual(_ first: [UInt8], _ second: [UInt8]) -> Bool {
         guard first.count == second.count else { return false }
         var difference: UInt8 = 0
         for index in first.indices { difference |= first[index] ^ second[index] }

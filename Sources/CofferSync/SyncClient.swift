@@ -129,6 +129,25 @@ public struct SyncClient: Sendable {
         try await call(.GET, "/v1/sync/manifests?after=\(epoch)&limit=\(limit)", token: accessToken)
     }
 
+    /// Stages re-sealed rows of master-key rotation `rotation`; returns how many rows it holds.
+    public func stageRotation(
+        _ rotation: UUID, _ request: RotationItemsRequest, accessToken: String
+    ) async throws(SyncClientError) -> RotationItemsResponse {
+        try await call(.POST, "/v1/sync/rotations/\(rotation.uuidString.lowercased())/items", token: accessToken, body: request)
+    }
+
+    /// Commits master-key rotation `rotation`: answered like a push (`.conflict`, `.staleHead`).
+    public func commitRotation(
+        _ rotation: UUID, _ request: RotationCommitRequest, accessToken: String
+    ) async throws(SyncClientError) -> PushResponse {
+        try await call(.POST, "/v1/sync/rotations/\(rotation.uuidString.lowercased())/commit", token: accessToken, body: request)
+    }
+
+    /// Drops the rows staged for `rotation`.
+    public func discardRotation(_ rotation: UUID, accessToken: String) async throws(SyncClientError) {
+        let _: Empty = try await call(.DELETE, "/v1/sync/rotations/\(rotation.uuidString.lowercased())", token: accessToken)
+    }
+
     /// Deletes every server copy of the account's items.
     public func revoke(accessToken: String) async throws(SyncClientError) -> Int {
         let answer: [String: Int] = try await call(.DELETE, "/v1/sync/items", token: accessToken)

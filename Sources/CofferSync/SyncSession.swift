@@ -33,6 +33,9 @@ public enum SyncError: Error, Sendable, CustomStringConvertible {
     case nothingToRepublish
     /// Republish: this device does not hold the vault's history from this epoch on (it joined later).
     case historyIncomplete(from: Int64)
+    /// Another device rotated the master key, and this vault's own passphrase (needed to re-wrap its passphrase slot
+    /// under the new key) is not the account's: ask for it and log in again with it.
+    case vaultPassphraseNeeded
 
     public var description: String {
         switch self {
@@ -54,6 +57,8 @@ public enum SyncError: Error, Sendable, CustomStringConvertible {
         case .historyIncomplete(let epoch):
             return "this device does not hold the vault's history from epoch \(epoch) on (it joined later): republish "
                 + "from a device that has synced longer"
+        case .vaultPassphraseNeeded:
+            return "another device changed the vault's master key, and this vault's own passphrase is needed to take it"
         case .accountParametersChanged:
             return "the account's passphrase stretching parameters changed without a change this device verified; "
                 + "nothing was sent"
@@ -69,6 +74,8 @@ public struct SyncReport: Sendable, Equatable {
     public var cursor: Int64 = 0
     /// The verified head after this sync (nil for an account no device has published a manifest for yet).
     public var head: Manifest?
+    /// A master-key rotation this device had begun and the server had taken, finished by this sync.
+    public var finishedRotation: Vault.RotationResult?
 
     public init() {}
 }
@@ -94,6 +101,9 @@ public struct VerifiedHead: Sendable, Equatable {
 public struct SyncSession: Sendable {
     public let coffer: Coffer
     public let client: SyncClient
+    /// When the login that made this session found the master key rotated by another device and took it: what that
+    /// did (with the vault's new recovery code, when it has a recovery slot).
+    public private(set) var keyChange: Vault.RotationResult?
     private let logger = Logger(label: "coffer.sync")
 
     public init(coffer: Coffer, client: SyncClient) {
@@ -126,7 +136,9 @@ public struct SyncSession: Sendable {
 
     /// Logs this device in. With no vault here yet, the account's slot is unwrapped with the passphrase and a local
     /// copy of the vault is created (`localPassphrase` becomes its passphrase slot); with the same vault here already,
-    /// it is linked again, keeping the state it verified.
+    /// it is linked again, keeping the state it verified. When another device rotated the master key, the vault here
+    /// takes the new one (`keyChange`; its own passphrase slot is re-wrapped with `localPassphrase`, else with the
+    /// account's passphrase, else `.vaultPassphraseNeeded`).
     ///
     /// Before stretching anything, the prelogin parameters must be at least Coffer's defaults (unless
     /// `allowWeakKDF`), and a device that knows the account's parameters refuses others (unless
@@ -176,9 +188,15 @@ public struct SyncSession: Sendable {
             throw .wrongPassphrase
         }
         let coffer: Coffer
+        var keyChange: Vault.RotationResult?
         if let existing {
             guard existing.vault.vaultID == vaultID else { throw .differentVault }
             coffer = existing
+            if !existing.vault.hasMasterKey(masterKey) {
+                keyChange = try await takeRotatedKey(
+                    coffer: existing, client: client, accessToken: answer.accessToken, masterKey: masterKey,
+                    accountCommitment: commitment, accountPassphrase: passphrase, vaultPassphrase: localPassphrase)
+            }
         } else {
             try await checkHeadBeforeJoining(
                 client: client, accessToken: answer.accessToken, vaultID: vaultID, masterKey: masterKey,
@@ -189,14 +207,15 @@ public struct SyncSession: Sendable {
                 throw .coffer(error)
             }
         }
-        let session = SyncSession(coffer: coffer, client: client)
+        var session = SyncSession(coffer: coffer, client: client)
+        session.keyChange = keyChange
         try session.link(answer, email: email, accountCommitment: commitment)
         return session
     }
 
     /// The server's newest head, checked with the master key alone: nothing is created for a server whose head is
     /// forged, of another vault, commits to another slot, or is not the one the user expects.
-    private static func checkHeadBeforeJoining(
+    static func checkHeadBeforeJoining(
         client: SyncClient, accessToken: String, vaultID: UUID, masterKey: SecretBytes, accountCommitment: [UInt8],
         expect: String?
     ) async throws(SyncError) {
@@ -226,7 +245,7 @@ public struct SyncSession: Sendable {
 
     /// Stores the session and links the vault. Logging in again to the same account keeps the device's id and the
     /// state it verified: a new login must not let a server roll the device back.
-    private func link(_ answer: AuthResponse, email: String, accountCommitment: [UInt8]) throws(SyncError) {
+    func link(_ answer: AuthResponse, email: String, accountCommitment: [UInt8]) throws(SyncError) {
         try storeRefreshToken(answer.refreshToken)
         let current = try vault { try $0.syncAccount() }
         if var current, current.server == client.server, current.account == email, current.userID == answer.user.id {
@@ -261,6 +280,7 @@ public struct SyncSession: Sendable {
         guard try vault({ try $0.syncAccount() }) != nil else { throw .notLinked }
         let access = try await freshAccessToken()
         var report = SyncReport()
+        report.finishedRotation = try await resumeRotation(access: access)
         try await pull(access: access, expect: expect, into: &report)
         try await pushPending(access: access, restoring: nil, progress: progress, into: &report)
         try await pull(access: access, expect: nil, into: &report)
@@ -270,7 +290,7 @@ public struct SyncSession: Sendable {
     /// Pushes the pending changes in batches, each with the manifest of the state it makes. With `restoring`, the
     /// first push extends the server's (older) head instead of this device's and carries the manifests the server
     /// lost (`republish`); it is sent even with nothing pending.
-    private func pushPending(
+    func pushPending(
         access: String, restoring: (base: Int64, chain: [Manifest])?, progress: @Sendable (Int, Int) -> Void,
         into report: inout SyncReport
     ) async throws(SyncError) {
@@ -341,7 +361,7 @@ public struct SyncSession: Sendable {
         let access = try await freshAccessToken()
         let feed = try await readFeed(since: 0, access: access)
         let (serverRows, cursor, headText) = (feed.rows, feed.cursor, feed.head)
-        let verifier = StateVerifier(vaultID: coffer.vault.vaultID, keyEpoch: coffer.vault.keyEpoch, tag: coffer.vault.manifestTag)
+        let verifier = try makeVerifier(verified: verified)
         var base: Int64 = 0
         if let headText {
             let head = try Self.manifest(Array(Data(base64Encoded: headText) ?? Data()))
@@ -422,7 +442,7 @@ public struct SyncSession: Sendable {
 
     /// The manifest of the state after `rows` land on the server rows this device verified; `commitment` replaces the
     /// account slot's (a passphrase change).
-    private func nextManifest(
+    func nextManifest(
         after verified: Manifest?, account: SyncAccount, adding rows: [ItemRow], commitment replacement: [UInt8]? = nil
     ) async throws(SyncError) -> Manifest {
         var leaves = try vault { try $0.syncedRows() }.leaves
@@ -439,7 +459,7 @@ public struct SyncSession: Sendable {
         var manifest = Manifest(
             vaultID: coffer.vault.vaultID, epoch: (verified?.epoch ?? 0) + 1, previous: verified?.hash ?? Manifest.noPrevious,
             root: StateRoot.root(leaves), count: UInt32(leaves.count), device: account.device,
-            madeAt: UnixTime.milliseconds(Date()), keyEpoch: UInt32(clamping: coffer.vault.keyEpoch),
+            madeAt: UnixTime.milliseconds(Date()), keyEpoch: verified?.keyEpoch ?? UInt32(clamping: coffer.vault.keyEpoch),
             account: commitment ?? [])
         manifest.tag = coffer.vault.manifestTag(manifest.body)
         return manifest
@@ -453,7 +473,7 @@ public struct SyncSession: Sendable {
     /// does not add up retries once that way, because a server restored from a backup numbers its feed anew (the
     /// device's cursor may lie past rows it has not seen). Only if the whole state does not verify either is the
     /// incremental pull's diagnosis reported.
-    private func pull(access: String, expect: String?, readAll: Bool = false, into report: inout SyncReport) async throws(SyncError) {
+    func pull(access: String, expect: String?, readAll: Bool = false, into report: inout SyncReport) async throws(SyncError) {
         guard let account = try vault({ try $0.syncAccount() }) else { throw .notLinked }
         let verified = try account.head.map(Self.manifest)
         let fresh = verified == nil
@@ -476,7 +496,7 @@ public struct SyncSession: Sendable {
             return
         }
         let head = try Self.manifest(Array(Data(base64Encoded: headText) ?? Data()))
-        let verifier = StateVerifier(vaultID: coffer.vault.vaultID, keyEpoch: coffer.vault.keyEpoch, tag: coffer.vault.manifestTag)
+        let verifier = try makeVerifier(verified: verified)
         let chain = try await chain(after: verified, upTo: head, access: access)
         do {
             try verifier.checkHistory(verified: verified, head: head, chain: chain)
@@ -527,7 +547,7 @@ public struct SyncSession: Sendable {
     /// The feed from `cursor` to its end: each item's newest row (the feed lists an item at its latest change, so a
     /// later page's row replaces an earlier one's), server-face rows left out, in id order; the cursor reached; the
     /// last page's head; and how many rows were read.
-    private func readFeed(
+    func readFeed(
         since start: Int64, access: String
     ) async throws(SyncError) -> (rows: [ItemRow], cursor: Int64, head: String?, read: Int) {
         var staged: [UUID: ItemRow] = [:]
@@ -548,7 +568,7 @@ public struct SyncSession: Sendable {
     }
 
     /// The manifests after `verified` up to `head`, as the server lists them (checked by the caller).
-    private func chain(after verified: Manifest?, upTo head: Manifest, access: String) async throws(SyncError) -> [Manifest] {
+    func chain(after verified: Manifest?, upTo head: Manifest, access: String) async throws(SyncError) -> [Manifest] {
         guard let verified, head.epoch > verified.epoch else { return [] }
         var chain: [Manifest] = []
         var after = verified.epoch
@@ -566,6 +586,14 @@ public struct SyncSession: Sendable {
             if !page.hasMore { break }
         }
         return chain
+    }
+
+    /// The checks for this device: the vault's manifest keys, and the account's key epoch as its verified head
+    /// names it (the vault's own before it verified one).
+    func makeVerifier(verified: Manifest?) throws(SyncError) -> StateVerifier {
+        let keys = try vault { try $0.manifestKeys() }
+        return StateVerifier(
+            vaultID: coffer.vault.vaultID, keyEpoch: verified.map { Int64($0.keyEpoch) } ?? coffer.vault.keyEpoch, keys: keys)
     }
 
     /// Whether `expect` names `head`: its whole fingerprint, or the part after the epoch.
@@ -634,7 +662,7 @@ public struct SyncSession: Sendable {
 
     // MARK: Tokens
 
-    private func freshAccessToken() async throws(SyncError) -> String {
+    func freshAccessToken() async throws(SyncError) -> String {
         guard let stored = try keystore({ () throws(KeystoreError) in try coffer.location.keystore.secret(for: coffer.syncTokenAccount) })
         else { throw .client(.server(status: 401, code: "unauthorized", message: "log in again: coffer sync login")) }
         let refreshToken = String(decoding: stored.bytes, as: UTF8.self)
@@ -643,7 +671,7 @@ public struct SyncSession: Sendable {
         return answer.accessToken
     }
 
-    private func storeRefreshToken(_ token: String) throws(SyncError) {
+    func storeRefreshToken(_ token: String) throws(SyncError) {
         try keystore { () throws(KeystoreError) in
             try coffer.location.keystore.replaceSecret(SecretBytes(utf8: token), for: coffer.syncTokenAccount)
         }
@@ -651,11 +679,11 @@ public struct SyncSession: Sendable {
 
     // MARK: Plumbing
 
-    private func vault<T>(_ body: (Vault) throws -> T) throws(SyncError) -> T {
+    func vault<T>(_ body: (Vault) throws -> T) throws(SyncError) -> T {
         try Self.vaultCall(coffer, body)
     }
 
-    private static func vaultCall<T>(_ coffer: Coffer, _ body: (Vault) throws -> T) throws(SyncError) -> T {
+    static func vaultCall<T>(_ coffer: Coffer, _ body: (Vault) throws -> T) throws(SyncError) -> T {
         do {
             return try body(coffer.vault)
         } catch let error as VaultError {
@@ -665,7 +693,7 @@ public struct SyncSession: Sendable {
         }
     }
 
-    private func verification<T>(_ body: () throws(VerificationFailure) -> T) throws(SyncError) -> T {
+    func verification<T>(_ body: () throws(VerificationFailure) -> T) throws(SyncError) -> T {
         do {
             return try body()
         } catch {
@@ -673,7 +701,7 @@ public struct SyncSession: Sendable {
         }
     }
 
-    private func keystore<T>(_ body: () throws(KeystoreError) -> T) throws(SyncError) -> T {
+    func keystore<T>(_ body: () throws(KeystoreError) -> T) throws(SyncError) -> T {
         do {
             return try body()
         } catch {
@@ -681,11 +709,11 @@ public struct SyncSession: Sendable {
         }
     }
 
-    private func crypto<T>(_ body: () throws(CofferCryptoError) -> T) throws(SyncError) -> T {
+    func crypto<T>(_ body: () throws(CofferCryptoError) -> T) throws(SyncError) -> T {
         try Self.cryptoCall(body)
     }
 
-    private static func cryptoCall<T>(_ body: () throws(CofferCryptoError) -> T) throws(SyncError) -> T {
+    static func cryptoCall<T>(_ body: () throws(CofferCryptoError) -> T) throws(SyncError) -> T {
         do {
             return try body()
         } catch {
@@ -693,11 +721,11 @@ public struct SyncSession: Sendable {
         }
     }
 
-    private func client<T>(_ body: () async throws(SyncClientError) -> T) async throws(SyncError) -> T {
+    func client<T>(_ body: () async throws(SyncClientError) -> T) async throws(SyncError) -> T {
         try await Self.clientCall(body)
     }
 
-    private static func clientCall<T>(_ body: () async throws(SyncClientError) -> T) async throws(SyncError) -> T {
+    static func clientCall<T>(_ body: () async throws(SyncClientError) -> T) async throws(SyncError) -> T {
         do {
             return try await body()
         } catch {

@@ -336,6 +336,52 @@ public struct PushRequest: Codable, Sendable {
     }
 }
 
+/// `POST /v1/sync/rotations/{rotation}/items`: re-sealed rows of a master-key rotation (docs/FORMAT.md §8.8), staged
+/// until the rotation commits; at most `SyncLimits.maxPushItems` per request, checked as a push's.
+public struct RotationItemsRequest: Codable, Sendable {
+    public var items: [PushItem]
+
+    public init(items: [PushItem]) {
+        self.items = items
+    }
+}
+
+/// The answer to staging rotation rows: how many the rotation holds now.
+public struct RotationItemsResponse: Codable, Sendable, Equatable {
+    public var staged: Int
+
+    public init(staged: Int) {
+        self.staged = staged
+    }
+}
+
+/// `POST /v1/sync/rotations/{rotation}/commit`: the staged rows, the account slot wrapping the new master key and the
+/// manifest of the new state land in one transaction (answered like a push). The slot keeps the account's KDF
+/// parameters and salt, so the auth key does not change; `auth_key` proves the passphrase.
+public struct RotationCommitRequest: Codable, Sendable {
+    public var authKey: String
+    public var slot: WrappedSlot
+    public var baseEpoch: Int64
+    /// Base64 of the manifest of epoch `base_epoch + 1`, made under the new master key.
+    public var manifest: String
+    /// How many rows the device staged: a commit of a rotation holding another number is refused.
+    public var items: Int
+
+    enum CodingKeys: String, CodingKey {
+        case slot, manifest, items
+        case authKey = "auth_key"
+        case baseEpoch = "base_epoch"
+    }
+
+    public init(authKey: String, slot: WrappedSlot, baseEpoch: Int64, manifest: String, items: Int) {
+        self.authKey = authKey
+        self.slot = slot
+        self.baseEpoch = baseEpoch
+        self.manifest = manifest
+        self.items = items
+    }
+}
+
 /// The answer to an accepted push.
 public struct PushResponse: Codable, Sendable, Equatable {
     /// The change cursor after this push.
@@ -398,17 +444,22 @@ public struct ErrorBody: Codable, Sendable, Equatable {
         public var limit: Int?
         /// The stored head's epoch, when a push's manifest did not extend it.
         public var headEpoch: Int64?
+        /// How many rows a rotation holds, when its commit named another number.
+        public var staged: Int?
 
         enum CodingKeys: String, CodingKey {
-            case conflicts, field, limit
+            case conflicts, field, limit, staged
             case headEpoch = "head_epoch"
         }
 
-        public init(conflicts: [ItemRow]? = nil, field: String? = nil, limit: Int? = nil, headEpoch: Int64? = nil) {
+        public init(
+            conflicts: [ItemRow]? = nil, field: String? = nil, limit: Int? = nil, headEpoch: Int64? = nil, staged: Int? = nil
+        ) {
             self.conflicts = conflicts
             self.field = field
             self.limit = limit
             self.headEpoch = headEpoch
+            self.staged = staged
         }
     }
 
@@ -437,6 +488,8 @@ public enum SyncLimits {
     public static let defaultPageItems = 500
     /// Most manifests in one page of the chain.
     public static let maxPageManifests = 1000
+    /// Most rows an account may stage for master-key rotations at once (docs/FORMAT.md §8.8).
+    public static let maxRotationItems = 200_000
 }
 
 /// JSON coders for the wire: ISO 8601 dates without fractional seconds.

@@ -84,6 +84,37 @@ enum Schema {
                 );
                 """)
         }
+        // Master-key rotation of a synced vault (docs/FORMAT.md §8.8): prepared here (the new key sealed under the
+        // current one, the re-sealed rows and the new slots), committed on the server, then here in one transaction.
+        migrator.registerMigration("v5-sync-rotation") { db in
+            try db.execute(sql: """
+                CREATE TABLE sync_rotation (
+                    singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+                    id BLOB NOT NULL CHECK (length(id) = 16),
+                    key_epoch INTEGER NOT NULL CHECK (key_epoch >= 1),
+                    master_box BLOB NOT NULL,
+                    recovery_box BLOB,
+                    manifest BLOB,
+                    manifest_epoch INTEGER,
+                    created_at INTEGER NOT NULL
+                );
+                CREATE TABLE sync_rotation_slot (
+                    id BLOB PRIMARY KEY NOT NULL CHECK (length(id) = 16),
+                    type INTEGER NOT NULL,
+                    kdf BLOB,
+                    salt BLOB NOT NULL,
+                    wrapped_key BLOB NOT NULL
+                );
+                CREATE TABLE sync_rotation_item (
+                    id BLOB PRIMARY KEY NOT NULL CHECK (length(id) = 16),
+                    kind TEXT NOT NULL,
+                    revision INTEGER NOT NULL,
+                    updated_at INTEGER NOT NULL,
+                    deleted INTEGER NOT NULL,
+                    box BLOB
+                ) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 }

@@ -302,13 +302,20 @@ public final class Vault: @unchecked Sendable {
         _ db: Database, type: SlotType, secret: SecretBytes, kdf: PassphraseKDF?, masterKey: SecretBytes,
         vaultID: [UInt8], options: VaultOptions
     ) throws -> SlotInfo {
-        let header = SlotHeader.new(type, kdf: kdf, random: options.random)
-        let kek = try header.keyEncryptionKey(secret: secret, limits: options.limits)
-        let wrapped = try header.wrap(masterKey: masterKey, vaultID: vaultID, kek: kek)
+        let (header, wrapped) = try makeSlot(type: type, secret: secret, kdf: kdf, masterKey: masterKey, vaultID: vaultID, options: options)
         try db.execute(
             sql: "INSERT INTO slot (id, type, kdf, salt, wrapped_key) VALUES (?, ?, ?, ?, ?)",
             arguments: [Data(header.slotID), Int(type.rawValue), header.kdf.map { Data($0.encoded) }, Data(header.salt), wrapped])
         return SlotInfo(id: UUID(bytes: header.slotID), type: type, kdf: header.kdf)
+    }
+
+    /// A new slot of `type` for `secret`, wrapping `masterKey`: its header and wrapped key.
+    static func makeSlot(
+        type: SlotType, secret: SecretBytes, kdf: PassphraseKDF?, masterKey: SecretBytes, vaultID: [UInt8], options: VaultOptions
+    ) throws -> (header: SlotHeader, wrapped: Data) {
+        let header = SlotHeader.new(type, kdf: kdf, random: options.random)
+        let kek = try header.keyEncryptionKey(secret: secret, limits: options.limits)
+        return (header, try header.wrap(masterKey: masterKey, vaultID: vaultID, kek: kek))
     }
 
     // MARK: Keys

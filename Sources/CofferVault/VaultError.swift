@@ -25,6 +25,8 @@ public enum VaultError: Error, Sendable, CustomStringConvertible {
     case conflict(itemID: UUID, expected: UInt64, stored: UInt64)
     /// Another process rotated the master key since this one unlocked the vault.
     case keyRotatedElsewhere
+    /// No rotation of the synced vault is prepared here (or it was prepared without its manifest).
+    case noPreparedRotation
     /// A stored box, slot or header failed authentication or is malformed: the file was modified or damaged.
     case tampered(String)
     case storage(String)
@@ -50,6 +52,7 @@ public enum VaultError: Error, Sendable, CustomStringConvertible {
         case .conflict(let id, let expected, let stored):
             return "item \(id.uuidString.lowercased()) changed meanwhile (revision \(stored), expected \(expected)); try again"
         case .keyRotatedElsewhere: return "the vault key was rotated by another process; run the command again"
+        case .noPreparedRotation: return "no master-key rotation is in progress for this vault"
         case .tampered(let what): return "\(what) failed authentication: the vault was modified or damaged"
         case .storage(let detail): return "vault storage error: \(detail)"
         case .crypto(let error): return error.description

@@ -68,7 +68,7 @@ extension Vault {
     // MARK: Rotation
 
     /// What a master-key rotation did.
-    public struct RotationResult: Sendable {
+    public struct RotationResult: Sendable, Equatable {
         /// Items re-encrypted.
         public let itemCount: Int
         /// The new recovery code, when the vault had a recovery slot (the old code no longer works).
@@ -84,27 +84,11 @@ extension Vault {
     ) throws(VaultError) -> RotationResult {
         let newMaster = SecretBytes(randomCount: 32, using: options.random)
         let newItemsKey = KeySchedule.itemsKey(masterKey: newMaster, vaultID: vaultIDBytes)
-        let passphraseSecret: SecretBytes?
-        do {
-            passphraseSecret = try passphrase.map { text throws(CofferCryptoError) in try Passphrase.bytes(text) }
-        } catch {
-            throw .crypto(error)
-        }
+        let passphraseSecret = try Self.passphraseSecret(passphrase)
         let recovery = RecoveryCode.generate(random: options.random)
         let (count, recoveryCode, epoch) = try writeTransaction { db, keys -> (Int, String?, Int64) in
             let slots = try Self.readSlots(db, limits: options.limits)
-            let types = Set(slots.map(\.header.type))
-            if types.contains(.device) && deviceKey == nil { throw VaultError.noSlot(.device) }
-            if let slot = slots.first(where: { $0.header.type == .passphrase }) {
-                guard let passphraseSecret else { throw VaultError.wrongPassphrase }
-                // The passphrase must open the current slot: rotation must not lock the owner out by a typo.
-                let kek = try slot.header.keyEncryptionKey(secret: passphraseSecret, limits: options.limits)
-                do {
-                    _ = try slot.header.unwrap(slot.wrapped, vaultID: vaultIDBytes, kek: kek)
-                } catch {
-                    throw VaultError.wrongPassphrase
-                }
-            }
+            try checkSlotSecrets(slots, deviceKey: deviceKey, passphrase: passphraseSecret)
             let newKeys = Keys(master: newMaster, items: newItemsKey, epoch: keys.epoch + 1)
             var count = 0
             let now = options.clock()
@@ -119,26 +103,8 @@ extension Vault {
             }
             progress(count, rows.count)
             try resealLocalState(db, from: keys, to: newKeys)
-            try db.execute(sql: "DELETE FROM slot")
-            for slot in slots {
-                switch slot.header.type {
-                case .device:
-                    guard let deviceKey else { throw VaultError.noSlot(.device) }
-                    try Self.insertSlot(db, type: .device, secret: deviceKey, kdf: nil, masterKey: newMaster, vaultID: vaultIDBytes, options: options)
-                case .passphrase:
-                    guard let passphraseSecret else { throw VaultError.wrongPassphrase }
-                    try Self.insertSlot(
-                        db, type: .passphrase, secret: passphraseSecret, kdf: slot.header.kdf, masterKey: newMaster,
-                        vaultID: vaultIDBytes, options: options)
-                case .recovery:
-                    break
-                }
-            }
-            var code: String?
-            if types.contains(.recovery) {
-                try Self.insertSlot(db, type: .recovery, secret: recovery.secret, kdf: nil, masterKey: newMaster, vaultID: vaultIDBytes, options: options)
-                code = recovery.text
-            }
+            let code = try replaceSlots(
+                db, slots, masterKey: newMaster, deviceKey: deviceKey, passphrase: passphraseSecret, recovery: recovery)
             try db.execute(sql: "UPDATE vault SET key_epoch = ? WHERE singleton = 1", arguments: [newKeys.epoch])
             return (count, code, newKeys.epoch)
         }

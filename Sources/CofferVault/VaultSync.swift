@@ -285,7 +285,7 @@ extension Vault {
         }
     }
 
-    private func recordManifest(_ db: Database, _ manifest: (epoch: Int64, bytes: [UInt8])) throws {
+    func recordManifest(_ db: Database, _ manifest: (epoch: Int64, bytes: [UInt8])) throws {
         try db.execute(
             sql: "INSERT INTO sync_manifest (epoch, body) VALUES (?, ?) ON CONFLICT (epoch) DO UPDATE SET body = excluded.body",
             arguments: [manifest.epoch, Data(manifest.bytes)])
@@ -301,7 +301,7 @@ extension Vault {
         }?.id
     }
 
-    private func setVerified(_ db: Database, head: [UInt8]?, cursor: Int64, accountCommitment: [UInt8]?, at date: Date) throws {
+    func setVerified(_ db: Database, head: [UInt8]?, cursor: Int64, accountCommitment: [UInt8]?, at date: Date) throws {
         try db.execute(
             sql: """
                 UPDATE sync_account SET cursor = ?, last_sync = ?, head = coalesce(?, head),
@@ -394,7 +394,7 @@ extension Vault {
 
     // MARK: Rows
 
-    private func storeRow(_ db: Database, _ row: ItemRow, insert: Bool) throws {
+    func storeRow(_ db: Database, _ row: ItemRow, insert: Bool) throws {
         let arguments: StatementArguments = [row.kind, row.revision, row.updatedAt, row.deleted, row.box, Data(row.id.bytes)]
         if insert {
             try db.execute(sql: "INSERT INTO item (kind, revision, updated_at, deleted, box, id) VALUES (?, ?, ?, ?, ?, ?)", arguments: arguments)
@@ -405,7 +405,7 @@ extension Vault {
 
     /// Records `row` as the server's copy of its item: its revision (a local row whose revision differs is pending)
     /// and its leaf (what the next manifest commits to).
-    private func recordServerRow(_ db: Database, _ row: ItemRow) throws {
+    func recordServerRow(_ db: Database, _ row: ItemRow) throws {
         try db.execute(
             sql: """
                 INSERT INTO sync_item (id, server_revision, leaf) VALUES (?, ?, ?)
@@ -414,7 +414,7 @@ extension Vault {
             arguments: [Data(row.id.bytes), row.revision, Data(row.leaf)])
     }
 
-    private func openSyncRow(_ row: ItemRow, keys: Keys) throws -> Item {
+    func openSyncRow(_ row: ItemRow, keys: Keys) throws -> Item {
         guard row.isWellFormed, !row.deleted else { throw VaultError.tampered("a synced item") }
         return try openRow(row, keys: keys)
     }

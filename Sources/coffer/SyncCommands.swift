@@ -42,6 +42,7 @@ struct SyncNow: ParsableCommand {
         let bar = SyncCLI.Progress("syncing")
         let report = try SyncCLI.wait { try await session.sync(progress: bar.update) }
         bar.finish()
+        if let rotation = report.finishedRotation { SyncCLI.announce(rotation) }
         if output.json {
             try Output.json(SyncCLI.ReportJSON(report))
             return
@@ -100,10 +101,36 @@ struct SyncLogin: ParsableCommand {
         let client = try pinning.client(server, stored: stored)
         let passphrase = try SecretInput.shared.secret("Sync passphrase")
         let (allowWeak, acceptChange, expected) = (allowWeakKdf, acceptParameterChange, expect)
-        let session = try SyncCLI.wait {
-            try await SyncSession.login(
-                location: location, client: client, email: email, passphrase: passphrase, localPassphrase: nil,
-                allowWeakKDF: allowWeak, acceptParameterChange: acceptChange, expect: expected)
+        var vaultPassphrase: String?
+        var session: SyncSession?
+        while session == nil {
+            let localPassphrase = vaultPassphrase
+            let attempt = try SyncCLI.wait { () async throws -> Result<SyncSession, SyncError> in
+                do {
+                    return .success(try await SyncSession.login(
+                        location: location, client: client, email: email, passphrase: passphrase, localPassphrase: localPassphrase,
+                        allowWeakKDF: allowWeak, acceptParameterChange: acceptChange, expect: expected))
+                } catch let error as SyncError {
+                    return .failure(error)
+                }
+            }
+            switch attempt {
+            case .success(let linked):
+                session = linked
+            case .failure(.vaultPassphraseNeeded) where vaultPassphrase == nil:
+                // The master key was rotated on another device; this vault's own passphrase slot needs its passphrase.
+                Output.note("another device changed the vault's master key; this vault's own passphrase is needed to take it")
+                vaultPassphrase = try SecretInput.shared.secret("This vault's passphrase")
+            case .failure(.vaultPassphraseNeeded):
+                throw CLIError.coffer(.vault(.wrongPassphrase))
+            case .failure(let error):
+                throw SyncCLI.mapped(error)
+            }
+        }
+        guard let session else { return }
+        if let keyChange = session.keyChange {
+            Output.note("this vault now uses the master key another device rotated to (\(keyChange.itemCount) re-encrypted)")
+            SyncCLI.announce(keyChange)
         }
         try session.coffer.setServerKeyPin(client.pin)
         let bar = SyncCLI.Progress("downloading")
@@ -293,6 +320,13 @@ enum SyncCLI {
         }
     }
 
+    /// Shows the new recovery code a key change made, once.
+    static func announce(_ rotation: Vault.RotationResult) {
+        guard let code = rotation.recoveryCode else { return }
+        Output.note("The old recovery code no longer works. New recovery code (shown once):")
+        Output.line(code)
+    }
+
     static func client(_ server: String, pin: ServerKeyPin? = nil) throws -> SyncClient {
         do {
             return try SyncClient(server: server, pin: pin)
@@ -359,7 +393,7 @@ enum SyncCLI {
         case .coffer(let error):
             return CLIError.coffer(error)
         case .verification(.newerKeyEpoch):
-            return CLIError.sync(error.description, exitCode: 77, hint: nil)
+            return CLIError.sync(error.description, exitCode: 77, hint: "it asks for the sync passphrase once; nothing here was changed")
         case .verification:
             // EX_PROTOCOL: the remote side broke the protocol.
             return CLIError.sync(error.description, exitCode: 76, hint: nil)

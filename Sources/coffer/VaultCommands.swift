@@ -1,6 +1,7 @@
 import ArgumentParser
 import CofferKit
 import CofferPlatform
+import CofferSync
 import Foundation
 
 struct PassphraseCommand: ParsableCommand {
@@ -130,22 +131,36 @@ struct ListSlots: ParsableCommand {
 struct RotateKey: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rotate-key",
-        abstract: "Replace the master key and re-encrypt every item in one transaction (after a suspected compromise).")
+        abstract: "Replace the master key and re-encrypt every item in one transaction (after a suspected compromise).",
+        discussion: """
+            A synced vault is rotated through its sync server (asks for the sync passphrase too): the re-encrypted
+            items, the account's new wrapped key and the new vault state land there in one step. Other devices then
+            report that the key changed and take the new one with `coffer sync login` (the sync passphrase, once).
+            """)
     @OptionGroup var vaultOption: VaultOption
 
     func run() throws {
         let coffer = try vaultOption.open()
         let slots = try vaultCall { () throws(VaultError) in try coffer.vault.slots() }
         let passphrase = slots.contains { $0.type == .passphrase } ? try SecretInput.shared.secret("Passphrase") : nil
+        if try vaultCall({ () throws(VaultError) in try coffer.vault.syncAccount() }) != nil {
+            let session = try SyncCLI.session(coffer)
+            let accountPassphrase = try SecretInput.shared.secret("Sync passphrase")
+            let bar = SyncCLI.Progress("re-encrypting")
+            let report = try SyncCLI.wait {
+                try await session.rotateMasterKey(accountPassphrase: accountPassphrase, vaultPassphrase: passphrase, progress: bar.update)
+            }
+            bar.finish()
+            SyncCLI.announce(report.rotation)
+            Output.note("other devices take the new key with `coffer sync login` (they ask for the sync passphrase once)")
+            return
+        }
         let bar = ProgressBar(label: "Re-encrypting")
         let result = try cli { () throws(CofferError) in
             try coffer.rotateMasterKey(passphrase: passphrase) { done, total in bar.update(done, of: total) }
         }
         bar.finish()
-        if let code = result.recoveryCode {
-            Output.note("The old recovery code no longer works. New recovery code (shown once):")
-            Output.line(code)
-        }
+        SyncCLI.announce(result)
     }
 }
 

@@ -1,3 +1,4 @@
+import CofferCrypto
 import CofferServerStore
 import CofferSyncAPI
 import CofferTestSupport
@@ -14,7 +15,7 @@ struct PostgresBackDoorTests {
     /// The per-user tables and the column naming their user.
     static let perUserTables = [
         "users": "id", "sessions": "user_id", "refresh_tokens": "user_id", "items": "user_id", "audit_log": "user_id",
-        "manifests": "user_id",
+        "manifests": "user_id", "rotation_items": "user_id",
     ]
     /// Tables without row-level security, and why no user's data is in them: rate counters are keyed by hashes and
     /// client addresses, places are public.
@@ -34,13 +35,15 @@ struct PostgresBackDoorTests {
             let family: UUID
             let items: PushRequest
             let manifest: Data
+            /// A row staged for a master-key rotation.
+            let staged: Data
 
             /// Every value of this account a leak would show.
             var markers: [String] {
                 [id.uuidString.lowercased(), email, family.uuidString.lowercased()]
                     + items.items.map { $0.item.id.uuidString.lowercased() }
             }
-            var boxes: [[UInt8]] { items.items.compactMap { $0.item.box.map(Array.init) } + [Array(manifest)] }
+            var boxes: [[UInt8]] { items.items.compactMap { $0.item.box.map(Array.init) } + [Array(manifest), Array(staged)] }
         }
     }
 
@@ -63,9 +66,13 @@ struct PostgresBackDoorTests {
                     now: clock.now)
                 let accepted = if case .accepted = stored { true } else { false }
                 #expect(accepted, "the manifest was not stored: \(stored)")
+                let staged = Data((0..<64).map { _ in UInt8.random(in: 0...255) })
+                let row = ItemRow(id: UUID(), kind: "note", revision: 2, updatedAt: 0, deleted: false, box: staged)
+                #expect(try await store.stageRotation(
+                    userID: account.userID, rotation: UUID(), writes: [ItemWrite(row: row, baseRevision: 1)], now: clock.now) == 1)
                 accounts.append(Scene.Account(
                     id: account.userID, email: account.email, family: try sessionFamily(account.access), items: items,
-                    manifest: manifest))
+                    manifest: manifest, staged: staged))
             }
             try await body(Scene(fixture: PostgresFixture(store: postgres), a: accounts[0], b: accounts[1], now: clock.now))
         }
@@ -153,6 +160,7 @@ struct PostgresBackDoorTests {
             #expect(try await fixture.count("items", as: b.id) == 3)
             #expect(try await fixture.count("sessions", as: b.id) == 1)
             #expect(try await fixture.count("manifests", as: b.id) == 1)
+            #expect(try await fixture.count("rotation_items", as: b.id) == 1)
         }
     }
 
@@ -172,6 +180,11 @@ struct PostgresBackDoorTests {
                 """
         case "manifests":
             return "INSERT INTO manifests (user_id, epoch, body, seq) VALUES (\(account.id), 1000, '\\x00'::bytea, 1000)"
+        case "rotation_items":
+            return """
+                INSERT INTO rotation_items (user_id, rotation_id, id, kind, revision, updated_at, deleted, base_revision, staged_at)
+                VALUES (\(account.id), \(UUID()), \(UUID()), 'note', 2, 0, true, 1, now())
+                """
         default:
             return "INSERT INTO audit_log (at, kind, user_id) VALUES (now(), 'probe', \(account.id))"
         }

@@ -205,6 +205,70 @@ struct StoreConformanceTests {
         }
     }
 
+    @Test("rotations: staged rows stay out of every read until one commit applies them with the slot and the manifest", arguments: Backend.allCases)
+    func rotations(backend: Backend) async throws {
+        try await backend.withStore { store in
+            let user = try await Self.newUser(store)
+            let other = try await Self.newUser(store)
+            let (a, b) = (UUID(), UUID())
+            let head = Data(repeating: 1, count: 188), rotated = Data(repeating: 2, count: 188)
+            #expect(try await store.push(
+                userID: user, writes: [Self.write(a), Self.write(b)], manifest: ManifestWrite(baseEpoch: 0, epoch: 1, bytes: head),
+                now: Self.now) == .accepted(cursor: 2))
+            let rotation = UUID()
+            #expect(try await store.stageRotation(userID: user, rotation: rotation, writes: [Self.write(a, revision: 2, base: 1)], now: Self.now) == 1)
+            // Staging the same item again replaces it; another rotation and another user stage apart.
+            #expect(try await store.stageRotation(
+                userID: user, rotation: rotation, writes: [Self.write(a, revision: 2, base: 1), Self.write(b, revision: 2, base: 1)],
+                now: Self.now) == 2)
+            #expect(try await store.stageRotation(userID: user, rotation: UUID(), writes: [Self.write(a, revision: 2, base: 1)], now: Self.now) == 1)
+            #expect(try await store.stageRotation(userID: other, rotation: rotation, writes: [Self.write(a)], now: Self.now) == 1)
+            // Nothing staged is seen.
+            let page = try await store.changes(userID: user, since: 0, limit: 10)
+            #expect(page.items.map(\.revision) == [1, 1] && page.cursor == 2)
+            let slot = WrappedSlot(id: UUID(), kdf: KDFParameters(.defaultPBKDF2), salt: "c2FsdA==", wrappedKey: "bmV3")
+            // A commit naming another count, or an old head, changes nothing.
+            #expect(try await store.commitRotation(
+                userID: user, rotation: rotation, expectedRows: 3, slot: slot, manifest: ManifestWrite(baseEpoch: 1, epoch: 2, bytes: rotated),
+                now: Self.now) == .incompleteRotation(staged: 2))
+            #expect(try await store.commitRotation(
+                userID: user, rotation: rotation, expectedRows: 2, slot: slot, manifest: ManifestWrite(baseEpoch: 0, epoch: 1, bytes: rotated),
+                now: Self.now) == .staleHead(epoch: 1))
+            #expect(try await store.user(id: user)?.slot == nil)
+            #expect(try await store.usage(userID: user).headEpoch == 1)
+            // The commit: rows, slot and manifest together; every staged row of the account goes, another user's stays.
+            #expect(try await store.commitRotation(
+                userID: user, rotation: rotation, expectedRows: 2, slot: slot, manifest: ManifestWrite(baseEpoch: 1, epoch: 2, bytes: rotated),
+                now: Self.now) == .accepted(cursor: 4))
+            #expect(try await store.changes(userID: user, since: 2, limit: 10).items.map(\.revision) == [2, 2])
+            #expect(try await store.user(id: user)?.slot == slot)
+            #expect(try await store.head(userID: user, atOrBefore: 4)?.bytes == rotated)
+            #expect(try await store.commitRotation(
+                userID: user, rotation: rotation, expectedRows: 2, slot: slot, manifest: ManifestWrite(baseEpoch: 2, epoch: 3, bytes: head),
+                now: Self.now) == .incompleteRotation(staged: 0))
+            // A staged row whose base is stale makes the commit a conflict, whole.
+            let late = UUID()
+            #expect(try await store.stageRotation(userID: other, rotation: late, writes: [Self.write(b, revision: 5, base: 4)], now: Self.now) == 1)
+            #expect(try await store.push(userID: other, writes: [Self.write(b)], now: Self.now) == .accepted(cursor: 1))
+            guard case .conflicts(let stored) = try await store.commitRotation(
+                userID: other, rotation: late, expectedRows: 1, slot: slot, manifest: ManifestWrite(baseEpoch: 0, epoch: 1, bytes: head),
+                now: Self.now)
+            else {
+                Issue.record("a stale staged row was committed")
+                return
+            }
+            #expect(stored.map(\.id) == [b])
+            #expect(try await store.user(id: other)?.slot == nil)
+            // Discarding and revoking drop staged rows.
+            try await store.discardRotation(userID: other, rotation: rotation)
+            #expect(try await store.stageRotation(userID: other, rotation: rotation, writes: [Self.write(a)], now: Self.now) == 1)
+            _ = try await store.deleteAllItems(userID: other)
+            #expect(try await store.commitRotation(
+                userID: other, rotation: rotation, expectedRows: 1, slot: slot, manifest: ManifestWrite(baseEpoch: 0, epoch: 1, bytes: head),
+                now: Self.now) == .incompleteRotation(staged: 0))
+        }
+    }
+
     @Test("users never see each other's rows", arguments: Backend.allCases)
     func isolation(backend: Backend) async throws {
         try await backend.withStore { store in

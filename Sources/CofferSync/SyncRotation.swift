@@ -1,0 +1,234 @@
+import CofferCrypto
+import CofferKit
+import CofferSyncAPI
+import CofferVault
+import Crypto
+import Foundation
+
+/// What rotating a synced vault's master key did.
+public struct SyncRotationReport: Sendable, Equatable {
+    /// Items re-encrypted, and the new recovery code when the vault has a recovery slot.
+    public var rotation: Vault.RotationResult
+    /// The manifest of the rotated state: the one other devices verify once they have the new key.
+    public var head: Manifest
+}
+
+extension SyncSession {
+    // MARK: Rotating here
+
+    /// Rotates the master key of a synced vault (docs/FORMAT.md §8.8): after a sync, a new key and every item
+    /// re-sealed under it are prepared here, the rows are staged on the server, and one commit there replaces the rows,
+    /// the account slot (re-wrapped under the same passphrase, parameters and salt) and the head; then the vault here
+    /// takes the new key in one transaction. Other devices find a head made under a key they do not hold and log in
+    /// again once (`login`, which takes the new key).
+    ///
+    /// `accountPassphrase` is the sync account's (checked by the server and by opening the account slot);
+    /// `vaultPassphrase` opens this vault's own passphrase slot, when it has one. A crash at any point loses nothing:
+    /// before the server's commit the old key stays in use everywhere; after it, the next sync or rotation here finds
+    /// the rotation's manifest on the server and finishes (`resumeRotation`). Other devices that change the vault
+    /// meanwhile make the commit fail; the rotation is then prepared again, a bounded number of times.
+    public func rotateMasterKey(
+        accountPassphrase: String, vaultPassphrase: String?, progress: @Sendable (Int, Int) -> Void = { _, _ in }
+    ) async throws(SyncError) -> SyncRotationReport {
+        guard let linked = try vault({ try $0.syncAccount() }) else { throw .notLinked }
+        var access = try await freshAccessToken()
+        _ = try await resumeRotation(access: access)
+        let limits = coffer.location.options.limits
+        let parameters = try await client { () throws(SyncClientError) in try await client.prelogin(email: linked.account) }
+        let kdf = try crypto { () throws(CofferCryptoError) in try parameters.kdf.kdf(limits: limits) }
+        guard let salt = Data(base64Encoded: parameters.salt) else { throw .client(.malformedResponse) }
+        let commitment = AccountCommitment.of(kdf: kdf, salt: Array(salt))
+        if let known = linked.accountCommitment, known != commitment { throw .accountParametersChanged }
+        let keys = try crypto { () throws(CofferCryptoError) in
+            try SyncKeys(passphrase: accountPassphrase, kdf: kdf, salt: Array(salt), limits: limits)
+        }
+        // A login checks the passphrase with the server before anything is prepared, and hands out the account slot,
+        // which must hold this vault's key: the new slot is wrapped under the same key-encryption key.
+        let answer = try await client { () throws(SyncClientError) in
+            try await client.login(LoginRequest(email: linked.account, authKey: keys.authKeyBase64))
+        }
+        try storeRefreshToken(answer.refreshToken)
+        access = answer.accessToken
+        guard let slot = answer.slot else { throw .client(.malformedResponse) }
+        let header = try crypto { () throws(CofferCryptoError) in try slot.header(limits: limits) }
+        guard header.kdf == kdf, header.salt == Array(salt), let wrapped = Data(base64Encoded: slot.wrappedKey) else {
+            throw .wrongPassphrase
+        }
+        let current: SecretBytes
+        do {
+            current = try header.unwrap(wrapped, vaultID: coffer.vault.vaultID.bytes, kek: keys.keyEncryptionKey)
+        } catch {
+            throw .wrongPassphrase
+        }
+        for _ in 0..<5 {
+            var report = SyncReport()
+            try await pull(access: access, expect: nil, into: &report)
+            try await pushPending(access: access, restoring: nil, progress: { _, _ in }, into: &report)
+            // After the pull: a slot holding another key than this vault's is another device's rotation.
+            guard coffer.vault.hasMasterKey(current) else { throw .verification(.slotReverted) }
+            guard let account = try vault({ try $0.syncAccount() }) else { throw .notLinked }
+            let verified = try account.head.map(Self.manifest)
+            let accountKeyEpoch = verified.map { Int64($0.keyEpoch) } ?? coffer.vault.keyEpoch
+            let prepared = try cofferCall { () throws(CofferError) in
+                try coffer.prepareSyncedRotation(passphrase: vaultPassphrase, accountKeyEpoch: accountKeyEpoch)
+            }
+            let rows = try vault { try $0.preparedRotationRows() }
+            let known = try vault { try $0.syncedRows() }
+            var staged = 0
+            for start in stride(from: 0, to: rows.count, by: SyncLimits.maxPushItems) {
+                let batch = rows[start..<min(start + SyncLimits.maxPushItems, rows.count)]
+                let request = RotationItemsRequest(items: batch.map { PushItem(item: $0, baseRevision: known.revisions[$0.id] ?? 0) })
+                _ = try await client { () throws(SyncClientError) in
+                    try await client.stageRotation(prepared.id, request, accessToken: access)
+                }
+                staged += batch.count
+                progress(staged, rows.count)
+            }
+            var leaves = known.leaves
+            for row in rows { leaves[row.id] = row.leaf }
+            var manifest = Manifest(
+                vaultID: coffer.vault.vaultID, epoch: (verified?.epoch ?? 0) + 1, previous: verified?.hash ?? Manifest.noPrevious,
+                root: StateRoot.root(leaves), count: UInt32(leaves.count), device: account.device,
+                madeAt: UnixTime.milliseconds(Date()), keyEpoch: UInt32(clamping: prepared.keyEpoch), account: commitment)
+            let epoch = manifest.epoch
+            let newKeys = try vault { try $0.preparedManifestKeys(rotationEpoch: epoch) }
+            manifest.tag = newKeys.tags(body: manifest.body, epoch: manifest.epoch)[0]
+            let made = manifest
+            try vault { try $0.recordPreparedManifest(epoch: made.epoch, bytes: made.bytes) }
+            let newHeader = SlotHeader(
+                slotID: coffer.location.options.random.bytes(16), type: .passphrase, kdf: kdf, salt: Array(salt))
+            let newWrapped = try vault { try $0.wrapPreparedMasterKey(for: newHeader, kek: keys.keyEncryptionKey) }
+            let request = RotationCommitRequest(
+                authKey: keys.authKeyBase64,
+                slot: WrappedSlot(
+                    id: UUID(bytes: newHeader.slotID), kdf: parameters.kdf, salt: parameters.salt,
+                    wrappedKey: newWrapped.base64EncodedString()),
+                baseEpoch: verified?.epoch ?? 0, manifest: manifest.base64, items: rows.count)
+            let outcome: Result<PushResponse, SyncClientError>
+            do {
+                outcome = .success(try await client.commitRotation(prepared.id, request, accessToken: access))
+            } catch {
+                outcome = .failure(error)
+            }
+            switch outcome {
+            case .success(let answer):
+                let result = try cofferCall { () throws(CofferError) in try coffer.commitPreparedRotation(cursor: answer.cursor) }
+                return SyncRotationReport(rotation: result, head: manifest)
+            case .failure(.staleHead), .failure(.conflict):
+                // Another device changed the vault meanwhile: nothing of the rotation landed; prepare it again.
+                try? await client.discardRotation(prepared.id, accessToken: access)
+                try cofferCall { () throws(CofferError) in try coffer.discardPreparedRotation() }
+            case .failure(let error):
+                // The server may or may not have taken it: the next sync or rotation here finds out.
+                throw .client(error)
+            }
+        }
+        throw .tooManyConflicts
+    }
+
+    /// Finishes or forgets a rotation prepared here by a run that did not end: when the server holds the rotation's
+    /// manifest, the rotation committed there and is put in use here (its result is returned, with the new recovery
+    /// code); otherwise it never landed, and is dropped on both sides.
+    func resumeRotation(access: String) async throws(SyncError) -> Vault.RotationResult? {
+        guard let prepared = try vault({ try $0.preparedRotation() }) else { return nil }
+        if let manifest = prepared.manifest {
+            let page = try await client { () throws(SyncClientError) in
+                try await client.manifests(after: manifest.epoch - 1, limit: 1, accessToken: access)
+            }
+            if let first = page.manifests.first, Data(base64Encoded: first).map(Array.init) == manifest.bytes {
+                guard let account = try vault({ try $0.syncAccount() }) else { throw .notLinked }
+                // The feed is read again from where this device was: the rotation's rows are among the changes.
+                return try cofferCall { () throws(CofferError) in try coffer.commitPreparedRotation(cursor: account.cursor) }
+            }
+        }
+        try? await client.discardRotation(prepared.id, accessToken: access)
+        try cofferCall { () throws(CofferError) in try coffer.discardPreparedRotation() }
+        return nil
+    }
+
+    // MARK: Taking another device's rotation
+
+    /// Takes the master key that another device rotated the vault to, unwrapped from the account slot at login. The
+    /// server's head must be made under that key, commit to the account slot, and extend the history this device
+    /// verified: manifests under the old key up to the rotation, under the new one from it on (a holder of the old
+    /// key cannot extend the history). Then every item here is re-sealed under the new key (`Coffer.rekey`).
+    static func takeRotatedKey(
+        coffer: Coffer, client: SyncClient, accessToken: String, masterKey: SecretBytes, accountCommitment: [UInt8],
+        accountPassphrase: String, vaultPassphrase: String?
+    ) async throws(SyncError) -> Vault.RotationResult? {
+        let session = SyncSession(coffer: coffer, client: client)
+        if try vaultCall(coffer, { try $0.preparedRotation() }) != nil {
+            // This device's own rotation, which the server took before the device could finish it.
+            _ = try await session.resumeRotation(access: accessToken)
+            if coffer.vault.hasMasterKey(masterKey) { return nil }
+        }
+        let vaultID = coffer.vault.vaultID
+        let account = try vaultCall(coffer) { try $0.syncAccount() }
+        let verified = try account?.head.map(manifest)
+        let page = try await clientCall { () throws(SyncClientError) in
+            try await client.changes(since: Int64.max, limit: 1, accessToken: accessToken)
+        }
+        guard let text = page.head else { throw .verification(.headMissing(verifiedEpoch: verified?.epoch ?? 0)) }
+        let head = try manifest(Array(Data(base64Encoded: text) ?? Data()))
+        let newKey = KeySchedule.hkdf(masterKey, salt: vaultID.bytes, label: KeySchedule.manifestKeyLabel)
+        let madeByNewKey = { (manifest: Manifest) -> Bool in
+            StateVerifier.constantTimeEqual(Array(HMAC<SHA256>.authenticationCode(for: manifest.body, using: newKey)), manifest.tag)
+        }
+        guard head.vaultID == vaultID else { throw .verification(.otherVault) }
+        guard madeByNewKey(head) else { throw .verification(.forgedManifest(epoch: head.epoch)) }
+        guard head.account == accountCommitment else { throw .verification(.slotReverted) }
+        var rotationEpoch = head.epoch
+        if let verified {
+            if head.epoch < verified.epoch { throw .verification(.rolledBack(serverEpoch: head.epoch, verifiedEpoch: verified.epoch)) }
+            if head.epoch == verified.epoch { throw .verification(.forked(epoch: verified.epoch)) }
+            let oldKeys = try vaultCall(coffer) { try $0.manifestKeys() }
+            let chain = try await session.chain(after: verified, upTo: head, access: accessToken)
+            var previous = verified.hash
+            var epoch = verified.epoch
+            var rotated = false
+            for link in chain {
+                guard link.vaultID == vaultID else { throw .verification(.otherVault) }
+                guard link.epoch == epoch + 1 else { throw .verification(.brokenChain(epoch: epoch + 1)) }
+                guard link.previous == previous else {
+                    throw .verification(epoch == verified.epoch ? .forked(epoch: epoch) : .brokenChain(epoch: link.epoch))
+                }
+                if madeByNewKey(link) {
+                    if !rotated { rotationEpoch = link.epoch }
+                    rotated = true
+                } else {
+                    let byOldKey = oldKeys.tags(body: link.body, epoch: link.epoch).contains {
+                        StateVerifier.constantTimeEqual($0, link.tag)
+                    }
+                    guard !rotated, byOldKey else { throw .verification(.forgedManifest(epoch: link.epoch)) }
+                }
+                previous = link.hash
+                epoch = link.epoch
+            }
+            guard rotated, epoch == head.epoch, chain.last?.bytes == head.bytes else {
+                throw .verification(.brokenChain(epoch: epoch + 1))
+            }
+        }
+        let hasPassphraseSlot = try vaultCall(coffer) { try $0.slots().contains { $0.type == .passphrase } }
+        let result: Result<Vault.RotationResult, CofferError>
+        do {
+            result = .success(try coffer.rekey(
+                to: masterKey, rotationEpoch: rotationEpoch,
+                passphrase: hasPassphraseSlot ? vaultPassphrase ?? accountPassphrase : nil))
+        } catch {
+            result = .failure(error)
+        }
+        switch result {
+        case .success(let rotation): return rotation
+        case .failure(.vault(.wrongPassphrase)): throw .vaultPassphraseNeeded
+        case .failure(let error): throw .coffer(error)
+        }
+    }
+
+    func cofferCall<T>(_ body: () throws(CofferError) -> T) throws(SyncError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw .coffer(error)
+        }
+    }
+}
