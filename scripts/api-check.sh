@@ -132,7 +132,9 @@ delete_token="$(new_token)"
 # Schemathesis settings the spec cannot carry:
 # - 413 is a correct rejection of an oversized value (the spec states the limits), so negative data may get it;
 # - a map_case hook keeps generated *valid* requests inside the rules JSON Schema cannot state: in a push, no item id
-#   twice and each revision above its base revision, and no manifest (only a vault's key can make one); a card's valid_to not before valid_from; limits counted in
+#   twice and each revision above its base revision, and no manifest (only a vault's key can make one), except in a
+#   rotation's commit, which needs one (a structurally valid manifest of the epoch after its base); a card's valid_to
+#   not before valid_from; limits counted in
 #   UTF-8 bytes (the spec's maxLength is the same number in characters); a places import whose body is a real places
 #   file (a random string is not one, and no schema can say what is). The rules are in the spec's prose; negative
 #   cases are left alone.
@@ -141,6 +143,7 @@ cat >"$work/schemathesis.toml" <<'TOML'
 expected-statuses = [400, 401, 403, 404, 405, 406, 409, 413, 415, 422, 428, 429, "5xx"]
 TOML
 cat >"$work/api_check_hooks.py" <<'PY'
+import base64
 import json
 import math
 import os
@@ -254,6 +257,28 @@ def _push(body):
             write["base_revision"] = revision - 1
 
 
+def _rotation_items(body):
+    """Rotation rows are a push's rows; the card face's kinds are not the vault's to re-seal."""
+    _push(body)
+    for write in body.get("items") or []:
+        if isinstance(write, dict) and isinstance(write.get("item"), dict):
+            kind = write["item"].get("kind")
+            if isinstance(kind, str) and kind.startswith("cardoncue."):
+                write["item"]["kind"] = "note"
+
+
+def _rotation_commit(body):
+    """A rotation's manifest is required: a structurally valid one (docs/FORMAT.md §8.6) of the epoch after
+    `base_epoch`, its tag random (only devices check tags)."""
+    epoch = _integer(body.get("base_epoch"))
+    if epoch is None or not 0 <= epoch < 2**63 - 1:
+        return
+    previous = bytes(32) if epoch == 0 else os.urandom(32)
+    manifest = (b"CFM1" + os.urandom(16) + (epoch + 1).to_bytes(8, "big") + previous + os.urandom(32)
+                + (1).to_bytes(4, "big") + os.urandom(16) + bytes(8) + (2).to_bytes(4, "big") + os.urandom(64))
+    body["manifest"] = base64.b64encode(manifest).decode("ascii")
+
+
 def _card(body, patch):
     if isinstance(body.get("payload_encrypted"), str):
         body["payload_encrypted"] = _fit(body["payload_encrypted"], BYTE_LIMITS["payload_encrypted"])
@@ -333,6 +358,10 @@ def map_case(context, case):
         _push(body)
     elif path == "/v1/account/passphrase":
         _manifest_free(body)
+    elif path == "/v1/sync/rotations/{rotation}/items":
+        _rotation_items(body)
+    elif path == "/v1/sync/rotations/{rotation}/commit":
+        _rotation_commit(body)
     elif path == "/v1/cards" and case.method.upper() == "POST":
         _card(body, patch=False)
     elif path == "/v1/cards/{id}" and case.method.upper() == "PATCH":

@@ -91,19 +91,21 @@ extension ServerCore {
         guard request.items >= 0, request.items <= SyncLimits.maxRotationItems else {
             throw APIError.invalidRequest("items must be between 0 and \(SyncLimits.maxRotationItems)", field: "items")
         }
-        guard let manifest = try Self.manifestWrite(request.manifest, baseEpoch: request.baseEpoch) else {
-            throw APIError.invalidRequest("A rotation needs a manifest", field: "manifest")
-        }
         let user = try await liveUser(session)
         guard let stored = user.authHash, let slot = user.slot else { throw APIError.syncDisabled }
-        guard request.slot.kdf == slot.kdf, request.slot.salt == slot.salt else {
-            throw APIError.invalidRequest("A rotation keeps the account slot's KDF parameters and salt", field: "slot")
-        }
         let keys = failedLoginKeys(email: user.email ?? session.userID.uuidString, address: address)
         try await checkFailedLogins(keys, userID: user.id, address: address)
         guard AuthHasher.verify(authKey, against: stored) else {
             try await recordFailedLogin(keys, userID: user.id, address: address)
             throw APIError.invalidCredentials
+        }
+        guard let manifest = try Self.manifestWrite(request.manifest, baseEpoch: request.baseEpoch) else {
+            throw APIError.invalidRequest("A rotation needs a manifest", field: "manifest")
+        }
+        guard request.slot.kdf == slot.kdf, request.slot.salt == slot.salt else {
+            throw APIError(
+                .conflict, "slot_parameters", "A rotation keeps the account slot's KDF parameters and salt (see prelogin)",
+                details: ErrorBody.Details(field: "slot"))
         }
         let result: Result<PushOutcome, ServerStoreError>
         do {

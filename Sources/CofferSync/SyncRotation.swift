@@ -148,10 +148,11 @@ extension SyncSession {
 
     // MARK: Taking another device's rotation
 
-    /// Takes the master key that another device rotated the vault to, unwrapped from the account slot at login. The
-    /// server's head must be made under that key, commit to the account slot, and extend the history this device
-    /// verified: manifests under the old key up to the rotation, under the new one from it on (a holder of the old
-    /// key cannot extend the history). Then every item here is re-sealed under the new key (`Coffer.rekey`).
+    /// Takes the master key that another device rotated the vault to (once or several times), unwrapped from the
+    /// account slot at login. The server's head must be made under that key, commit to the account slot, and extend
+    /// the history this device verified: manifests under the old key up to the first rotation and none after it (a
+    /// holder of the old key cannot extend the history). Then every item here is re-sealed under the new key
+    /// (`Coffer.rekey`).
     static func takeRotatedKey(
         coffer: Coffer, client: SyncClient, accessToken: String, masterKey: SecretBytes, accountCommitment: [UInt8],
         accountPassphrase: String, vaultPassphrase: String?
@@ -181,32 +182,28 @@ extension SyncSession {
         if let verified {
             if head.epoch < verified.epoch { throw .verification(.rolledBack(serverEpoch: head.epoch, verifiedEpoch: verified.epoch)) }
             if head.epoch == verified.epoch { throw .verification(.forked(epoch: verified.epoch)) }
+            // The head, made under the new key, must extend what this device verified: manifests under the old key
+            // up to the first rotation, then under keys this device never held (rotations it missed; the hash links
+            // to the head prove them), then under the new key.
             let oldKeys = try vaultCall(coffer) { try $0.manifestKeys() }
+            let madeByOldKey = { (manifest: Manifest) -> Bool in
+                oldKeys.tags(body: manifest.body, epoch: manifest.epoch).contains { StateVerifier.constantTimeEqual($0, manifest.tag) }
+            }
+            let verifier = StateVerifier(vaultID: vaultID, keyEpoch: Int64(verified.keyEpoch)) { manifest in
+                [Array(HMAC<SHA256>.authenticationCode(for: manifest.body, using: newKey))]
+                    + oldKeys.tags(body: manifest.body, epoch: manifest.epoch)
+            }
             let chain = try await session.chain(after: verified, upTo: head, access: accessToken)
-            var previous = verified.hash
-            var epoch = verified.epoch
-            var rotated = false
-            for link in chain {
-                guard link.vaultID == vaultID else { throw .verification(.otherVault) }
-                guard link.epoch == epoch + 1 else { throw .verification(.brokenChain(epoch: epoch + 1)) }
-                guard link.previous == previous else {
-                    throw .verification(epoch == verified.epoch ? .forked(epoch: epoch) : .brokenChain(epoch: link.epoch))
-                }
-                if madeByNewKey(link) {
-                    if !rotated { rotationEpoch = link.epoch }
-                    rotated = true
-                } else {
-                    let byOldKey = oldKeys.tags(body: link.body, epoch: link.epoch).contains {
-                        StateVerifier.constantTimeEqual($0, link.tag)
-                    }
-                    guard !rotated, byOldKey else { throw .verification(.forgedManifest(epoch: link.epoch)) }
-                }
-                previous = link.hash
-                epoch = link.epoch
+            do {
+                try verifier.checkHistory(verified: verified, head: head, chain: chain)
+            } catch {
+                throw .verification(error)
             }
-            guard rotated, epoch == head.epoch, chain.last?.bytes == head.bytes else {
-                throw .verification(.brokenChain(epoch: epoch + 1))
-            }
+            // The old key retired at the first manifest it did not make; no manifest after that one may be its.
+            guard let retired = chain.firstIndex(where: { !madeByOldKey($0) }),
+                  !chain[retired...].contains(where: madeByOldKey)
+            else { throw .verification(.forgedManifest(epoch: head.epoch)) }
+            rotationEpoch = chain[retired].epoch
         }
         let hasPassphraseSlot = try vaultCall(coffer) { try $0.slots().contains { $0.type == .passphrase } }
         let result: Result<Vault.RotationResult, CofferError>

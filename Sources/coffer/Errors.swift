@@ -39,7 +39,7 @@ enum CLIError: Error, CustomStringConvertible {
         case .coffer(.vault(.tampered)):
             return "`coffer rm --purge ID` removes a damaged item; a backup restores into a fresh vault (`coffer import --format backup FILE --vault NEW`)"
         case .coffer(.syncedVault):
-            return "run `coffer sync logout` first, rotate, then `coffer sync register` with a new account"
+            return "a synced vault is rotated through its server: `coffer rotate-key` does that"
         case .coffer(.keyBoundElsewhere):
             return "PIN-held keys never leave the device they were added on; keep the seed's own backup"
         default: return nil

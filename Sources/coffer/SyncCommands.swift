@@ -129,7 +129,8 @@ struct SyncLogin: ParsableCommand {
         }
         guard let session else { return }
         if let keyChange = session.keyChange {
-            Output.note("this vault now uses the master key another device rotated to (\(keyChange.itemCount) re-encrypted)")
+            let items = keyChange.itemCount == 1 ? "1 item" : "\(keyChange.itemCount) items"
+            Output.note("this vault now uses the master key another device rotated to (\(items) re-encrypted here)")
             SyncCLI.announce(keyChange)
         }
         try session.coffer.setServerKeyPin(client.pin)

@@ -1,3 +1,4 @@
+import CofferKit
 import CofferTestSupport
 import Foundation
 import Testing
@@ -43,6 +44,14 @@ struct SyncCLITests {
         func stop() {
             guard let process else { return }
             kill(process.processIdentifier, SIGTERM)
+            process.waitUntilExit()
+            self.process = nil
+        }
+
+        /// Kills the server as a power cut would: no shutdown, transactions in flight lost.
+        func crash() {
+            guard let process else { return }
+            kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             self.process = nil
         }
@@ -101,9 +110,13 @@ struct SyncCLITests {
         try b.ok(["sync"])
         #expect(try Self.names(b).contains("Offline note"))
 
-        // A synced vault refuses master-key rotation, which would strand the other device.
-        let rotate = try a.run(["rotate-key"])
-        #expect(rotate.status != 0 && rotate.stderr.contains("syncs to other devices"))
+        // A synced vault's key is rotated through the server, with the sync passphrase: a wrong one changes nothing
+        // anywhere, and the other device syncs on as before.
+        let rotate = try a.run(["rotate-key"], input: "not the passphrase\n")
+        #expect(rotate.status == 77 && rotate.stderr.hasPrefix("coffer: error: "))
+        #expect(!rotate.stderr.contains("not the passphrase"))
+        try b.ok(["sync"])
+        try a.ok(["sync"])
 
         try b.ok(["sync", "logout"])
         let unlinked = try b.run(["sync"])
@@ -138,5 +151,72 @@ struct SyncCLITests {
         #expect(try c.ok(["sync", "status"]).stdout.contains("fingerprint \(newFingerprint)"))
         #expect(try Self.names(c) == Self.names(a))
         server.stop()
+    }
+
+    /// The verified head's epoch on a device, from `coffer sync status --json`.
+    static func verifiedEpoch(_ cli: CLI) throws -> Int64? {
+        let status = try cli.ok(["sync", "status", "--json"]).stdout
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(status.utf8)) as? [String: Any])
+        return (object["verified"] as? [String: Any])?["epoch"] as? Int64
+    }
+
+    @Test("SIGKILL of `coffer rotate-key` on a synced vault, or of the server under it, at any moment loses nothing; other devices follow")
+    func killRotation() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.serverBinary), "build coffer-server first (swift build)")
+        let server = try Server()
+        try server.start()
+        defer { server.stop() }
+        let passphrase = "rotation passphrase \(UUID().uuidString.prefix(6))"
+        let email = "rotate-\(UUID().uuidString.prefix(8).lowercased())@example.org"
+        let a = try CLI()
+        // Enough items that a rotation takes a while: re-sealing, staging in batches, the commit.
+        let coffer = try Coffer.initialize(at: CofferLocation.standard(environment: a.environment))
+        _ = try coffer.vault.addAll(try (0..<1500).map { .note(try Note(name: "note-\($0)", text: "body \($0)")) })
+        try a.ok(["sync", "register", "--server", server.url, "--email", email], input: "\(passphrase)\n")
+        let b = try CLI()
+        try b.ok(["sync", "login", "--server", server.url, "--email", email], input: "\(passphrase)\n")
+        let names = try Self.names(a)
+        #expect(names.count == 1500)
+
+        var clientKills = 0, serverKills = 0, finished = 0
+        let startEpoch = try #require(try Self.verifiedEpoch(a))
+        for attempt in 0..<14 {
+            let (process, _) = try a.start(["rotate-key"], input: "\(passphrase)\n")
+            usleep(UInt32.random(in: 200_000..<2_500_000))
+            if attempt % 3 == 2 {
+                // The server dies under the rotation, and comes back.
+                server.crash()
+                process.waitUntilExit()
+                serverKills += 1
+                try server.start()
+            } else {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+                if process.terminationReason == .uncaughtSignal { clientKills += 1 }
+            }
+            if process.terminationReason == .exit && process.terminationStatus == 0 { finished += 1 }
+            // The next sync finishes a rotation the server took, or drops one it did not; nothing is lost either way.
+            try a.ok(["sync"])
+            #expect(try Self.names(a) == names)
+            #expect(try a.ok(["show", "note-7"]).stdout.contains("body 7"))
+        }
+        #expect(clientKills >= 5 && serverKills >= 4)
+        // Let one rotation run to its end, so the other device has a key change to follow whatever the kills did.
+        try a.ok(["rotate-key"], input: "\(passphrase)\n")
+        #expect(try #require(try Self.verifiedEpoch(a)) > startEpoch)
+
+        let stale = try b.run(["sync"])
+        #expect(stale.status == 77 && stale.stderr.contains("coffer sync login"))
+        #expect(try Self.names(b) == names)
+        try b.ok(["sync", "login", "--server", server.url, "--email", email], input: "\(passphrase)\n")
+        try b.ok(["sync"])
+        #expect(try Self.names(b) == names)
+        #expect(try b.ok(["show", "note-1499"]).stdout.contains("body 1499"))
+        let c = try CLI()
+        try c.ok(["sync", "login", "--server", server.url, "--email", email], input: "\(passphrase)\n")
+        #expect(try Self.names(c) == names)
+        let statusA = try a.ok(["sync", "status"]).stdout, statusC = try c.ok(["sync", "status"]).stdout
+        let fingerprint = { (text: String) in text.split(separator: "\n").first { $0.contains("fingerprint") } }
+        #expect(fingerprint(statusA) != nil && fingerprint(statusA) == fingerprint(statusC))
     }
 }

@@ -81,6 +81,25 @@ struct SyncRotationTests {
         }
     }
 
+    @Test("a device that missed two rotations and edits in between takes the newest key at one login")
+    func missedTwoRotations() async throws {
+        try await HostileServerTests.withWorld { world in
+            _ = try await world.a.rotateMasterKey(accountPassphrase: SyncTests.passphrase, vaultPassphrase: nil)
+            try await HostileServerTests.edit(world.a, world.notes[2], "between the rotations")
+            let second = try await world.a.rotateMasterKey(accountPassphrase: SyncTests.passphrase, vaultPassphrase: nil)
+            #expect(second.head.keyEpoch == 3)
+            try await HostileServerTests.expectRefusal(world.b, .newerKeyEpoch(3))
+            let b = try await Self.login(world.b, world)
+            _ = try await b.sync()
+            #expect(try SyncTests.contents(b.coffer) == (try SyncTests.contents(world.a.coffer)))
+            #expect(try b.verifiedHead()?.manifest == second.head)
+            // B goes on pushing under the new key, and A verifies it.
+            try await HostileServerTests.edit(b, world.notes[0], "after catching up")
+            _ = try await world.a.sync()
+            #expect(try SyncTests.contents(world.a.coffer) == (try SyncTests.contents(b.coffer)))
+        }
+    }
+
     @Test("a device that missed the rotation and has a passphrase slot of its own is asked for that passphrase")
     func followerWithOwnPassphrase() async throws {
         try await HostileServerTests.withWorld { world in
