@@ -210,6 +210,26 @@ struct SyncRotationTests {
         }
     }
 
+    @Test("a server that breaks the chain to the rotated head is refused at login, and the vault keeps its key and items")
+    func brokenChainAtLogin() async throws {
+        try await HostileServerTests.withWorld { world in
+            let rotation = try await world.a.rotateMasterKey(accountPassphrase: SyncTests.passphrase, vaultPassphrase: nil)
+            try await HostileServerTests.edit(world.a, world.notes[0], "after the rotation")
+            // The rotation's manifest goes: the head (epoch 3) no longer links to what B verified (epoch 1).
+            try await world.tamper { db, user in
+                try db.execute(
+                    sql: "DELETE FROM manifests WHERE user_id = ? AND epoch = ?", arguments: [user, rotation.head.epoch])
+            }
+            let before = try HostileServerTests.Snapshot(world.b.coffer)
+            await HostileServerTests.expectFailure(.brokenChain(epoch: rotation.head.epoch)) {
+                _ = try await Self.login(world.b, world)
+            }
+            let reopened = try Self.reopened(world.b)
+            #expect(try HostileServerTests.Snapshot(reopened.coffer) == before)
+            #expect(!reopened.coffer.vault.hasMasterKey(try await Self.accountKey(world)))
+        }
+    }
+
     // MARK: Helpers
 
     /// Does what `rotateMasterKey` does on device A up to the server's commit (and the commit, unless `commit` is
