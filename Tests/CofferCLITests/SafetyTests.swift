@@ -59,7 +59,11 @@ struct SafetyTests {
     }
 
     @Test("SIGKILL at random moments while items are written: acknowledged writes survive, the file stays sound")
-    func killWriters() throws {
+    func killWriters() async throws {
+        try await TestSupport.onOwnThread { try Self.killWritersRun() }
+    }
+
+    static func killWritersRun() throws {
         let cli = try CLI()
         try cli.ok(["init"])
         var acknowledged: [String] = []
@@ -94,7 +98,11 @@ struct SafetyTests {
     }
 
     @Test("SIGKILL during master-key rotation leaves a vault that opens with every item")
-    func killRotation() throws {
+    func killRotation() async throws {
+        try await TestSupport.onOwnThread { try Self.killRotationRun() }
+    }
+
+    static func killRotationRun() throws {
         let cli = try CLI()
         // A vault big enough that rotation takes a while, made through the library in the CLI's own location.
         let location = CofferLocation.standard(environment: cli.environment)

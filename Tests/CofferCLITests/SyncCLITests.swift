@@ -161,7 +161,11 @@ struct SyncCLITests {
     }
 
     @Test("SIGKILL of `coffer rotate-key` on a synced vault, or of the server under it, at any moment loses nothing; other devices follow")
-    func killRotation() throws {
+    func killRotation() async throws {
+        try await TestSupport.onOwnThread { try Self.killRotationRun() }
+    }
+
+    static func killRotationRun() throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.serverBinary), "build coffer-server first (swift build)")
         let server = try Server()
         try server.start()

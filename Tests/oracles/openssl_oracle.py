@@ -169,9 +169,32 @@ def read_vault(path, secret_kind, secret, pin=None, pin_device_secret=None):
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     vault_id, fmt = db.execute("SELECT vault_id, format_version FROM vault").fetchone()
     assert fmt == 1
+    master, kdf_ids = unlock(db, "slot", vault_id, secret_kind, secret)
+    items_key = hkdf(master, vault_id, b"coffer/v1/items")
+    items = []
+    for item_id, kind, revision, updated_at, box in db.execute(
+            "SELECT id, kind, revision, updated_at, box FROM item WHERE deleted = 0"):
+        content = open_item(items_key, vault_id, item_id, kind, revision, updated_at, box)
+        if kind == "signing_key" and pin is not None:
+            content["seed"] = open_pin_box(content, bytes.fromhex(content["bound_vault_id"]), item_id, pin,
+                                           bytes.fromhex(pin_device_secret))
+        items.append({"id": item_id.hex(), "kind": kind, "revision": revision, "updated_at": updated_at,
+                      "content": content})
+    return {"vault_id": vault_id.hex(), "passphrase_kdfs": kdf_ids, "items": items}
+
+
+def open_item(items_key, vault_id, item_id, kind, revision, updated_at, box):
+    item_aad = aad("coffer/v1/item", [vault_id, item_id, kind.encode(), struct.pack(">Q", revision),
+                                     struct.pack(">Q", updated_at), struct.pack(">I", 1)])
+    return read_content(kind, AESGCM(items_key).decrypt(box[:12], box[12:], item_aad))
+
+
+def unlock(db, table, vault_id, secret_kind, secret):
+    """The master key from the first slot of `table` (`slot`, or a prepared rotation's `sync_rotation_slot`) that the
+    secret opens, and the KDF ids of the passphrase slots tried."""
     master = None
     kdf_ids = []
-    for slot_id, slot_type, kdf, salt, wrapped in db.execute("SELECT id, type, kdf, salt, wrapped_key FROM slot"):
+    for slot_id, slot_type, kdf, salt, wrapped in db.execute(f"SELECT id, type, kdf, salt, wrapped_key FROM {table}"):
         if slot_type == 2 and secret_kind == "passphrase":
             kek = passphrase_kek(kdf, salt, secret)
             kdf_ids.append(kdf[0])
@@ -185,19 +208,38 @@ def read_vault(path, secret_kind, secret, pin=None, pin_device_secret=None):
         slot_aad = aad("coffer/v1/slot", [vault_id, slot_id, bytes([slot_type]), kdf or b"", salt])
         master = AESGCM(kek).decrypt(wrapped[:12], wrapped[12:], slot_aad)
     assert master is not None, "no slot opened"
-    items_key = hkdf(master, vault_id, b"coffer/v1/items")
+    return master, kdf_ids
+
+
+def read_prepared_rotation(path, passphrase):
+    """A master-key rotation prepared in a synced vault (docs/FORMAT.md §8.8): the new key from `master_box` under
+    the current one, the staged rows opened under it, the new recovery code, and whether the prepared passphrase slot
+    opens to the same new key."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    (vault_id,) = db.execute("SELECT vault_id FROM vault").fetchone()
+    master, _ = unlock(db, "slot", vault_id, "passphrase", passphrase)
+    rotation_id, key_epoch, master_box, recovery_box = db.execute(
+        "SELECT id, key_epoch, master_box, recovery_box FROM sync_rotation").fetchone()
+
+    def rotation_aad(field):
+        return aad("coffer/v1/rotation", [vault_id, rotation_id, field, struct.pack(">Q", key_epoch)])
+
+    new_master = AESGCM(hkdf(master, vault_id, b"coffer/v1/rotation")).decrypt(
+        master_box[:12], master_box[12:], rotation_aad(b"master"))
+    recovery = None
+    if recovery_box is not None:
+        recovery = AESGCM(hkdf(new_master, vault_id, b"coffer/v1/rotation")).decrypt(
+            recovery_box[:12], recovery_box[12:], rotation_aad(b"recovery")).decode()
+    items_key = hkdf(new_master, vault_id, b"coffer/v1/items")
     items = []
     for item_id, kind, revision, updated_at, box in db.execute(
-            "SELECT id, kind, revision, updated_at, box FROM item WHERE deleted = 0"):
-        item_aad = aad("coffer/v1/item", [vault_id, item_id, kind.encode(), struct.pack(">Q", revision),
-                                         struct.pack(">Q", updated_at), struct.pack(">I", 1)])
-        content = read_content(kind, AESGCM(items_key).decrypt(box[:12], box[12:], item_aad))
-        if kind == "signing_key" and pin is not None:
-            content["seed"] = open_pin_box(content, bytes.fromhex(content["bound_vault_id"]), item_id, pin,
-                                           bytes.fromhex(pin_device_secret))
-        items.append({"id": item_id.hex(), "kind": kind, "revision": revision, "updated_at": updated_at,
-                      "content": content})
-    return {"vault_id": vault_id.hex(), "passphrase_kdfs": kdf_ids, "items": items}
+            "SELECT id, kind, revision, updated_at, box FROM sync_rotation_item WHERE deleted = 0"):
+        items.append({"id": item_id.hex(), "revision": revision,
+                      "content": open_item(items_key, vault_id, item_id, kind, revision, updated_at, box)})
+    slot_master, _ = unlock(db, "sync_rotation_slot", vault_id, "passphrase", passphrase)
+    return {"key_epoch": key_epoch, "items": items, "recovery_code": recovery,
+            "new_master_differs": new_master != master, "passphrase_slot_opens": slot_master == new_master,
+            "new_master": new_master.hex()}
 
 
 def iso_ms(value):
@@ -327,6 +369,8 @@ def answer(request):
     if op == "read_vault":
         return read_vault(request["path"], request["secret_kind"], request["secret"], request.get("pin"),
                           request.get("pin_device_secret"))
+    if op == "read_prepared_rotation":
+        return read_prepared_rotation(request["path"], request["passphrase"])
     if op == "read_content":
         return read_content(request["kind"], h(request["content"]))
     if op == "read_export":
