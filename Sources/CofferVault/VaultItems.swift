@@ -188,7 +188,11 @@ extension Vault {
     }
 
     func replace(_ db: Database, item: Item, keys: Keys) throws {
-        let box = try seal(item, keys: keys)
+        try store(db, item: item, box: try seal(item, keys: keys))
+    }
+
+    /// Writes `item`'s row with `box`, its content sealed for exactly its id, kind, revision and time.
+    func store(_ db: Database, item: Item, box: Data) throws {
         try db.execute(
             sql: "UPDATE item SET kind = ?, revision = ?, updated_at = ?, deleted = 0, box = ? WHERE id = ?",
             arguments: [item.kind.rawValue, Int64(item.revision), UnixTime.milliseconds(item.updatedAt), box, Data(item.id.bytes)])

@@ -81,18 +81,14 @@ extension Vault {
             try checkSlotSecrets(slots, deviceKey: deviceKey, passphrase: passphraseSecret)
             try Self.clearPreparedRotation(db)
             let now = options.clock()
-            let rows = try Row.fetchAll(db, sql: "SELECT \(ItemRow.columns) FROM item WHERE deleted = 0")
-            for row in rows {
-                var item = try openRow(row, keys: keys)
-                item.revision += 1
-                item.updatedAt = now
+            let count = try resealLiveItems(db, from: keys, to: newKeys, now: now) { item, box in
                 try db.execute(
                     sql: """
                         INSERT INTO sync_rotation_item (id, kind, revision, updated_at, deleted, box)
                         VALUES (?, ?, ?, ?, 0, ?)
                         """,
                     arguments: [Data(item.id.bytes), item.kind.rawValue, Int64(item.revision),
-                                UnixTime.milliseconds(item.updatedAt), try seal(item, keys: newKeys)])
+                                UnixTime.milliseconds(item.updatedAt), box])
             }
             var hasRecovery = false
             for slot in slots {
@@ -134,7 +130,7 @@ extension Vault {
                     VALUES (1, ?, ?, ?, ?, ?)
                     """,
                 arguments: [Data(id.bytes), keyEpoch, masterBox, recoveryBox, UnixTime.milliseconds(now)])
-            return PreparedRotation(id: id, keyEpoch: keyEpoch, rowCount: rows.count, manifest: nil)
+            return PreparedRotation(id: id, keyEpoch: keyEpoch, rowCount: count, manifest: nil)
         }
     }
 
@@ -310,6 +306,26 @@ extension Vault {
     }
 
     // MARK: Helpers
+
+    /// Every live item opened under `keys` and sealed under `newKeys` at its next revision, dated `now`; `store` keeps
+    /// each with its box. Returns how many.
+    func resealLiveItems(
+        _ db: Database, from keys: Keys, to newKeys: Keys, now: Date, progress: (Int, Int) -> Void = { _, _ in },
+        _ store: (Item, Data) throws -> Void
+    ) throws -> Int {
+        let rows = try Row.fetchAll(db, sql: "SELECT \(ItemRow.columns) FROM item WHERE deleted = 0")
+        var count = 0
+        for row in rows {
+            var item = try openRow(row, keys: keys)
+            item.revision += 1
+            item.updatedAt = now
+            try store(item, try seal(item, keys: newKeys))
+            count += 1
+            if count % 256 == 0 { progress(count, rows.count) }
+        }
+        progress(count, rows.count)
+        return count
+    }
 
     /// Re-seals a local change under the new key at a revision above `revision` (the server's copy), so that it
     /// stays a change to push.

@@ -90,18 +90,9 @@ extension Vault {
             let slots = try Self.readSlots(db, limits: options.limits)
             try checkSlotSecrets(slots, deviceKey: deviceKey, passphrase: passphraseSecret)
             let newKeys = Keys(master: newMaster, items: newItemsKey, epoch: keys.epoch + 1)
-            var count = 0
-            let now = options.clock()
-            let rows = try Row.fetchAll(db, sql: "SELECT \(ItemRow.columns) FROM item WHERE deleted = 0")
-            for row in rows {
-                var item = try openRow(row, keys: keys)
-                item.revision += 1
-                item.updatedAt = now
-                try replace(db, item: item, keys: newKeys)
-                count += 1
-                if count % 256 == 0 { progress(count, rows.count) }
+            let count = try resealLiveItems(db, from: keys, to: newKeys, now: options.clock(), progress: progress) { item, box in
+                try store(db, item: item, box: box)
             }
-            progress(count, rows.count)
             try resealLocalState(db, from: keys, to: newKeys)
             let code = try replaceSlots(
                 db, slots, masterKey: newMaster, deviceKey: deviceKey, passphrase: passphraseSecret, recovery: recovery)

@@ -399,12 +399,12 @@ struct MalformedHTTPTests {
     /// Runs `body` with the port of a live server built as `coffer-server` builds it.
     static func withLiveServer(_ body: @escaping @Sendable (Int) async throws -> Void) async throws {
         let configuration = try testConfiguration(clock: TestClock(Date()))
-        try await Backend.sqlite.withStore { store in
+        try await DedicatedExecutor.run { try await Backend.sqlite.withStore { store in
             let app = try await CofferServerApplication.build(configuration: configuration, store: store, logger: LogCollector().logger())
             try await app.test(.live) { client in
                 try await body(try #require(client.port))
             }
-        }
+        } }
     }
 
     static func expectRefusal(_ answer: RawAnswer, status: Int, code: String, _ name: String) {
