@@ -138,13 +138,13 @@ struct SyncBench {
         // another device takes the new key at its login and pulls the rotated rows, verified.
         let rotateStart = ContinuousClock.now
         let rotation = try await sessionA.rotateMasterKey(accountPassphrase: Self.passphrase, vaultPassphrase: nil)
-        row("  rotate the master key of \(rotation.rotation.itemCount) synced items", format(ContinuousClock.now - rotateStart))
+        row("  rotate the master key of \(rotation.rotation.itemCount) items", format(ContinuousClock.now - rotateStart))
         let followStart = ContinuousClock.now
         let follower = try await SyncSession.login(
             location: devices[0].coffer.location, client: client, email: email, passphrase: Self.passphrase, localPassphrase: nil)
         _ = try await follower.sync()
         guard try verifiedHead(follower).epoch >= rotation.head.epoch else { throw BenchError("the other device did not follow") }
-        row("  another device: take the new key, pull the rotated items", format(ContinuousClock.now - followStart))
+        row("  another device: take the key, pull them", format(ContinuousClock.now - followStart))
     }
 
     private func allRows(client: SyncClient, device: SyncSession) async throws -> [ItemRow] {

@@ -42,7 +42,7 @@ struct SyncNow: ParsableCommand {
         let bar = SyncCLI.Progress("syncing")
         let report = try SyncCLI.wait { try await session.sync(progress: bar.update) }
         bar.finish()
-        if let rotation = report.finishedRotation { SyncCLI.announce(rotation) }
+        if let rotation = report.finishedRotation { SyncCLI.announce(rotation, json: output.json) }
         if output.json {
             try Output.json(SyncCLI.ReportJSON(report))
             return
@@ -321,11 +321,15 @@ enum SyncCLI {
         }
     }
 
-    /// Shows the new recovery code a key change made, once.
-    static func announce(_ rotation: Vault.RotationResult) {
+    /// Shows the new recovery code a key change made, once: on standard output, or beside it when that carries JSON.
+    static func announce(_ rotation: Vault.RotationResult, json: Bool = false) {
         guard let code = rotation.recoveryCode else { return }
         Output.note("The old recovery code no longer works. New recovery code (shown once):")
-        Output.line(code)
+        if json {
+            Output.note(code)
+        } else {
+            Output.line(code)
+        }
     }
 
     static func client(_ server: String, pin: ServerKeyPin? = nil) throws -> SyncClient {
