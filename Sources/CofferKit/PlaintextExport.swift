@@ -25,7 +25,8 @@ public struct PlaintextExport: Encodable {
     struct CardEntry: Encodable {
         let id: String
         let name: String
-        let barcodeType: String
+        /// Left out for a card without a barcode.
+        let barcodeType: String?
         let payload: String
         let payloadEncoding: String
         let cardNumber: String?
@@ -130,7 +131,7 @@ public struct PlaintextExport: Encodable {
             case .card(let card):
                 let binary = card.payloadCharset == .binary
                 cards.append(CardEntry(
-                    id: id, name: card.name, barcodeType: card.symbology.rawValue,
+                    id: id, name: card.name, barcodeType: card.symbology?.rawValue,
                     payload: binary ? Data(card.payload).base64EncodedString() : card.payloadText,
                     payloadEncoding: binary ? "base64" : card.payloadCharset.rawValue, cardNumber: card.cardNumber,
                     tags: card.tags, networkIDs: card.networkIDs, validFrom: card.validFrom, validTo: card.validTo,
