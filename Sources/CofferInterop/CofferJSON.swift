@@ -181,7 +181,10 @@ public enum CofferJSONImporter: Importer {
         let tags = try entry.strings("tags")
         let notes = try entry.optionalString("notes")
         return try model { () throws(ModelError) in
-            try OTPItem(issuer: issuer, account: account, parameters: parsed.parameters, tags: tags, notes: notes)
+            let item = try OTPItem(issuer: issuer, account: account, parameters: parsed.parameters, tags: tags, notes: notes)
+            // What the exporter writes always fits its URI; an account with a colon never came from it.
+            _ = try item.token()
+            return item
         }
     }
 

@@ -141,6 +141,8 @@ struct AddOTP: ParsableCommand {
             }
             let parameters = try OTPParameters(secret: secret, algorithm: algorithm, digits: digits, kind: kind)
             otp = try OTPItem(issuer: issuer ?? "", account: account, parameters: parameters, tags: tags)
+            // An account an otpauth:// URI cannot carry (a colon) would leave the token out of URI exports.
+            _ = try otp.token()
         } else {
             let uri = try SecretInput.shared.secret("otpauth:// URI").trimmingCharacters(in: .whitespaces)
             otp = try OTPItem(token: try OTPToken(uri: uri), issuer: issuer, tags: tags)

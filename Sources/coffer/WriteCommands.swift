@@ -83,6 +83,8 @@ struct Edit: ParsableCommand {
                     if let account { otp.account = account }
                     otp.tags = edited(otp.tags)
                     try otp.validate()
+                    // A new account must fit an otpauth:// URI (no colon); an older one that does not is kept.
+                    if account != nil { _ = try otp.token() }
                     content = .otp(otp)
                 case .credential(var credential):
                     if let name { credential.name = name }

@@ -177,7 +177,7 @@ struct GoldenTests {
             laterIDs.append(Golden.itemID(100 + offset))
             try vault.add(content, id: laterIDs[offset], createdAt: Golden.created)
         }
-        let export = try PlaintextExport(items: try vault.items(), vaultID: Golden.vaultID, createdAt: Golden.created)
+        let export = PlaintextExport(items: try vault.items(), vaultID: Golden.vaultID, createdAt: Golden.created)
         let path = try TestSupport.temporaryDirectory("golden-export") + "/export.json"
         try export.encoded().write(to: URL(fileURLWithPath: path))
         var expected: [String: (kind: String, fields: [String: Any])] = [:]
