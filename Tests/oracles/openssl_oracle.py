@@ -297,6 +297,12 @@ def answer(request):
     if op == "scrypt":
         return Scrypt(salt=h(request["salt"]), length=request["length"], n=request["n"], r=request["r"],
                       p=request["p"]).derive(h(request["password"])).hex()
+    if op == "argon2id":
+        # OpenSSL's own Argon2 (bundled with cryptography >= 44): not libargon2, which Coffer links.
+        from cryptography.hazmat.primitives.kdf.argon2 import Argon2id
+        return Argon2id(salt=h(request["salt"]), length=request["length"], iterations=request["iterations"],
+                        lanes=request["lanes"], memory_cost=request["memory_kib"], ad=h(request["ad"]) or None,
+                        secret=h(request["secret"]) or None).derive(h(request["password"])).hex()
     if op == "hkdf_sha256":
         return hkdf(h(request["ikm"]), h(request["salt"]), h(request["info"]), request["length"]).hex()
     if op == "aesgcm_seal":
