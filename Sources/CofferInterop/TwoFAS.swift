@@ -369,15 +369,16 @@ enum OTPImport {
         }
     }
 
-    /// Opens AES-256-GCM `ciphertext || tag` without associated data; `nil` when authentication fails.
-    static func openAESGCM(_ sealed: [UInt8], key: SecretBytes, nonce: [UInt8]) -> [UInt8]? {
+    /// Opens AES-256-GCM `ciphertext || tag` with `associatedData` (none by default); `nil` when authentication
+    /// fails.
+    static func openAESGCM(_ sealed: [UInt8], key: SecretBytes, nonce: [UInt8], associatedData: [UInt8] = []) -> [UInt8]? {
         guard sealed.count >= gcmTagByteCount, nonce.count == gcmNonceByteCount else { return nil }
         let split = sealed.count - gcmTagByteCount
         do {
             let box = try AES.GCM.SealedBox(
                 nonce: AES.GCM.Nonce(data: nonce), ciphertext: sealed[..<split], tag: sealed[split...])
             let symmetricKey = key.withUnsafeBytes { SymmetricKey(data: $0) }
-            return Array(try AES.GCM.open(box, using: symmetricKey))
+            return Array(try AES.GCM.open(box, using: symmetricKey, authenticating: associatedData))
         } catch {
             return nil
         }

@@ -17,9 +17,12 @@ struct EveryFormatTests {
         ("andotp", "andotp/plain.json", nil), ("andotp", "andotp/encrypted.json.aes", "andOTP backup pw"),
         ("andotp", "andotp/old-format.json.aes", "andOTP backup pw"),
         ("bitwarden-json", "bitwarden/export.json", nil), ("bitwarden-csv", "bitwarden/export.csv", nil),
+        ("bitwarden-json", "bitwarden/encrypted_pbkdf2.json", "bitwarden export pw ✓"),
+        ("bitwarden-json", "bitwarden/encrypted_argon2.json", "bitwarden export pw ✓"),
         ("catima", "catima/catima_v2.zip", nil), ("catima", "catima/catima_v2_stored.zip", nil), ("catima", "catima/catima_v1.csv", nil),
         ("ente", "ente/export.txt", nil), ("freeotp-plus", "freeotp-plus/export.json", nil), ("google", "google/export.txt", nil),
         ("otpauth", "otpauth/list.txt", nil), ("proton", "proton/export.json", nil),
+        ("proton", "proton/encrypted.json", "proton export pw ✓"),
         ("pkpass", "pkpass/store_card.pkpass", nil), ("pkpass", "pkpass/code128.pkpass", nil),
         ("pkpass", "pkpass/legacy_barcode.pkpass", nil), ("pkpass", "pkpass/no_barcode.pkpass", nil),
     ]
