@@ -34,9 +34,12 @@ let package = Package(
     targets: [
         // Operating-system seams: file modes, atomic writes, locks. Nothing above this calls POSIX directly.
         .target(name: "CofferPlatform", swiftSettings: strict),
+        // Argon2 (RFC 9106): the reference implementation, Debian's libargon2-dev.
+        .systemLibrary(name: "CArgon2", path: "Sources/CArgon2", pkgConfig: "libargon2", providers: [.apt(["libargon2-dev"])]),
         .target(
             name: "CofferCrypto",
             dependencies: [
+                "CArgon2",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ],

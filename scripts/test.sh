@@ -12,6 +12,7 @@ command -v zint >/dev/null || missing_apt+=(zint)
 command -v rsvg-convert >/dev/null || missing_apt+=(librsvg2-bin)
 [ -e /usr/include/sqlite3.h ] || missing_apt+=(libsqlite3-dev)
 [ -e /usr/include/zlib.h ] || missing_apt+=(zlib1g-dev)
+[ -e /usr/include/argon2.h ] || missing_apt+=(libargon2-dev)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing_apt+=(postgresql)
 # On cue: a real gpsd replaying a track (gpsfake), and a private session bus for desktop notifications.
 command -v gpsfake >/dev/null || missing_apt+=(gpsd gpsd-clients)
@@ -27,6 +28,7 @@ fi
 
 python3 - <<'PY' 2>/dev/null || python3 -m pip install --quiet --disable-pip-version-check -r Tests/oracles/requirements.txt
 import cryptography, zxingcpp, numpy, PIL, geographiclib, pygeohash, haversine, jeepney
+from cryptography.hazmat.primitives.kdf.argon2 import Argon2id
 PY
 
 # The server's tests run against both stores: a throwaway PostgreSQL cluster is started here (as root, through

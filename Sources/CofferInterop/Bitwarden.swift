@@ -8,7 +8,9 @@ import Foundation
 /// skipped without a problem. `login.totp` is an `otpauth://` URI, a `steam://SECRET` URI or a bare base32 secret
 /// (TOTP, SHA1, 6 digits, 30 s). The issuer is the URI's, or the item name when the URI has none; the account is
 /// `login.username`, or the URI's account when the username is empty. The item's folder becomes a tag.
-/// Encrypted exports are refused with ``InteropError/unsupportedVersion(_:)``: export unencrypted from Bitwarden.
+/// A password-protected export (PBKDF2 or Argon2id) is opened with the password (``BitwardenEncryptedExport``); one
+/// encrypted with the Bitwarden account's own key cannot be opened outside Bitwarden and is refused with
+/// ``InteropError/unsupportedVersion(_:)``.
 public enum BitwardenJSONImporter: Importer {
     public static let formatName = "bitwarden-json"
 
@@ -18,7 +20,15 @@ public enum BitwardenJSONImporter: Importer {
             throw .malformedFile("a Bitwarden JSON export is a JSON object")
         }
         if document["encrypted"] == .bool(true) {
-            throw .unsupportedVersion("encrypted Bitwarden export (export unencrypted JSON instead)")
+            guard document["passwordProtected"] == .bool(true) else {
+                throw .unsupportedVersion("Bitwarden export encrypted with the account key (export with a password, or unencrypted)")
+            }
+            guard let password else { throw .passwordRequired }
+            let plain = try BitwardenEncryptedExport.decrypt(document, password: password)
+            guard let inner = ImportJSON.parse(plain), case .object = inner, inner["encrypted"] != .bool(true) else {
+                throw .malformedFile("the decrypted export is not an unencrypted Bitwarden JSON export")
+            }
+            return try read(plain, password: nil)
         }
         guard let items = document["items"]?.arrayValue else { throw .malformedFile("items is missing or not an array") }
 

@@ -30,7 +30,7 @@ enum CatimaBarcodeType {
 }
 
 /// Reads Catima (CatimaLoyalty/Android) backups: the zip holding `catima.csv` version 2, or the older bare CSV
-/// (version 1). Card images in the zip are not imported; password-protected (WinZip AES) backups are refused.
+/// (version 1). A card with no barcode type is a card without a barcode. Card images in the zip are not imported; password-protected (WinZip AES) backups are refused.
 public enum CatimaImporter: Importer {
     public static let formatName = "catima"
 
@@ -116,12 +116,10 @@ public enum CatimaImporter: Importer {
                 result.problems.append(ImportProblem(entry: label, reason: "the card id is not a number"))
                 continue
             }
+            // An empty type is a card without a barcode, shown by its number.
             let type = field("barcodetype")
-            guard !type.isEmpty else {
-                result.problems.append(ImportProblem(entry: label, reason: "no barcode"))
-                continue
-            }
-            guard let symbology = CatimaBarcodeType.toSymbology[type] else {
+            let symbology = CatimaBarcodeType.toSymbology[type]
+            guard type.isEmpty || symbology != nil else {
                 result.problems.append(ImportProblem(entry: label, reason: "barcode type \(type) is not supported"))
                 continue
             }
@@ -176,7 +174,8 @@ public enum CatimaImporter: Importer {
 
 /// Writes cards as a Catima version-2 backup (an unencrypted zip holding `catima.csv`) that Catima imports.
 public enum CatimaExporter {
-    /// The backup's bytes. Tags become groups; binary payloads travel as ISO-8859-1 text, one character per byte.
+    /// The backup's bytes. Tags become groups; binary payloads travel as ISO-8859-1 text, one character per byte;
+    /// a card without a barcode has an empty barcode type, as in Catima.
     public static func export(_ cards: [Card]) -> [UInt8] {
         var groups: [String] = []
         for card in cards { for tag in card.tags where !groups.contains(tag) { groups.append(tag) } }
@@ -197,7 +196,7 @@ public enum CatimaExporter {
                 String(index + 1), card.name, card.notes ?? "",
                 milliseconds(card.validFrom), milliseconds(card.validTo),
                 balance, card.metadata["balance_currency"] ?? "", cardID, card.cardNumber == nil ? "" : text,
-                CatimaBarcodeType.name(for: card.symbology), card.payloadCharset == .utf8 ? "UTF-8" : "ISO-8859-1",
+                card.symbology.map { CatimaBarcodeType.name(for: $0) } ?? "", card.payloadCharset == .utf8 ? "UTF-8" : "ISO-8859-1",
                 "", "0", "0", card.archivedAt == nil ? "0" : "1",
             ]
             lines.append(columns.map(field).joined(separator: ","))

@@ -123,8 +123,11 @@ public enum CofferJSONImporter: Importer {
         ])
         try entry.bookkeeping()
         _ = try entry.date("updated_at")
-        let type = try entry.string("barcode_type")
-        guard let symbology = Symbology(rawValue: type) else { throw EntryFailure("barcode_type is not a known symbology") }
+        // Left out (or null) for a card without a barcode.
+        let symbology = try entry.optionalString("barcode_type").map { type throws(EntryFailure) in
+            guard let symbology = Symbology(rawValue: type) else { throw EntryFailure("barcode_type is not a known symbology") }
+            return symbology
+        }
         let text = try entry.string("payload")
         let payload: [UInt8]
         let charset: PayloadCharset
@@ -178,7 +181,10 @@ public enum CofferJSONImporter: Importer {
         let tags = try entry.strings("tags")
         let notes = try entry.optionalString("notes")
         return try model { () throws(ModelError) in
-            try OTPItem(issuer: issuer, account: account, parameters: parsed.parameters, tags: tags, notes: notes)
+            let item = try OTPItem(issuer: issuer, account: account, parameters: parsed.parameters, tags: tags, notes: notes)
+            // What the exporter writes always fits its URI; an account with a colon never came from it.
+            _ = try item.token()
+            return item
         }
     }
 

@@ -107,13 +107,13 @@ public enum GoogleAuthenticatorExporter {
     ///
     /// The `batch_id` is derived from the content, so the same items always give the same URIs. Tags and notes are
     /// not part of the format.
-    public static func export(_ items: [OTPItem], batchSize: Int = 10) -> (uris: [String], leftOut: [ImportProblem]) {
-        var leftOut: [ImportProblem] = []
+    public static func export(_ items: [OTPItem], batchSize: Int = 10) -> (uris: [String], leftOut: [ExportProblem]) {
+        var leftOut: [ExportProblem] = []
         var encoded: [[UInt8]] = []
         for item in items {
             switch MigrationPayload.encode(item) {
             case .success(let bytes): encoded.append(bytes)
-            case .failure(let failure): leftOut.append(ImportProblem(entry: item.displayName, reason: failure.text))
+            case .failure(let failure): leftOut.append(ExportProblem(entry: item.displayName, reason: failure.text))
             }
         }
         let perBatch = max(1, batchSize)

@@ -42,6 +42,10 @@ public struct ImportProblem: Sendable, Equatable, CustomStringConvertible {
     public var description: String { "\(entry): \(reason)" }
 }
 
+/// An item an export could not write, and why: the same shape as an import's problem, naming the item as the user
+/// sees it, never a secret. Exports write every other item (one item never blocks the user's way out).
+public typealias ExportProblem = ImportProblem
+
 /// What an importer read: the items it could convert, and every entry it could not, with the reason
 /// (a partial import, never all-or-nothing silence).
 public struct ImportResult: Sendable, Equatable {

@@ -40,18 +40,19 @@ public enum OTPAuthListExporter {
     /// One canonical URI per item, each line ending in a newline. Tags and notes have no place in a URI and are
     /// not written.
     ///
-    /// - Throws: ``ModelError/invalidField(field:rule:)`` naming the first item the URI format cannot represent
-    ///   (an account name containing a colon).
-    public static func export(_ items: [OTPItem]) throws(ModelError) -> String {
+    /// - Returns: the text, and the items the URI format cannot represent (an account name containing a colon),
+    ///   each with the reason; every other item is written.
+    public static func export(_ items: [OTPItem]) -> (text: String, leftOut: [ExportProblem]) {
         var text = ""
+        var leftOut: [ExportProblem] = []
         for item in items {
             do {
                 text += try item.token().uri + "\n"
             } catch {
-                throw .invalidField(field: item.displayName, rule: error.description)
+                leftOut.append(ExportProblem(entry: item.displayName, reason: error.description))
             }
         }
-        return text
+        return (text, leftOut)
     }
 }
 
@@ -85,12 +86,14 @@ enum OTPListLines {
 /// often have only one of them.
 enum OTPImportNaming {
     /// An item whose missing issuer is the account and whose missing account is the issuer. Steam tokens without
-    /// any name (a bare `steam://` URI) are called "Steam".
+    /// any name (a bare `steam://` URI) are called "Steam". An account holding a whole label is split first
+    /// (``OTPImport/splitLabel(issuer:account:)``).
     static func item(
         issuer: String?, account: String?, parameters: OTPParameters, tags: [String] = [], notes: String? = nil
     ) throws(ModelError) -> OTPItem {
-        let issuer = issuer?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-        let account = account?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        let named = OTPImport.splitLabel(issuer: issuer, account: account)
+        let issuer = named.issuer ?? ""
+        let account = named.account ?? ""
         var fallback = issuer.isEmpty ? account : issuer
         if fallback.isEmpty, parameters.kind == .steam { fallback = "Steam" }
         return try OTPItem(

@@ -3,7 +3,8 @@ import CofferModel
 import Foundation
 
 /// Reads an Apple Wallet pass (`.pkpass`: a zip holding `pass.json`) as one card. The signature and images are not
-/// checked or kept: the pass is imported for its barcode, not trusted as coming from its issuer.
+/// checked or kept: the pass is imported for its barcode, not trusted as coming from its issuer. A pass without a
+/// barcode becomes a card without one, shown by its `serialNumber`.
 public enum PKPassImporter: Importer {
     public static let formatName = "pkpass"
 
@@ -39,16 +40,17 @@ public enum PKPassImporter: Importer {
         var result = ImportResult()
         // Like Wallet and Catima: the first barcode in a format this reader knows, then the legacy dictionary.
         let candidates = (pass["barcodes"] as? [Any] ?? []) + [pass["barcode"] as Any]
-        guard let barcode = candidates.lazy.compactMap({ $0 as? [String: Any] }).first(where: {
+        let barcode = candidates.lazy.compactMap({ $0 as? [String: Any] }).first(where: {
             ($0["format"] as? String).flatMap { formats[$0] } != nil && $0["message"] is String
-        }), let format = barcode["format"] as? String, let symbology = formats[format],
-            let message = barcode["message"] as? String
-        else {
-            result.problems.append(ImportProblem(entry: name, reason: "no barcode"))
+        })
+        let symbology = (barcode?["format"] as? String).flatMap { formats[$0] }
+        // A pass without a barcode becomes a card without one, shown by the pass's serial number.
+        guard let message = symbology != nil ? barcode?["message"] as? String : nonEmpty(pass["serialNumber"]) else {
+            result.problems.append(ImportProblem(entry: name, reason: "neither a barcode nor a serial number"))
             return result
         }
 
-        let encoding = (barcode["messageEncoding"] as? String)?.lowercased() ?? "iso-8859-1"
+        let encoding = (barcode?["messageEncoding"] as? String)?.lowercased() ?? (symbology == nil ? "utf-8" : "iso-8859-1")
         let payload: [UInt8]
         let charset: PayloadCharset
         if ["iso-8859-1", "latin1", "iso_8859-1"].contains(encoding),
@@ -89,7 +91,7 @@ public enum PKPassImporter: Importer {
         } else {
             validTo = nil
         }
-        let altText = nonEmpty(barcode["altText"])
+        let altText = nonEmpty(barcode?["altText"])
         do {
             let card = try Card(
                 name: name, symbology: symbology, payload: payload, payloadCharset: charset,

@@ -1,23 +1,42 @@
+import CofferCrypto
 import CofferModel
 import CofferOTP
 import Foundation
 
-/// Reads Proton Authenticator's unencrypted JSON export.
+/// Reads Proton Authenticator's JSON export, plain or password-protected.
 ///
-/// The file is `{"version": 1, "entries": [...]}`; each entry is `{"id", "content": {"uri", "entry_type", "name"},
-/// "note"}`. `content.uri` is an `otpauth://totp/…` URI, or `steam://SECRET` for a Steam entry; `name` is the name
-/// the user sees, used when the URI carries no issuer or account. `note` becomes the item's notes.
+/// The plain file is `{"version": 1, "entries": [...]}`; each entry is `{"id", "content": {"uri", "entry_type",
+/// "name"}, "note"}`. `content.uri` is an `otpauth://totp/…` URI, or `steam://SECRET` for a Steam entry; `name` is
+/// the name the user sees, used when the URI carries no issuer or account. `note` becomes the item's notes.
+///
+/// The password-protected file (proton-pass-common's `export_entries_with_password`) is `{"version": 1, "salt",
+/// "content"}`, both standard base64: the key is Argon2id (version 0x13, 19,456 KiB, 2 passes, 1 lane, 32 bytes) of
+/// the password's UTF-8 bytes and the 16-byte salt; `content` is a 12-byte nonce, then AES-256-GCM ciphertext and
+/// tag with associated data `proton.authenticator.export.v1`, of the plain file. The cost is fixed by the format,
+/// not read from the file.
 public enum ProtonAuthenticatorImporter: Importer {
     public static let formatName = "proton"
+
+    /// Argon2id's cost in every password-protected export.
+    static let encryptedParameters = Argon2.Parameters(iterations: 2, memoryKiB: 19 * 1024, lanes: 1)
+    static let encryptedAssociatedData = Array("proton.authenticator.export.v1".utf8)
+    static let encryptedSaltByteCount = 16
 
     public static func read(_ data: [UInt8], password: String?) throws(InteropError) -> ImportResult {
         try OTPImport.checkSize(data)
         guard let document = ImportJSON.parse(data), case .object = document else {
             throw .malformedFile("a Proton Authenticator export is a JSON object")
         }
+        if document["entries"] == nil, document["salt"] != nil || document["content"] != nil {
+            guard let password else { throw .passwordRequired }
+            let plain = try decrypt(document, password: password)
+            guard let inner = ImportJSON.parse(plain), case .object = inner, inner["entries"]?.arrayValue != nil else {
+                throw .malformedFile("the decrypted export is not a Proton Authenticator export")
+            }
+            return try read(plain, password: nil)
+        }
         guard let entries = document["entries"]?.arrayValue else {
-            // A password-protected export has no clear entries; say so instead of only "malformed".
-            throw .malformedFile("entries is missing or not an array (password-protected exports are not read)")
+            throw .malformedFile("entries is missing or not an array")
         }
         var result = ImportResult()
         for (index, entry) in entries.enumerated() {
@@ -29,6 +48,37 @@ public enum ProtonAuthenticatorImporter: Importer {
             }
         }
         return result
+    }
+
+    /// The plain export inside a password-protected one.
+    private static func decrypt(_ document: ImportJSON, password: String) throws(InteropError) -> [UInt8] {
+        guard document["version"]?.intValue == 1 else {
+            throw .unsupportedVersion(document["version"]?.intValue.map(String.init) ?? "(missing)")
+        }
+        guard let saltText = document["salt"]?.stringValue, let salt = Data(base64Encoded: saltText),
+              salt.count == encryptedSaltByteCount
+        else {
+            throw .malformedFile("salt is not base64 of \(encryptedSaltByteCount) bytes")
+        }
+        let nonceCount = OTPImport.gcmNonceByteCount
+        guard let contentText = document["content"]?.stringValue, let content = Data(base64Encoded: contentText),
+              content.count >= nonceCount + OTPImport.gcmTagByteCount
+        else {
+            throw .malformedFile("content is not base64 of a nonce, ciphertext and tag")
+        }
+        let key: SecretBytes
+        do {
+            key = try Argon2.derive(SecretBytes(password.utf8), salt: Array(salt), parameters: encryptedParameters)
+        } catch {
+            throw .kdfParametersOutOfBounds("Argon2id could not run (\(error.description))")
+        }
+        let bytes = Array(content)
+        guard let plain = OTPImport.openAESGCM(
+            Array(bytes[nonceCount...]), key: key, nonce: Array(bytes[..<nonceCount]), associatedData: encryptedAssociatedData)
+        else {
+            throw .wrongPassword
+        }
+        return plain
     }
 
     private static func item(_ entry: ImportJSON) throws(ImportEntryError) -> OTPItem {

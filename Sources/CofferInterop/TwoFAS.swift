@@ -287,10 +287,11 @@ enum OTPImport {
     }
 
     /// An item whose missing issuer is filled from the account and missing account from the issuer, as Coffer
-    /// requires both.
+    /// requires both. An account holding a whole label (`Issuer:account`) is split first (``splitLabel(issuer:account:)``).
     static func item(
         issuer: String?, account: String?, parameters: OTPParameters, tags: [String]
     ) throws(ImportEntryError) -> OTPItem {
+        let (issuer, account) = splitLabel(issuer: issuer, account: account)
         guard let issuerText = nonEmpty(issuer) ?? nonEmpty(account) else {
             throw ImportEntryError("the entry has neither an issuer nor an account name")
         }
@@ -311,6 +312,25 @@ enum OTPImport {
                 && !tag.unicodeScalars.contains { $0.properties.generalCategory == .control }
         }
         return Array(usable.prefix(50))
+    }
+
+    /// An account that holds a whole `otpauth://` label ("Airbnb:Elijah", as older andOTP versions kept it) split by
+    /// the Key URI rules (``OTPToken/splitLabel(_:)``): at the last colon, into the issuer prefix and the account. The
+    /// split is made when the entry names no issuer (the prefix becomes it) or names the prefix as its issuer; an
+    /// account whose prefix is not the entry's issuer ("carol:admin" at "Big Corp") is kept whole rather than cut,
+    /// and an export lists it. An entry with an issuer but no account has its one name read as a label, since it
+    /// would otherwise become the account too.
+    static func splitLabel(issuer: String?, account: String?) -> (issuer: String?, account: String?) {
+        guard let account = nonEmpty(account) else {
+            guard let issuer = nonEmpty(issuer), issuer.unicodeScalars.contains(":") else { return (nonEmpty(issuer), nil) }
+            let label = OTPToken.splitLabel(issuer)
+            return (label.issuer ?? nonEmpty(label.account), nonEmpty(label.account))
+        }
+        guard account.unicodeScalars.contains(":") else { return (nonEmpty(issuer), account) }
+        let label = OTPToken.splitLabel(account)
+        guard let issuer = nonEmpty(issuer) else { return (label.issuer, nonEmpty(label.account)) }
+        guard label.issuer?.caseInsensitiveCompare(issuer) == .orderedSame else { return (issuer, account) }
+        return (issuer, nonEmpty(label.account))
     }
 
     static func nonEmpty(_ text: String?) -> String? {
@@ -349,15 +369,16 @@ enum OTPImport {
         }
     }
 
-    /// Opens AES-256-GCM `ciphertext || tag` without associated data; `nil` when authentication fails.
-    static func openAESGCM(_ sealed: [UInt8], key: SecretBytes, nonce: [UInt8]) -> [UInt8]? {
+    /// Opens AES-256-GCM `ciphertext || tag` with `associatedData` (none by default); `nil` when authentication
+    /// fails.
+    static func openAESGCM(_ sealed: [UInt8], key: SecretBytes, nonce: [UInt8], associatedData: [UInt8] = []) -> [UInt8]? {
         guard sealed.count >= gcmTagByteCount, nonce.count == gcmNonceByteCount else { return nil }
         let split = sealed.count - gcmTagByteCount
         do {
             let box = try AES.GCM.SealedBox(
                 nonce: AES.GCM.Nonce(data: nonce), ciphertext: sealed[..<split], tag: sealed[split...])
             let symmetricKey = key.withUnsafeBytes { SymmetricKey(data: $0) }
-            return Array(try AES.GCM.open(box, using: symmetricKey))
+            return Array(try AES.GCM.open(box, using: symmetricKey, authenticating: associatedData))
         } catch {
             return nil
         }

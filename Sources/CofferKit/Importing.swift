@@ -55,7 +55,7 @@ extension ItemContent {
             }
             return Array("otp/\(kind)/\(otp.account.lowercased())/".utf8) + otp.parameters.secret
         case .card(let card):
-            return Array("card/\(card.symbology.rawValue)/".utf8) + card.payload
+            return Array("card/\(card.symbology?.rawValue ?? "none")/".utf8) + card.payload
         case .credential(let credential):
             return Array("credential/\(credential.name)/\(credential.value)".utf8)
         case .note(let note):

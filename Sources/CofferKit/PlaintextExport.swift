@@ -3,6 +3,9 @@ import Foundation
 /// The plaintext JSON export: CardOnCue's `GET /v1/user/export` shape (`user`, `cards` with decrypted payloads)
 /// extended with Coffer's other kinds. Signing keys appear with their public key only: a seed never leaves its PIN
 /// box. Described in docs/FORMAT.md §7.
+///
+/// An export is the user's way out, so one item never blocks it: an item the format cannot hold (a token whose
+/// account has a colon, which its `otpauth://` URI cannot carry) is left out and listed in ``leftOut``.
 public struct PlaintextExport: Encodable {
     public struct User: Encodable {
         let id: String
@@ -25,7 +28,8 @@ public struct PlaintextExport: Encodable {
     struct CardEntry: Encodable {
         let id: String
         let name: String
-        let barcodeType: String
+        /// Left out for a card without a barcode.
+        let barcodeType: String?
         let payload: String
         let payloadEncoding: String
         let cardNumber: String?
@@ -115,14 +119,16 @@ public struct PlaintextExport: Encodable {
     var credentials: [CredentialEntry] = []
     var signingKeys: [SigningKeyEntry] = []
     var notes: [NoteEntry] = []
+    /// The items this export could not hold, each with the reason (not part of the JSON).
+    public private(set) var leftOut: [ExportProblem] = []
 
     enum CodingKeys: String, CodingKey {
         case format, version, user, cards, otp, credentials, notes
         case signingKeys = "signing_keys"
     }
 
-    /// Builds the export of every live item (archived cards included).
-    public init(items: [Item], vaultID: UUID, createdAt: Date) throws(ModelError) {
+    /// Builds the export of every live item (archived cards included) that the format can hold.
+    public init(items: [Item], vaultID: UUID, createdAt: Date) {
         user = User(id: vaultID.uuidString.lowercased(), email: nil, createdAt: createdAt)
         for item in items {
             let id = item.id.uuidString.lowercased()
@@ -130,16 +136,20 @@ public struct PlaintextExport: Encodable {
             case .card(let card):
                 let binary = card.payloadCharset == .binary
                 cards.append(CardEntry(
-                    id: id, name: card.name, barcodeType: card.symbology.rawValue,
+                    id: id, name: card.name, barcodeType: card.symbology?.rawValue,
                     payload: binary ? Data(card.payload).base64EncodedString() : card.payloadText,
                     payloadEncoding: binary ? "base64" : card.payloadCharset.rawValue, cardNumber: card.cardNumber,
                     tags: card.tags, networkIDs: card.networkIDs, validFrom: card.validFrom, validTo: card.validTo,
                     oneTime: card.oneTime, usedAt: card.usedAt, archivedAt: card.archivedAt, metadata: card.metadata,
                     notes: card.notes, createdAt: item.createdAt, updatedAt: item.updatedAt))
             case .otp(let token):
-                otp.append(OTPEntry(
-                    id: id, issuer: token.issuer, account: token.account, uri: try token.token().uri, tags: token.tags,
-                    notes: token.notes, createdAt: item.createdAt))
+                do {
+                    otp.append(OTPEntry(
+                        id: id, issuer: token.issuer, account: token.account, uri: try token.token().uri, tags: token.tags,
+                        notes: token.notes, createdAt: item.createdAt))
+                } catch {
+                    leftOut.append(ExportProblem(entry: token.displayName, reason: error.description))
+                }
             case .credential(let credential):
                 credentials.append(CredentialEntry(
                     id: id, name: credential.name, provider: credential.provider, value: credential.value,

@@ -9,13 +9,15 @@ public enum PayloadCharset: String, Codable, Sendable, CaseIterable {
     case binary
 }
 
-/// A membership or loyalty card, or a one-time pass (CardOnCue's card model).
+/// A membership or loyalty card, or a one-time pass (CardOnCue's card model). A card without a barcode (many
+/// loyalty cards only print a number) has no symbology: it is shown by its name and its payload, the number.
 public struct Card: Sendable, Equatable {
     public static let payloadLimit = 4096
 
     public var name: String
-    public var symbology: Symbology
-    /// The exact bytes the barcode carries.
+    /// How the payload is drawn; `nil` for a card without a barcode, which is shown by its number instead.
+    public var symbology: Symbology?
+    /// The exact bytes the barcode carries; for a card without a barcode, the number shown in its place.
     public var payload: [UInt8]
     public var payloadCharset: PayloadCharset
     /// The number printed on the card, when it differs from the payload.
@@ -33,7 +35,7 @@ public struct Card: Sendable, Equatable {
     public var metadata: [String: String]
 
     public init(
-        name: String, symbology: Symbology, payload: [UInt8], payloadCharset: PayloadCharset = .utf8,
+        name: String, symbology: Symbology?, payload: [UInt8], payloadCharset: PayloadCharset = .utf8,
         cardNumber: String? = nil, tags: [String] = [], networkIDs: [String] = [], validFrom: Date? = nil,
         validTo: Date? = nil, oneTime: Bool = false, usedAt: Date? = nil, archivedAt: Date? = nil,
         notes: String? = nil, metadata: [String: String] = [:]
@@ -86,9 +88,11 @@ public struct Card: Sendable, Equatable {
         }
     }
 
-    /// The card's barcode, encoded from its exact payload bytes. Text payloads are labelled with their charset where
-    /// the symbology can say it (QR's ECI); binary payloads travel as bytes.
-    public func barcode(options: BarcodeOptions = BarcodeOptions()) throws(BarcodeError) -> EncodedBarcode {
+    /// The card's barcode, encoded from its exact payload bytes, or `nil` for a card without a barcode. Text
+    /// payloads are labelled with their charset where the symbology can say it (QR's ECI); binary payloads travel as
+    /// bytes.
+    public func barcode(options: BarcodeOptions = BarcodeOptions()) throws(BarcodeError) -> EncodedBarcode? {
+        guard let symbology else { return nil }
         var options = options
         options.charset = payloadCharset == .utf8 ? .utf8 : .iso8859_1
         return try CofferBarcode.encode(payload, as: symbology, options: options)

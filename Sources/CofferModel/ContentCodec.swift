@@ -145,7 +145,14 @@ struct FieldReader {
 
     func raw<Value: RawRepresentable>(_ tag: UInt8, _ name: String, as type: Value.Type) throws(ModelError) -> Value
     where Value.RawValue == String {
-        guard let value = Value(rawValue: try string(tag, name)) else { throw .malformedContent("unknown \(name)") }
+        guard let value = try optionalRaw(tag, name, as: type) else { throw .malformedContent("missing \(name)") }
+        return value
+    }
+
+    func optionalRaw<Value: RawRepresentable>(_ tag: UInt8, _ name: String, as type: Value.Type) throws(ModelError) -> Value?
+    where Value.RawValue == String {
+        guard let text = try optionalString(tag, name) else { return nil }
+        guard let value = Value(rawValue: text) else { throw .malformedContent("unknown \(name)") }
         return value
     }
 }
@@ -155,7 +162,7 @@ struct FieldReader {
 extension Card {
     func write(to fields: inout FieldWriter) {
         fields.string(16, name)
-        fields.string(17, symbology.rawValue)
+        fields.string(17, symbology?.rawValue)
         fields.bytes(18, payload)
         fields.string(19, payloadCharset.rawValue)
         fields.string(20, cardNumber)
@@ -181,7 +188,7 @@ extension Card {
             metadata[try entry.string(1, "metadata key")] = try entry.string(2, "metadata value")
         }
         self.name = try fields.string(16, "name")
-        self.symbology = try fields.raw(17, "symbology", as: Symbology.self)
+        self.symbology = try fields.optionalRaw(17, "symbology", as: Symbology.self)
         self.payload = try fields.bytes(18, "payload")
         self.payloadCharset = try fields.raw(19, "payload charset", as: PayloadCharset.self)
         self.cardNumber = try fields.optionalString(20, "card number")

@@ -159,16 +159,23 @@ public struct OTPToken: Sendable, Hashable, CustomStringConvertible, CustomDebug
             secret: decodeSecret(secretText.utf8), algorithm: algorithm ?? .sha1, digits: digits, kind: kind)
 
         guard let label = PercentEncoding.decode(labelBytes, plusIsSpace: false) else { throw .malformedURI }
-        // Scalars, not Characters: a colon followed by a combining mark must still count as a colon.
-        let scalars = label.unicodeScalars
-        var labelIssuer: String?
-        var account = label
-        if let separator = scalars.lastIndex(of: ":") {
-            labelIssuer = String(scalars[..<separator])
-            account = String(scalars[scalars.index(after: separator)...])
-        }
+        let (labelIssuer, account) = Self.splitLabel(label)
         let issuerParameter = values["issuer"].flatMap { $0.isEmpty ? nil : $0 }
         return try OTPToken(issuer: issuerParameter ?? labelIssuer, account: account, parameters: parameters)
+    }
+
+    /// Splits a decoded label by the Key URI rules: at its **last** colon into the issuer prefix and the account,
+    /// both trimmed of surrounding whitespace; an empty prefix is no issuer, and a label without a colon is all
+    /// account. Importers use it for apps that keep a whole label where an account belongs.
+    public static func splitLabel(_ label: String) -> (issuer: String?, account: String) {
+        // Scalars, not Characters: a colon followed by a combining mark must still count as a colon.
+        let scalars = label.unicodeScalars
+        guard let separator = scalars.lastIndex(of: ":") else {
+            return (nil, label.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        let issuer = String(scalars[..<separator]).trimmingCharacters(in: .whitespacesAndNewlines)
+        let account = String(scalars[scalars.index(after: separator)...]).trimmingCharacters(in: .whitespacesAndNewlines)
+        return (issuer.isEmpty ? nil : issuer, account)
     }
 
     /// Form-decoded values of the known query parameters, keyed by lower-cased name.

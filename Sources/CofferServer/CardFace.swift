@@ -8,7 +8,8 @@ struct CardResponse: Codable, Sendable, Equatable {
     var id: String
     var userID: String
     var name: String
-    var barcodeType: String
+    /// Left out for a card without a barcode.
+    var barcodeType: String?
     var payloadEncrypted: String
     var tags: [String]
     var networkIDs: [String]
@@ -36,13 +37,14 @@ struct CardResponse: Codable, Sendable, Equatable {
         case archivedAt = "archived_at"
     }
 
-    /// Nulls are written out, as CardOnCue's clients expect every key.
+    /// Nulls are written out, as CardOnCue's clients expect every key; only `barcode_type` is left out, for a card
+    /// without a barcode (which those clients never made).
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id, forKey: .id)
         try container.encode(userID, forKey: .userID)
         try container.encode(name, forKey: .name)
-        try container.encode(barcodeType, forKey: .barcodeType)
+        try container.encodeIfPresent(barcodeType, forKey: .barcodeType)
         try container.encode(payloadEncrypted, forKey: .payloadEncrypted)
         try container.encode(tags, forKey: .tags)
         try container.encode(networkIDs, forKey: .networkIDs)
@@ -66,7 +68,8 @@ struct CardList: Codable, Sendable {
 /// `POST /v1/cards`.
 struct CardCreateRequest: Decodable, Sendable {
     var name: String
-    var barcodeType: String
+    /// Absent or null for a card without a barcode.
+    var barcodeType: String?
     var payloadEncrypted: String
     var tags: [String]?
     var networkIDs: [String]?
@@ -88,7 +91,7 @@ struct CardCreateRequest: Decodable, Sendable {
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         name = try container.decode(String.self, forKey: .name)
-        barcodeType = try container.decode(String.self, forKey: .barcodeType)
+        barcodeType = try container.decodeIfPresent(String.self, forKey: .barcodeType)
         payloadEncrypted = try container.decode(String.self, forKey: .payloadEncrypted)
         tags = try container.decodeIfPresent([String].self, forKey: .tags)
         networkIDs = try container.decodeIfPresent([String].self, forKey: .networkIDs)
@@ -190,7 +193,8 @@ enum CardFace {
     /// The server-visible fields of a card, stored as JSON in `meta`.
     struct Meta: Codable, Sendable {
         var name: String
-        var barcodeType: String
+        /// Absent for a card without a barcode.
+        var barcodeType: String?
         var tags: [String]
         var networkIDs: [String]
         var validFrom: Date?
@@ -270,7 +274,7 @@ extension ServerCore {
 
     func createCard(_ request: CardCreateRequest, session: AuthenticatedSession) async throws -> CardResponse {
         let name = try CardFace.validate(name: request.name)
-        guard CardFace.barcodeTypes.contains(request.barcodeType) else {
+        if let barcodeType = request.barcodeType, !CardFace.barcodeTypes.contains(barcodeType) {
             throw APIError.invalidRequest(
                 "Invalid barcode_type. Must be one of: \(CardFace.barcodeTypes.joined(separator: ", "))", field: "barcode_type")
         }

@@ -259,7 +259,8 @@ struct UserExport: Codable, Sendable {
     struct Card: Codable, Sendable {
         var id: String
         var name: String
-        var barcodeType: String
+        /// Left out for a card without a barcode.
+        var barcodeType: String?
         var payload: String
         var tags: [String]
         var networkIDs: [String]

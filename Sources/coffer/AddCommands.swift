@@ -7,6 +7,29 @@ extension PayloadCharset: ExpressibleByArgument {}
 extension ItemKind: ExpressibleByArgument {}
 extension Note.Template: ExpressibleByArgument {}
 
+/// A card's `--symbology`: a symbology, or `none` for a card without a barcode (shown by its number).
+struct CardSymbology: ExpressibleByArgument {
+    let value: Symbology?
+
+    init(_ value: Symbology?) {
+        self.value = value
+    }
+
+    init?(argument: String) {
+        if argument == "none" {
+            value = nil
+        } else if let symbology = Symbology(argument: argument) {
+            value = symbology
+        } else {
+            return nil
+        }
+    }
+
+    var defaultValueDescription: String { value?.rawValue ?? "none" }
+
+    static var allValueStrings: [String] { Symbology.allValueStrings + ["none"] }
+}
+
 struct Add: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Add an item. Secret values are read from the terminal or standard input.",
@@ -25,13 +48,13 @@ func reportAdded(_ item: Item, json: Bool) throws {
 struct AddCard: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "card",
-        abstract: "Add a membership or loyalty card, or a one-time pass. The barcode payload is read like a secret.")
+        abstract: "Add a membership or loyalty card, or a one-time pass. The barcode payload (or, for a card without a barcode, its number) is read like a secret.")
 
     @OptionGroup var vaultOption: VaultOption
     @OptionGroup var output: JSONOption
     @Argument(help: "Card name, e.g. \"Costco\".") var name: String
-    @Option(help: "Barcode symbology.")
-    var symbology: Symbology = .qr
+    @Option(help: "Barcode symbology, or none for a card without a barcode (shown by its number).")
+    var symbology: CardSymbology = CardSymbology(.qr)
     @Option(help: "How the payload is read: as text (utf-8, iso-8859-1), or binary: all of stdin, byte for byte.")
     var charset: PayloadCharset = .utf8
     @Option(name: .customLong("network"), help: "Store network slug (repeatable), e.g. costco.")
@@ -59,7 +82,7 @@ struct AddCard: ParsableCommand {
         }
         let cardNumber = askCardNumber ? try SecretInput.shared.secret("Printed card number") : nil
         let card = try Card(
-            name: name, symbology: symbology, payload: payload, payloadCharset: charset, cardNumber: cardNumber,
+            name: name, symbology: symbology.value, payload: payload, payloadCharset: charset, cardNumber: cardNumber,
             tags: tags, networkIDs: networks, validFrom: try validFrom.map { try Output.parseDate($0) },
             validTo: try validTo.map { try Output.parseDate($0, endOfDay: true) }, oneTime: oneTime)
         let coffer = try vaultOption.open()
@@ -118,6 +141,8 @@ struct AddOTP: ParsableCommand {
             }
             let parameters = try OTPParameters(secret: secret, algorithm: algorithm, digits: digits, kind: kind)
             otp = try OTPItem(issuer: issuer ?? "", account: account, parameters: parameters, tags: tags)
+            // An account an otpauth:// URI cannot carry (a colon) would leave the token out of URI exports.
+            _ = try otp.token()
         } else {
             let uri = try SecretInput.shared.secret("otpauth:// URI").trimmingCharacters(in: .whitespaces)
             otp = try OTPItem(token: try OTPToken(uri: uri), issuer: issuer, tags: tags)

@@ -54,7 +54,10 @@ struct BarcodeCommand: ParsableCommand {
             let coffer = try vaultOption.open()
             let item = try cli { () throws(CofferError) in try coffer.find(query, kind: .card) }
             guard case .card(let card) = item.content else { return }
-            barcode = try card.barcode(options: options)
+            guard let drawn = try card.barcode(options: options) else {
+                throw CLIError.badData("this card has no barcode: it is shown by its number (`coffer show` prints it)")
+            }
+            barcode = drawn
         case (nil, let symbology?):
             barcode = try StandardInputPayload.encode(as: symbology, options: options)
         default:

@@ -55,7 +55,7 @@ struct ItemSummary: Encodable {
         case .card(let card):
             status = card.isArchived ? "Archived" : card.validityLabel(at: now)
             valid = card.isValid(at: now)
-            symbology = card.symbology.rawValue
+            symbology = card.symbology?.rawValue
             networks = card.networkIDs
             validFrom = card.validFrom
             validTo = card.validTo
@@ -177,8 +177,13 @@ struct Show: ParsableCommand {
         var rows: [(String, String)] = [("Name", summary.name), ("Kind", summary.kind), ("Id", summary.id)]
         switch item.content {
         case .card(let card):
-            rows.append(("Symbology", card.symbology.rawValue))
-            rows.append(("Payload", card.payloadText))
+            if let symbology = card.symbology {
+                rows.append(("Symbology", symbology.rawValue))
+                rows.append(("Payload", card.payloadText))
+            } else {
+                rows.append(("Barcode", "none"))
+                rows.append(("Number", card.payloadText))
+            }
             if let number = card.cardNumber { rows.append(("Card number", number)) }
             if !card.networkIDs.isEmpty { rows.append(("Networks", card.networkIDs.joined(separator: ", "))) }
             if let from = card.validFrom { rows.append(("Valid from", Output.isoDay.string(from: from))) }
@@ -218,7 +223,11 @@ struct Show: ParsableCommand {
         if case .card(let card) = item.content, !noBarcode {
             Output.line()
             do {
-                Output.raw(try drawing.draw(try card.barcode()))
+                if let barcode = try card.barcode() {
+                    Output.raw(try drawing.draw(barcode))
+                } else {
+                    Output.line("This card has no barcode: show its number, \(Output.styled(card.payloadText, .bold)).")
+                }
             } catch {
                 Output.warning("cannot draw the barcode: \(CLIError.from(error).description)")
             }

@@ -207,8 +207,9 @@ struct Export: ParsableCommand {
             try requirePlaintext("a JSON export")
             let coffer = try vaultOption.open()
             let items = try cli { () throws(CofferError) in try coffer.items() }
-            let export = try PlaintextExport(items: items, vaultID: coffer.vault.vaultID, createdAt: coffer.vault.createdAt)
+            let export = PlaintextExport(items: items, vaultID: coffer.vault.vaultID, createdAt: coffer.vault.createdAt)
             try emit(Array(try export.encoded()) + [0x0A])
+            reportLeftOut(export.leftOut)
         case (nil, .catima?):
             try requirePlaintext("the catima export")
             guard file != nil else { throw CLIError.usage("give the zip file: coffer export --to catima --plaintext FILE") }
@@ -249,11 +250,13 @@ struct Export: ParsableCommand {
                 throw CLIError.failure(error.description)
             }
         case .otpauth:
-            try emit(Array(try OTPAuthListExporter.export(tokens).utf8))
+            let (text, leftOut) = OTPAuthListExporter.export(tokens)
+            try emit(Array(text.utf8))
+            reportLeftOut(leftOut)
         case .google:
             let (uris, leftOut) = GoogleAuthenticatorExporter.export(tokens)
             try emit(Array(uris.map { $0 + "\n" }.joined().utf8))
-            for problem in leftOut { Output.warning("left out \(problem.description)") }
+            reportLeftOut(leftOut)
             if qr {
                 for (index, uri) in uris.enumerated() {
                     let barcode = try CofferBarcode.encode(Array(uri.utf8), as: .qr, options: BarcodeOptions(qrErrorCorrection: .L))
@@ -270,6 +273,13 @@ struct Export: ParsableCommand {
     private func reportLeftOut(_ count: Int, _ what: String, detail: String? = nil) {
         if count > 0 { Output.warning("left out \(count) item(s) \(what)") }
         if let detail { Output.warning(detail) }
+    }
+
+    /// Lists the items an export could not write, each with the reason; everything else was written.
+    private func reportLeftOut(_ problems: [ExportProblem]) {
+        guard !problems.isEmpty else { return }
+        Output.warning("left out \(problems.count) item(s) this format cannot hold; they stay in the vault:")
+        for problem in problems { Output.note("  \(problem.description)") }
     }
 
     private func requirePlaintext(_ what: String) throws {

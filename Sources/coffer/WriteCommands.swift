@@ -41,7 +41,7 @@ struct Edit: ParsableCommand {
     var noPreferAt: [String] = []
     @Option(name: .customLong("valid-from"), help: "Cards: first valid day (YYYY-MM-DD, or \"none\").") var validFrom: String?
     @Option(name: .customLong("valid-to"), help: "Cards: last valid day (YYYY-MM-DD, or \"none\").") var validTo: String?
-    @Option(help: "Cards: barcode symbology.") var symbology: Symbology?
+    @Option(help: "Cards: barcode symbology, or none for a card shown by its number.") var symbology: CardSymbology?
     @Flag(help: "Cards: read a new payload; credentials: read a new value.") var payload = false
     @Option(help: "Tokens: issuer.") var issuer: String?
     @Option(help: "Tokens: account.") var account: String?
@@ -74,7 +74,7 @@ struct Edit: ParsableCommand {
                     for network in preferAt { card.metadata[CardPlaces.preferredPrefix + network] = "true" }
                     if let validFromDate { card.validFrom = validFromDate }
                     if let validToDate { card.validTo = validToDate }
-                    if let symbology { card.symbology = symbology }
+                    if let symbology { card.symbology = symbology.value }
                     if let newSecret { card.payload = try payloadBytes(newSecret, charset: card.payloadCharset) }
                     try card.validate()
                     content = .card(card)
@@ -83,6 +83,8 @@ struct Edit: ParsableCommand {
                     if let account { otp.account = account }
                     otp.tags = edited(otp.tags)
                     try otp.validate()
+                    // A new account must fit an otpauth:// URI (no colon); an older one that does not is kept.
+                    if account != nil { _ = try otp.token() }
                     content = .otp(otp)
                 case .credential(var credential):
                     if let name { credential.name = name }

@@ -249,6 +249,46 @@ struct CLIInteropTests {
         #expect(try cli.run(["import", aegisFile]).status == 64)
     }
 
+    @Test("A card without a barcode: added with --symbology none, shown by its number, never drawn, and carried by every export")
+    func cardWithoutBarcode() throws {
+        let cli = try CLI()
+        try cli.ok(["init"])
+        try cli.ok(["add", "card", "Library", "--symbology", "none", "--tag", "books"], input: "L-998877\n")
+        let shown = try cli.ok(["show", "Library"]).stdout
+        #expect(shown.contains("Barcode:") && shown.contains("Number:") && shown.contains("L-998877"))
+        #expect(shown.contains("This card has no barcode: show its number, L-998877."))
+        #expect(!shown.contains("Symbology"))
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(try cli.ok(["show", "Library", "--json"]).standardOutput)) as? [String: Any])
+        #expect(json["symbology"] == nil && json["payload"] as? String == "L-998877")
+
+        let drawn = try cli.run(["barcode", "Library", "--png", cli.home + "/library.png"])
+        #expect(drawn.status == 65)
+        #expect(drawn.stderr == "coffer: error: this card has no barcode: it is shown by its number (`coffer show` prints it)\n")
+        #expect(!FileManager.default.fileExists(atPath: cli.home + "/library.png"))
+        #expect(try cli.run(["add", "card", "X", "--symbology", "nothing"], input: "1\n").status == 64)
+
+        // The JSON export leaves barcode_type out, and reads back into a card without a barcode.
+        let export = try cli.ok(["export", "--format", "json", "--plaintext"]).stdout
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(export.utf8)) as? [String: Any])
+        let card = try #require((document["cards"] as? [[String: Any]])?.first)
+        #expect(card["barcode_type"] == nil && card["payload"] as? String == "L-998877")
+        try Data(export.utf8).write(to: URL(fileURLWithPath: cli.home + "/export.json"))
+        try cli.ok(["export", "--to", "catima", "--plaintext", cli.home + "/cards.zip"])
+        for (format, file) in [("coffer-json", "export.json"), ("catima", "cards.zip")] {
+            let other = try CLI()
+            try other.ok(["init"])
+            try other.ok(["import", "--from", format, cli.home + "/" + file])
+            let back = try #require(try JSONSerialization.jsonObject(with: Data(try other.ok(["show", "Library", "--json"]).standardOutput)) as? [String: Any])
+            #expect(back["symbology"] == nil && back["payload"] as? String == "L-998877", "\(format)")
+        }
+
+        // A barcode can be given to it, and taken away again.
+        try cli.ok(["edit", "Library", "--symbology", "code128"])
+        try cli.ok(["barcode", "Library", "--png", cli.home + "/library.png"])
+        try cli.ok(["edit", "Library", "--symbology", "none"])
+        #expect(try cli.run(["barcode", "Library"]).status == 65)
+    }
+
     @Test("Cards go to a Catima backup and come back with their payload, symbology and tags")
     func catimaRoundTrip() throws {
         let cli = try CLI()

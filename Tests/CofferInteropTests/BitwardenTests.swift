@@ -22,9 +22,61 @@ import Testing
         #expect(result.problems.map(\.entry) == ["Short Secret (x)", "Not Base32 (y)", "MD5 Token (z)"])
     }
 
-    @Test func refusesEncryptedJSONExports() {
-        let text = #"{"encrypted": true, "passwordProtected": true, "data": "2.AAAA"}"#
-        #expect(throws: InteropError.self) { try BitwardenJSONImporter.read(Array(text.utf8), password: "pw") }
+    /// Password-protected exports, written by Python's `cryptography` (OpenSSL's PBKDF2, Argon2id, HKDF, AES-CBC) as
+    /// Bitwarden's clients write them, hold the plain fixture: the same tokens and codes.
+    @Test(arguments: ["encrypted_pbkdf2.json", "encrypted_argon2.json"])
+    func importsPasswordProtectedExports(file: String) throws {
+        let expected = try TokenFixtures.expectation(Self.format)
+        let data = try TokenFixtures.bytes(Self.format, file)
+        let result = try BitwardenJSONImporter.read(data, password: expected.password)
+        try TokenFixtures.check(result, against: expected)
+        #expect(result.problems.map(\.entry) == ["Short Secret (x)", "Not Base32 (y)", "MD5 Token (z)"])
+        #expect(throws: InteropError.passwordRequired) { try BitwardenJSONImporter.read(data, password: nil) }
+        #expect(throws: InteropError.wrongPassword) { try BitwardenJSONImporter.read(data, password: "bitwarden export pw") }
+    }
+
+    /// The KDF's parameters come from the file: out of bounds, they are refused before any work.
+    @Test(arguments: [
+        (0, ["kdfIterations": 0]), (0, ["kdfIterations": 10_000_001]), (1, ["kdfMemory": 2048]), (1, ["kdfMemory": 0]),
+        (1, ["kdfIterations": 33]), (1, ["kdfParallelism": 0]), (1, ["kdfParallelism": 17]), (1, ["kdfIterations": 9, "kdfMemory": 1024]),
+    ])
+    func refusesKDFParametersOutOfBounds(kdfType: Int, change: [String: Int]) throws {
+        let file = kdfType == 0 ? "encrypted_pbkdf2.json" : "encrypted_argon2.json"
+        var document = try #require(try JSONSerialization.jsonObject(with: Data(try TokenFixtures.bytes(Self.format, file))) as? [String: Any])
+        document.merge(change) { $1 }
+        let data = Array(try JSONSerialization.data(withJSONObject: document))
+        var failure: InteropError?
+        let elapsed = ContinuousClock().measure {
+            do throws(InteropError) {
+                _ = try BitwardenJSONImporter.read(data, password: "pw")
+            } catch {
+                failure = error
+            }
+        }
+        guard case .kdfParametersOutOfBounds? = failure else {
+            Issue.record("expected kdfParametersOutOfBounds, got \(String(describing: failure))")
+            return
+        }
+        #expect(elapsed < .milliseconds(200))
+    }
+
+    @Test func refusesOtherEncryptedExports() throws {
+        let accountKey = #"{"encrypted": true, "encKeyValidation_DO_NOT_EDIT": "2.AAAA|AAAA|AAAA", "items": []}"#
+        #expect(throws: InteropError.unsupportedVersion(
+            "Bitwarden export encrypted with the account key (export with a password, or unencrypted)")) {
+            try BitwardenJSONImporter.read(Array(accountKey.utf8), password: "pw")
+        }
+        var document = try #require(try JSONSerialization.jsonObject(
+            with: Data(try TokenFixtures.bytes(Self.format, "encrypted_pbkdf2.json"))) as? [String: Any])
+        document["kdfType"] = 2
+        #expect(throws: InteropError.unsupportedVersion("Bitwarden KDF type 2")) {
+            try BitwardenJSONImporter.read(Array(try JSONSerialization.data(withJSONObject: document)), password: "pw")
+        }
+        document["kdfType"] = 0
+        document["data"] = "2.AAAA"
+        #expect(throws: InteropError.self) {
+            try BitwardenJSONImporter.read(Array(try JSONSerialization.data(withJSONObject: document)), password: "pw")
+        }
     }
 
     @Test(arguments: ["", "[]", "{}", #"{"items": {}}"#, #"{"items": "x"}"#, "not json"])

@@ -29,12 +29,9 @@ enum CatimaFixtures {
     func importsVersion2(file: String) throws {
         let result = try CatimaImporter.read(CatimaFixtures.bytes("catima", file), password: nil)
         let cards = CatimaFixtures.cards(result)
-        #expect(cards.map(\.name) == ["Pharmacy", "Café Ünter", "Gym", "Bakery"])
-        #expect(result.problems == [
-            ImportProblem(entry: "Library", reason: "no barcode"),
-            ImportProblem(entry: "Cinema", reason: "barcode type CODE_93 is not supported"),
-        ])
-        guard cards.count == 4 else { return }
+        #expect(cards.map(\.name) == ["Pharmacy", "Café Ünter", "Library", "Gym", "Bakery"])
+        #expect(result.problems == [ImportProblem(entry: "Cinema", reason: "barcode type CODE_93 is not supported")])
+        guard cards.count == 5 else { return }
 
         let pharmacy = cards[0]
         #expect(pharmacy.symbology == .ean13)
@@ -59,20 +56,30 @@ enum CatimaFixtures {
         #expect(cafe.notes == "Line one\r\n\r\nLine \"three\"")
         #expect(cafe.metadata == ["balance": "12.50", "balance_currency": "EUR"])
 
-        #expect(cards[2].symbology == .code128)
-        #expect(cards[3].symbology == .upcA)
-        #expect(cards[3].tags.isEmpty)
+        // A card without a barcode, shown by its number.
+        let library = cards[2]
+        #expect(library.symbology == nil)
+        #expect(library.payload == Array("L-998877".utf8))
+        #expect(library.payloadCharset == .latin1)
+        #expect(library.cardNumber == nil)
+
+        #expect(cards[3].symbology == .code128)
+        #expect(cards[4].symbology == .upcA)
+        #expect(cards[4].tags.isEmpty)
     }
 
     @Test func importsBareVersion1CSV() throws {
         let result = try CatimaImporter.read(CatimaFixtures.bytes("catima", "catima_v1.csv"), password: nil)
         let cards = CatimaFixtures.cards(result)
-        #expect(cards.count == 1)
+        #expect(cards.count == 2)
         #expect(cards.first?.name == "Old Store")
         #expect(cards.first?.symbology == .code39)
         #expect(cards.first?.payload == Array("12345678".utf8))
         #expect(cards.first?.notes == "An old note")
-        #expect(result.problems == [ImportProblem(entry: "Text Only", reason: "no barcode")])
+        #expect(cards.last?.name == "Text Only")
+        #expect(cards.last?.symbology == nil)
+        #expect(cards.last?.payload == Array("987".utf8))
+        #expect(result.problems.isEmpty)
     }
 
     @Test(arguments: [
@@ -99,6 +106,7 @@ enum CatimaFixtures {
             try Card(
                 name: "Café", symbology: .qr, payload: Array("Zoë ✓".utf8), cardNumber: "0042", tags: ["Food"]),
             try Card(name: "Latin", symbology: .code128, payload: [0x41, 0xE9, 0x42], payloadCharset: .latin1),
+            try Card(name: "Library", symbology: nil, payload: Array("L-998877".utf8), payloadCharset: .latin1),
         ]
     }
 
@@ -140,7 +148,9 @@ enum CatimaFixtures {
         ])
         #expect(rows[9] == ["2", "Café", "", "", "", "0", "", "0042", "Zoë ✓", "QR_CODE", "UTF-8", "", "0", "0", "0"])
         #expect(rows[10] == ["3", "Latin", "", "", "", "0", "", "AéB", "", "CODE_128", "ISO-8859-1", "", "0", "0", "0"])
-        #expect(Array(rows[11...]) == [[], ["cardId", "groupId"], ["1", "Health"], ["1", "A, B"], ["2", "Food"]])
+        // A card without a barcode: its number in cardid, no barcode type (as Catima writes one).
+        #expect(rows[11] == ["4", "Library", "", "", "", "0", "", "L-998877", "", "", "ISO-8859-1", "", "0", "0", "0"])
+        #expect(Array(rows[12...]) == [[], ["cardId", "groupId"], ["1", "Health"], ["1", "A, B"], ["2", "Food"]])
     }
 
     @Test(arguments: [

@@ -44,10 +44,21 @@ import Testing
         #expect(card.payload == Array("HW-778899".utf8))
     }
 
-    @Test func passWithoutBarcodeIsAProblem() throws {
+    @Test func passWithoutBarcodeIsACardShownByItsSerialNumber() throws {
         let result = try Self.read("no_barcode.pkpass")
+        #expect(result.problems.isEmpty)
+        let card = try #require(CatimaFixtures.cards(result).first)
+        #expect(card.name == "Museum" && card.symbology == nil)
+        #expect(card.payload == Array("0001".utf8) && card.payloadCharset == .utf8)
+        #expect(try card.barcode() == nil)
+    }
+
+    @Test func passWithNeitherBarcodeNorSerialNumberIsAProblem() throws {
+        var writer = ZipWriter()
+        writer.add("pass.json", Array(#"{"organizationName": "Museum", "barcodes": [{"format": "PKBarcodeFormatQR"}]}"#.utf8))
+        let result = try PKPassImporter.read(writer.finish(), password: nil)
         #expect(result.items.isEmpty)
-        #expect(result.problems == [ImportProblem(entry: "Museum", reason: "no barcode")])
+        #expect(result.problems == [ImportProblem(entry: "Museum", reason: "neither a barcode nor a serial number")])
     }
 
     @Test(arguments: [

@@ -7,6 +7,7 @@ import Testing
 
 @Suite struct ProtonEnteTests {
     struct ProtonExpected: Decodable {
+        let password: String
         let items: [ExpectedOTP]
         let problems: [ExpectedProblem]
     }
@@ -39,6 +40,44 @@ import Testing
         try OTPFixtures.check(OTPFixtures.otpItems(result), against: expected.items)
         OTPFixtures.check(result.problems, against: expected.problems)
         #expect(!OTPFixtures.problems(result.problems, leak: Self.secrets(in: try OTPFixtures.bytes("proton", "export.json"))))
+    }
+
+    /// The password-protected export, written by Python's `cryptography` (OpenSSL's Argon2id and AES-GCM) as
+    /// Proton's own code does, holds the plain fixture: the same items, problems and codes.
+    @Test func importsEncryptedProtonFixture() throws {
+        let expected = try OTPFixtures.expected("proton", as: ProtonExpected.self)
+        let data = try OTPFixtures.bytes("proton", "encrypted.json")
+        let result = try ProtonAuthenticatorImporter.read(data, password: expected.password)
+        try OTPFixtures.check(OTPFixtures.otpItems(result), against: expected.items)
+        OTPFixtures.check(result.problems, against: expected.problems)
+        #expect(throws: InteropError.passwordRequired) { try ProtonAuthenticatorImporter.read(data, password: nil) }
+        #expect(throws: InteropError.wrongPassword) { try ProtonAuthenticatorImporter.read(data, password: "proton export pw") }
+    }
+
+    @Test func refusesDamagedEncryptedExports() throws {
+        let expected = try OTPFixtures.expected("proton", as: ProtonExpected.self)
+        let data = try OTPFixtures.bytes("proton", "encrypted.json")
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(data)) as? [String: Any])
+        func read(_ change: (inout [String: Any]) -> Void) throws -> ImportResult {
+            var changed = document
+            change(&changed)
+            return try ProtonAuthenticatorImporter.read(
+                Array(try JSONSerialization.data(withJSONObject: changed)), password: expected.password)
+        }
+        #expect(throws: InteropError.unsupportedVersion("2")) { try read { $0["version"] = 2 } }
+        #expect(throws: InteropError.malformedFile("salt is not base64 of 16 bytes")) { try read { $0["salt"] = "AAAA" } }
+        #expect(throws: InteropError.malformedFile("content is not base64 of a nonce, ciphertext and tag")) {
+            try read { $0["content"] = "AAAA" }
+        }
+        // One flipped bit of the ciphertext, or another salt: the tag does not verify.
+        let contentText = try #require(document["content"] as? String)
+        let content = try #require(Data(base64Encoded: contentText))
+        var flipped = content
+        flipped[20] ^= 0x01
+        #expect(throws: InteropError.wrongPassword) { try read { $0["content"] = flipped.base64EncodedString() } }
+        #expect(throws: InteropError.wrongPassword) {
+            try read { $0["salt"] = Data(repeating: 7, count: 16).base64EncodedString() }
+        }
     }
 
     @Test(arguments: [

@@ -89,6 +89,18 @@ struct CardTests {
         let latin = try Card(name: "L", symbology: .code128, payload: [0x4D, 0xFC], payloadCharset: .latin1)
         #expect(latin.payloadText == "Mü")
     }
+
+    @Test("A card without a barcode keeps its number as the payload, is never drawn, and still needs a number")
+    func withoutBarcode() throws {
+        // "ABC" is not drawable as EAN-13: without a symbology nothing is drawn, so nothing refuses it.
+        let card = try Card(name: "Library", symbology: nil, payload: Array("ABC".utf8))
+        #expect(card.symbology == nil && card.payloadText == "ABC")
+        #expect(try card.barcode() == nil)
+        #expect(throws: ModelError.emptyField("payload")) { try Card(name: "Library", symbology: nil, payload: []) }
+        var drawn = card
+        drawn.symbology = .ean13
+        #expect(throws: ModelError.self) { try drawn.validate() }
+    }
 }
 
 @Suite("Credentials, notes, tokens, keys")

@@ -68,13 +68,26 @@ struct CardsAndIsolationTests {
                 raw: try JSONSerialization.data(withJSONObject: ["name": "x", "barcode_type": "datamatrix", "payload_encrypted": "p"]))
             #expect(badType.status == .badRequest && badType.error?.message.hasPrefix("Invalid barcode_type. Must be one of: qr, code128") == true)
             let missingField = try await api.send(.post, "/v1/cards", token: account.access, raw: Data(#"{"name":"x"}"#.utf8))
-            #expect(missingField.status == .badRequest && missingField.error?.details?.field == "barcode_type")
+            #expect(missingField.status == .badRequest && missingField.error?.details?.field == "payload_encrypted")
+
+            // A card without a barcode: barcode_type left out or null, and left out of every answer.
+            var numbered: [String] = []
+            for body in [#"{"name":"Gym","payload_encrypted":"p"}"#, #"{"name":"Pool","barcode_type":null,"payload_encrypted":"p"}"#] {
+                let created = try await api.send(.post, "/v1/cards", token: account.access, raw: Data(body.utf8))
+                #expect(created.status == .created && created.json?.keys.contains("barcode_type") == false)
+                #expect(created.json?["valid_from"] is NSNull, "the other unset members are still written as null")
+                numbered.append(try #require(created.json?["id"] as? String))
+            }
+            let fetched = try await api.send(.get, "/v1/cards/\(numbered[0])", token: account.access)
+            #expect(fetched.status == .ok && fetched.json?.keys.contains("barcode_type") == false)
 
             let export = try await api.send(.get, "/v1/user/export", token: account.access)
             let json = try #require(export.json)
             #expect((json["user"] as? [String: Any])?["email"] as? String == account.email)
-            #expect((json["cards"] as? [[String: Any]])?.count == 2)
-            #expect((json["cards"] as? [[String: Any]])?.first?["payload"] as? String == Self.payload)
+            let exported = try #require(json["cards"] as? [[String: Any]])
+            #expect(exported.count == 4)
+            #expect(exported.first?["payload"] as? String == Self.payload)
+            #expect(exported.filter { $0["barcode_type"] == nil }.compactMap { $0["name"] as? String }.sorted() == ["Gym", "Pool"])
             _ = library
         }
     }

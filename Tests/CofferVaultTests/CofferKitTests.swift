@@ -194,7 +194,7 @@ struct CofferKitTests {
         _ = try fixture.coffer.vault.add(.card(try Card(name: "Costco", symbology: .code128, payload: Array("123".utf8), networkIDs: ["costco"])))
         let seed = SecretBytes(randomCount: 32)
         _ = try fixture.coffer.addSigningKey(name: "K", seed: seed, flavor: .ed25519, pin: "123456")
-        let export = try PlaintextExport(items: try fixture.coffer.items(), vaultID: fixture.coffer.vault.vaultID, createdAt: Date())
+        let export = PlaintextExport(items: try fixture.coffer.items(), vaultID: fixture.coffer.vault.vaultID, createdAt: Date())
         let data = try export.encoded()
         let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         let user = try #require(json["user"] as? [String: Any])

@@ -39,6 +39,13 @@ enum ContentVectors {
                 1A 08 00 00 01 A1 EE 57 E4 A0
                 1D 06 01 01 6B 02 01 76
                 """),
+            ("card without a barcode: no symbology field (tag 17 left out), shown by its number", .card(try Card(
+                name: "Library", symbology: nil, payload: Array("L-998877".utf8))), """
+                01 \(createdField)
+                10 07 4C 69 62 72 61 72 79
+                12 08 4C 2D 39 39 38 38 37 37
+                13 05 75 74 66 2D 38
+                """),
             ("HOTP token", .otp(try OTPItem(
                 issuer: "Duo", account: "al",
                 parameters: try OTPParameters(secret: Array("12345678901234567890".utf8), algorithm: .sha256, digits: 8, kind: .hotp(counter: 5)),

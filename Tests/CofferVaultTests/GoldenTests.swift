@@ -50,6 +50,12 @@ enum Golden {
         ]
     }
 
+    /// Contents that format v1 gained after the golden vault was written (FORMAT.md, revisions): fresh vaults and
+    /// exports hold them beside the golden contents, so the independent reader proves them too.
+    static func laterContents() throws -> [ItemContent] {
+        [.card(try Card(name: "Library", symbology: nil, payload: Array("L-998877".utf8), tags: ["books"]))]
+    }
+
     static var options: VaultOptions {
         VaultOptions(clock: { Golden.created })
     }
@@ -132,7 +138,7 @@ struct GoldenTests {
             let vault = try TestVault(passphrase: nil, items: false)
             try vault.vault.setPassphrase(passphrase, kdf: kdf)
             var expected: [String: (kind: String, fields: [String: Any])] = [:]
-            for content in try Golden.contents() {
+            for content in try Golden.contents() + Golden.laterContents() {
                 let item = try vault.vault.add(content)
                 expected[TestSupport.hex(item.id.bytes)] = (content.kind.rawValue, ReaderFields.of(content, created: item.createdAt))
             }
@@ -166,12 +172,20 @@ struct GoldenTests {
     @Test("The independent Python reader parses the plaintext JSON export of the golden vault, field by field")
     func pythonExportReader() throws {
         let vault = try Vault.open(in: try stagedCopy(), unlock: .passphrase(Golden.passphrase))
-        let export = try PlaintextExport(items: try vault.items(), vaultID: Golden.vaultID, createdAt: Golden.created)
+        var laterIDs: [UUID] = []
+        for (offset, content) in try Golden.laterContents().enumerated() {
+            laterIDs.append(Golden.itemID(100 + offset))
+            try vault.add(content, id: laterIDs[offset], createdAt: Golden.created)
+        }
+        let export = PlaintextExport(items: try vault.items(), vaultID: Golden.vaultID, createdAt: Golden.created)
         let path = try TestSupport.temporaryDirectory("golden-export") + "/export.json"
         try export.encoded().write(to: URL(fileURLWithPath: path))
         var expected: [String: (kind: String, fields: [String: Any])] = [:]
         for (index, content) in try Golden.contents().enumerated() {
             expected[Golden.itemID(index).uuidString.lowercased()] = (content.kind.rawValue, ReaderFields.of(content, created: Golden.created, inExport: true))
+        }
+        for (id, content) in zip(laterIDs, try Golden.laterContents()) {
+            expected[id.uuidString.lowercased()] = (content.kind.rawValue, ReaderFields.of(content, created: Golden.created, inExport: true))
         }
         expected[Golden.itemID(try Golden.contents().count).uuidString.lowercased()] = ("signing_key", [
             "name": "Golden key", "flavor": "ed25519", "public_key": "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a",

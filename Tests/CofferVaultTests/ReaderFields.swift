@@ -26,7 +26,7 @@ enum ReaderFields {
         switch content {
         case .card(let card):
             fields = [
-                "name": card.name, "symbology": card.symbology.rawValue, "payload": TestSupport.hex(card.payload),
+                "name": card.name, "symbology": optional(card.symbology?.rawValue), "payload": TestSupport.hex(card.payload),
                 "payload_charset": card.payloadCharset.rawValue, "card_number": optional(card.cardNumber), "tags": card.tags,
                 "network_ids": card.networkIDs, "valid_from": milliseconds(card.validFrom), "valid_to": milliseconds(card.validTo),
                 "one_time": card.oneTime, "used_at": milliseconds(card.usedAt), "archived_at": milliseconds(card.archivedAt),

@@ -94,7 +94,7 @@ def read_card(f):
     for entry in f.get(29, []):
         group = read_fields(entry)
         metadata[text(group[1])] = text(group[2])
-    return {"name": text(f[16]), "symbology": text(f[17]), "payload": raw(f[18]), "payload_charset": text(f[19]),
+    return {"name": text(f[16]), "symbology": text(f.get(17)), "payload": raw(f[18]), "payload_charset": text(f[19]),
             "card_number": text(f.get(20)), "tags": texts(f.get(21, [])), "network_ids": texts(f.get(22, [])),
             "valid_from": time(f.get(23)), "valid_to": time(f.get(24)), "one_time": f.get(25) == [b"\x01"],
             "used_at": time(f.get(26)), "archived_at": time(f.get(27)), "notes": text(f.get(28)), "metadata": metadata}
@@ -295,13 +295,13 @@ def read_export(path):
     exact_keys(document["user"], ["id", "email", "created_at"])
     items = []
     for card in document["cards"]:
-        exact_keys(card, ["id", "name", "barcode_type", "payload", "payload_encoding", "tags", "network_ids",
+        exact_keys(card, ["id", "name", "payload", "payload_encoding", "tags", "network_ids",
                           "one_time", "metadata", "created_at", "updated_at"],
-                   ["card_number", "valid_from", "valid_to", "used_at", "archived_at", "notes"])
+                   ["barcode_type", "card_number", "valid_from", "valid_to", "used_at", "archived_at", "notes"])
         assert isinstance(card["one_time"], bool)
         charset = {"base64": "binary"}.get(card["payload_encoding"], card["payload_encoding"])
         items.append({"id": card["id"], "kind": "card", "content": {
-            "name": card["name"], "symbology": card["barcode_type"], "payload": export_payload(card),
+            "name": card["name"], "symbology": card.get("barcode_type"), "payload": export_payload(card),
             "payload_charset": charset, "card_number": card.get("card_number"), "tags": card["tags"],
             "network_ids": card["network_ids"], "valid_from": optional(card, "valid_from", iso_ms),
             "valid_to": optional(card, "valid_to", iso_ms), "one_time": card["one_time"],
@@ -339,6 +339,12 @@ def answer(request):
     if op == "scrypt":
         return Scrypt(salt=h(request["salt"]), length=request["length"], n=request["n"], r=request["r"],
                       p=request["p"]).derive(h(request["password"])).hex()
+    if op == "argon2id":
+        # OpenSSL's own Argon2 (bundled with cryptography >= 44): not libargon2, which Coffer links.
+        from cryptography.hazmat.primitives.kdf.argon2 import Argon2id
+        return Argon2id(salt=h(request["salt"]), length=request["length"], iterations=request["iterations"],
+                        lanes=request["lanes"], memory_cost=request["memory_kib"], ad=h(request["ad"]) or None,
+                        secret=h(request["secret"]) or None).derive(h(request["password"])).hex()
     if op == "hkdf_sha256":
         return hkdf(h(request["ikm"]), h(request["salt"]), h(request["info"]), request["length"]).hex()
     if op == "aesgcm_seal":

@@ -39,6 +39,13 @@ CANONICAL = [
     ("Steam", "gamer", det_bytes("steam", 20), "SHA1", 5, "STEAM", 30, None, [], "Steam", "gamer"),
     # Old andOTP entries have no issuer field; the label holds "Issuer - account".
     (None, "Legacy Bank - erin", det_bytes("legacy", 16), "SHA1", 6, "TOTP", 30, None, [], "Legacy Bank", "erin"),
+    # Older andOTP versions kept an otpauth label whole ("Issuer:account", as in Aegis's andotp_encrypted_old.bin):
+    # split by the Key URI rules, at the last colon, the prefix giving the issuer when there is none, and dropped
+    # when it repeats the issuer; a prefix that is not the issuer is kept in the account.
+    (None, "Airbnb:Elijah", det_bytes("airbnb", 20), "SHA1", 6, "TOTP", 30, None, [], "Airbnb", "Elijah"),
+    ("Airbnb", "airbnb: Frank", det_bytes("frank", 20), "SHA1", 6, "TOTP", 30, None, [], "Airbnb", "Frank"),
+    ("Big Corp", "carol:admin", det_bytes("carol-admin", 20), "SHA1", 6, "TOTP", 30, None, [], "Big Corp",
+     "carol:admin"),
 ]
 
 

@@ -6,9 +6,20 @@ JSON: {"encrypted": false, "folders": [{id, name}], "items": [{type, name, notes
 login: {username, password, totp, uris}}]}. CSV: header folder,favorite,type,name,notes,fields,reprompt,
 login_uri,login_username,login_password,login_totp (RFC 4180 quoting). `totp` is an otpauth:// URI, steam://SECRET
 or a bare base32 secret.
-Run from anywhere: python3 make_bitwarden.py (standard library only).
+Also writes encrypted_pbkdf2.json and encrypted_argon2.json: export.json protected by a password as Bitwarden's
+getPasswordProtectedExport does (kdfType 0: PBKDF2-HMAC-SHA256 over the salt string's UTF-8 bytes; 1: Argon2id over
+SHA-256 of them, kdfMemory in MiB; the 32-byte key stretched by HKDF-Expand-SHA256 into "enc" and "mac" keys;
+encKeyValidation_DO_NOT_EDIT and data as type-2 strings "2.iv|ciphertext|mac": AES-256-CBC, PKCS#7, HMAC-SHA256
+over iv || ciphertext), with Python's cryptography (OpenSSL) and hmac.
+Run from anywhere: python3 make_bitwarden.py (needs python3 -m pip install 'cryptography>=44').
 """
-import csv, io, json, os, sys
+import base64, csv, hashlib, hmac, io, json, os, sys
+
+from cryptography.hazmat.primitives import hashes, padding
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+from cryptography.hazmat.primitives.kdf.argon2 import Argon2id
+from cryptography.hazmat.primitives.kdf.hkdf import HKDFExpand
+from cryptography.hazmat.primitives.kdf.pbkdf2 import PBKDF2HMAC
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -69,6 +80,42 @@ export = {"encrypted": False, "folders": [{"id": v, "name": k} for k, v in folde
 with open(os.path.join(HERE, "export.json"), "w") as f:
     json.dump(export, f, indent=2)
 
+PASSWORD = "bitwarden export pw ✓"
+
+
+def encrypted_string(plain, enc_key, mac_key, iv):
+    padder = padding.PKCS7(128).padder()
+    encryptor = Cipher(algorithms.AES(enc_key), modes.CBC(iv)).encryptor()
+    ciphertext = encryptor.update(padder.update(plain) + padder.finalize()) + encryptor.finalize()
+    mac = hmac.new(mac_key, iv + ciphertext, hashlib.sha256).digest()
+    return "2." + "|".join(base64.b64encode(part).decode() for part in (iv, ciphertext, mac))
+
+
+def password_protected(kdf_type, plain):
+    salt = base64.b64encode(det_bytes(f"bitwarden-salt-{kdf_type}", 16)).decode()
+    document = {"encrypted": True, "passwordProtected": True, "salt": salt, "kdfType": kdf_type}
+    if kdf_type == 0:
+        document["kdfIterations"] = 600_000
+        key = PBKDF2HMAC(algorithm=hashes.SHA256(), length=32, salt=salt.encode(), iterations=600_000).derive(
+            PASSWORD.encode())
+    else:
+        document.update({"kdfIterations": 3, "kdfMemory": 16, "kdfParallelism": 2})
+        key = Argon2id(salt=hashlib.sha256(salt.encode()).digest(), length=32, iterations=3, lanes=2,
+                       memory_cost=16 * 1024).derive(PASSWORD.encode())
+    enc_key = HKDFExpand(algorithm=hashes.SHA256(), length=32, info=b"enc").derive(key)
+    mac_key = HKDFExpand(algorithm=hashes.SHA256(), length=32, info=b"mac").derive(key)
+    document["encKeyValidation_DO_NOT_EDIT"] = encrypted_string(
+        b"8a1f0e52-7d0b-4c6e-9b0a-2f4c1d3e5a6b", enc_key, mac_key, det_bytes(f"bitwarden-iv-a-{kdf_type}", 16))
+    document["data"] = encrypted_string(plain, enc_key, mac_key, det_bytes(f"bitwarden-iv-b-{kdf_type}", 16))
+    return document
+
+
+with open(os.path.join(HERE, "export.json"), "rb") as f:
+    plain_export = f.read()
+for kdf_type, name in [(0, "encrypted_pbkdf2.json"), (1, "encrypted_argon2.json")]:
+    with open(os.path.join(HERE, name), "w") as f:
+        json.dump(password_protected(kdf_type, plain_export), f, indent=2)
+
 header = ["folder", "favorite", "type", "name", "notes", "fields", "reprompt", "login_uri", "login_username",
           "login_password", "login_totp"]
 buffer = io.StringIO()
@@ -100,4 +147,4 @@ for name, user, totp, folder, notes, issuer, account, secret, algorithm, digits,
                      "tags": [folder] if folder else [], "codes": codes})
 
 with open(os.path.join(HERE, "expected.json"), "w") as f:
-    json.dump({"password": None, "problems": len(BAD), "entries": expected}, f, indent=2)
+    json.dump({"password": PASSWORD, "problems": len(BAD), "entries": expected}, f, indent=2)

@@ -1,10 +1,18 @@
 """Writes export.json (a Proton Authenticator plaintext export: entries holding otpauth:// and steam:// URIs, plus
-bad entries) and expected.json (codes from otp_reference.py). Run from anywhere: python3 make_proton.py"""
+bad entries), encrypted.json (the same export protected by a password, as proton-pass-common's
+export_entries_with_password writes it: Argon2id v0x13, 19456 KiB, 2 passes, 1 lane, of the password and a 16-byte
+salt; AES-256-GCM with a 12-byte nonce and associated data "proton.authenticator.export.v1"; Argon2id and AES-GCM
+from Python's cryptography, i.e. OpenSSL) and expected.json (codes from otp_reference.py).
+Requires: python3 -m pip install 'cryptography>=44'. Run from anywhere: python3 make_proton.py"""
 
+import base64
 import json
 import os
 import sys
 from urllib.parse import quote
+
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.argon2 import Argon2id
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
@@ -52,7 +60,19 @@ with open(os.path.join(HERE, "export.json"), "w") as handle:
     json.dump({"version": 1, "entries": entries}, handle, indent=2)
     handle.write("\n")
 
+PASSWORD = "proton export pw ✓"
+salt, nonce = secret("proton-salt", 16), secret("proton-nonce", 12)
+key = Argon2id(salt=salt, length=32, iterations=2, lanes=1, memory_cost=19 * 1024).derive(PASSWORD.encode())
+with open(os.path.join(HERE, "export.json"), "rb") as handle:
+    plain = handle.read()
+sealed = nonce + AESGCM(key).encrypt(nonce, plain, b"proton.authenticator.export.v1")
+with open(os.path.join(HERE, "encrypted.json"), "w") as handle:
+    json.dump({"version": 1, "salt": base64.b64encode(salt).decode(), "content": base64.b64encode(sealed).decode()},
+              handle)
+    handle.write("\n")
+
 write_json(os.path.join(HERE, "expected.json"), {
+    "password": PASSWORD,
     "items": [expected_item(token) for token in TOKENS],
     "problems": problems,
 })
