@@ -179,7 +179,7 @@ extension ServerCore {
         do throws(PlacesError) {
             network = try request.network()
         } catch {
-            throw APIError.invalidRequest(error.description)
+            throw APIError.invalidRequest(error.description, field: error.field)
         }
         if try await store.network(id: network.id) != nil {
             throw APIError(.conflict, "conflict", "A network with that id exists")
@@ -197,14 +197,17 @@ extension ServerCore {
             batch = try PlaceImporter.read(bytes, network: network, known: known)
         } catch .unknownNetwork {
             throw APIError(.notFound, "not_found", "Network not found")
+        } catch .field("network_id", let problem) {
+            throw APIError.invalidRequest(problem.description, field: "network_id")
         } catch {
-            throw APIError.invalidRequest(error.description)
+            // Anything else is wrong inside the uploaded file.
+            throw APIError.invalidRequest(error.description, field: "file")
         }
         let summary: PlaceImportSummary
         do throws(ServerStoreError) {
             summary = try await store.importPlaces(batch, replacing: replacing, now: now)
         } catch .invalidPlaces(let rule) {
-            throw APIError.invalidRequest(rule)
+            throw APIError.invalidRequest(rule, field: "file")
         } catch {
             throw error
         }
