@@ -23,6 +23,8 @@ final class PlaceIndexCache: Sendable {
         var storeVersion: Int64?
         var readAt: Date?
         var reading: Task<Int64?, Never>?
+        /// When the reading under way began (what `readAt` becomes).
+        var readingSince: Date?
         var building = false
     }
 
@@ -67,6 +69,7 @@ final class PlaceIndexCache: Sendable {
                 }
             }
             state.reading = reading
+            state.readingSince = now
             return .wait(reading)
         }
         let reading: Task<Int64?, Never>
@@ -83,7 +86,7 @@ final class PlaceIndexCache: Sendable {
                 state.reading = nil
                 if let version {
                     state.storeVersion = version
-                    state.readAt = now
+                    state.readAt = state.readingSince
                 }
             }
             guard let version, let index = state.index, index.version == version else { return nil }
