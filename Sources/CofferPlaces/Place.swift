@@ -31,18 +31,38 @@ public struct Network: Sendable, Hashable, Codable {
         self.tags = tags
     }
 
-    /// Checks every field against `PlaceLimits`; the error names the rule, and the field, never a value.
+    /// Checks every field against `PlaceLimits`; the error names the rule, and the field (by its name in CardOnCue's
+    /// CSV and JSON, in `PlacesError.field`), never a value.
     public func validated() throws(PlacesError) -> Network {
-        guard Self.isSlug(id) else { throw .invalid("network id must be 1–\(PlaceLimits.idLength) of a–z, 0–9 and -") }
-        if let wikidata, !Self.isQID(wikidata) { throw .invalid("wikidata must be a Q followed by digits") }
-        try PlaceLimits.checkText(name, "network name", required: true)
-        guard canonicalNames.count <= PlaceLimits.listCount, tags.count <= PlaceLimits.listCount else {
-            throw .invalid("a network has at most \(PlaceLimits.listCount) names and tags")
+        func check(_ field: String, _ body: () throws(PlacesError) -> Void) throws(PlacesError) {
+            do {
+                try body()
+            } catch {
+                throw .field(field, error)
+            }
         }
-        for text in canonicalNames { try PlaceLimits.checkText(text, "canonical name", required: true) }
-        for text in tags { try PlaceLimits.checkText(text, "tag", required: true) }
-        guard PlaceLimits.radii.contains(defaultRadius) else {
-            throw .invalid("default radius must be \(PlaceLimits.radii.lowerBound)–\(PlaceLimits.radii.upperBound) m")
+        try check("id") { () throws(PlacesError) in
+            guard Self.isSlug(id) else { throw .invalid("network id must be 1–\(PlaceLimits.idLength) of a–z, 0–9 and -") }
+        }
+        try check("wikidata") { () throws(PlacesError) in
+            if let wikidata, !Self.isQID(wikidata) { throw .invalid("wikidata must be a Q followed by digits") }
+        }
+        try check("name") { () throws(PlacesError) in try PlaceLimits.checkText(name, "network name", required: true) }
+        try check(canonicalNames.count > PlaceLimits.listCount ? "canonical_names" : "tags") { () throws(PlacesError) in
+            guard canonicalNames.count <= PlaceLimits.listCount, tags.count <= PlaceLimits.listCount else {
+                throw .invalid("a network has at most \(PlaceLimits.listCount) names and tags")
+            }
+        }
+        try check("canonical_names") { () throws(PlacesError) in
+            for text in canonicalNames { try PlaceLimits.checkText(text, "canonical name", required: true) }
+        }
+        try check("tags") { () throws(PlacesError) in
+            for text in tags { try PlaceLimits.checkText(text, "tag", required: true) }
+        }
+        try check("default_radius_meters") { () throws(PlacesError) in
+            guard PlaceLimits.radii.contains(defaultRadius) else {
+                throw .invalid("default radius must be \(PlaceLimits.radii.lowerBound)–\(PlaceLimits.radii.upperBound) m")
+            }
         }
         return self
     }
@@ -190,6 +210,18 @@ public enum PlacesError: Error, Sendable, Equatable, CustomStringConvertible {
     case unknownNetwork
     /// A problem in a numbered record of an import: `record` is the line (CSV) or feature (GeoJSON) number.
     indirect case record(Int, PlacesError)
+    /// A problem with one named field (a CSV column, a JSON key or a request parameter); described as the problem
+    /// alone, whose text already names the field for people.
+    indirect case field(String, PlacesError)
+
+    /// The field at fault, when the error names one.
+    public var field: String? {
+        switch self {
+        case .field(let name, _): return name
+        case .record(_, let inner): return inner.field
+        default: return nil
+        }
+    }
 
     public var description: String {
         switch self {
@@ -198,6 +230,7 @@ public enum PlacesError: Error, Sendable, Equatable, CustomStringConvertible {
         case .tooLarge(let what): return what
         case .unknownNetwork: return "unknown network (import the networks first)"
         case .record(let number, let inner): return "record \(number): \(inner)"
+        case .field(_, let inner): return inner.description
         }
     }
 }

@@ -94,7 +94,7 @@ public enum PlaceImporter {
         case .networksCSV:
             result = try CardOnCueCSV.networks(bytes)
         case .locationsCSV:
-            guard let network else { throw .invalid("a locations CSV needs the network it belongs to") }
+            guard let network else { throw .field("network_id", .invalid("a locations CSV needs the network it belongs to")) }
             guard let owner = known.first(where: { $0.id == network }) else { throw .unknownNetwork }
             result = try CardOnCueCSV.locations(bytes, network: owner)
         case .geoJSON, .geoJSONSequence, .overpass:

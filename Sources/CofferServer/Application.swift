@@ -80,9 +80,12 @@ public enum CofferServerApplication {
             signingKeys: keys, appleJWKS: jwks, appleAudience: configuration.appleAudience, configuration: configuration)
         let operatorHash = try OperatorToken.load(dataDirectory: configuration.dataDirectory)
         try await store.migrate()
-        return ServerCore(
+        let core = ServerCore(
             store: store, tokens: tokens, serverSecret: secret, configuration: configuration, operatorTokenHash: operatorHash,
             logger: logger)
+        // The places index is read before the server answers, so that it answers from memory at once.
+        await core.places.build()
+        return core
     }
 
     private static func router(core: ServerCore, configuration: ServerConfiguration, logger: Logger) -> Router<CofferRequestContext> {

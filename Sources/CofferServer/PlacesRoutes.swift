@@ -46,8 +46,14 @@ struct PlacesRoutes {
         v1.get("places/tiles/:cell") { request, context in
             try await tile(request, context, kind: .cell)
         }
+        v1.head("places/tiles/:cell") { request, context in
+            try await tile(request, context, kind: .cell).createHeadResponse()
+        }
         v1.get("places/packs/:cell") { request, context in
             try await tile(request, context, kind: .pack)
+        }
+        v1.head("places/packs/:cell") { request, context in
+            try await tile(request, context, kind: .pack).createHeadResponse()
         }
         v1.post("admin/networks") { request, context in
             try await core.requireOperator(request.headers[.authorization], address: context.remoteAddress)
@@ -116,7 +122,7 @@ struct PlacesRoutes {
         guard let boundary = contentType.split(separator: ";").lazy.map({ $0.trimmingCharacters(in: .whitespaces) })
             .first(where: { $0.lowercased().hasPrefix("boundary=") })?.dropFirst(9).trimmingCharacters(in: CharacterSet(charactersIn: "\"")),
             !boundary.isEmpty
-        else { throw APIError.invalidRequest("multipart/form-data needs a boundary") }
+        else { throw APIError.invalidRequest("multipart/form-data needs a boundary", field: "Content-Type") }
         var parts: [String: [UInt8]] = [:]
         var name: String?
         var body: [UInt8] = []
@@ -135,7 +141,7 @@ struct PlacesRoutes {
         do {
             try parser.execute(buffer)
         } catch {
-            throw APIError.invalidRequest("Malformed multipart body")
+            throw APIError.invalidRequest("Malformed multipart body", field: "file")
         }
         guard let file = parts["file"] else { throw APIError.invalidRequest("Missing required field", field: "file") }
         return Upload(

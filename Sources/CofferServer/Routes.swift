@@ -268,6 +268,11 @@ struct RecordingGroup {
         add(.get, path, handler)
     }
 
+    /// HEAD: the GET's status and headers (its `Content-Length` too) without the body.
+    func head(_ path: String, use handler: @escaping @Sendable (Request, CofferRequestContext) async throws -> Response) {
+        add(.head, path, handler)
+    }
+
     func post(_ path: String, use handler: @escaping @Sendable (Request, CofferRequestContext) async throws -> Response) {
         add(.post, path, handler)
     }

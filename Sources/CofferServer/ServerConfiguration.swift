@@ -37,6 +37,9 @@ public struct ServerConfiguration: Sendable {
     public var clock: @Sendable () -> Date
     /// Serve request metrics at `/metrics`, to the operator token (`ServerMetrics`).
     public var metrics: Bool
+    /// How long, in seconds, the in-memory places index is trusted before the store's places version is read
+    /// again: an import through another instance (or `coffer-server places import`) shows within this time.
+    public var placesCheckInterval: TimeInterval = 1
 
     public init(
         host: String = "127.0.0.1", port: Int = 8443, dataDirectory: String,

@@ -93,6 +93,11 @@ extension ServerCore {
         }
         guard (1...100).contains(limit) else { throw APIError.invalidRequest("limit must be between 1 and 100", field: "limit") }
         let filter = networks.isEmpty ? nil : Set(networks)
+        if let index = await places.current() {
+            return NearbyLocations(locations: index.nearby(position, radius: radiusKM * 1_000, networks: filter, limit: limit).map {
+                LocationJSON($0.location, network: $0.network, distance: $0.distance)
+            })
+        }
         let found = try await store.nearby(position, radius: radiusKM * 1_000, networks: filter, limit: limit)
         var directory: [String: Network] = [:]
         for network in try await self.directory().list { directory[network.id] = network }
@@ -116,7 +121,12 @@ extension ServerCore {
         if let accuracy = request.accuracy, !accuracy.isFinite || accuracy < 0 {
             throw APIError.invalidRequest("accuracy must be a non-negative number of metres", field: "accuracy")
         }
-        let regions = try await store.regions(position, userNetworks: Set(networks), radius: radiusKM * 1_000, limit: limit)
+        let regions: [MonitoredRegion]
+        if let index = await places.current() {
+            regions = index.regions(at: position, userNetworks: Set(networks), radius: radiusKM * 1_000, limit: limit)
+        } else {
+            regions = try await store.regions(position, userNetworks: Set(networks), radius: radiusKM * 1_000, limit: limit)
+        }
         return RegionRefreshResponse(
             regions: regions.map(RegionJSON.init),
             refreshAfterMeters: max(Int(RegionRules.refreshDistance), regions.map(\.radius).max() ?? 0),
@@ -179,12 +189,13 @@ extension ServerCore {
         do throws(PlacesError) {
             network = try request.network()
         } catch {
-            throw APIError.invalidRequest(error.description)
+            throw APIError.invalidRequest(error.description, field: error.field)
         }
         if try await store.network(id: network.id) != nil {
             throw APIError(.conflict, "conflict", "A network with that id exists")
         }
         _ = try await store.importPlaces(PlaceImport(networks: [network]), replacing: false, now: now)
+        places.invalidate()
         try await store.audit(AuditEvent(at: now, kind: .placesImported, userID: nil, address: address, detail: "1 network"))
         return NetworkJSON(network, locationCount: 0)
     }
@@ -197,14 +208,18 @@ extension ServerCore {
             batch = try PlaceImporter.read(bytes, network: network, known: known)
         } catch .unknownNetwork {
             throw APIError(.notFound, "not_found", "Network not found")
+        } catch .field("network_id", let problem) {
+            throw APIError.invalidRequest(problem.description, field: "network_id")
         } catch {
-            throw APIError.invalidRequest(error.description)
+            // Anything else is wrong inside the uploaded file.
+            throw APIError.invalidRequest(error.description, field: "file")
         }
         let summary: PlaceImportSummary
         do throws(ServerStoreError) {
             summary = try await store.importPlaces(batch, replacing: replacing, now: now)
+            places.invalidate()
         } catch .invalidPlaces(let rule) {
-            throw APIError.invalidRequest(rule)
+            throw APIError.invalidRequest(rule, field: "file")
         } catch {
             throw error
         }

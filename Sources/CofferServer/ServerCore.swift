@@ -16,6 +16,8 @@ final class ServerCore: Sendable {
     /// SHA-256 of the operator token, nil when none was made.
     let operatorTokenHash: String?
     let tileCache = TileCache()
+    /// Every place in memory, for the position-taking endpoints (see `PlaceIndexCache` for when it answers).
+    let places: PlaceIndexCache
 
     init(
         store: any ServerStore, tokens: TokenService, serverSecret: SymmetricKey, configuration: ServerConfiguration,
@@ -27,6 +29,8 @@ final class ServerCore: Sendable {
         self.configuration = configuration
         self.operatorTokenHash = operatorTokenHash
         self.logger = logger
+        self.places = PlaceIndexCache(
+            store: store, interval: configuration.placesCheckInterval, clock: configuration.clock, logger: logger)
     }
 
     var now: Date { configuration.clock() }

@@ -17,6 +17,9 @@ public protocol PlaceStore: Sendable {
     func networks() async throws(ServerStoreError) -> [Network]
     /// A page of a network's locations, by id, and how many it has.
     func locations(network: String, limit: Int, offset: Int) async throws(ServerStoreError) -> (locations: [Location], total: Int)
+    /// A page of every location, in id order after `after` (from the first when nil), at most `limit`: how a
+    /// server reads all places into its memory index, a page at a time.
+    func locationsPage(after: String?, limit: Int) async throws(ServerStoreError) -> [Location]
     /// Every location inside any of `boxes` (a tile's halo), with the networks they use.
     func locations(in boxes: [GeoBox]) async throws(ServerStoreError) -> [Location]
     /// The locations within `radius` metres of `position`, nearest first (then by id), at most `limit`, of

@@ -119,6 +119,24 @@ extension PostgresServerStore {
         }
     }
 
+    public func locationsPage(after: String?, limit: Int) async throws(ServerStoreError) -> [Location] {
+        let rows = try await shared { client in
+            try await client.rows(
+                """
+                SELECT \(unescaped: Self.locationColumns) FROM locations l WHERE l.id > \(after ?? "")
+                ORDER BY l.id LIMIT \(Int64(limit))
+                """, logger: logger)
+        }
+        do {
+            return try rows.map { row in
+                var cells = Cells(row)
+                return try Self.location(&cells)
+            }
+        } catch {
+            throw .unavailable("a stored location does not decode")
+        }
+    }
+
     /// Two boxes (the second repeats the first when one is enough), so that every geographic statement has one
     /// shape and is prepared once.
     static func twoBoxes(_ boxes: [GeoBox]) -> (GeoBox, GeoBox) {

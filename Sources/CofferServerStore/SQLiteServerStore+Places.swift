@@ -254,6 +254,16 @@ extension SQLiteServerStore {
         }
     }
 
+    public func locationsPage(after: String?, limit: Int) async throws(ServerStoreError) -> [Location] {
+        try await read { db in
+            try Row.fetchAll(
+                db,
+                sql: "SELECT \(SQLitePlaces.locationColumns) FROM locations l WHERE l.id > ? ORDER BY l.id LIMIT ?",
+                arguments: [after ?? "", limit]
+            ).map(SQLitePlaces.location)
+        }
+    }
+
     public func locations(in boxes: [GeoBox]) async throws(ServerStoreError) -> [Location] {
         try await read { db in
             let filter = SQLitePlaces.boxFilter(boxes)

@@ -40,7 +40,8 @@ public struct NetworkJSON: Codable, Sendable, Equatable {
     /// The network this describes, checked; CardOnCue's defaults fill what a creation request leaves out.
     public func network() throws(PlacesError) -> Network {
         guard let category = NetworkCategory(rawValue: category) else {
-            throw .invalid("category must be one of \(NetworkCategory.allCases.map(\.rawValue).joined(separator: ", "))")
+            let categories = NetworkCategory.allCases.map(\.rawValue).joined(separator: ", ")
+            throw .field("category", .invalid("category must be one of \(categories)"))
         }
         return try Network(
             id: id, wikidata: wikidata, name: name, canonicalNames: canonicalNames.isEmpty ? [name] : canonicalNames,

@@ -160,7 +160,10 @@ struct PlacesBench: Sendable {
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: httpConfiguration)
         defer { http.shutdown(queue: .global()) { _ in } }
         var measured: LoadResult?
+        var floors: [(String, LoadResult)] = []
+        let serverStart = Date()
         try await withBenchServer(store: store, dataDirectory: dataDirectory, http: http, logger: logger) { base in
+            row("  server start, places index read from the store", String(format: "%.1f s", Date().timeIntervalSince(serverStart)))
             let registrar = try Registrar()
             let sync = try SyncClient(server: base, http: http)
             var tokens: [String] = []
@@ -177,9 +180,20 @@ struct PlacesBench: Sendable {
             measured = try await concurrentLoad(clients: clients, seconds: seconds, warmup: 1) { worker, iteration in
                 _ = try await load.send(.POST, "/v1/region-refresh", token: accessTokens[worker], body: bodies[(worker * 97 + iteration) % bodies.count])
             }
+            // The same load from wrk (a C client in its own process), and the HTTP layer alone with a trivial handler.
+            if let wrk = Wrk.locate() {
+                let script = Wrk.regionRefreshScript(tokens: tokens, bodies: bodies.map { String(decoding: $0, as: UTF8.self) })
+                _ = try await wrk.run(script: script, base: base, connections: clients, seconds: 1)
+                floors.append(("  region-refresh over HTTP, wrk (target p99 ≤ 10 ms)", try await wrkRun(wrk, base: base, script: script)))
+                floors.append(("  floor: GET /health over HTTP, wrk", try await wrkRun(wrk, base: base, script: Wrk.healthScript)))
+            } else {
+                emit("  wrk: not installed (Debian: apt-get install -y wrk); the in-process client's figure stands alone")
+            }
         }
         guard let overHTTP = measured else { throw BenchError("region-refresh over HTTP was not measured") }
-        row("  region-refresh over HTTP (target p99 ≤ 10 ms)", overHTTP.summary)
+        row("  region-refresh over HTTP, in-process client (p99 ≤ 10 ms)", overHTTP.summary)
+        for (label, result) in floors { row(label, result.summary + wrkShare(result)) }
+        let server = floors.first?.1 ?? overHTTP
 
         let positions: [(GeoPoint, Set<String>)] = (0..<4_096).map { _ in
             (Self.position(&random), Set((0..<3).map { _ in "chain-\(Int.random(in: 0..<200, using: &random))" }))
@@ -196,7 +210,54 @@ struct PlacesBench: Sendable {
             }
             row("  the same store call in process", direct.summary)
         }
-        row("  server / direct (target ≥ 0.50)", String(format: "%.2f", overHTTP.rate / direct.rate))
+        row("  server (\(floors.isEmpty ? "in-process client" : "wrk")) / direct (target ≥ 0.50)", String(format: "%.2f", server.rate / direct.rate))
+
+        // What the server does instead of that query: its memory index, read from the store as the server reads it.
+        let building = Date()
+        var builder = PlaceIndex.Builder(networks: try await store.networks(), version: try await store.placesVersion())
+        var after: String?
+        while true {
+            let page = try await store.locationsPage(after: after, limit: 10_000)
+            for location in page { builder.add(location) }
+            guard page.count == 10_000, let last = page.last else { break }
+            after = last.id
+        }
+        let index = builder.build()
+        row("  memory index: read and built", String(format: "%.1f s, %d locations", Date().timeIntervalSince(building), index.count))
+        let fromIndex = try await concurrentLoad(clients: clients, seconds: seconds, warmup: 1) { worker, iteration in
+            let (position, networks) = positions[(worker * 97 + iteration) % positions.count]
+            _ = index.regions(at: position, userNetworks: networks)
+        }
+        row("  the server's memory index call in process", fromIndex.summary)
+        // Every region-refresh is authenticated: a session check that counts the request (a write, for rate limits
+        // shared by instances), whatever answers the places question.
+        let families = (0..<clients).map { _ in (UUID(), UUID()) }
+        let authorize = try await concurrentLoad(clients: clients, seconds: seconds, warmup: 1) { worker, _ in
+            let (user, family) = families[worker]
+            _ = try await store.authorize(userID: user, family: family, counter: "bench:\(family)", window: 60, now: Date())
+        }
+        row("  floor: the request check (store.authorize) in process", authorize.summary)
+    }
+
+    /// The server under wrk: CPU time per request of this process (the server) and of wrk.
+    private func wrkRun(_ wrk: Wrk, base: String, script: String) async throws -> LoadResult {
+        let before = ServerBenchRun.processorSeconds(), childrenBefore = Self.childrenProcessorSeconds()
+        var result = try await wrk.run(script: script, base: base, connections: clients, seconds: seconds)
+        result.processorSecondsPerRequest = (ServerBenchRun.processorSeconds() - before) / Double(max(result.count, 1))
+        result.driverSecondsPerRequest = (Self.childrenProcessorSeconds() - childrenBefore) / Double(max(result.count, 1))
+        return result
+    }
+
+    private func wrkShare(_ result: LoadResult) -> String {
+        result.driverSecondsPerRequest.map { String(format: " (server), wrk %.2f ms/req", $0 * 1000) } ?? ""
+    }
+
+    /// User and system CPU time of the processes this one started and waited for (wrk, pgbench), in seconds.
+    static func childrenProcessorSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_CHILDREN.rawValue, &usage)
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 
     /// The statement PostgresServerStore sends for a region-refresh (`candidates`), with a random position over the

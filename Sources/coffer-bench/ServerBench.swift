@@ -65,6 +65,8 @@ struct LoadResult: Sendable {
 
     /// CPU time of this process per request, when it is the one serving (wrk's runs) or sending (in-process loads).
     var processorSecondsPerRequest: Double?
+    /// CPU time of the load driver per request, when it runs in its own process (wrk).
+    var driverSecondsPerRequest: Double?
 
     var summary: String {
         var text = String(format: "%7.0f req/s   p50 %6.2f ms   p99 %6.2f ms", rate, p50 * 1000, p99 * 1000)

@@ -45,8 +45,29 @@ struct Wrk: Sendable {
                 """)
     }
 
-    private static func script(tokens: [String], request: String) -> String {
+    /// The script for region-refreshes: each request a body of `bodies` in turn.
+    static func regionRefreshScript(tokens: [String], bodies: [String]) -> String {
+        script(
+            tokens: tokens,
+            prelude: "local bodies = { \(bodies.map { "[==[\($0)]==]" }.joined(separator: ", ")) }",
+            request: """
+                return wrk.format("POST", "/v1/region-refresh",
+                    { ["Authorization"] = "Bearer " .. token, ["Content-Type"] = "application/json" },
+                    bodies[(counter % #bodies) + 1])
+                """)
+    }
+
+    /// The script for `GET /health`: the HTTP layer with a trivial handler (no token, no database).
+    static let healthScript = """
+        function request()
+            return wrk.format("GET", "/health")
+        end
+
         """
+
+    private static func script(tokens: [String], prelude: String = "", request: String) -> String {
+        """
+        \(prelude)
         local tokens = { \(tokens.map { "\"\($0)\"" }.joined(separator: ", ")) }
         counter = 0
         local next_thread = 0

@@ -63,18 +63,66 @@ struct RegionTests {
         try #require(expected.count == positions.count)
         let set = PlaceSet(networks: networks, locations: locations)
         let tile = try PlaceTile.encode(kind: .local, cell: "", radius: 0, dataVersion: 0, networks: networks, locations: locations)
+        let memory = Self.index(networks, locations)
         var differences = 0
+        var indexDifferences = 0
         var full = 0
         for (index, position) in positions.enumerated() {
             let fromSet = set.regions(at: position, userNetworks: userNetworks).map(\.id)
             let fromTile = tile.regions(at: position, userNetworks: userNetworks).map(\.id)
             if fromSet != expected[index] || fromTile != expected[index] { differences += 1 }
+            if memory.regions(at: position, userNetworks: userNetworks).map(\.id) != expected[index] { indexDifferences += 1 }
             if expected[index].count == 20 { full += 1 }
         }
         #expect(differences == 0)
+        #expect(indexDifferences == 0, "the server's memory index")
         #expect(full > 500, "most positions should have a full set to order")
         #expect(expected.contains { $0.isEmpty }, "some positions should have none")
         #expect(expected[0].firstIndex(of: "loc-twin-a")! < expected[0].firstIndex(of: "loc-twin-b")!)
+    }
+
+    /// The server's memory index over `locations`, added in a shuffled order (a store's pages come by id).
+    static func index(_ networks: [Network], _ locations: [Location], version: Int64 = 1) -> PlaceIndex {
+        var builder = PlaceIndex.Builder(networks: networks, version: version)
+        var random = SplitMix64(seed: 5)
+        for location in locations.shuffled(using: &random) { builder.add(location) }
+        return builder.build()
+    }
+
+    @Test("the memory index answers exactly as the reference choice: every region field, nearby, limits, many networks, edges")
+    func indexAgainstReference() {
+        let (networks, locations) = Self.randomPlaces(seed: 23)
+        let set = PlaceSet(networks: networks, locations: locations)
+        let index = Self.index(networks, locations, version: 9)
+        #expect(index.count == locations.count && index.version == 9)
+        var random = SplitMix64(seed: 24)
+        var checked = 0
+        for round in 0..<600 {
+            let base = locations[Int.random(in: 0..<locations.count, using: &random)].point
+            let jitter = round % 5 == 0 ? 2.0 : 0.2
+            var longitude = base.longitude + Double.random(in: -jitter...jitter, using: &random)
+            if longitude > 180 { longitude -= 360 }
+            if longitude < -180 { longitude += 360 }
+            let position = GeoPoint(latitude: max(-90, min(90, base.latitude + Double.random(in: -jitter...jitter, using: &random))), longitude: longitude)!
+            // None, a few, and more than the index looks up one by one; an unknown id changes nothing.
+            let user: Set<String> = [[], ["net-3", "net-nowhere"], Set((0..<12).map { "net-\($0 * 3)" })][round % 3]
+            let limit = [20, 1, 100, 7][round % 4]
+            let radius = [50_000.0, 5_000, 100_000][round % 3]
+            let expected = set.regions(at: position, userNetworks: user, radius: radius, limit: limit)
+            #expect(index.regions(at: position, userNetworks: user, radius: radius, limit: limit) == expected, "round \(round)")
+            let only: Set<String>? = round % 2 == 0 ? nil : ["net-5", "net-6"]
+            let near = index.nearby(position, radius: radius / 10, networks: only, limit: limit)
+            let nearExpected = PlaceSet(networks: networks, locations: locations.filter { only?.contains($0.networkID) ?? true })
+                .regions(at: position, userNetworks: [], radius: radius / 10, limit: limit)
+            #expect(near.map(\.location.id) == nearExpected.map(\.id) && near.map(\.distance) == nearExpected.map(\.distance), "round \(round)")
+            let full = Dictionary(uniqueKeysWithValues: locations.map { ($0.id, $0) })
+            #expect(near.allSatisfy { $0.location == full[$0.location.id] && $0.network.id == $0.location.networkID })
+            checked += expected.count
+        }
+        #expect(checked > 5_000)
+        #expect(index.regions(at: locations[0].point, userNetworks: [], limit: 0).isEmpty)
+        let empty = PlaceIndex.Builder(networks: networks, version: 0).build()
+        #expect(empty.regions(at: locations[0].point, userNetworks: ["net-1"]).isEmpty)
     }
 
     @Test("a network of the user's comes before a nearer store of another; a card's own place is priority 1")

@@ -88,6 +88,19 @@ struct PlaceStoreTests {
             let ids = (first.locations + second.locations).map(\.id)
             #expect(ids == ids.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
             #expect(Set(first.locations + second.locations) == Set(locations.filter { $0.networkID == networks[3].id }))
+            // Every location, a page at a time in id order (the memory index's read): each once, as stored.
+            var paged: [String: Location] = [:]
+            var after: String?
+            var pages = 0
+            while true {
+                let page = try await store.locationsPage(after: after, limit: 1_000)
+                for location in page { #expect(paged.updateValue(location, forKey: location.id) == nil, "\(location.id) twice") }
+                pages += 1
+                guard page.count == 1_000, let last = page.last else { break }
+                after = last.id
+            }
+            #expect(pages >= 4 && locations.allSatisfy { paged[$0.id] == $0 })
+            #expect(try await store.locationsPage(after: after, limit: 1_000).count < 1_000)
             #expect(try await store.network(id: networks[5].id) == networks[5])
             #expect(try await store.network(id: "\(networks[5].id)-absent") == nil)
             #expect(Set(try await store.networks()).isSuperset(of: networks))
