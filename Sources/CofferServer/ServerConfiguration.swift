@@ -17,8 +17,12 @@ public struct ServerConfiguration: Sendable {
     public var tlsKeyPath: String?
     /// The origin allowed by CORS (`*` for any); nil sends no CORS headers.
     public var corsOrigin: String?
-    /// Requests per minute per access token (and per address on unauthenticated endpoints).
+    /// Requests per minute per access token (and per address on unauthenticated endpoints, unless
+    /// `addressRequestsPerMinute` is set).
     public var requestsPerMinute: Int
+    /// Requests per minute per client address on the unauthenticated endpoints (prelogin, login, register, refresh);
+    /// nil: `requestsPerMinute`. Many users behind one NAT share an address.
+    public var addressRequestsPerMinute: Int?
     /// Failed logins allowed per account and per address in `failedLoginWindow` seconds.
     public var failedLoginLimit: Int
     public var failedLoginWindow: Int

@@ -287,7 +287,9 @@ final class ServerCore: Sendable {
     private func limitAnonymous(address: String?) async throws {
         guard let address else { return }
         let counter = try await store.increment(counter: "address:\(address)", window: 60, now: now)
-        if counter.count > configuration.requestsPerMinute { throw APIError.rateLimited(retryAfter: retryAfter(counter)) }
+        if counter.count > configuration.addressRequestsPerMinute ?? configuration.requestsPerMinute {
+            throw APIError.rateLimited(retryAfter: retryAfter(counter))
+        }
     }
 
     private func retryAfter(_ state: CounterState) -> Int {

@@ -118,19 +118,24 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Origin allowed by CORS (`*` for any); none by default.") var corsOrigin: String?
     @Flag(help: "Serve Prometheus metrics (requests and latency per route and status) at /metrics, to the operator token.")
     var metrics = false
-    @Option(help: "Requests per minute per token and per address.") var requestsPerMinute: Int = 100
+    @Option(help: "Requests per minute per token (and per address, unless --address-requests-per-minute).")
+    var requestsPerMinute: Int = 100
+    @Option(help: "Requests per minute per client address on the endpoints before login (default: --requests-per-minute).")
+    var addressRequestsPerMinute: Int?
 
     func run() async throws {
         CofferLog.bootstrap(environment: common.environment)
         let logger = Logger(label: "coffer-server")
         let environment = common.environment
-        let configuration = ServerConfiguration(
+        var settings = ServerConfiguration(
             host: host ?? environment["COFFER_SERVER_HOST"] ?? "127.0.0.1",
             port: port ?? environment["COFFER_SERVER_PORT"].flatMap(Int.init) ?? 8443,
             dataDirectory: common.dataDirectory,
             appleJWKSPath: appleJWKS, appleAudience: appleAudience, tlsCertificatePath: tlsCert, tlsKeyPath: tlsKey,
             corsOrigin: corsOrigin, requestsPerMinute: requestsPerMinute,
             metrics: metrics || environment["COFFER_SERVER_METRICS"] == "1")
+        settings.addressRequestsPerMinute = addressRequestsPerMinute
+        let configuration = settings
         let store = try common.makeStore(logger: logger)
         let maintenance = try common.makeMaintenance(for: store, logger: logger)
         if maintenance == nil {

@@ -3,7 +3,11 @@ import CofferServer
 import CofferServerStore
 import CofferSyncAPI
 import Foundation
+import CofferTestSupport
 import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
 import Testing
 
 /// The HTTP API in process, on both stores: accounts, tokens, sync, the CardOnCue face, errors and limits.
@@ -205,6 +209,28 @@ struct APITests {
             }
             let form = try await api.sendRaw(.post, "/v1/auth/prelogin", headers: [.contentType: "text/plain"], body: .init(string: "{}"))
             #expect(form.status == .unsupportedMediaType && form.error != nil)
+        }
+    }
+
+    @Test("before login, each client address has a budget of its own, set apart from the per-token one")
+    func addressBudget() async throws {
+        var configuration = try testConfiguration(clock: TestClock(Date()), requestsPerMinute: 1_000)
+        configuration.addressRequestsPerMinute = 3
+        let fixed = configuration
+        try await DedicatedExecutor.run {
+            try await Backend.sqlite.withStore { store in
+                let router = try await CofferServerApplication.router(configuration: fixed, store: store, logger: LogCollector().logger())
+                let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+                try await app.test(.live) { client in
+                    var statuses: [HTTPResponse.Status] = []
+                    for _ in 0..<4 {
+                        statuses.append(try await client.execute(
+                            uri: "/v1/auth/prelogin", method: .post, headers: [.contentType: "application/json"],
+                            body: ByteBuffer(string: #"{"email":"nobody@example.org"}"#)) { $0.status })
+                    }
+                    #expect(statuses == [.ok, .ok, .ok, .tooManyRequests])
+                }
+            }
         }
     }
 
