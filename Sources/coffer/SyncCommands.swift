@@ -38,10 +38,36 @@ struct SyncNow: ParsableCommand {
 
     func run() throws {
         let coffer = try vaultOption.open()
-        let session = try SyncCLI.session(coffer)
+        var session = try SyncCLI.session(coffer)
         let bar = SyncCLI.Progress("syncing")
-        let report = try SyncCLI.wait { try await session.sync(progress: bar.update) }
+        let first = session
+        let outcome = try SyncCLI.wait { () async throws -> Result<SyncReport, SyncError> in
+            do {
+                return .success(try await first.sync(progress: bar.update))
+            } catch let error as SyncError {
+                return .failure(error)
+            }
+        }
         bar.finish()
+        let report: SyncReport
+        switch outcome {
+        case .success(let done):
+            report = done
+        case .failure(.verification(.newerKeyEpoch)) where Terminal.standardInputIsTTY:
+            // Another device rotated the master key: at a terminal, the sync passphrase takes the new one here.
+            Output.note("another device changed the vault's master key: your sync passphrase takes the new one")
+            guard let account = try coffer.vault.syncAccount() else { throw CLIError.sync(SyncError.notLinked.description, exitCode: 64, hint: nil) }
+            let passphrase = try SecretInput.shared.secret("Sync passphrase")
+            session = try SyncCLI.login(
+                location: coffer.location, client: session.client, email: account.account, passphrase: passphrase,
+                allowWeakKDF: false, acceptParameterChange: false, expect: nil)
+            let relinked = session
+            let again = SyncCLI.Progress("syncing")
+            report = try SyncCLI.wait { try await relinked.sync(progress: again.update) }
+            again.finish()
+        case .failure(let error):
+            throw SyncCLI.mapped(error)
+        }
         if let rotation = report.finishedRotation { SyncCLI.announce(rotation, json: output.json) }
         if output.json {
             try Output.json(SyncCLI.ReportJSON(report))
@@ -100,41 +126,12 @@ struct SyncLogin: ParsableCommand {
         let stored = Vault.exists(in: location.vaultDirectory) ? try vaultOption.open().serverKeyPin() : nil
         let client = try pinning.client(server, stored: stored)
         let passphrase = try SecretInput.shared.secret("Sync passphrase")
-        let (allowWeak, acceptChange, expected) = (allowWeakKdf, acceptParameterChange, expect)
-        var vaultPassphrase: String?
-        var session: SyncSession?
-        while session == nil {
-            let localPassphrase = vaultPassphrase
-            let attempt = try SyncCLI.wait { () async throws -> Result<SyncSession, SyncError> in
-                do {
-                    return .success(try await SyncSession.login(
-                        location: location, client: client, email: email, passphrase: passphrase, localPassphrase: localPassphrase,
-                        allowWeakKDF: allowWeak, acceptParameterChange: acceptChange, expect: expected))
-                } catch let error as SyncError {
-                    return .failure(error)
-                }
-            }
-            switch attempt {
-            case .success(let linked):
-                session = linked
-            case .failure(.vaultPassphraseNeeded) where vaultPassphrase == nil:
-                // The master key was rotated on another device; this vault's own passphrase slot needs its passphrase.
-                Output.note("another device changed the vault's master key; this vault's own passphrase is needed to take it")
-                vaultPassphrase = try SecretInput.shared.secret("This vault's passphrase")
-            case .failure(.vaultPassphraseNeeded):
-                throw CLIError.coffer(.vault(.wrongPassphrase))
-            case .failure(let error):
-                throw SyncCLI.mapped(error)
-            }
-        }
-        guard let session else { return }
-        if let keyChange = session.keyChange {
-            let items = keyChange.itemCount == 1 ? "1 item" : "\(keyChange.itemCount) items"
-            Output.note("this vault now uses the master key another device rotated to (\(items) re-encrypted here)")
-            SyncCLI.announce(keyChange)
-        }
+        let session = try SyncCLI.login(
+            location: location, client: client, email: email, passphrase: passphrase, allowWeakKDF: allowWeakKdf,
+            acceptParameterChange: acceptParameterChange, expect: expect)
         try session.coffer.setServerKeyPin(client.pin)
         let bar = SyncCLI.Progress("downloading")
+        let expected = expect
         _ = try SyncCLI.wait { try await session.sync(expect: expected, progress: bar.update) }
         bar.finish()
     }
@@ -318,6 +315,44 @@ enum SyncCLI {
 
         func finish() {
             bar.withLock { $0.finish() }
+        }
+    }
+
+    /// Logs in (`SyncSession.login`); when another device rotated the master key and this vault's own passphrase is
+    /// not the account's, asks for it once. Says what a key change did.
+    static func login(
+        location: CofferLocation, client: SyncClient, email: String, passphrase: String, allowWeakKDF: Bool,
+        acceptParameterChange: Bool, expect: String?
+    ) throws -> SyncSession {
+        var vaultPassphrase: String?
+        while true {
+            let localPassphrase = vaultPassphrase
+            let attempt = try wait { () async throws -> Result<SyncSession, SyncError> in
+                do {
+                    return .success(try await SyncSession.login(
+                        location: location, client: client, email: email, passphrase: passphrase, localPassphrase: localPassphrase,
+                        allowWeakKDF: allowWeakKDF, acceptParameterChange: acceptParameterChange, expect: expect))
+                } catch let error as SyncError {
+                    return .failure(error)
+                }
+            }
+            switch attempt {
+            case .success(let session):
+                if let keyChange = session.keyChange {
+                    let items = keyChange.itemCount == 1 ? "1 item" : "\(keyChange.itemCount) items"
+                    Output.note("this vault now uses the master key another device rotated to (\(items) re-encrypted here)")
+                    announce(keyChange)
+                }
+                return session
+            case .failure(.vaultPassphraseNeeded) where vaultPassphrase == nil:
+                // The master key was rotated on another device; this vault's own passphrase slot needs its passphrase.
+                Output.note("this vault has a passphrase of its own: it is needed to re-wrap it under the new key")
+                vaultPassphrase = try SecretInput.shared.secret("This vault's passphrase")
+            case .failure(.vaultPassphraseNeeded):
+                throw CLIError.coffer(.vault(.wrongPassphrase))
+            case .failure(let error):
+                throw mapped(error)
+            }
         }
     }
 
