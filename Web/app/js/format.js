@@ -106,10 +106,11 @@ class Fields {
     return values.length ? values[values.length - 1] : undefined;
   }
 
+  /** A copy: the caller may wipe the plaintext the fields were read from. */
   bytes(tag, name) {
     const value = this.last(tag);
     if (value === undefined) throw new CofferError('malformed', `missing ${name}`);
-    return value;
+    return value.slice();
   }
 
   text(tag, name) {

@@ -114,22 +114,26 @@ export async function verifyState({ master, vaultID, account, head, chain = [], 
     throw refuse('withheld', `the server withheld items: the vault's verified state holds ${head.count} rows, the `
       + `server's answer adds up to ${leaves.length}`);
   }
-  if (leaves.length !== head.count || !equal(await stateRoot(leaves), head.root)) {
-    throw refuse('mismatch', "the items the server sent do not add up to the vault's authenticated state: it withheld "
-      + 'or changed some');
-  }
-
   const ik = await itemsKey(master, vaultID);
-  const items = [];
-  for (const row of current) {
-    if (row.deleted) continue;
-    let plain;
+  const open = async (row) => {
     try {
-      plain = await openBox(ik, row.boxBytes, itemAD(vaultID, row.idBytes, row.kind, row.revision, row.updated_at));
+      return await openBox(ik, row.boxBytes, itemAD(vaultID, row.idBytes, row.kind, row.revision, row.updated_at));
     } catch {
       throw refuse('altered', `item ${uuidText(row.idBytes)} from the server does not open with this vault's key: it `
         + 'was altered or swapped');
     }
+  };
+  if (leaves.length !== head.count || !equal(await stateRoot(leaves), head.root)) {
+    // The likeliest cause first: a box that does not open names its item.
+    for (const row of current) if (!row.deleted) (await open(row)).fill(0);
+    throw refuse('mismatch', "the items the server sent do not add up to the vault's authenticated state: it withheld "
+      + 'or changed some');
+  }
+
+  const items = [];
+  for (const row of current) {
+    if (row.deleted) continue;
+    const plain = await open(row);
     const item = { id: row.id, kind: row.kind, revision: row.revision, updated_at: row.updated_at };
     try {
       item.content = decodeContent(row.kind, plain);
