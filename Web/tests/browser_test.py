@@ -94,6 +94,20 @@ class Server:
         self.process.wait()
 
 
+def places(data):
+    """Two Costco stores in San Francisco, imported into the server's public places."""
+    networks = Path(data, "networks.csv")
+    networks.write_text("id,name,canonical_names,category,is_large_area,default_radius_meters,tags\n"
+                        "costco,Costco,Costco|Costco Wholesale,grocery,false,150,membership\n")
+    stores = Path(data, "costco.csv")
+    stores.write_text("name,address,lat,lon,radius,phone\n"
+                      "Costco SF,1450 Harrison St,37.7700,-122.4130,,\n"
+                      "Costco South SF,451 S Airport Blvd,37.6526,-122.4079,,\n")
+    for arguments in ([str(networks)], ["--network", "costco", str(stores)]):
+        subprocess.run([SERVER, "places", "import", "--data", data, *arguments], check=True, capture_output=True,
+                       env={"PATH": "/usr/bin:/bin", "SWIFT_BACKTRACE": "enable=no"})
+
+
 class HostileProxy:
     """A server that lies: it forwards to the real one, but can flip a bit of a box in the change feed, or answer the
     feed with one it recorded earlier (a rollback)."""
@@ -101,6 +115,7 @@ class HostileProxy:
     def __init__(self, upstream_port):
         self.mode = "honest"
         self.recorded = None
+        self.paths = []
         proxy = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -108,6 +123,7 @@ class HostileProxy:
                 pass
 
             def forward(self):
+                proxy.paths.append(self.path)
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else None
                 connection = http.client.HTTPConnection("127.0.0.1", upstream_port, timeout=30)
@@ -245,6 +261,7 @@ def main():
     started = time.monotonic()
     work = tempfile.mkdtemp(prefix="coffer-web-")
     server = Server(work + "/server")
+    places(work + "/server")
     proxy = HostileProxy(server.port)
     driver = browser()
     try:
@@ -344,6 +361,20 @@ def main():
         proxy.mode = "honest"
         log_in(driver, proxy.url, email, PASSPHRASE)
         check(error_text(driver) == "" and "Newer card" in driver.find_element(By.ID, "cards").text, "the newer state verifies")
+
+        # Near me: the browser's position (emulated: San Francisco) sorts Costco first, by its nearest store; the
+        # server is asked for the tile of the position's geohash-4 cell and nothing else.
+        origin = proxy.url
+        driver.execute_cdp_cmd("Browser.grantPermissions", {"origin": origin, "permissions": ["geolocation"]})
+        driver.execute_cdp_cmd("Emulation.setGeolocationOverride", {"latitude": 37.7700, "longitude": -122.4150, "accuracy": 20})
+        proxy.paths.clear()
+        driver.find_element(By.ID, "near").click()
+        WebDriverWait(driver, 30).until(lambda d: "Sorted by" in d.find_element(By.ID, "near-status").text
+                                        or d.find_element(By.ID, "error").is_displayed())
+        first = driver.find_elements(By.CSS_SELECTOR, "#cards li.open")[0].text
+        check(first.startswith("Costco\n") and " m · " in first, f"near me puts Costco first with its distance: {first!r}")
+        check(proxy.paths == ["/v1/places/tiles/9q8y"], f"near me asks only for the cell's tile: {proxy.paths}")
+        screenshot(driver, arguments.screenshots, "web-vault-near-me.png")
         lock(driver)
         proxy.mode = "rollback"
         log_in(driver, proxy.url, email, PASSPHRASE)
