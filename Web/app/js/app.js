@@ -2,6 +2,7 @@
 // codes, masked credentials, and the items only the CLI can serve. Read-only. Every text from the vault or the server
 // reaches the page through `textContent`; nothing decrypted is written to browser storage; locking forgets it all.
 import { CofferError, text } from './bytes.js';
+import { autoLock } from './autolock.js';
 import { encode, load } from './barcode.js';
 import { currentCode, showsCodes } from './otp.js';
 import { nearestStores, watchMoves } from './places.js';
@@ -14,8 +15,6 @@ let vault = null;
 let barcodes = null;
 let filter = { text: '', tag: null };
 let distances = null;
-let hiddenAt = null;
-let hiddenTimer = null;
 let codeTimer = null;
 let wakeLock = null;
 let stopWatching = null;
@@ -326,16 +325,14 @@ async function onNear() {
   }
 }
 
+const background = autoLock({ lock, after: LOCK_AFTER_HIDDEN_MS });
+
 function onVisibility() {
   if (document.hidden) {
-    hiddenAt = Date.now();
-    hiddenTimer = setTimeout(lock, LOCK_AFTER_HIDDEN_MS);
+    background.hidden();
     return;
   }
-  clearTimeout(hiddenTimer);
-  // Timers are throttled in the background: the time hidden decides.
-  if (hiddenAt !== null && Date.now() - hiddenAt >= LOCK_AFTER_HIDDEN_MS) lock();
-  hiddenAt = null;
+  background.visible();
   if (vault && distances) refreshNear();
 }
 
