@@ -274,6 +274,8 @@ def main():
         cli("add", "otp", input_text=f"otpauth://hotp/Duo:alice?secret={TOTP_SECRET}&issuer=Duo&counter=5\n")
         cli("add", "credential", "OpenAI", "--provider", "openai", input_text="sk-proj-browser-test-0123456789\n")
         cli("add", "note", "Bob", input_text="Met at the café\n")
+        cli("add", "key", "Signing key",
+            input_text="9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60\n424242\n424242\n")
         email = f"web-{uuid.uuid4().hex[:8]}@example.org"
         cli("sync", "register", "--server", server.url, "--email", email, input_text=PASSPHRASE + "\n")
 
@@ -328,7 +330,8 @@ def main():
         screenshot(driver, arguments.screenshots, "web-vault-codes.png")
         driver.find_element(By.CSS_SELECTOR, "[data-tab=cli]").click()
         cli_text = driver.find_element(By.ID, "cli").text
-        check("Duo" in cli_text and "HOTP" in cli_text, f"the HOTP token is listed as CLI-only: {cli_text!r}")
+        check("Duo" in cli_text and "HOTP" in cli_text and "Signing key" in cli_text and "coffer sign" in cli_text,
+              f"the HOTP token and the PIN-held key are listed as CLI-only: {cli_text!r}")
         driver.find_element(By.CSS_SELECTOR, "[data-tab=secrets]").click()
         secrets = driver.find_element(By.ID, "secrets").text
         check("sk-proj-…" in secrets and "browser-test" not in secrets, f"the credential is masked: {secrets!r}")
