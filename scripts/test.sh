@@ -17,6 +17,8 @@ ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing_apt+=(postgresql)
 # On cue: a real gpsd replaying a track (gpsfake), and a private session bus for desktop notifications.
 command -v gpsfake >/dev/null || missing_apt+=(gpsd gpsd-clients)
 command -v dbus-daemon >/dev/null || missing_apt+=(dbus-daemon)
+# The web vault's barcode encoder runs in Node for the tests that compare it with the native one.
+command -v node >/dev/null || missing_apt+=(nodejs)
 if [ ${#missing_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing_apt[@]}" >/dev/null

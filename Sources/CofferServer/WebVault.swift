@@ -18,7 +18,7 @@ struct WebVaultMiddleware<Context: RequestContext>: RouterMiddleware {
 
     /// The position is the page's own (near me), and so is the screen wake lock (a barcode at the till); nothing else.
     static var permissionsPolicy: String {
-        "geolocation=(self), screen-wake-lock=(self), camera=(), microphone=(), payment=(), usb=(), interest-cohort=()"
+        "geolocation=(self), screen-wake-lock=(self), camera=(), microphone=(), payment=(), usb=()"
     }
 
     let files: FileMiddleware<Context, LocalFileSystem>

@@ -279,6 +279,14 @@ def main():
         email = f"web-{uuid.uuid4().hex[:8]}@example.org"
         cli("sync", "register", "--server", server.url, "--email", email, input_text=PASSPHRASE + "\n")
 
+        # The app says what a web vault cannot promise.
+        driver.get(server.url + "/app/")
+        WebDriverWait(driver, 30).until(lambda d: d.find_element(By.ID, "about-link").is_displayed())
+        driver.find_element(By.ID, "about-link").click()
+        about = driver.find_element(By.ID, "about").text
+        check("server you run or trust" in about and "full guarantee" in about, "the About page states the limit")
+        screenshot(driver, arguments.screenshots, "web-vault-about.png")
+
         # A wrong passphrase: refused by the server, said plainly, nothing shown.
         log_in(driver, server.url, email, "not the passphrase")
         check("wrong email or passphrase" in error_text(driver), "a wrong passphrase shows its error")

@@ -6,6 +6,8 @@ import { readFileSync } from 'node:fs';
 import { fromHex, hex } from '../app/js/bytes.js';
 import { encode, load } from '../app/js/barcode.js';
 
+// Node 18 (Debian 12's) has WebCrypto only as a module; the loader seeds Swift's hashing from `globalThis.crypto`.
+globalThis.crypto ??= (await import('node:crypto')).webcrypto;
 const exports = await load(readFileSync(process.argv[2]));
 const requests = JSON.parse(readFileSync(0, 'utf8'));
 const answers = requests.map(({ symbology, payload, charset }) => {

@@ -348,7 +348,9 @@ $('barcode').addEventListener('click', (event) => { if (event.target.id !== 'bar
 $('search').addEventListener('input', (event) => { filter.text = event.target.value; renderCards(); });
 $('near').addEventListener('click', onNear);
 $('tabs').addEventListener('click', (event) => { if (event.target.dataset.tab) showTab(event.target.dataset.tab); });
-$('about-link').addEventListener('click', (event) => { event.preventDefault(); showAbout(true); });
+for (const id of ['about-link', 'about-link-vault']) {
+  $(id).addEventListener('click', (event) => { event.preventDefault(); showAbout(true); });
+}
 $('about-close').addEventListener('click', () => showAbout(false));
 document.addEventListener('visibilitychange', onVisibility);
 document.body.dataset.screen = 'login';
