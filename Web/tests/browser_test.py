@@ -391,6 +391,18 @@ def main():
         log_in(driver, proxy.url, email, PASSPHRASE)
         check("older state of the vault" in error_text(driver), f"a rolled-back state is refused: {error_text(driver)!r}")
 
+        # An account stretched with scrypt (N = 2^15, r = 8): the page runs ROMix itself over WebCrypto's PBKDF2.
+        scrypt_cli = CLI(work + "/scrypt")
+        scrypt_cli("init")
+        scrypt_cli("add", "card", "Scrypt card", "--symbology", "qr", input_text="scrypt-42\n")
+        scrypt_email = f"scrypt-{uuid.uuid4().hex[:8]}@example.org"
+        scrypt_cli("sync", "register", "--scrypt", "--server", server.url, "--email", scrypt_email, input_text=PASSPHRASE + "\n")
+        log_in(driver, server.url, scrypt_email, PASSPHRASE)
+        unlock_ms = driver.find_element(By.TAG_NAME, "body").get_attribute("data-unlock-ms")
+        check(error_text(driver) == "" and "Scrypt card" in driver.find_element(By.ID, "cards").text,
+              f"an scrypt account opens ({float(unlock_ms or 'nan'):.0f} ms to the list)")
+        lock(driver)
+
         violations = csp_violations(driver)
         check(not violations, f"no Content-Security-Policy violation: {violations}")
         print(f"browser test: {time.monotonic() - started:.1f} s; barcodes drawn in {max(barcode_ms):.1f} ms at most")
