@@ -344,7 +344,8 @@ function showAbout(show) {
 $('login-form').addEventListener('submit', onUnlock);
 $('lock').addEventListener('click', lock);
 $('barcode-close').addEventListener('click', closeBarcode);
-$('barcode').addEventListener('click', (event) => { if (event.target.id !== 'barcode-close') closeBarcode(); });
+// Only Close (or Escape) leaves the barcode: a tap at the till must not hide it.
+document.addEventListener('keydown', (event) => { if (event.key === 'Escape' && !$('barcode').hidden) closeBarcode(); });
 $('search').addEventListener('input', (event) => { filter.text = event.target.value; renderCards(); });
 $('near').addEventListener('click', onNear);
 $('tabs').addEventListener('click', (event) => { if (event.target.dataset.tab) showTab(event.target.dataset.tab); });
