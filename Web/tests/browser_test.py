@@ -33,6 +33,7 @@ from pathlib import Path
 import zxingcpp
 from PIL import Image
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
@@ -386,6 +387,15 @@ def main():
         check(first.startswith("Costco\n") and " m · " in first, f"near me puts Costco first with its distance: {first!r}")
         check(proxy.paths == ["/v1/places/tiles/9q8y"], f"near me asks only for the cell's tile: {proxy.paths}")
         screenshot(driver, arguments.screenshots, "web-vault-near-me.png")
+        # Watched while the page is open: moving to the other store re-sorts, with its distance.
+        driver.execute_cdp_cmd("Emulation.setGeolocationOverride", {"latitude": 37.6530, "longitude": -122.4080, "accuracy": 20})
+        try:
+            WebDriverWait(driver, 30, ignored_exceptions=(StaleElementReferenceException,)).until(
+                lambda d: d.find_elements(By.CSS_SELECTOR, "#cards li.open")[0].text.startswith("Costco\n45 m · "))
+            moved = True
+        except TimeoutException:
+            moved = False
+        check(moved, f"moving re-sorts by the new nearest store: {driver.find_elements(By.CSS_SELECTOR, '#cards li.open')[0].text!r}")
         lock(driver)
         proxy.mode = "rollback"
         log_in(driver, proxy.url, email, PASSPHRASE)
