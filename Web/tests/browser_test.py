@@ -175,7 +175,17 @@ def browser():
                  "--force-device-scale-factor=1", "--hide-scrollbars"):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    # Every CSP violation of a page is an event; the test's own probe (run by DevTools, outside the page's CSP) keeps
+    # them in the tab's sessionStorage across the origin's page loads.
+    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": CSP_PROBE})
+    return driver
+
+
+CSP_PROBE = """document.addEventListener('securitypolicyviolation', (event) => {
+  sessionStorage.setItem('test.csp', (sessionStorage.getItem('test.csp') || '') + event.violatedDirective + ' '
+    + event.blockedURI + '\\n');
+});"""
 
 
 def wait_screen(driver, screen, timeout=60):
@@ -217,8 +227,11 @@ def decode(png):
 
 
 def csp_violations(driver):
-    return [entry["message"] for entry in driver.get_log("browser")
-            if "Content Security Policy" in entry["message"] or "Refused to" in entry["message"]]
+    """The violations the probe saw on this origin, and those Chromium logged to the console."""
+    seen = driver.execute_script("return sessionStorage.getItem('test.csp') || ''").split("\n")
+    logged = [entry["message"] for entry in driver.get_log("browser")
+              if "Content Security Policy" in entry["message"] or "Refused to" in entry["message"]]
+    return [line for line in seen if line] + logged
 
 
 def oathtool_codes(secret_hex, now):
@@ -314,6 +327,9 @@ def main():
             row = next(e for e in driver.find_elements(By.CSS_SELECTOR, "#cards li.open") if e.text.split("\n")[0] == name)
             row.click()
             wait_screen(driver, "barcode")
+            if driver.find_element(By.TAG_NAME, "body").get_attribute("data-screen") != "barcode":
+                check(False, f"{name} ({symbology}): no barcode drawn: {error_text(driver)!r}")
+                continue
             png = screenshot(driver, arguments.screenshots if name in ("Costco", "Boarding pass") else None,
                              f"web-vault-barcode-{symbology}.png")
             decoded = decode(png)
@@ -349,12 +365,16 @@ def main():
 
         # Nothing decrypted in browser storage: only the verified manifest.
         storage = driver.execute_script("return JSON.stringify(Object.assign({}, localStorage, sessionStorage))")
-        check(all(secret not in storage for secret in ("Costco", "111222333444", "sk-proj", "GitHub")) and "coffer.verified." in storage,
+        check(all(secret not in storage for secret in ("Costco", "111222333444", "sk-proj", "GitHub"))
+              and "coffer.verified." in storage and "test.csp" not in storage,
               "browser storage holds only the verified manifest")
         lock(driver)
         check(driver.find_element(By.TAG_NAME, "body").get_attribute("data-screen") == "login"
               and "Costco" not in driver.page_source, "locking forgets every item")
         screenshot(driver, arguments.screenshots, "web-vault-login.png")
+
+        violations = csp_violations(driver)
+        check(not violations, f"no Content-Security-Policy violation on the server's origin: {violations}")
 
         # A tampered box, served by a hostile server: refused before anything is shown.
         proxy.mode = "tamper"
@@ -414,8 +434,8 @@ def main():
         lock(driver)
 
         violations = csp_violations(driver)
-        check(not violations, f"no Content-Security-Policy violation: {violations}")
-        print(f"browser test: {time.monotonic() - started:.1f} s; barcodes drawn in {max(barcode_ms):.1f} ms at most")
+        check(not violations, f"no Content-Security-Policy violation on the proxy's origin: {violations}")
+        print(f"browser test: {time.monotonic() - started:.1f} s; barcodes drawn in {max(barcode_ms, default=float('nan')):.1f} ms at most")
 
         if arguments.bench:
             bench(driver, arguments.bench, work, server)
