@@ -3,7 +3,8 @@
 // module grid the native renderers draw (`EncodedBarcode.moduleGrid()`, standard quiet zone included), one byte per
 // module, row-major, 1 for dark; or, on a refusal, the error's text.
 
-/// The answer of the last call, kept until the next one.
+/// The answer of the last call, kept until the next one. The module runs on the page's one thread and is called one
+/// function at a time, so plain globals are safe here.
 nonisolated(unsafe) private var answer: [UInt8] = []
 nonisolated(unsafe) private var answerWidth: Int32 = 0
 nonisolated(unsafe) private var answerHeight: Int32 = 0
