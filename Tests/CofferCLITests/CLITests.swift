@@ -5,6 +5,31 @@ import Testing
 
 @Suite("coffer command line")
 struct CLITests {
+    @Test("Names as people type them: an exact name wins, accents and case are forgiven, a unique part finds its item, several are listed with ids")
+    func finding() throws {
+        let cli = try CLI()
+        try cli.ok(["init"])
+        let exact = try cli.ok(["add", "card", "costco", "--symbology", "code128"], input: "111\n")
+        #expect(exact.stderr.isEmpty)
+        try cli.ok(["add", "card", "Costco Gold", "--symbology", "code128"], input: "222\n")
+        let twin = try cli.ok(["add", "card", "COSTCO", "--symbology", "code128"], input: "333\n")
+        #expect(twin.stderr.contains("warning: another item already named \"COSTCO\" (\(exact.stdout.prefix(8)))"))
+        try cli.ok(["add", "card", "Café Nero", "--symbology", "qr"], input: "444\n")
+        try cli.ok(["add", "otp"], input: "otpauth://totp/GitHub:alice?secret=GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ&issuer=GitHub\n")
+        try cli.ok(["add", "key", "Signing", "--stellar-seed"], input: "SB3MIS23KDF67IGB6YH2IZKE4W6UMICIEL7JYQCL5DZUM4ZM4VUBMUF3\n654321\n")
+
+        #expect(try cli.ok(["show", "costco"]).stdout.contains("111"))
+        #expect(try cli.ok(["show", "COSTCO"]).stdout.contains("333"))
+        #expect(try cli.ok(["show", "cafe"]).stdout.contains("444"))
+        #expect(try cli.ok(["show", "gold"]).stdout.contains("222"))
+        #expect(try cli.ok(["code", "git"]).stdout.count >= 6)
+        let several = try cli.run(["show", "Costco"])
+        #expect(several.status != 0 && several.stderr.contains("2 items match \"Costco\": \(exact.stdout.prefix(8)) (card costco), \(twin.stdout.prefix(8)) (card COSTCO)"))
+        #expect(try cli.run(["show", "walmart"]).stderr.contains("no item matches \"walmart\""))
+        #expect(try cli.ok(["list", "--kind", "key"]).stdout.contains("Signing"))
+        #expect(!(try cli.ok(["list", "--kind", "keys"]).stdout.contains("Costco")))
+    }
+
     @Test("A whole session: init, add every kind, list, show, code, use, edit, archive, restore, purge")
     func session() throws {
         let cli = try CLI()
