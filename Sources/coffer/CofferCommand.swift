@@ -24,8 +24,15 @@ struct CofferCommand: ParsableCommand {
         // Before anything else: a plain stdin-to-image run needs neither the command tree nor logging.
         if let barcode = BarcodeFastPath(arguments: CommandLine.arguments.dropFirst()) { barcode.run() }
         CofferLog.bootstrap(environment: ProcessInfo.processInfo.environment)
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if let unknown = ArgumentHints.unknownCommandAskingForHelp(arguments) {
+            // ArgumentParser would print the root help and exit 0, as if the command existed.
+            Terminal.writeError("coffer: error: unknown command '\(unknown)'\n")
+            if let nearest = ArgumentHints.nearestCommand(to: unknown) { Terminal.writeError("coffer: hint: did you mean `coffer \(nearest)`?\n") }
+            Foundation.exit(64)
+        }
         do {
-            var command = try parseAsRoot(CueCommand.normalizedArguments(Array(CommandLine.arguments.dropFirst())))
+            var command = try parseAsRoot(CueCommand.normalizedArguments(arguments))
             try command.run()
         } catch {
             if error is CLIError || error is CofferError || error is VaultError || error is ModelError
@@ -38,7 +45,11 @@ struct CofferCommand: ParsableCommand {
             if code == .success {
                 exit(withError: error)
             }
-            Terminal.writeError("coffer: error: \(fullMessage(for: error))\n")
+            // ArgumentParser's message starts with its own "Error: "; ours already says "coffer: error:".
+            var message = fullMessage(for: error)
+            if message.hasPrefix("Error: ") { message.removeFirst("Error: ".count) }
+            Terminal.writeError("coffer: error: \(message)\n")
+            if let hint = ArgumentHints.hint(for: arguments, message: message) { Terminal.writeError("coffer: hint: \(hint)\n") }
             Foundation.exit(code.rawValue)
         }
     }

@@ -56,7 +56,8 @@ enum CLIError: Error, CustomStringConvertible {
         case .coffer(let error):
             switch error {
             case .noMatch, .vault(.notFound), .vault(.itemNotFound), .vault(.slotNotFound), .vault(.noSlot): return 66
-            case .ambiguous, .wrongKind, .model, .otp: return 65
+            case .ambiguous: return 64
+            case .wrongKind, .model, .otp: return 65
             case .needsSecret, .keyBoundElsewhere, .vault(.wrongPassphrase), .vault(.wrongRecoveryCode), .vault(.deviceKeyMismatch):
                 return 77
             case .vault(.alreadyExists): return 73

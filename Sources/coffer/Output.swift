@@ -29,7 +29,10 @@ enum Output {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
-        line(String(decoding: try encoder.encode(value), as: UTF8.self))
+        // Foundation prints an empty array as "[", a blank line and "]"; scripts and people expect `[]`. JSON text has
+        // no raw newline inside a string, so the pattern can only be an empty array.
+        let text = String(decoding: try encoder.encode(value), as: UTF8.self)
+        line(text.replacingOccurrences(of: #"\[\n\s*\n\s*\]"#, with: "[]", options: .regularExpression))
     }
 
     enum Tone { case dim, bold, red, yellow, green }
