@@ -25,6 +25,11 @@ enum Output {
         Terminal.writeError("coffer: warning: \(text)\n")
     }
 
+    /// "1 item", "2 items", "1 copy", "3 copies": a count with its noun.
+    static func count(_ number: Int, _ singular: String, _ plural: String? = nil) -> String {
+        "\(number) \(number == 1 ? singular : plural ?? singular + "s")"
+    }
+
     static func json(_ value: some Encodable) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]

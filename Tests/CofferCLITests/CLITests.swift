@@ -50,6 +50,9 @@ struct CLITests {
         try cli.ok(["add", "otp"], input: "otpauth://totp/GitHub:alice?secret=GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ&issuer=GitHub\n")
         #expect(try cli.ok(["code", "GitHub"]).stdout.wholeMatch(of: /[0-9]{6}\n/) != nil)
         #expect(try cli.ok(["list", "--kind", "card", "--json"]).stdout == "[]\n")
+        let file = cli.home + "/one.txt"
+        try "otpauth://totp/Fastmail:me?secret=GEZDGNBVGY3TQOJQ&issuer=Fastmail\n".write(toFile: file, atomically: true, encoding: .utf8)
+        #expect(try cli.ok(["import", "--from", "otpauth", file]).stderr.contains("Imported 1 item from otpauth."))
     }
 
     @Test("A whole session: init, add every kind, list, show, code, use, edit, archive, restore, purge")
@@ -262,7 +265,7 @@ struct CLIInteropTests {
         let count = try #require(try JSONSerialization.jsonObject(with: Data(try cli.ok(["list", "--json"]).standardOutput)) as? [Any]).count
         #expect(count > 3)
         let again = try cli.ok(["import", "--from", "aegis", fixtures + "/aegis/encrypted_v3.json"], input: "coffer test passphrase\n")
-        #expect(again.stderr.contains("Imported 0 item(s)") && again.stderr.contains("Skipped"))
+        #expect(again.stderr.contains("Imported 0 items") && again.stderr.contains("Skipped"))
 
         let aegisFile = cli.home + "/out.aegis.json"
         try cli.ok(["export", "--to", "aegis", aegisFile], input: "export pw\n")
