@@ -267,8 +267,8 @@ public final class Coffer: Sendable {
     /// Finds one item the way `ItemLookup` says (full id, exact name, name without case or accents, id prefix, name
     /// prefix, name substring), opening only the catalogue and the item found.
     public func find(_ query: String, kind: ItemKind? = nil) throws(CofferError) -> Item {
-        let candidates = try Self.vaultCall { () throws(VaultError) in try vault.lookupCandidates(kind: kind) }
-        switch ItemLookup.find(query, in: candidates) {
+        let outcome = try Self.vaultCall { () throws(VaultError) in try vault.lookup(ItemLookup.Query(query), kind: kind) }
+        switch outcome {
         case .found(let id): return try Self.vaultCall { () throws(VaultError) in try vault.item(id: id) }
         case .ambiguous(let matching): throw .ambiguous(query, candidates: matching)
         case .none: throw .noMatch(query)

@@ -4,8 +4,8 @@ import Foundation
 ///
 /// An item is found by its full id; by a name it carries exactly; by that name in another case or without its accents
 /// (`cafe` finds `Café`); by a unique id prefix (four hex digits or more); and then by a unique prefix or substring of
-/// a name (`git` finds `GitHub`). Each rule is tried only when the ones before it found nothing, so an exact name always
-/// wins over looser matches; when a rule finds several items the lookup stops there and lists them.
+/// a name (`git` finds `GitHub`). Each rule counts only when the ones before it match nothing, so an exact name always
+/// wins over looser matches; when the best rule matches several items, they are listed.
 public enum ItemLookup {
     /// One item as the lookup sees it.
     public struct Candidate: Sendable, Equatable {
@@ -13,7 +13,8 @@ public enum ItemLookup {
         public let kind: ItemKind
         /// The name shown for the item.
         public let name: String
-        /// Every name the item is found by (for tokens: the display name, issuer, account and `issuer:account`).
+        /// Every name the item is found by (for tokens: the display name, issuer, account and `issuer:account`), in
+        /// Unicode NFC.
         public let names: [String]
         /// `names` in their compared form (`ItemLookup.folded`).
         public let foldedNames: [String]
@@ -27,7 +28,7 @@ public enum ItemLookup {
         }
 
         public init(id: UUID, content: ItemContent) {
-            let names = ItemLookup.names(of: content)
+            let names = ItemLookup.names(of: content).map(\.precomposedStringWithCanonicalMapping)
             self.init(id: id, kind: content.kind, name: content.name, names: names, foldedNames: names.map(ItemLookup.folded))
         }
     }
@@ -54,29 +55,83 @@ public enum ItemLookup {
             options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
     }
 
+    /// A query prepared once and compared with many items as bytes (a vault's catalogue holds thousands).
+    public struct Query: Sendable {
+        public let text: String
+        private let id: UUID?
+        private let normalized: [UInt8]
+        private let folded: [UInt8]
+        /// Hex digits of an id prefix (4 or more, dashes dropped), as nibble values.
+        private let idPrefix: [UInt8]?
+
+        public init(_ text: String) {
+            self.text = text
+            id = UUID(uuidString: text)
+            normalized = Array(text.precomposedStringWithCanonicalMapping.utf8)
+            folded = Array(ItemLookup.folded(text).utf8)
+            let digits = text.filter { $0 != "-" }
+            if digits.count >= 4, digits.count <= 32, text.allSatisfy({ $0.isHexDigit || $0 == "-" }) {
+                idPrefix = digits.compactMap { $0.hexDigitValue.map(UInt8.init) }
+            } else {
+                idPrefix = nil
+            }
+        }
+
+        /// The best rule an item matches — 0 its full id, 1 a name exactly, 2 a name folded, 3 an id prefix, 4 a
+        /// folded name's prefix, 5 a folded name's substring — or nil. `name(i)` and `foldedName(i)` give its names
+        /// (NFC, and folded) as UTF-8.
+        public func rank(
+            id candidate: UUID, nameCount: Int, name: (Int) -> ArraySlice<UInt8>, foldedName: (Int) -> ArraySlice<UInt8>
+        ) -> Int? {
+            if let id, id == candidate { return 0 }
+            if (0..<nameCount).contains(where: { name($0).elementsEqual(normalized) }) { return 1 }
+            if (0..<nameCount).contains(where: { foldedName($0).elementsEqual(folded) }) { return 2 }
+            if let idPrefix, Self.hasPrefix(candidate, idPrefix) { return 3 }
+            guard !folded.isEmpty else { return nil }
+            if (0..<nameCount).contains(where: { foldedName($0).starts(with: folded) }) { return 4 }
+            if (0..<nameCount).contains(where: { Self.contains(foldedName($0), folded) }) { return 5 }
+            return nil
+        }
+
+        public func rank(_ candidate: Candidate) -> Int? {
+            rank(
+                id: candidate.id, nameCount: candidate.names.count, name: { Array(candidate.names[$0].utf8)[...] },
+                foldedName: { Array(candidate.foldedNames[$0].utf8)[...] })
+        }
+
+        private static func hasPrefix(_ id: UUID, _ nibbles: [UInt8]) -> Bool {
+            let bytes = id.uuid
+            return withUnsafeBytes(of: bytes) { raw in
+                nibbles.indices.allSatisfy { index in
+                    let byte = raw[index / 2]
+                    return (index % 2 == 0 ? byte >> 4 : byte & 0x0F) == nibbles[index]
+                }
+            }
+        }
+
+        private static func contains(_ haystack: ArraySlice<UInt8>, _ needle: [UInt8]) -> Bool {
+            guard haystack.count >= needle.count else { return false }
+            var start = haystack.startIndex
+            while start + needle.count <= haystack.endIndex {
+                if haystack[start..<(start + needle.count)].elementsEqual(needle) { return true }
+                start += 1
+            }
+            return false
+        }
+    }
+
     /// The item `query` names among `candidates` (the lookup's rules are in the type's documentation).
     public static func find(_ query: String, in candidates: [Candidate]) -> Outcome {
-        let lowered = query.lowercased()
-        if let exact = candidates.first(where: { $0.id.uuidString.lowercased() == lowered }) { return .found(exact.id) }
-        let folded = Self.folded(query)
-        let normalized = query.precomposedStringWithCanonicalMapping
-        var rules: [(Candidate) -> Bool] = [
-            { $0.names.contains { $0.precomposedStringWithCanonicalMapping == normalized } },
-            { $0.foldedNames.contains(folded) },
-        ]
-        if lowered.count >= 4, lowered.allSatisfy({ $0.isHexDigit || $0 == "-" }) {
-            rules.append { $0.id.uuidString.lowercased().hasPrefix(lowered) }
-        }
-        if !folded.isEmpty {
-            rules.append { $0.foldedNames.contains { $0.hasPrefix(folded) } }
-            rules.append { $0.foldedNames.contains { $0.contains(folded) } }
-        }
-        for rule in rules {
-            let matching = candidates.filter(rule)
-            if matching.count == 1 { return .found(matching[0].id) }
-            if matching.count > 1 { return .ambiguous(matching) }
-        }
-        return .none
+        let prepared = Query(query)
+        return outcome(candidates.compactMap { candidate in prepared.rank(candidate).map { (candidate, $0) } })
+    }
+
+    /// The outcome given each matching candidate with its rank: the best-ranked one, or the several that share the
+    /// best rank, in the order given.
+    public static func outcome(_ ranked: [(Candidate, Int)]) -> Outcome {
+        guard let best = ranked.map(\.1).min() else { return .none }
+        let matching = ranked.filter { $0.1 == best }.map(\.0)
+        return matching.count == 1 ? .found(matching[0].id) : .ambiguous(matching)
     }
 
     /// The candidates other than `excluding` that carry `name` (compared folded): a second item of that name is

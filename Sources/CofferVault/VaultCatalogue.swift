@@ -4,26 +4,63 @@ import Foundation
 import GRDB
 
 /// The catalogue: what finding an item by name needs (ids, kinds, names), kept as one sealed local-state value so
-/// that a lookup opens one box and the item it finds instead of every item (docs/FORMAT.md §4.2).
+/// that a lookup opens one box and the item it finds instead of every item (docs/FORMAT.md §4).
 ///
-/// It is a cache and never the truth: every lookup reads each live row's id, kind, revision and time (in the clear
-/// already) and compares them with the catalogue's; rows it does not describe exactly are opened and their entries
-/// made again, and the catalogue is then stored again. So it stays right through crashes, imports, sync and
-/// rotation (whose new revisions make every entry stale) with no step of theirs having to remember it.
+/// It is a cache and never the truth. It records SQLite's count of writes to the item table (kept by triggers,
+/// whoever writes); while that count is unchanged it is current. Otherwise every live row's id, kind, revision and
+/// time (in the clear already) are compared with its entries, rows it does not describe exactly are opened, their
+/// entries made again, and it is stored again. So it stays right through crashes, imports, sync and rotation with no
+/// step of theirs having to remember it.
 extension Vault {
     static let catalogueName = "catalogue"
     static let catalogueVersion: UInt8 = 1
 
+    /// What `query` names among the live items (of `kind`), by `ItemLookup`'s rules, read from the catalogue; several
+    /// equally good matches come oldest first.
+    public func lookup(_ query: ItemLookup.Query, kind: ItemKind? = nil) throws(VaultError) -> ItemLookup.Outcome {
+        let catalogue = try currentCatalogue()
+        var ranked: [(entry: CatalogueIndex.Entry, rank: Int)] = []
+        for entry in catalogue.entries where kind == nil || entry.kind == kind {
+            let names = entry.names
+            if let rank = query.rank(
+                id: entry.id, nameCount: names.count, name: { catalogue.bytes[catalogue.nameRanges[names.lowerBound + $0].exact] },
+                foldedName: { catalogue.bytes[catalogue.nameRanges[names.lowerBound + $0].folded] })
+            {
+                ranked.append((entry, rank))
+            }
+        }
+        return ItemLookup.outcome(CatalogueIndex.oldestFirst(ranked).map { (catalogue.candidate($0.entry), $0.rank) })
+    }
+
     /// Every live item as a name lookup sees it, oldest first (ties by id), optionally of one kind.
     public func lookupCandidates(kind: ItemKind? = nil) throws(VaultError) -> [ItemLookup.Candidate] {
-        let (rows, stored, stale) = try read { db, keys in
-            let rows = try Row.fetchAll(db, sql: "SELECT id, kind, revision, updated_at FROM item WHERE deleted = 0").map(CatalogueRow.init)
+        let catalogue = try currentCatalogue()
+        return CatalogueIndex.oldestFirst(catalogue.entries.filter { kind == nil || $0.kind == kind }.map { ($0, 0) })
+            .map { catalogue.candidate($0.entry) }
+    }
+
+    /// The catalogue, made current: when SQLite's count of item writes is the one it was made at, as stored; else
+    /// rows it does not describe exactly are opened, their entries made again, and the result stored.
+    func currentCatalogue() throws(VaultError) -> CatalogueIndex {
+        let outcome: (index: CatalogueIndex, changed: Bool) = try read { db, keys in
+            let changes = try Int64.fetchOne(db, sql: "SELECT count FROM item_changes WHERE singleton = 1") ?? -1
             let local = localKeys(keys)
             let name = Self.rowName(Self.catalogueName, keys: local)
             let box = try Data.fetchOne(db, sql: "SELECT box FROM local_state WHERE name = ?", arguments: [name])
             // A catalogue that does not open or decode is made again from the items, which are the truth.
-            let stored = box.flatMap { try? Self.decodeCatalogue(openLocal(row: name, box: $0, keys: local).value) } ?? [:]
-            let staleIDs = rows.filter { stored[$0.id]?.row != $0 }.map { Data($0.id.bytes) }
+            let stored = box.flatMap { try? CatalogueIndex(Array(openLocal(row: name, box: $0, keys: local).value)) }
+            if let stored, stored.changes == changes { return (stored, false) }
+
+            let rows = try Row.fetchAll(db, sql: "SELECT id, kind, revision, updated_at FROM item WHERE deleted = 0").map(CatalogueRow.init)
+            var kept: [UUID: CatalogueEntry] = [:]
+            if let stored {
+                for entry in stored.entries {
+                    kept[entry.id] = CatalogueEntry(
+                        row: CatalogueRow(id: entry.id, kind: entry.kind.rawValue, revision: entry.revision, updatedAt: entry.updatedAt),
+                        createdAt: entry.createdAt, candidate: stored.candidate(entry))
+                }
+            }
+            let staleIDs = rows.filter { kept[$0.id]?.row != $0 }.map { Data($0.id.bytes) }
             var stale: [ItemRow] = []
             for chunk in stride(from: 0, to: staleIDs.count, by: 500).map({ staleIDs[$0..<min($0 + 500, staleIDs.count)] }) {
                 stale += try Row.fetchAll(
@@ -31,33 +68,32 @@ extension Vault {
                     arguments: StatementArguments(Array(chunk))
                 ).map(ItemRow.init(stored:))
             }
-            return (rows, stored, zip(stale, try openAll(stale, keys: keys)).map { ($0.0, $0.1) })
-        }
-        var entries = stored
-        for (row, item) in stale {
-            entries[item.id] = CatalogueEntry(
-                row: CatalogueRow(id: row.id, kind: row.kind, revision: row.revision, updatedAt: row.updatedAt),
-                createdAt: UnixTime.milliseconds(item.createdAt), candidate: ItemLookup.Candidate(id: item.id, content: item.content))
-        }
-        let live = Set(rows.map(\.id))
-        entries = entries.filter { live.contains($0.key) }
-        if !stale.isEmpty || entries.count != stored.count {
-            // Stored for the next lookup; a failure here costs that lookup time, never correctness.
-            try? setLocalValue(Self.catalogueName, Self.encodeCatalogue(entries.values))
-        }
-        return entries.values
-            .filter { kind == nil || $0.candidate.kind == kind }
-            .sorted { first, second in
-                if first.createdAt != second.createdAt { return first.createdAt < second.createdAt }
-                return first.row.id.byteOrder < second.row.id.byteOrder
+            var entries: [CatalogueEntry] = []
+            entries.reserveCapacity(rows.count)
+            let opened = Dictionary(uniqueKeysWithValues: zip(stale, try openAll(stale, keys: keys)).map { ($0.0.id, ($0.0, $0.1)) })
+            for row in rows {
+                if let (itemRow, item) = opened[row.id] {
+                    entries.append(CatalogueEntry(
+                        row: CatalogueRow(id: itemRow.id, kind: itemRow.kind, revision: itemRow.revision, updatedAt: itemRow.updatedAt),
+                        createdAt: UnixTime.milliseconds(item.createdAt), candidate: ItemLookup.Candidate(id: item.id, content: item.content)))
+                } else if let entry = kept[row.id] {
+                    entries.append(entry)
+                }
             }
-            .map(\.candidate)
+            return (try CatalogueIndex(Self.encodeCatalogue(entries, changes: changes)), true)
+        }
+        if outcome.changed {
+            // Stored for the next lookup; a failure here costs that lookup time, never correctness.
+            try? setLocalValue(Self.catalogueName, Data(outcome.index.bytes))
+        }
+        return outcome.index
     }
 
-    // MARK: Encoding (docs/FORMAT.md §4.2)
+    // MARK: Encoding (docs/FORMAT.md §4)
 
-    static func encodeCatalogue(_ entries: some Collection<CatalogueEntry>) -> Data {
-        var out = Data([catalogueVersion])
+    static func encodeCatalogue(_ entries: some Collection<CatalogueEntry>, changes: Int64) -> [UInt8] {
+        var out: [UInt8] = [catalogueVersion]
+        out.appendBigEndian(UInt64(bitPattern: changes))
         out.appendBigEndian(UInt32(entries.count))
         for entry in entries {
             out.append(contentsOf: entry.row.id.bytes)
@@ -74,33 +110,69 @@ extension Vault {
         }
         return out
     }
+}
 
-    static func decodeCatalogue(_ data: Data) throws -> [UUID: CatalogueEntry] {
-        var reader = ByteReader(Array(data))
-        guard try reader.byte() == catalogueVersion else { throw VaultError.tampered("the catalogue") }
+/// A decoded catalogue: fixed fields per entry, names as ranges of one buffer, so that a lookup compares bytes and
+/// makes strings only for the items it returns.
+struct CatalogueIndex {
+    struct Entry {
+        let id: UUID
+        let revision: Int64
+        let updatedAt: Int64
+        let createdAt: Int64
+        let kind: ItemKind
+        let shown: Range<Int>
+        /// Indices into `nameRanges`.
+        let names: Range<Int>
+    }
+
+    let bytes: [UInt8]
+    /// SQLite's count of item writes when the catalogue was made.
+    let changes: Int64
+    private(set) var entries: [Entry] = []
+    private(set) var nameRanges: [(exact: Range<Int>, folded: Range<Int>)] = []
+
+    init(_ bytes: [UInt8]) throws {
+        self.bytes = bytes
+        var reader = ByteReader(bytes)
+        guard try reader.byte() == Vault.catalogueVersion else { throw VaultError.tampered("the catalogue") }
+        changes = Int64(bitPattern: try reader.uint64())
         let count = Int(try reader.uint32())
-        var entries: [UUID: CatalogueEntry] = [:]
-        entries.reserveCapacity(min(count, 1 << 20))
+        guard count <= bytes.count / 40 else { throw VaultError.tampered("the catalogue") }
+        entries.reserveCapacity(count)
+        nameRanges.reserveCapacity(count * 2)
         for _ in 0..<count {
-            let id = UUID(bytes: try reader.bytes(16))
+            let id = UUID(bytes: Array(bytes[try reader.range(16)]))
             let revision = Int64(bitPattern: try reader.uint64())
             let updatedAt = Int64(bitPattern: try reader.uint64())
             let createdAt = Int64(bitPattern: try reader.uint64())
-            let kindText = try reader.string()
-            guard let kind = ItemKind(rawValue: kindText) else { throw VaultError.tampered("the catalogue") }
-            let name = try reader.string()
-            let nameCount = Int(try reader.uint16())
-            var names: [String] = [], folded: [String] = []
-            for _ in 0..<nameCount {
-                names.append(try reader.string())
-                folded.append(try reader.string())
+            guard let kind = ItemKind(rawValue: String(decoding: bytes[try reader.string()], as: UTF8.self)) else {
+                throw VaultError.tampered("the catalogue")
             }
-            entries[id] = CatalogueEntry(
-                row: CatalogueRow(id: id, kind: kindText, revision: revision, updatedAt: updatedAt), createdAt: createdAt,
-                candidate: ItemLookup.Candidate(id: id, kind: kind, name: name, names: names, foldedNames: folded))
+            let shown = try reader.string()
+            let nameCount = Int(try reader.uint16())
+            let first = nameRanges.count
+            for _ in 0..<nameCount { nameRanges.append((try reader.string(), try reader.string())) }
+            entries.append(Entry(
+                id: id, revision: revision, updatedAt: updatedAt, createdAt: createdAt, kind: kind, shown: shown,
+                names: first..<nameRanges.count))
         }
         guard reader.isAtEnd else { throw VaultError.tampered("the catalogue") }
-        return entries
+    }
+
+    func candidate(_ entry: Entry) -> ItemLookup.Candidate {
+        func text(_ range: Range<Int>) -> String { String(decoding: bytes[range], as: UTF8.self) }
+        return ItemLookup.Candidate(
+            id: entry.id, kind: entry.kind, name: text(entry.shown), names: nameRanges[entry.names].map { text($0.exact) },
+            foldedNames: nameRanges[entry.names].map { text($0.folded) })
+    }
+
+    /// Creation order; ties (items added together) by id.
+    static func oldestFirst<T>(_ ranked: [(entry: Entry, rank: T)]) -> [(entry: Entry, rank: T)] {
+        ranked.sorted { first, second in
+            if first.entry.createdAt != second.entry.createdAt { return first.entry.createdAt < second.entry.createdAt }
+            return first.entry.id.byteOrder < second.entry.id.byteOrder
+        }
     }
 }
 
@@ -141,26 +213,22 @@ private struct ByteReader {
 
     var isAtEnd: Bool { offset == bytes.count }
 
-    mutating func bytes(_ count: Int) throws -> [UInt8] {
+    mutating func range(_ count: Int) throws -> Range<Int> {
         guard count >= 0, bytes.count - offset >= count else { throw VaultError.tampered("the catalogue") }
         defer { offset += count }
-        return Array(bytes[offset..<(offset + count)])
+        return offset..<(offset + count)
     }
 
-    mutating func byte() throws -> UInt8 { try bytes(1)[0] }
-    mutating func uint16() throws -> UInt16 { try bytes(2).reduce(0) { $0 << 8 | UInt16($1) } }
-    mutating func uint32() throws -> UInt32 { try bytes(4).reduce(0) { $0 << 8 | UInt32($1) } }
-    mutating func uint64() throws -> UInt64 { try bytes(8).reduce(0) { $0 << 8 | UInt64($1) } }
+    mutating func byte() throws -> UInt8 { bytes[try range(1).lowerBound] }
+    mutating func uint16() throws -> UInt16 { bytes[try range(2)].reduce(0) { $0 << 8 | UInt16($1) } }
+    mutating func uint32() throws -> UInt32 { bytes[try range(4)].reduce(0) { $0 << 8 | UInt32($1) } }
+    mutating func uint64() throws -> UInt64 { bytes[try range(8)].reduce(0) { $0 << 8 | UInt64($1) } }
 
-    mutating func string() throws -> String {
-        let length = Int(try uint16())
-        guard bytes.count - offset >= length else { throw VaultError.tampered("the catalogue") }
-        defer { offset += length }
-        return String(decoding: bytes[offset..<(offset + length)], as: UTF8.self)
-    }
+    /// A `str` field: the range of its UTF-8 bytes.
+    mutating func string() throws -> Range<Int> { try range(Int(try uint16())) }
 }
 
-private extension Data {
+private extension Array where Element == UInt8 {
     mutating func appendBigEndian<T: FixedWidthInteger>(_ value: T) {
         Swift.withUnsafeBytes(of: value.bigEndian) { append(contentsOf: $0) }
     }

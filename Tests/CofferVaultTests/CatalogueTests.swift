@@ -70,6 +70,7 @@ struct CatalogueTests {
         let live = try #require(answer["live"] as? [String])
         #expect(Set(entries.compactMap { $0["id"] as? String }) == Set(live))
         #expect(entries.allSatisfy { $0["current"] as? Bool == true })
+        #expect(answer["changes_current"] as? Bool == true)
         let cafe = try #require(entries.first { $0["name"] as? String == "Café Nero" })
         #expect(cafe["names"] as? [[String]] == [["Café Nero", "cafe nero"]])
         let token = try #require(entries.first { $0["kind"] as? String == "otp" })

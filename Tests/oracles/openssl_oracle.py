@@ -260,8 +260,8 @@ def read_catalogue(path, passphrase):
     assert plain[4:4 + name_length] == b"catalogue"
     value = plain[4 + name_length:]
     assert value[0] == 1
-    (count,) = struct.unpack(">I", value[1:5])
-    at = 5
+    changes, count = struct.unpack(">QI", value[1:13])
+    at = 13
 
     def string():
         nonlocal at
@@ -287,7 +287,8 @@ def read_catalogue(path, passphrase):
         entries.append({"id": item_id, "kind": kind, "name": shown, "names": names,
                         "current": rows.get(item_id) == (kind, revision, updated_at)})
     assert at == len(value), "trailing bytes"
-    return {"entries": entries, "live": sorted(rows)}
+    (current_changes,) = db.execute("SELECT count FROM item_changes").fetchone()
+    return {"entries": entries, "live": sorted(rows), "changes_current": changes == current_changes}
 
 
 def iso_ms(value):
