@@ -32,7 +32,7 @@ struct CofferCommand: ParsableCommand {
             Foundation.exit(64)
         }
         do {
-            var command = try parseAsRoot(CueCommand.normalizedArguments(arguments))
+            var command = try leafCommand(arguments) ?? parseAsRoot(CueCommand.normalizedArguments(arguments))
             try command.run()
         } catch {
             if error is CLIError || error is CofferError || error is VaultError || error is ModelError
@@ -51,6 +51,23 @@ struct CofferCommand: ParsableCommand {
             Terminal.writeError("coffer: error: \(message)\n")
             if let hint = ArgumentHints.hint(for: arguments, message: message) { Terminal.writeError("coffer: hint: \(hint)\n") }
             Foundation.exit(code.rawValue)
+        }
+    }
+
+    /// The commands people run many times a day, parsed on their own: building the whole command tree (every
+    /// command's options, by reflection) costs more than such a command's work. Anything these arguments do not
+    /// parse into cleanly, help included, goes to the root parser, so messages and exit codes stay its own.
+    static func leafCommand(_ arguments: [String]) -> (any ParsableCommand)? {
+        guard let name = arguments.first, !arguments.contains(where: { $0 == "-h" || $0 == "--help" || $0 == "--version" }) else {
+            return nil
+        }
+        let rest = Array(arguments.dropFirst())
+        switch name {
+        case "code": return try? Code.parse(rest)
+        case "show": return try? Show.parse(rest)
+        case "list": return try? List.parse(rest)
+        case "use": return try? Use.parse(rest)
+        default: return nil
         }
     }
 
