@@ -186,6 +186,31 @@ struct CLITests {
         }
     }
 
+    @Test("scripts/install.sh puts both programs, a man page per command and completions for three shells under a prefix")
+    func install() throws {
+        let built = URL(fileURLWithPath: CLI.binary).deletingLastPathComponent().path
+        guard FileManager.default.isExecutableFile(atPath: built + "/generate-manual") else {
+            Issue.record("generate-manual is not built beside coffer: scripts/test.sh builds it (swift build --product generate-manual)")
+            return
+        }
+        let prefix = try TestSupport.temporaryDirectory("install") + "/prefix"
+        let script = TestSupport.repositoryRoot.appendingPathComponent("scripts/install.sh").path
+        let result = try TestSupport.run("/bin/bash", [script, "--from", built, prefix], environment: ["PATH": "/usr/bin:/bin"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("installed coffer 0.1.0 and coffer-server in \(prefix)/bin"))
+        #expect(result.stdout.contains("add \(prefix)/bin to PATH"))
+        for tool in ["coffer", "coffer-server"] {
+            #expect(FileManager.default.isExecutableFile(atPath: "\(prefix)/bin/\(tool)"))
+            #expect(try String(contentsOfFile: "\(prefix)/share/man/man1/\(tool).1", encoding: .utf8).contains(".Nm \(tool)"))
+            #expect(try String(contentsOfFile: "\(prefix)/share/bash-completion/completions/\(tool)", encoding: .utf8).contains("complete"))
+            #expect(FileManager.default.fileExists(atPath: "\(prefix)/share/zsh/site-functions/_\(tool)"))
+            #expect(FileManager.default.fileExists(atPath: "\(prefix)/share/fish/vendor_completions.d/\(tool).fish"))
+        }
+        #expect(try String(contentsOfFile: "\(prefix)/share/man/man1/coffer.code.1", encoding: .utf8).contains("one-time codes"))
+        let version = try TestSupport.run("\(prefix)/bin/coffer", ["--version"], environment: ["PATH": "/usr/bin:/bin"])
+        #expect(version.stdout == "0.1.0\n")
+    }
+
     @Test("`coffer run` hands the credential to the child's environment only")
     func runCommand() throws {
         let cli = try CLI()
