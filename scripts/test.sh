@@ -54,4 +54,6 @@ if [ -z "${COFFER_TEST_POSTGRES_URL:-}" ]; then
   done <<<"$pg_env"
 fi
 
+# The install test (scripts/install.sh) writes man pages with swift-argument-parser's generator, built beside coffer.
+swift build --product generate-manual
 swift test "$@"

@@ -234,7 +234,7 @@ struct PlacesBench: Sendable {
         let families = (0..<clients).map { _ in (UUID(), UUID()) }
         let authorize = try await concurrentLoad(clients: clients, seconds: seconds, warmup: 1) { worker, _ in
             let (user, family) = families[worker]
-            _ = try await store.authorize(userID: user, family: family, counter: "bench:\(family)", window: 60, now: Date())
+            _ = try await store.authorize(userID: user, family: family, counter: "bench:\(family)", requests: 1, window: 60, now: Date())
         }
         row("  floor: the request check (store.authorize) in process", authorize.summary)
     }

@@ -228,7 +228,7 @@ struct ServerBenchRun: Sendable {
             let account = rawPush[worker]
             let now = Date()
             let counter = "token:\(account.family.uuidString.lowercased())"
-            guard try await store.authorize(userID: account.userID, family: account.family, counter: counter, window: 60, now: now)
+            guard try await store.authorize(userID: account.userID, family: account.family, counter: counter, requests: 1, window: 60, now: now)
                 .sessionActive
             else { throw BenchError("raw push: the session is missing") }
             _ = try await store.push(
@@ -259,7 +259,7 @@ struct ServerBenchRun: Sendable {
             let account = rawPull[worker]
             let now = Date()
             let counter = "token:\(account.family.uuidString.lowercased())"
-            guard try await store.authorize(userID: account.userID, family: account.family, counter: counter, window: 60, now: now)
+            guard try await store.authorize(userID: account.userID, family: account.family, counter: counter, requests: 1, window: 60, now: now)
                 .sessionActive
             else { throw BenchError("raw pull: the session is missing") }
             let page = try await store.changes(userID: account.userID, since: Int64(((worker + iteration) % 3) * 100), limit: 100)
