@@ -40,6 +40,20 @@ for tool in coffer coffer-server; do
   "$prefix/bin/$tool" --generate-completion-script fish >"$fish_completions/$tool.fish"
 done
 
+# The web vault's files, where `coffer-server --web-vault` looks beside its bin/ (built if this checkout can).
+web="$prefix/share/coffer/web-vault"
+if [ -f Web/app/coffer-barcode.wasm ] || { [ -z "$from" ] && scripts/build-wasm.sh; }; then
+  rm -rf "$web.new"
+  install -d "$web.new/js"
+  install -m 0644 Web/app/index.html Web/app/app.css Web/app/icon.svg Web/app/manifest.webmanifest \
+    Web/app/coffer-barcode.wasm "$web.new/"
+  install -m 0644 Web/app/js/*.js "$web.new/js/"
+  rm -rf "$web"
+  mv "$web.new" "$web"
+else
+  echo "install.sh: the web vault is not installed: build its WebAssembly first (scripts/build-wasm.sh)" >&2
+fi
+
 echo "installed coffer $("$prefix/bin/coffer" --version) and coffer-server in $prefix/bin"
 case ":$PATH:" in
   *":$prefix/bin:"*) ;;

@@ -207,6 +207,13 @@ struct CLITests {
             #expect(FileManager.default.fileExists(atPath: "\(prefix)/share/fish/vendor_completions.d/\(tool).fish"))
         }
         #expect(try String(contentsOfFile: "\(prefix)/share/man/man1/coffer.code.1", encoding: .utf8).contains("one-time codes"))
+        // The web vault beside it, when this checkout has built its WebAssembly (CI does, before the tests).
+        let wasm = TestSupport.repositoryRoot.appendingPathComponent("Web/app/coffer-barcode.wasm").path
+        if FileManager.default.fileExists(atPath: wasm) {
+            for file in ["index.html", "app.css", "js/app.js", "js/verify.js", "coffer-barcode.wasm"] {
+                #expect(FileManager.default.fileExists(atPath: "\(prefix)/share/coffer/web-vault/\(file)"), "\(file)")
+            }
+        }
         let version = try TestSupport.run("\(prefix)/bin/coffer", ["--version"], environment: ["PATH": "/usr/bin:/bin"])
         #expect(version.stdout == "0.1.0\n")
     }

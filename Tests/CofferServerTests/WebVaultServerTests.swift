@@ -79,3 +79,50 @@ struct WebVaultServerTests {
         }
     }
 }
+
+/// Where `coffer-server --web-vault` finds the app without `--web-vault-dir`: installed beside the executable
+/// (`PREFIX/bin` → `PREFIX/share/coffer/web-vault`, as scripts/install.sh lays it out), else the source tree's `Web/app`.
+@Suite("Web vault files: where they are found", .serialized)
+struct WebVaultLocationTests {
+    static let app = TestSupport.repositoryRoot.appendingPathComponent("Web/app").path
+
+    /// The body of `/app/` from `binary --web-vault` on loopback.
+    func page(_ binary: String) async throws -> String {
+        let directory = try TestSupport.temporaryDirectory("web-vault-location")
+        let port = Int.random(in: 20_000...60_000)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["--data", "\(directory)/data", "--port", "\(port)", "--web-vault"]
+        process.environment = ["PATH": "/usr/bin:/bin", "SWIFT_BACKTRACE": "enable=no"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        for _ in 0..<100 {
+            let probe = try TestSupport.run("/usr/bin/curl", ["-sf", "http://127.0.0.1:\(port)/app/"])
+            if probe.status == 0 { return probe.stdout }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        Issue.record("coffer-server --web-vault did not serve /app/")
+        return ""
+    }
+
+    @Test("a built coffer-server serves the source tree's app; an installed one the app installed beside it")
+    func locations() async throws {
+        try #require(FileManager.default.fileExists(atPath: Self.app + "/coffer-barcode.wasm"), "run scripts/build-wasm.sh first")
+        #expect(try await page(ServerCrashTests.binary).contains("<title>Coffer</title>"))
+
+        let prefix = try TestSupport.temporaryDirectory("web-vault-prefix")
+        try FileManager.default.createDirectory(atPath: prefix + "/bin", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: prefix + "/share/coffer", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: ServerCrashTests.binary, toPath: prefix + "/bin/coffer-server")
+        try FileManager.default.copyItem(atPath: Self.app, toPath: prefix + "/share/coffer/web-vault")
+        let marker = "<!-- installed \(UUID().uuidString) -->"
+        let index = prefix + "/share/coffer/web-vault/index.html"
+        try (String(contentsOfFile: index, encoding: .utf8) + marker).write(toFile: index, atomically: true, encoding: .utf8)
+        #expect(try await page(prefix + "/bin/coffer-server").contains(marker))
+    }
+}
