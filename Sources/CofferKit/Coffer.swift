@@ -264,6 +264,12 @@ public final class Coffer: Sendable {
         return all.filter { $0.kind == kind }
     }
 
+    /// Adds an item; returns it with its new id and revision 1.
+    @discardableResult
+    public func add(_ content: ItemContent) throws(CofferError) -> Item {
+        try Self.vaultCall { () throws(VaultError) in try vault.add(content) }
+    }
+
     /// Finds one item the way `ItemLookup` says (full id, exact name, name without case or accents, id prefix, name
     /// prefix, name substring), opening only the catalogue and the item found.
     public func find(_ query: String, kind: ItemKind? = nil) throws(CofferError) -> Item {
