@@ -56,4 +56,12 @@ fi
 
 # The install test (scripts/install.sh) writes man pages with swift-argument-parser's generator, built beside coffer.
 swift build --product generate-manual
+# The web vault's barcode encoder: CofferBarcode compiled to WebAssembly with the toolchain's Embedded Swift, which
+# the Swift tests compare with the native encoder and the app serves.
+scripts/build-wasm.sh
 swift test "$@"
+# The whole suite (no filter given) goes on with the web vault: its JavaScript reader under node, then the app in
+# headless Chromium against a real coffer-server.
+if [ $# -eq 0 ]; then
+  scripts/web-test.sh
+fi
