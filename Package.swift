@@ -189,7 +189,9 @@ let package = Package(
         .testTarget(name: "CofferOTPTests", dependencies: ["CofferOTP", "CofferTestSupport"], swiftSettings: strict),
         .testTarget(name: "CofferBarcodeTests", dependencies: ["CofferBarcode", "CofferTestSupport"], swiftSettings: strict),
         .testTarget(
-            name: "CofferInteropTests", dependencies: ["CofferInterop", "CofferTestSupport"], exclude: ["Fixtures"],
+            name: "CofferInteropTests",
+            dependencies: ["CofferInterop", "CofferTestSupport", .product(name: "Crypto", package: "swift-crypto")],
+            exclude: ["Fixtures"],
             swiftSettings: strict),
         .testTarget(
             name: "CofferPlacesTests", dependencies: ["CofferPlaces", "CofferTestSupport"], exclude: ["Fixtures", "Golden"],

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs Coffer's whole test suite. The tests check Coffer against outside oracles (OpenSSL through Python's
-# `cryptography`, `oathtool`, `zxing-cpp`, `zbarimg`, `qrencode`, `zint`), so this first makes sure they are installed.
+# `cryptography`, `oathtool`, `zxing-cpp`, `zbarimg`, `qrencode`, `zint`, KeePassXC, pykeepass, libsodium), so this
+# first makes sure they are installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,6 +20,11 @@ command -v gpsfake >/dev/null || missing_apt+=(gpsd gpsd-clients)
 command -v dbus-daemon >/dev/null || missing_apt+=(dbus-daemon)
 # The web vault's barcode encoder runs in Node for the tests that compare it with the native one.
 command -v node >/dev/null || missing_apt+=(nodejs)
+# KeePass databases are written at test time by KeePassXC and pykeepass (Debian's, for /usr/bin/python3, with
+# PyCryptodome as the stream-cipher oracle); Ente's encrypted export is checked against libsodium itself.
+command -v keepassxc-cli >/dev/null || missing_apt+=(keepassxc)
+/usr/bin/python3 -c 'import pykeepass, Cryptodome' 2>/dev/null || missing_apt+=(python3-pykeepass)
+ls /usr/lib/*/libsodium.so.23 >/dev/null 2>&1 || missing_apt+=(libsodium23)
 if [ ${#missing_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing_apt[@]}" >/dev/null

@@ -1,0 +1,167 @@
+import CofferModel
+import CofferOTP
+import Foundation
+
+/// Reads a KeePass or KeePassXC database (`.kdbx`, KDBX 4 and 3.1) opened with its password; a database that also
+/// needs a key file or a hardware key cannot be opened here and gives ``InteropError/wrongPassword``.
+///
+/// Each entry (outside history and the recycle bin) becomes:
+/// - a **credential** when it has a password: named by its title (else its URL's host, else its user name), with
+///   the URL's host as the provider, and the user name, URL, notes and other unprotected fields kept in the notes
+///   as `Label: value` lines (a credential holds one secret, so other protected fields are reported, not kept);
+/// - an **OTP token** when it has one, in any of the forms KeePass apps write: an `otp` field holding an
+///   `otpauth://` URI (KeePassXC 2.6 and later) or KeeOtp's `key=…&step=…&size=…&otpHashMode=…`; KeePassXC's
+///   older `TOTP Seed` with `TOTP Settings` (`period;digits`, digits `S` for Steam); or KeePass 2.47's
+///   `TimeOtp-Secret-Base32` with `TimeOtp-Length`, `-Period` and `-Algorithm`. The issuer is the URI's, else the
+///   title; the account the URI's, else the user name;
+/// - a **note** when it has neither but holds a user name, URL, notes or fields.
+///
+/// The entry's group (below the root) and its tags become tags.
+public enum KeePassImporter: Importer {
+    public static let formatName = "keepass"
+
+    /// Fields every entry has, and the OTP fields, which are read for what they are rather than kept as text.
+    static let standardFields: Set = ["Title", "UserName", "Password", "URL", "Notes"]
+    static let otpFields: Set = [
+        "otp", "TOTP Seed", "TOTP Settings", "TimeOtp-Secret-Base32", "TimeOtp-Length", "TimeOtp-Period",
+        "TimeOtp-Algorithm",
+    ]
+
+    public static func read(_ data: [UInt8], password: String?) throws(InteropError) -> ImportResult {
+        try OTPImport.checkSize(data)
+        guard KeePassDatabase.looksLikeKeePass(data) else {
+            throw .malformedFile("not a KeePass database (signature)")
+        }
+        guard let password else { throw .passwordRequired }
+        let database = try KeePassDatabase(data, password: password)
+        let entries = try KeePassXMLReader.entries(database.xml, stream: database.innerStream)
+        var result = ImportResult()
+        for (index, entry) in entries.enumerated() {
+            convert(entry, index: index, into: &result)
+        }
+        return result
+    }
+
+    private static func convert(_ entry: KeePassEntry, index: Int, into result: inout ImportResult) {
+        let title = OTPImport.nonEmpty(entry.value("Title"))
+        let username = OTPImport.nonEmpty(entry.value("UserName"))
+        let url = OTPImport.nonEmpty(entry.value("URL"))
+        let host = url.flatMap { URL(string: $0)?.host }.flatMap { OTPImport.nonEmpty($0) }
+        let name = title ?? host ?? username ?? "entry \(index + 1)"
+        var tags = OTPImport.usableTags(entry.tags + (entry.group.map { [$0] } ?? []))
+        tags = tags.reduce(into: []) { if !$0.contains($1) { $0.append($1) } }
+
+        let extra = entry.fields.filter { !standardFields.contains($0.key) && !otpFields.contains($0.key) }
+        for field in extra where field.protected {
+            result.problems.append(ImportProblem(
+                entry: name, reason: "the protected field \"\(field.key)\" is not kept (a credential holds one secret)"))
+        }
+        var lines: [String] = []
+        if let username { lines.append("Username: \(username)") }
+        if let url { lines.append("URL: \(url)") }
+        for field in extra where !field.protected && OTPImport.nonEmpty(field.value) != nil {
+            lines.append("\(field.key): \(field.value)")
+        }
+        let notes = OTPImport.nonEmpty(entry.value("Notes"))
+        let details = lines.isEmpty ? notes : lines.joined(separator: "\n") + (notes.map { "\n\n" + $0 } ?? "")
+
+        var converted = false
+        if let password = entry.value("Password"), !password.isEmpty {
+            converted = true
+            do {
+                result.items.append(.credential(try Credential(
+                    name: name, provider: host, value: password, tags: tags, notes: details)))
+            } catch {
+                result.problems.append(ImportProblem(entry: name, reason: error.description))
+            }
+        }
+        do {
+            if let parameters = try otp(entry) {
+                converted = true
+                result.items.append(.otp(try token(parameters, title: title, username: username, name: name, tags: tags)))
+            }
+        } catch {
+            converted = true
+            result.problems.append(ImportProblem(entry: name, reason: error.reason))
+        }
+        guard !converted else { return }
+        var fields: [Note.Field] = []
+        if let username { fields.append(Note.Field(label: "Username", value: username)) }
+        if let url { fields.append(Note.Field(label: "URL", value: url)) }
+        for field in extra where !field.protected && OTPImport.nonEmpty(field.value) != nil {
+            fields.append(Note.Field(label: field.key, value: field.value))
+        }
+        guard !fields.isEmpty || notes != nil else { return }  // an empty entry: nothing to keep
+        do {
+            result.items.append(.note(try Note(name: name, fields: fields, text: notes, tags: tags)))
+        } catch {
+            result.problems.append(ImportProblem(entry: name, reason: error.description))
+        }
+    }
+
+    /// The token's issuer and account: the URI's when it names them, else the title and the user name.
+    private static func token(
+        _ parsed: (parameters: OTPParameters, issuer: String?, account: String?), title: String?, username: String?,
+        name: String, tags: [String]
+    ) throws(ImportEntryError) -> OTPItem {
+        try OTPImport.item(
+            issuer: parsed.issuer ?? title ?? name, account: parsed.account ?? username ?? title,
+            parameters: parsed.parameters, tags: tags)
+    }
+
+    /// The entry's OTP parameters in whichever form it holds them; `nil` when it has none.
+    static func otp(_ entry: KeePassEntry) throws(ImportEntryError) -> (parameters: OTPParameters, issuer: String?, account: String?)? {
+        if let otp = OTPImport.nonEmpty(entry.value("otp")) {
+            if otp.lowercased().hasPrefix("otpauth://") {
+                do {
+                    let token = try OTPToken(uri: otp)
+                    return (token.parameters, token.issuer, OTPImport.nonEmpty(token.account))
+                } catch {
+                    throw ImportEntryError("otp: \(error.description)")
+                }
+            }
+            return (try keeOtp(otp), nil, nil)
+        }
+        if let seed = OTPImport.nonEmpty(entry.value("TOTP Seed")) {
+            let settings = (entry.value("TOTP Settings") ?? "").split(separator: ";").map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
+            let period = settings.first.flatMap { Int($0) } ?? OTPParameters.defaultPeriod
+            if settings.count >= 2, settings[1] == "S" {
+                return (try OTPImport.parameters(secret: seed, algorithm: nil, digits: nil, kind: .steam), nil, nil)
+            }
+            guard settings.count < 2 || Int(settings[1]) != nil else {
+                throw ImportEntryError("TOTP Settings is not \"period;digits\"")
+            }
+            let digits = settings.count >= 2 ? Int(settings[1]) : nil
+            return (try OTPImport.parameters(secret: seed, algorithm: nil, digits: digits, kind: .totp(period: period)), nil, nil)
+        }
+        if let seed = OTPImport.nonEmpty(entry.value("TimeOtp-Secret-Base32")) {
+            let algorithm = entry.value("TimeOtp-Algorithm").map { $0.replacingOccurrences(of: "HMAC-", with: "") }
+            let period = entry.value("TimeOtp-Period").flatMap { Int($0) } ?? OTPParameters.defaultPeriod
+            let digits = entry.value("TimeOtp-Length").flatMap { Int($0) }
+            return (try OTPImport.parameters(
+                secret: seed, algorithm: algorithm?.replacingOccurrences(of: "-", with: ""), digits: digits,
+                kind: .totp(period: period)), nil, nil)
+        }
+        return nil
+    }
+
+    /// KeeOtp's `key=BASE32&step=30&size=6&otpHashMode=Sha256` (KeePassXC reads it too).
+    private static func keeOtp(_ text: String) throws(ImportEntryError) -> OTPParameters {
+        var values: [String: String] = [:]
+        for pair in text.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2 else { continue }
+            values[parts[0].lowercased()] = String(parts[1]).removingPercentEncoding ?? String(parts[1])
+        }
+        guard let key = values["key"] else { throw ImportEntryError("otp is neither an otpauth URI nor KeeOtp's key=…") }
+        guard values["type"].map({ $0.lowercased() == "totp" }) ?? true else {
+            throw ImportEntryError("otp: only KeeOtp's TOTP type is read")
+        }
+        let period = values["step"].flatMap { Int($0) } ?? OTPParameters.defaultPeriod
+        return try OTPImport.parameters(
+            secret: key, algorithm: values["otphashmode"], digits: values["size"].flatMap { Int($0) },
+            kind: .totp(period: period))
+    }
+}

@@ -1,0 +1,172 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+/// One entry of a KeePass database as its XML holds it: its string fields (protected ones already revealed), its
+/// tags and the group it sits in.
+struct KeePassEntry {
+    struct Field {
+        let key: String
+        let value: String
+        let protected: Bool
+    }
+
+    var fields: [Field] = []
+    var tags: [String] = []
+    /// The name of the group holding the entry; `nil` in the root group.
+    var group: String?
+
+    /// The value of the standard or custom field `key`.
+    func value(_ key: String) -> String? { fields.first { $0.key == key }?.value }
+}
+
+/// Reads entries out of a KeePass XML document (`KeePassFile/Root/Group/…/Entry`).
+///
+/// Every `Protected="True"` value, wherever it sits (history, recycle bin, attachments of KDBX 3.1), is revealed in
+/// document order, because the stream is one sequence; entries in `History` and in the recycle bin are then left
+/// out. A document with a DTD is refused before parsing (KeePass never writes one; entities are how XML bombs work).
+final class KeePassXMLReader: NSObject, XMLParserDelegate {
+    private var stream: KeePassInnerStream
+    private(set) var entries: [KeePassEntry] = []
+    private var failure: InteropError?
+
+    private var path: [String] = []
+    private var text = ""
+    private var protectedValue = false
+    /// Per open group: its name, whether it is the root group, and whether it is (or is inside) the recycle bin.
+    private var groups: [(name: String?, uuid: String?, deleted: Bool)] = []
+    private var recycleBinUUID: String?
+    private var recycleBinEnabled = true
+    private var entry: KeePassEntry?
+    private var entryDepth = 0
+    private var fieldKey: String?
+    private var fieldValue: (text: String, protected: Bool)?
+
+    /// The most entries read, far above any real database and well inside the importer's size cap.
+    static let entryLimit = 100_000
+
+    init(stream: KeePassInnerStream) {
+        self.stream = stream
+    }
+
+    static func entries(_ xml: [UInt8], stream: KeePassInnerStream) throws(InteropError) -> [KeePassEntry] {
+        if xml.count >= 9, (0...(xml.count - 9)).contains(where: { xml[$0] == UInt8(ascii: "<") && xml[$0 + 1] == UInt8(ascii: "!")
+            && String(decoding: xml[($0 + 2)..<($0 + 9)], as: UTF8.self).uppercased() == "DOCTYPE" })
+        {
+            throw .malformedFile("the database XML declares a DTD")
+        }
+        let reader = KeePassXMLReader(stream: stream)
+        let parser = XMLParser(data: Data(xml))
+        parser.shouldResolveExternalEntities = false
+        parser.delegate = reader
+        let parsed = parser.parse()
+        if let failure = reader.failure { throw failure }
+        guard reader.sawRoot else { throw .malformedFile("the database XML is not a KeePassFile") }
+        // libxml2 through XMLParser may accept a document cut off inside its root: the root must have closed.
+        guard parsed, reader.closedRoot else { throw .malformedFile("the database XML is not well-formed") }
+        return reader.entries
+    }
+
+    private var sawRoot = false
+    private var closedRoot = false
+
+    func parser(
+        _ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
+        attributes: [String: String] = [:]
+    ) {
+        if path.isEmpty {
+            guard name == "KeePassFile" else {
+                fail(.malformedFile("the database XML is not a KeePassFile"), parser)
+                return
+            }
+            sawRoot = true
+        }
+        path.append(name)
+        text = ""
+        protectedValue = attributes["Protected"]?.lowercased() == "true"
+        switch name {
+        case "Group" where path.dropLast().last == "Root" || path.dropLast().last == "Group":
+            groups.append((nil, nil, groups.last?.deleted ?? false))
+        case "Entry" where path.dropLast().last == "Group":
+            entry = KeePassEntry(group: groups.count > 1 ? groups.last?.name : nil)
+            entryDepth = path.count
+        case "String" where entry != nil && path.count == entryDepth + 1:
+            fieldKey = nil
+            fieldValue = nil
+        default:
+            break
+        }
+    }
+
+    func parser(_ parser: XMLParser, foundCharacters string: String) {
+        text += string
+    }
+
+    func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
+        defer {
+            path.removeLast()
+            text = ""
+            protectedValue = false
+        }
+        var value = text
+        if protectedValue {
+            guard let sealed = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+                fail(.malformedFile("a protected value is not base64"), parser)
+                return
+            }
+            do {
+                value = String(decoding: try stream.apply(Array(sealed)), as: UTF8.self)
+            } catch {
+                fail(error, parser)
+                return
+            }
+        }
+        let parent = path.dropLast().last
+        switch name {
+        case "KeePassFile" where path.count == 1:
+            closedRoot = true
+        case "RecycleBinUUID" where parent == "Meta":
+            recycleBinUUID = value
+        case "RecycleBinEnabled" where parent == "Meta":
+            recycleBinEnabled = value.lowercased() == "true"
+        case "UUID" where parent == "Group" && entry == nil:
+            if let last = groups.indices.last {
+                groups[last].uuid = value
+                if recycleBinEnabled, value == recycleBinUUID { groups[last].deleted = true }
+            }
+        case "Name" where parent == "Group" && entry == nil:
+            if let last = groups.indices.last { groups[last].name = value }
+        case "Group" where !groups.isEmpty && entry == nil:
+            groups.removeLast()
+        case "Key" where parent == "String" && path.count == entryDepth + 2:
+            fieldKey = value
+        case "Value" where parent == "String" && path.count == entryDepth + 2:
+            fieldValue = (value, protectedValue)
+        case "String" where path.count == entryDepth + 1 && entry != nil:
+            if let fieldKey, let fieldValue {
+                entry?.fields.append(KeePassEntry.Field(key: fieldKey, value: fieldValue.text, protected: fieldValue.protected))
+            }
+        case "Tags" where path.count == entryDepth + 1 && entry != nil:
+            entry?.tags = value.split(whereSeparator: { $0 == ";" || $0 == "," }).map(String.init)
+        case "Entry" where path.count == entryDepth && entry != nil:
+            // History entries are nested deeper than entryDepth; the recycle bin's are deleted.
+            if let finished = entry, !(groups.last?.deleted ?? false) {
+                guard entries.count < Self.entryLimit else {
+                    fail(.malformedFile("more than \(Self.entryLimit) entries"), parser)
+                    return
+                }
+                entries.append(finished)
+            }
+            entry = nil
+            entryDepth = 0
+        default:
+            break
+        }
+    }
+
+    private func fail(_ error: InteropError, _ parser: XMLParser) {
+        if failure == nil { failure = error }
+        parser.abortParsing()
+    }
+}

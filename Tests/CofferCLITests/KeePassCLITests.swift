@@ -1,0 +1,66 @@
+import CofferTestSupport
+import Foundation
+import Testing
+
+/// `coffer import --from keepass` on databases KeePassXC and pykeepass write during the test, as a user leaving
+/// KeePassXC would run it: the password on standard input, every entry in one transaction, a wrong password or a
+/// damaged file refused with one line and nothing added.
+@Suite("coffer import --from keepass")
+struct KeePassCLITests {
+    static let password = "keepass fixture pw ✓"
+
+    /// The writers' databases in a fresh directory (Tests/CofferInteropTests/Fixtures/keepass/make_keepass.py).
+    static func databases() throws -> String {
+        let directory = try TestSupport.temporaryDirectory("keepass")
+        let script = TestSupport.repositoryRoot.appendingPathComponent("Tests/CofferInteropTests/Fixtures/keepass/make_keepass.py").path
+        let made = try TestSupport.run("/usr/bin/python3", [script, directory])
+        try #require(made.status == 0, "make_keepass.py (python3-pykeepass, keepassxc-cli): \(made.stderr.suffix(400))")
+        return directory
+    }
+
+    static func kinds(_ cli: CLI) throws -> [String: Int] {
+        let items = try #require(try JSONSerialization.jsonObject(with: Data(try cli.ok(["list", "--json"]).standardOutput)) as? [[String: Any]])
+        return items.reduce(into: [:]) { $0[$1["kind"] as? String ?? "?", default: 0] += 1 }
+    }
+
+    @Test("KeePassXC's KDBX 4 and pykeepass's ChaCha20/Argon2id databases import; the password stays hidden")
+    func importsDatabases() throws {
+        let directory = try Self.databases()
+        let cli = try CLI()
+        try cli.ok(["init"])
+
+        let keepassxc = try cli.ok(["import", "--from", "keepass", directory + "/keepassxc_kdbx4.kdbx"], input: Self.password + "\n")
+        #expect(keepassxc.stderr.contains("Imported 3 item(s) from keepass."), "\(keepassxc.stderr)")
+        #expect(try Self.kinds(cli) == ["credential": 2, "otp": 1])
+        let shown = try cli.ok(["show", "Mail"]).stdout
+        #expect(shown.contains("mail.example.org") && shown.contains("Username: frank"), "\(shown)")
+        #expect(!shown.contains("mail pass"), "a credential is shown masked")
+        #expect(try cli.ok(["show", "Mail", "--reveal"]).stdout.contains("mail pass ✓"))
+
+        let pykeepass = try cli.ok(["import", "--from", "keepass", directory + "/pykeepass_chacha20_argon2id.kdbx"], input: Self.password + "\n")
+        #expect(pykeepass.stderr.contains("Imported 7 item(s) from keepass."), "\(pykeepass.stderr)")
+        #expect(pykeepass.stderr.contains("coffer: warning: 2 entries could not be imported:"))
+        #expect(pykeepass.stderr.contains("GitHub: the protected field \"PIN\" is not kept"))
+        #expect(!pykeepass.stderr.contains("4321") && !pykeepass.stderr.contains(Self.password))
+        #expect(try Self.kinds(cli) == ["credential": 4, "otp": 5, "note": 1])
+        #expect(try cli.ok(["code", "Legacy Bank", "--json"]).stdout.contains("\"code\""))
+    }
+
+    @Test("A wrong password, a truncated file and absurd costs: one line, a non-zero exit, nothing added")
+    func refusals() throws {
+        let directory = try Self.databases()
+        let cli = try CLI()
+        try cli.ok(["init"])
+        let file = directory + "/pykeepass_aes_argon2d.kdbx"
+        let wrong = try cli.run(["import", "--from", "keepass", file], input: "not it\n")
+        #expect(wrong.status == 77 && wrong.stderr.hasPrefix("coffer: error:"), "\(wrong.stderr)")
+
+        let data = try Data(contentsOf: URL(fileURLWithPath: file))
+        let truncated = directory + "/truncated.kdbx"
+        try data.dropLast(40).write(to: URL(fileURLWithPath: truncated))
+        let cut = try cli.run(["import", "--from", "keepass", truncated], input: Self.password + "\n")
+        #expect(cut.status != 0 && cut.stderr == "coffer: error: the file is not readable: a payload block is cut short (truncated file)\n", "\(cut.stderr)")
+
+        #expect(try cli.ok(["list"]).stdout.isEmpty)
+    }
+}

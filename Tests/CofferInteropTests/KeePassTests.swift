@@ -1,0 +1,257 @@
+import CofferModel
+import CofferOTP
+import CofferTestSupport
+import Crypto
+import Foundation
+import Testing
+
+@testable import CofferInterop
+
+@Suite struct KeePassTests {
+    static func read(_ file: String, password: String?) throws -> ImportResult {
+        try KeePassImporter.read(KeePassFixtures.bytes(file), password: password)
+    }
+
+    /// Each database, from either writer, imports as its script says: credentials with user name, URL, notes and
+    /// other fields; tokens in every OTP form with codes from the RFC reference; notes; history, the recycle bin
+    /// and nothing else left out; each bad entry a problem that names no secret.
+    @Test(arguments: KeePassFixtures.databases)
+    func importsDatabase(_ database: KeePassFixtures.Database) throws {
+        let expected = try KeePassFixtures.expected()
+        let result = try Self.read(database.file, password: expected.password)
+
+        let credentials = result.items.compactMap { item -> Credential? in
+            if case .credential(let credential) = item { return credential }
+            return nil
+        }
+        #expect(credentials.count == database.credentials.count)
+        for wanted in database.credentials {
+            let credential = try #require(credentials.first { $0.name == wanted.name }, "\(wanted.name)")
+            #expect(credential.value == wanted.value, "\(wanted.name): the password differs")
+            #expect(credential.provider == wanted.provider, "\(wanted.name)")
+            #expect(credential.tags == wanted.tags, "\(wanted.name)")
+            #expect(credential.notes == wanted.notes, "\(wanted.name)")
+        }
+        try OTPFixtures.check(OTPFixtures.otpItems(result), against: database.otp)
+        let notes = result.items.compactMap { item -> Note? in
+            if case .note(let note) = item { return note }
+            return nil
+        }
+        #expect(notes.map(\.name) == database.notes.map(\.name))
+        #expect(notes.map(\.text) == database.notes.map(\.text))
+        #expect(result.items.count == credentials.count + database.otp.count + notes.count)
+        OTPFixtures.check(result.problems, against: database.problems)
+        for problem in result.problems {
+            TokenFixtures.expectNoSecret(problem.description, password: expected.password)
+            #expect(!problem.description.contains("4321"), "a protected field's value")
+        }
+    }
+
+    @Test(arguments: KeePassFixtures.databases)
+    func wrongOrMissingPassword(_ database: KeePassFixtures.Database) throws {
+        let data = try KeePassFixtures.bytes(database.file)
+        #expect(throws: InteropError.passwordRequired) { try KeePassImporter.read(data, password: nil) }
+        #expect(throws: InteropError.wrongPassword) { try KeePassImporter.read(data, password: "not the password") }
+    }
+
+    /// A file cut anywhere is refused with a clear error (never a crash or a partial import); cut inside the block
+    /// stream, it says so.
+    @Test(arguments: KeePassFixtures.databases)
+    func truncatedDatabase(_ database: KeePassFixtures.Database) throws {
+        let expected = try KeePassFixtures.expected()
+        let data = try KeePassFixtures.bytes(database.file)
+        do {
+            _ = try KeePassImporter.read(Array(data.dropLast(3)), password: expected.password)
+            Issue.record("a truncated database imported")
+        } catch {
+            #expect(error.description.contains("cut short (truncated file)"), "\(error)")
+        }
+        for length in stride(from: 0, to: data.count, by: max(1, data.count / 23)) {
+            #expect(throws: InteropError.self) { try KeePassImporter.read(Array(data.prefix(length)), password: expected.password) }
+        }
+    }
+
+    /// One changed byte in a KDBX 4 payload block fails that block's HMAC; in the header, the header's hash.
+    @Test func blockHMACMismatchAndDamagedHeader() throws {
+        let expected = try KeePassFixtures.expected()
+        for database in expected.databases where database.version == 4 {
+            let data = try KeePassFixtures.bytes(database.file)
+            var altered = data
+            // The last block is the empty end block (32-byte HMAC, zero length): the byte before it is block 0's.
+            altered[data.count - 37] ^= 0x01
+            #expect(throws: InteropError.malformedFile("payload block 0 fails its HMAC check (damaged or altered)")) {
+                try KeePassImporter.read(altered, password: expected.password)
+            }
+            var header = data
+            header[20] ^= 0x01
+            #expect(throws: InteropError.malformedFile("the header fails its SHA-256 check (damaged)")) {
+                try KeePassImporter.read(header, password: expected.password)
+            }
+        }
+    }
+
+    /// Absurd KDF costs in a header whose hash is right are refused before any work (no memory allocated, no round
+    /// run: each answer comes back at once).
+    @Test func absurdKDFParametersAreRefusedBeforeWork() throws {
+        let expected = try KeePassFixtures.expected()
+        let argon = try KeePassFixtures.bytes("pykeepass_aes_argon2d.kdbx")
+        let aes = try KeePassFixtures.bytes("pykeepass_aes_aeskdf_plain.kdbx")
+        let hostile: [(String, [UInt8])] = [
+            ("1 TiB of memory", try KeePassFixtures.settingKDFParameter(argon, key: "M", type: 0x05, value: 1 << 40)),
+            ("2^63 passes", try KeePassFixtures.settingKDFParameter(argon, key: "I", type: 0x05, value: 1 << 63)),
+            ("33 passes", try KeePassFixtures.settingKDFParameter(argon, key: "I", type: 0x05, value: 33)),
+            ("2^32-1 lanes", try KeePassFixtures.settingKDFParameter(argon, key: "P", type: 0x04, value: 0xFFFF_FFFF)),
+            ("1 GiB × 32 passes", try KeePassFixtures.settingKDFParameter(
+                try KeePassFixtures.settingKDFParameter(argon, key: "M", type: 0x05, value: 1 << 30),
+                key: "I", type: 0x05, value: 32)),
+            ("2^64-1 AES rounds", try KeePassFixtures.settingKDFParameter(aes, key: "R", type: 0x05, value: .max)),
+            ("200,000,001 AES rounds", try KeePassFixtures.settingKDFParameter(aes, key: "R", type: 0x05, value: 200_000_001)),
+        ]
+        for (label, data) in hostile {
+            let clock = ContinuousClock()
+            let start = clock.now
+            do {
+                _ = try KeePassImporter.read(data, password: expected.password)
+                Issue.record("\(label): imported")
+            } catch {
+                guard case .kdfParametersOutOfBounds = error else {
+                    Issue.record("\(label): \(error)")
+                    continue
+                }
+            }
+            #expect(clock.now - start < .milliseconds(500), "\(label) did work before refusing")
+        }
+        // Argon2 version 0x10 (KeePass reads it; KeePassXC writes 0x13 only) is refused by name.
+        let old = try KeePassFixtures.settingKDFParameter(argon, key: "V", type: 0x04, value: 0x10)
+        #expect(throws: InteropError.unsupportedVersion("Argon2 version 0x10 (only 0x13 is read)")) {
+            try KeePassImporter.read(old, password: expected.password)
+        }
+        // Within the caps, an edited cost is simply another key: the header HMAC says the password is wrong.
+        let other = try KeePassFixtures.settingKDFParameter(argon, key: "I", type: 0x05, value: 3)
+        #expect(throws: InteropError.wrongPassword) { try KeePassImporter.read(other, password: expected.password) }
+    }
+
+    @Test func otherVersionsAndFilesAreRefused() throws {
+        let data = try KeePassFixtures.bytes("pykeepass_aes_argon2d.kdbx")
+        var kdb = data
+        kdb[4] = 0x65  // KeePass 1.x .kdb
+        #expect(throws: InteropError.unsupportedVersion("KeePass signature b54bfb65 (only KDBX 3.1 and 4 are read)")) {
+            try KeePassImporter.read(kdb, password: "x")
+        }
+        var version2 = data
+        version2[10] = 2
+        #expect(throws: InteropError.unsupportedVersion("KDBX 2.0 (only KDBX 3.1 and 4 are read)")) {
+            try KeePassImporter.read(version2, password: "x")
+        }
+        for text in ["", "{}", "otpauth://totp/a?secret=JBSWY3DPEHPK3PXP"] {
+            #expect(throws: InteropError.malformedFile("not a KeePass database (signature)")) {
+                try KeePassImporter.read(Array(text.utf8), password: "x")
+            }
+        }
+        #expect(throws: InteropError.tooLarge(limit: importSizeLimit)) {
+            try KeePassImporter.read(data + [UInt8](repeating: 0, count: importSizeLimit), password: "x")
+        }
+    }
+
+    @Test(arguments: [UInt64(1), 2, 3])
+    func garbageAfterTheSignatureIsRefused(seed: UInt64) {
+        var random = SplitMix64(seed: seed)
+        let data: [UInt8] = [0x03, 0xD9, 0xA2, 0x9A, 0x67, 0xFB, 0x4B, 0xB5, 0x00, 0x00, 0x04, 0x00] + random.bytes(2048)
+        TokenFixtures.expectRejectedOrEmpty { () throws(InteropError) in try KeePassImporter.read(data, password: "x") }
+    }
+
+    // MARK: Entry conversion
+
+    @Test(arguments: [
+        ("otpauth://totp/Acme:dora?secret=JBSWY3DPEHPK3PXP&issuer=Acme&digits=8", "Acme", "dora", 8),
+        ("key=JBSWY3DPEHPK3PXP&step=30&size=7&otpHashMode=Sha256", "Title", "user", 7),
+    ])
+    func otpFieldForms(_ otp: String, issuer: String, account: String, digits: Int) throws {
+        let entry = KeePassEntry(fields: [
+            .init(key: "Title", value: "Title", protected: false), .init(key: "UserName", value: "user", protected: false),
+            .init(key: "otp", value: otp, protected: true),
+        ])
+        let parsed = try #require(try KeePassImporter.otp(entry))
+        #expect(parsed.parameters.digits == digits)
+        #expect(parsed.parameters.secret == (try Base32.decode("JBSWY3DPEHPK3PXP")))
+        #expect((parsed.issuer ?? "Title") == issuer && (parsed.account ?? "user") == account)
+    }
+
+    @Test func xmlWithADTDIsRefused() {
+        let xml = Array("<?xml version=\"1.0\"?><!DOCTYPE x [<!ENTITY a \"aaaa\">]><KeePassFile/>".utf8)
+        #expect(throws: InteropError.malformedFile("the database XML declares a DTD")) {
+            try KeePassXMLReader.entries(xml, stream: KeePassInnerStream(cipher: .chaCha20, key: [1]))
+        }
+        #expect(throws: InteropError.malformedFile("the database XML is not a KeePassFile")) {
+            try KeePassXMLReader.entries(Array("<Other/>".utf8), stream: KeePassInnerStream(cipher: .chaCha20, key: [1]))
+        }
+        #expect(throws: InteropError.malformedFile("the database XML is not well-formed")) {
+            try KeePassXMLReader.entries(Array("<KeePassFile><Root>".utf8), stream: KeePassInnerStream(cipher: .chaCha20, key: [1]))
+        }
+    }
+}
+
+/// The primitives KeePass needs beyond swift-crypto's AEADs, against PyCryptodome (Tests/oracles/keepass_oracle.py).
+@Suite struct KeePassCryptoTests {
+    static func oracle(_ requests: [[String: Any]]) throws -> [[UInt8]] {
+        let script = TestSupport.repositoryRoot.appendingPathComponent("Tests/oracles/keepass_oracle.py").path
+        let result = try TestSupport.run("/usr/bin/python3", [script], input: Array(try JSONSerialization.data(withJSONObject: requests)))
+        try #require(result.status == 0, "keepass_oracle.py: \(result.stderr.suffix(400))")
+        let answers = try #require(try JSONSerialization.jsonObject(with: Data(result.standardOutput)) as? [String])
+        return answers.map { hex in
+            stride(from: 0, to: hex.count, by: 2).map {
+                UInt8(hex.dropFirst($0).prefix(2), radix: 16) ?? 0
+            }
+        }
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+
+    @Test func streamsMatchPyCryptodome() throws {
+        var random = SplitMix64(seed: 0x4B44)
+        let innerKey = random.bytes(64)
+        // Lengths that cross block and refill boundaries, consumed in pieces as protected values are.
+        let pieces = [1, 7, 64, 100, 4096, 5000]
+        let total = pieces.reduce(0, +)
+        let data = random.bytes(total)
+        for cipher in [KeePassInnerStream.Cipher.salsa20, .chaCha20] {
+            var stream = KeePassInnerStream(cipher: cipher, key: innerKey)
+            var ours: [UInt8] = []
+            var offset = 0
+            for piece in pieces {
+                ours += try stream.apply(Array(data[offset..<(offset + piece)]))
+                offset += piece
+            }
+            let request: [String: Any]
+            switch cipher {
+            case .salsa20:
+                request = ["op": "salsa20", "key": Self.hex(Array(SHA256.hash(data: innerKey))), "nonce": "e830094b97205d2a", "data": Self.hex(data)]
+            case .chaCha20:
+                let digest = Array(SHA512.hash(data: innerKey))
+                request = ["op": "chacha20", "key": Self.hex(Array(digest[0..<32])), "nonce": Self.hex(Array(digest[32..<44])), "data": Self.hex(data)]
+            }
+            #expect(try Self.oracle([request]) == [ours], "\(cipher)")
+        }
+        // The outer ChaCha20 from a non-zero counter, as a refill does.
+        let key = random.bytes(32), nonce = random.bytes(12)
+        let ours = try KeePassCrypto.chaCha20(data, key: key, nonce: nonce, counter: 5)
+        #expect(try Self.oracle([["op": "chacha20", "key": Self.hex(key), "nonce": Self.hex(nonce), "data": Self.hex(data), "counter": 5]]) == [ours])
+    }
+
+    @Test(arguments: [UInt64(1), 2, 1000, 65_536, 65_537, 200_003])
+    func aesKDFMatchesRoundByRound(rounds: UInt64) throws {
+        var random = SplitMix64(seed: rounds)
+        let key = random.bytes(32), seed = random.bytes(32)
+        let ours = try KeePassCrypto.aesKDF(key, seed: seed, rounds: rounds)
+        #expect(try Self.oracle([["op": "aes-kdf", "key": Self.hex(seed), "data": Self.hex(key), "rounds": rounds]]) == [ours])
+    }
+
+    @Test(arguments: [0, 1, 15, 16, 100])
+    func aesCBCOpensPyCryptodomesCiphertext(length: Int) throws {
+        var random = SplitMix64(seed: UInt64(length))
+        let key = random.bytes(32), iv = random.bytes(16), plain = random.bytes(length)
+        let sealed = try Self.oracle([["op": "aes-cbc-encrypt", "key": Self.hex(key), "nonce": Self.hex(iv), "data": Self.hex(plain)]])
+        #expect(try KeePassCrypto.decryptAESCBC(sealed[0], key: key, iv: iv) == plain)
+        #expect(throws: InteropError.self) { try KeePassCrypto.decryptAESCBC(sealed[0], key: random.bytes(32), iv: iv) }
+    }
+}
