@@ -131,8 +131,9 @@ enum BitwardenTOTP {
     }
 }
 
-/// A small RFC 4180 reader: fields separated by commas, records by CRLF, LF or CR; a field in double quotes may
-/// hold commas, line breaks and doubled quotes. An unquoted field keeps any quote it contains literally.
+/// A small RFC 4180 reader: fields separated by commas (or another `delimiter`: FidMe uses semicolons), records by
+/// CRLF, LF or CR; a field in double quotes may hold delimiters, line breaks and doubled quotes. An unquoted field
+/// keeps any quote it contains literally.
 enum CSV {
     struct Record: Equatable {
         /// The 1-based line on which the record starts, for naming it in problems.
@@ -140,8 +141,8 @@ enum CSV {
         let fields: [String]
     }
 
-    static func records(_ bytes: ArraySlice<UInt8>) throws(InteropError) -> [Record] {
-        let quote = UInt8(ascii: "\""), comma = UInt8(ascii: ","), lf = UInt8(ascii: "\n"), cr = UInt8(ascii: "\r")
+    static func records(_ bytes: ArraySlice<UInt8>, delimiter comma: UInt8 = UInt8(ascii: ",")) throws(InteropError) -> [Record] {
+        let quote = UInt8(ascii: "\""), lf = UInt8(ascii: "\n"), cr = UInt8(ascii: "\r")
         var records: [Record] = []
         var fields: [String] = []
         var field: [UInt8] = []

@@ -75,7 +75,8 @@ public enum ImportFormats {
         AegisImporter.self, TwoFASImporter.self, AndOTPImporter.self, GoogleAuthenticatorImporter.self,
         BitwardenJSONImporter.self, BitwardenCSVImporter.self, FreeOTPPlusImporter.self,
         ProtonAuthenticatorImporter.self, EnteAuthImporter.self, OTPAuthListImporter.self, CatimaImporter.self,
-        PKPassImporter.self, CofferJSONImporter.self, KeePassImporter.self,
+        PKPassImporter.self, CofferJSONImporter.self, KeePassImporter.self, SteamMaFileImporter.self,
+        DuoImporter.self, FidMeImporter.self,
     ] }
 
     /// The importer called `name`.

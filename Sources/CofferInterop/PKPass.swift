@@ -2,7 +2,8 @@ import CofferBarcode
 import CofferModel
 import Foundation
 
-/// Reads an Apple Wallet pass (`.pkpass`: a zip holding `pass.json`) as one card. The signature and images are not
+/// Reads an Apple Wallet pass (`.pkpass`: a zip holding `pass.json`) as one card, or a `.pkpasses` bundle (a zip of
+/// `.pkpass` files) as one card per pass. The signature and images are not
 /// checked or kept: the pass is imported for its barcode, not trusted as coming from its issuer. A pass without a
 /// barcode becomes a card without one, shown by its `serialNumber`.
 public enum PKPassImporter: Importer {
@@ -16,9 +17,35 @@ public enum PKPassImporter: Importer {
     /// Enough locations for any real pass (Wallet itself uses at most ten), well within the card's metadata cap.
     static let locationLimit = 10
 
+    /// The most passes read from one `.pkpasses` bundle (Wallet shares at most ten at a time; apps bundle more).
+    static let bundleLimit = 1000
+
     public static func read(_ data: [UInt8], password: String?) throws(InteropError) -> ImportResult {
         guard data.count <= importSizeLimit else { throw .tooLarge(limit: importSizeLimit) }
         let archive = try ZipArchive(data)
+        if archive.entries.contains(where: { $0.name == "pass.json" }) {
+            return try read(pass: archive)
+        }
+        // A `.pkpasses` bundle: a zip of `.pkpass` files, each read as one pass; a damaged pass is a problem, not
+        // the end of the bundle. Passes do not nest, so an inner file is only ever read as a pass.
+        let passes = archive.entries.filter { $0.name.lowercased().hasSuffix(".pkpass") }
+        guard !passes.isEmpty else { throw .malformedFile("the pass has no pass.json") }
+        guard passes.count <= bundleLimit else { throw .malformedFile("more than \(bundleLimit) passes in the bundle") }
+        var result = ImportResult()
+        for entry in passes {
+            do {
+                let pass = try read(pass: ZipArchive(archive.contents(of: entry)))
+                result.items += pass.items
+                result.problems += pass.problems
+            } catch {
+                result.problems.append(ImportProblem(entry: entry.baseName, reason: error.description))
+            }
+        }
+        return result
+    }
+
+    /// One pass: the card its `pass.json` describes.
+    private static func read(pass archive: ZipArchive) throws(InteropError) -> ImportResult {
         guard let entry = archive.entries.first(where: { $0.name == "pass.json" }) else {
             throw .malformedFile("the pass has no pass.json")
         }

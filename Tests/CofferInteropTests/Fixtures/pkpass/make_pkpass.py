@@ -56,6 +56,11 @@ def main():
     with zipfile.ZipFile("wrong_types.pkpass", "w") as archive:
         archive.writestr("pass.json", json.dumps({"organizationName": 7, "description": ["x"],
                                                   "barcodes": "nope"}))
+    # A .pkpasses bundle (several passes shared at once): a zip of .pkpass files, one of them damaged.
+    with zipfile.ZipFile("bundle.pkpasses", "w", zipfile.ZIP_STORED) as bundle:
+        for name in ["store_card.pkpass", "code128.pkpass", "no_barcode.pkpass", "bad_json.pkpass"]:
+            with open(name, "rb") as inner:
+                bundle.writestr(zipfile.ZipInfo(name, (2024, 1, 1, 0, 0, 0)), inner.read())
 
 
 if __name__ == "__main__":
