@@ -76,7 +76,7 @@ public enum ImportFormats {
         BitwardenJSONImporter.self, BitwardenCSVImporter.self, FreeOTPPlusImporter.self,
         ProtonAuthenticatorImporter.self, EnteAuthImporter.self, OTPAuthListImporter.self, CatimaImporter.self,
         PKPassImporter.self, CofferJSONImporter.self, KeePassImporter.self, SteamMaFileImporter.self,
-        DuoImporter.self, FidMeImporter.self,
+        DuoImporter.self, FidMeImporter.self, StratumImporter.self,
     ] }
 
     /// The importer called `name`.

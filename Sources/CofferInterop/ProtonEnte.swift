@@ -108,16 +108,65 @@ public enum ProtonAuthenticatorImporter: Importer {
     }
 }
 
-/// Reads Ente Auth's plain-text export: one `otpauth://` URI per line.
+/// Reads Ente Auth's exports: the plain-text one (one `otpauth://` URI per line) and the encrypted one.
 ///
 /// Ente appends its own query parameters (`codeDisplay=` with pin, trash and tag state as JSON, and others); the
 /// URI parser ignores unknown parameters, so they are dropped. Blank lines are skipped; a line that is not a
 /// usable URI becomes a problem named by its line number only, since the line holds a secret.
+///
+/// The encrypted export (Ente's `docs/auth/migration/export.md`, version 1) is `{"version": 1, "kdfParams":
+/// {"memLimit", "opsLimit", "salt"}, "encryptedData", "encryptionNonce"}`: the key is libsodium's `crypto_pwhash`
+/// (Argon2id v0x13, `opsLimit` passes, `memLimit` bytes, 1 lane, 32 bytes) of the password's UTF-8 bytes and the
+/// 16-byte salt; `encryptedData` is one message of a `crypto_secretstream_xchacha20poly1305` stream whose 24-byte
+/// header is `encryptionNonce` (``SodiumSecretStream``), holding the plain-text export. All three are standard
+/// base64. The cost comes from the file and is bounded by ``Argon2/Limits/importing`` before any work.
 public enum EnteAuthImporter: Importer {
     public static let formatName = "ente"
 
-    /// Ente's plaintext export is an otpauth URI list; its extra parameters (`codeDisplay=` …) are ignored.
     public static func read(_ data: [UInt8], password: String?) throws(InteropError) -> ImportResult {
-        try OTPAuthListImporter.read(data, password: password)
+        try OTPImport.checkSize(data)
+        if let document = ImportJSON.parse(data), case .object = document, document["encryptedData"] != nil {
+            guard let password else { throw .passwordRequired }
+            return try OTPAuthListImporter.read(decrypt(document, password: password), password: nil)
+        }
+        return try OTPAuthListImporter.read(data, password: password)
+    }
+
+    private static func decrypt(_ document: ImportJSON, password: String) throws(InteropError) -> [UInt8] {
+        guard document["version"]?.intValue == 1 else {
+            throw .unsupportedVersion(document["version"]?.intValue.map { "Ente export \($0)" } ?? "(missing)")
+        }
+        guard let parameters = document["kdfParams"], let memory = parameters["memLimit"]?.intValue,
+              let passes = parameters["opsLimit"]?.intValue,
+              let saltText = parameters["salt"]?.stringValue, let salt = Data(base64Encoded: saltText), salt.count == 16
+        else {
+            throw .malformedFile("kdfParams lacks memLimit, opsLimit or a base64 16-byte salt")
+        }
+        guard let nonceText = document["encryptionNonce"]?.stringValue, let header = Data(base64Encoded: nonceText),
+              header.count == SodiumSecretStream.headerByteCount,
+              let sealedText = document["encryptedData"]?.stringValue, let sealed = Data(base64Encoded: sealedText),
+              sealed.count >= SodiumSecretStream.overheadByteCount
+        else {
+            throw .malformedFile("encryptionNonce is not base64 of 24 bytes, or encryptedData of a sealed message")
+        }
+        // Bytes in the file: checked as bytes first, so the conversion to KiB cannot overflow or round.
+        let limits = Argon2.Limits.importing
+        guard memory > 0, memory % 1024 == 0, memory / 1024 <= limits.memoryKiB.upperBound else {
+            throw .kdfParametersOutOfBounds("memLimit must be whole KiB up to \(limits.memoryKiB.upperBound) KiB")
+        }
+        let key: SecretBytes
+        do {
+            key = try Argon2.derive(
+                SecretBytes(password.utf8), salt: Array(salt),
+                parameters: Argon2.Parameters(iterations: passes, memoryKiB: memory / 1024, lanes: 1))
+        } catch {
+            throw .kdfParametersOutOfBounds(error.description)
+        }
+        guard let opened = try SodiumSecretStream.openFirstMessage(
+            Array(sealed), key: key.withUnsafeBytes { Array($0) }, header: Array(header))
+        else {
+            throw .wrongPassword
+        }
+        return opened.message
     }
 }
