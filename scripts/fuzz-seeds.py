@@ -17,7 +17,8 @@ sys.path.insert(0, os.path.join(ROOT, "Tests", "oracles"))
 
 # Positions in ImportFormats.all (Sources/CofferInterop/Import.swift): byte 0 of a FuzzImport input.
 IMPORTERS = {"aegis": 0, "2fas": 1, "andotp": 2, "google": 3, "bitwarden-json": 4, "bitwarden-csv": 5,
-             "freeotp-plus": 6, "proton": 7, "ente": 8, "otpauth": 9, "catima": 10, "pkpass": 11, "coffer-json": 12}
+             "freeotp-plus": 6, "proton": 7, "ente": 8, "otpauth": 9, "catima": 10, "pkpass": 11, "coffer-json": 12,
+             "keepass": 13, "steam": 14, "duo": 15, "fidme": 16, "stratum": 17}
 
 # A small plaintext export (docs/FORMAT.md §7), the one import format without a fixture file.
 COFFER_JSON = b'''{"format": "coffer-export", "version": 1,
@@ -63,6 +64,21 @@ def fixture_seeds():
             with open(os.path.join(path, name), "rb") as file:
                 yield bytes([IMPORTERS[key]]) + file.read()
     yield bytes([IMPORTERS["coffer-json"]]) + COFFER_JSON
+    yield from keepass_seeds()
+
+
+def keepass_seeds():
+    """KeePass databases are not committed: the tests' writers (pykeepass and keepassxc-cli, through
+    Tests/CofferInteropTests/Fixtures/keepass/make_keepass.py and Debian's /usr/bin/python3) make them here."""
+    import subprocess
+    import tempfile
+    script = os.path.join(ROOT, "Tests", "CofferInteropTests", "Fixtures", "keepass", "make_keepass.py")
+    with tempfile.TemporaryDirectory() as directory:
+        subprocess.run(["/usr/bin/python3", script, directory], check=True, capture_output=True)
+        for name in sorted(os.listdir(directory)):
+            if name.endswith(".kdbx"):
+                with open(os.path.join(directory, name), "rb") as file:
+                    yield bytes([IMPORTERS["keepass"]]) + file.read()
 
 
 def barcode_seeds():

@@ -307,6 +307,9 @@ struct Import: ParsableCommand {
         discussion: """
             coffer import --from aegis aegis-export.json      formats: \(ImportFormats.names.joined(separator: ", "))
             coffer import --from coffer-json export.json      Coffer's own plaintext export (coffer export --format json)
+            coffer import --from keepass Passwords.kdbx       KeePass/KeePassXC: credentials, OTP tokens and notes
+            coffer import --from steam maFiles.zip            Steam Desktop Authenticator: a maFile, or the zipped folder
+            coffer import --from pkpass passes.pkpasses       Apple Wallet: one pass, or a bundle of them
             coffer import --format backup vault.coffer-backup  restores when there is no vault yet, else adds its items
             Passwords are asked on the terminal or read from standard input. Entries already in the vault are skipped;
             entries that cannot be read are listed with the reason. Everything read is added in one transaction.

@@ -10,6 +10,7 @@ struct EveryFormatTests {
     static let fixtures = TestSupport.repositoryRoot.appendingPathComponent("Tests/CofferInteropTests/Fixtures").path
 
     /// (format, file under Fixtures, password): every readable fixture; the hostile ones are the importers' own tests.
+    /// KeePass databases are not committed (the tests' writers make them): KeePassCLITests imports them.
     static let imports: [(format: String, file: String, password: String?)] = [
         ("2fas", "2fas/plain.2fas", nil), ("2fas", "2fas/encrypted.2fas", "correct horse 2fas"), ("2fas", "2fas/v1.2fas", nil),
         ("aegis", "aegis/plain_v2.json", nil), ("aegis", "aegis/encrypted_v1.json", "coffer test passphrase"),
@@ -25,6 +26,10 @@ struct EveryFormatTests {
         ("proton", "proton/encrypted.json", "proton export pw ✓"),
         ("pkpass", "pkpass/store_card.pkpass", nil), ("pkpass", "pkpass/code128.pkpass", nil),
         ("pkpass", "pkpass/legacy_barcode.pkpass", nil), ("pkpass", "pkpass/no_barcode.pkpass", nil),
+        ("pkpass", "pkpass/bundle.pkpasses", nil), ("ente", "ente/encrypted.json", "ente export pw ✓"),
+        ("steam", "steam/maFiles_encrypted.zip", "steam desktop pw ✓"), ("duo", "duo/accounts.json", nil),
+        ("fidme", "fidme/export.zip", nil), ("stratum", "stratum/backup.authpro", "stratum backup pw ✓"),
+        ("stratum", "stratum/backup_legacy.authpro", "stratum backup pw ✓"),
     ]
 
     /// How many items of each kind `cli`'s vault holds.

@@ -61,6 +61,30 @@ struct KeePassCLITests {
         let cut = try cli.run(["import", "--from", "keepass", truncated], input: Self.password + "\n")
         #expect(cut.status != 0 && cut.stderr == "coffer: error: the file is not readable: a payload block is cut short (truncated file)\n", "\(cut.stderr)")
 
+        // Argon2 asking for 1 TiB, the header's hash made right again (by Python's hashlib): refused before any work.
+        let costly = directory + "/costly.kdbx"
+        let edit = """
+            import hashlib, struct, sys
+            data = bytearray(open(sys.argv[1], "rb").read())
+            marker = bytes([5, 1, 0, 0, 0]) + b"M" + bytes([8, 0, 0, 0])
+            at = data.index(marker) + len(marker)
+            data[at:at + 8] = struct.pack("<Q", 1 << 40)
+            offset = 12
+            while True:
+                field, length = data[offset], struct.unpack_from("<I", data, offset + 1)[0]
+                offset += 5 + length
+                if field == 0:
+                    break
+            data[offset:offset + 32] = hashlib.sha256(data[:offset]).digest()
+            open(sys.argv[2], "wb").write(data)
+            """
+        try #require(try TestSupport.run("/usr/bin/python3", ["-c", edit, file, costly]).status == 0)
+        let started = Date()
+        let absurd = try cli.run(["import", "--from", "keepass", costly], input: Self.password + "\n")
+        #expect(absurd.status != 0 && absurd.stderr.hasPrefix("coffer: error: key-derivation parameters out of bounds"), "\(absurd.stderr)")
+        #expect(absurd.stderr.split(separator: "\n").count == 1)
+        #expect(Date().timeIntervalSince(started) < 5)
+
         #expect(try cli.ok(["list"]).stdout.isEmpty)
     }
 }
