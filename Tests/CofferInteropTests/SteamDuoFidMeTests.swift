@@ -126,3 +126,29 @@ import Testing
         #expect(result.items.contains(single.items[0]))
     }
 }
+
+/// Every reader added for issue 15 refuses a file over the import cap before parsing it.
+@Suite struct NewReadersSizeCapTests {
+    static var importers: [any Importer.Type] { [
+        KeePassImporter.self, SteamMaFileImporter.self, DuoImporter.self, FidMeImporter.self, StratumImporter.self,
+        EnteAuthImporter.self, PKPassImporter.self,
+    ] }
+
+    @Test func oversizedFilesAreRefused() {
+        let data = [UInt8](repeating: UInt8(ascii: " "), count: importSizeLimit + 1)
+        for importer in Self.importers {
+            do {
+                _ = try importer.read(data, password: "x")
+                Issue.record("\(importer.formatName) read an oversized file")
+            } catch {
+                #expect(error == .tooLarge(limit: importSizeLimit), "\(importer.formatName): \(error)")
+            }
+        }
+    }
+
+    @Test func everyNewReaderIsRegistered() {
+        for importer in Self.importers {
+            #expect(ImportFormats.importer(named: importer.formatName) != nil, "\(importer.formatName)")
+        }
+    }
+}
