@@ -189,15 +189,17 @@ public enum CofferJSONImporter: Importer {
     }
 
     private static func credential(_ entry: Entry) throws(EntryFailure) -> Credential {
-        try entry.allowOnly(["id", "name", "provider", "value", "tags", "notes", "created_at"])
+        try entry.allowOnly(["id", "name", "provider", "value", "tags", "notes", "username", "url", "created_at"])
         try entry.bookkeeping()
         let name = try entry.string("name")
         let provider = try entry.optionalString("provider")
         let value = try entry.string("value")
         let tags = try entry.strings("tags")
         let notes = try entry.optionalString("notes")
+        let username = try entry.optionalString("username")
+        let url = try entry.optionalString("url")
         return try model { () throws(ModelError) in
-            try Credential(name: name, provider: provider, value: value, tags: tags, notes: notes)
+            try Credential(name: name, provider: provider, value: value, tags: tags, notes: notes, username: username, url: url)
         }
     }
 

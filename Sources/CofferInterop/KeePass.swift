@@ -7,8 +7,8 @@ import Foundation
 ///
 /// Each entry (outside history and the recycle bin) becomes:
 /// - a **credential** when it has a password: named by its title (else its URL's host, else its user name), with
-///   the URL's host as the provider, and the user name, URL, notes and other unprotected fields kept in the notes
-///   as `Label: value` lines (a credential holds one secret, so other protected fields are reported, not kept);
+///   its user name and URL, the URL's host as the provider, and its notes after the other unprotected fields as
+///   `Label: value` lines (a credential holds one secret, so other protected fields are reported, not kept);
 /// - an **OTP token** when it has one, in any of the forms KeePass apps write: an `otp` field holding an
 ///   `otpauth://` URI (KeePassXC 2.6 and later) or KeeOtp's `key=…&step=…&size=…&otpHashMode=…`; KeePassXC's
 ///   older `TOTP Seed` with `TOTP Settings` (`period;digits`, digits `S` for Steam); or KeePass 2.47's
@@ -56,12 +56,7 @@ public enum KeePassImporter: Importer {
             result.problems.append(ImportProblem(
                 entry: name, reason: "the protected field \"\(field.key)\" is not kept (a credential holds one secret)"))
         }
-        var lines: [String] = []
-        if let username { lines.append("Username: \(username)") }
-        if let url { lines.append("URL: \(url)") }
-        for field in extra where !field.protected && OTPImport.nonEmpty(field.value) != nil {
-            lines.append("\(field.key): \(field.value)")
-        }
+        let lines = extra.filter { !$0.protected && OTPImport.nonEmpty($0.value) != nil }.map { "\($0.key): \($0.value)" }
         let notes = OTPImport.nonEmpty(entry.value("Notes"))
         let details = lines.isEmpty ? notes : lines.joined(separator: "\n") + (notes.map { "\n\n" + $0 } ?? "")
 
@@ -70,7 +65,7 @@ public enum KeePassImporter: Importer {
             converted = true
             do {
                 result.items.append(.credential(try Credential(
-                    name: name, provider: host, value: password, tags: tags, notes: details)))
+                    name: name, provider: host, value: password, tags: tags, notes: details, username: username, url: url)))
             } catch {
                 result.problems.append(ImportProblem(entry: name, reason: error.description))
             }

@@ -75,10 +75,12 @@ public struct PlaintextExport: Encodable {
         let value: String
         let tags: [String]
         let notes: String?
+        let username: String?
+        let url: String?
         let createdAt: Date
 
         enum CodingKeys: String, CodingKey {
-            case id, name, provider, value, tags, notes
+            case id, name, provider, value, tags, notes, username, url
             case createdAt = "created_at"
         }
     }
@@ -153,7 +155,8 @@ public struct PlaintextExport: Encodable {
             case .credential(let credential):
                 credentials.append(CredentialEntry(
                     id: id, name: credential.name, provider: credential.provider, value: credential.value,
-                    tags: credential.tags, notes: credential.notes, createdAt: item.createdAt))
+                    tags: credential.tags, notes: credential.notes, username: credential.username, url: credential.url,
+                    createdAt: item.createdAt))
             case .signingKey(let key):
                 signingKeys.append(SigningKeyEntry(id: id, name: key.name, flavor: key.flavor.rawValue, publicKey: key.publicKeyText))
             case .note(let note):

@@ -257,6 +257,8 @@ extension Credential {
         fields.string(18, value)
         fields.strings(19, tags)
         fields.string(20, notes)
+        fields.string(21, username)
+        fields.string(22, url)
     }
 
     init(fields: FieldReader) throws(ModelError) {
@@ -265,6 +267,8 @@ extension Credential {
         value = try fields.string(18, "value")
         tags = try fields.strings(19, "tag")
         notes = try fields.optionalString(20, "notes")
+        username = try fields.optionalString(21, "username")
+        url = try fields.optionalString(22, "url")
     }
 }
 

@@ -10,13 +10,22 @@ public struct Credential: Sendable, Equatable {
     public var value: String
     public var tags: [String]
     public var notes: String?
+    /// The account the value belongs to (a password manager's user name), since format 1.2.
+    public var username: String?
+    /// Where the value is used (a password manager's URL), since format 1.2.
+    public var url: String?
 
-    public init(name: String, provider: String? = nil, value: String, tags: [String] = [], notes: String? = nil) throws(ModelError) {
+    public init(
+        name: String, provider: String? = nil, value: String, tags: [String] = [], notes: String? = nil,
+        username: String? = nil, url: String? = nil
+    ) throws(ModelError) {
         self.name = name
         self.provider = provider
         self.value = value
         self.tags = tags
         self.notes = notes
+        self.username = username
+        self.url = url
         try validate()
     }
 
@@ -27,6 +36,8 @@ public struct Credential: Sendable, Equatable {
         guard value.utf8.count <= Self.valueLimit else { throw .tooLong(field: "value", limit: Self.valueLimit) }
         tags = try Rules.labels(tags, field: "tags")
         notes = try Rules.optionalText(notes, field: "notes", limit: 65_536)
+        username = try Rules.optionalText(username, field: "username", limit: 1024)
+        url = try Rules.optionalText(url, field: "url", limit: 4096)
     }
 
     /// The value as it may be shown: its first 8 characters then "…" for values of 24 characters or more (API keys,

@@ -165,6 +165,8 @@ struct Show: ParsableCommand {
                 detail.notes = card.notes
             case .credential(let credential):
                 if reveal { detail.value = credential.value }
+                detail.username = credential.username
+                detail.url = credential.url
                 detail.notes = credential.notes
             case .note(let note):
                 detail.fields = note.fields.map { ["label": $0.label, "value": $0.value] }
@@ -204,6 +206,8 @@ struct Show: ParsableCommand {
             if let counter = summary.counter { rows.append(("Next counter", String(counter))) }
         case .credential(let credential):
             if let provider = credential.provider { rows.append(("Provider", provider)) }
+            if let username = credential.username { rows.append(("Username", username)) }
+            if let url = credential.url { rows.append(("URL", url)) }
             rows.append(("Value", reveal ? credential.value : credential.maskedValue))
             if let notes = credential.notes { rows.append(("Notes", notes)) }
         case .signingKey(let key):
@@ -245,12 +249,14 @@ struct ItemDetail: Encodable {
     var payloadCharset: String?
     var cardNumber: String?
     var value: String?
+    var username: String?
+    var url: String?
     var fields: [[String: String]]?
     var text: String?
     var notes: String?
 
     enum CodingKeys: String, CodingKey {
-        case payload, value, fields, text, notes
+        case payload, value, username, url, fields, text, notes
         case payloadCharset = "payload_charset", cardNumber = "card_number"
     }
 
@@ -261,6 +267,8 @@ struct ItemDetail: Encodable {
         try container.encodeIfPresent(payloadCharset, forKey: .payloadCharset)
         try container.encodeIfPresent(cardNumber, forKey: .cardNumber)
         try container.encodeIfPresent(value, forKey: .value)
+        try container.encodeIfPresent(username, forKey: .username)
+        try container.encodeIfPresent(url, forKey: .url)
         try container.encodeIfPresent(fields, forKey: .fields)
         try container.encodeIfPresent(text, forKey: .text)
         try container.encodeIfPresent(notes, forKey: .notes)

@@ -33,7 +33,8 @@ struct KeePassCLITests {
         #expect(keepassxc.stderr.contains("Imported 3 item(s) from keepass."), "\(keepassxc.stderr)")
         #expect(try Self.kinds(cli) == ["credential": 2, "otp": 1])
         let shown = try cli.ok(["show", "Mail"]).stdout
-        #expect(shown.contains("mail.example.org") && shown.contains("Username: frank"), "\(shown)")
+        #expect(shown.contains("Provider: mail.example.org") && shown.contains("Username: frank"), "\(shown)")
+        #expect(shown.contains("URL:      https://mail.example.org/") && shown.contains("Notes:    webmail"), "\(shown)")
         #expect(!shown.contains("mail pass"), "a credential is shown masked")
         #expect(try cli.ok(["show", "Mail", "--reveal"]).stdout.contains("mail pass ✓"))
 

@@ -28,7 +28,9 @@ enum KeePassFixtures {
         let provider: String?
         let value: String
         let tags: [String]
-        let notes: String
+        let username: String?
+        let url: String?
+        let notes: String?
     }
 
     struct ExpectedNote: Decodable {

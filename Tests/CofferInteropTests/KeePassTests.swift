@@ -31,6 +31,7 @@ import Testing
             #expect(credential.provider == wanted.provider, "\(wanted.name)")
             #expect(credential.tags == wanted.tags, "\(wanted.name)")
             #expect(credential.notes == wanted.notes, "\(wanted.name)")
+            #expect(credential.username == wanted.username && credential.url == wanted.url, "\(wanted.name)")
         }
         try OTPFixtures.check(OTPFixtures.otpItems(result), against: database.otp)
         let notes = result.items.compactMap { item -> Note? in

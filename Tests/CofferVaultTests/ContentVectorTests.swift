@@ -23,6 +23,14 @@ enum ContentVectors {
                 13 04 77 6F 72 6B
                 14 06 72 6F 74 61 74 65
                 """),
+            ("credential with a user name and a URL (since 1.2): tags 21 and 22", .credential(try Credential(
+                name: "Mail", value: "pw", username: "al", url: "u")), """
+                01 \(createdField)
+                10 04 4D 61 69 6C
+                12 02 70 77
+                15 02 61 6C
+                16 01 75
+                """),
             ("one-time card with binary payload, dates, flag and metadata", .card(try Card(
                 name: "Return", symbology: .qr, payload: [0x00, 0xC3, 0xA9, 0xFF], payloadCharset: .binary, tags: ["t"],
                 networkIDs: ["costco"], validTo: Date(timeIntervalSince1970: 1_830_000_000), oneTime: true,

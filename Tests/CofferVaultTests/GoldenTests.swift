@@ -53,7 +53,12 @@ enum Golden {
     /// Contents that format v1 gained after the golden vault was written (FORMAT.md, revisions): fresh vaults and
     /// exports hold them beside the golden contents, so the independent reader proves them too.
     static func laterContents() throws -> [ItemContent] {
-        [.card(try Card(name: "Library", symbology: nil, payload: Array("L-998877".utf8), tags: ["books"]))]
+        [
+            .card(try Card(name: "Library", symbology: nil, payload: Array("L-998877".utf8), tags: ["books"])),
+            .credential(try Credential(
+                name: "Mail", provider: "mail.example.org", value: "mail password", username: "frank",
+                url: "https://mail.example.org/")),
+        ]
     }
 
     static var options: VaultOptions {

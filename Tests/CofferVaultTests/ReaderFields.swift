@@ -49,7 +49,8 @@ enum ReaderFields {
         case .credential(let credential):
             fields = [
                 "name": credential.name, "provider": optional(credential.provider), "value": credential.value,
-                "tags": credential.tags, "notes": optional(credential.notes),
+                "tags": credential.tags, "notes": optional(credential.notes), "username": optional(credential.username),
+                "url": optional(credential.url),
             ]
         case .signingKey(let key):
             if inExport {

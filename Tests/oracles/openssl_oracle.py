@@ -109,7 +109,7 @@ def read_otp(f):
 
 def read_credential(f):
     return {"name": text(f[16]), "provider": text(f.get(17)), "value": text(f[18]), "tags": texts(f.get(19, [])),
-            "notes": text(f.get(20))}
+            "notes": text(f.get(20)), "username": text(f.get(21)), "url": text(f.get(22))}
 
 
 def read_signing_key(f):
@@ -360,10 +360,11 @@ def read_export(path):
         exact_keys(token, ["id", "issuer", "account", "uri", "tags", "created_at"], ["notes"])
         items.append({"id": token["id"], "kind": "otp", "content": export_otp(token)})
     for credential in document["credentials"]:
-        exact_keys(credential, ["id", "name", "value", "tags", "created_at"], ["provider", "notes"])
+        exact_keys(credential, ["id", "name", "value", "tags", "created_at"], ["provider", "notes", "username", "url"])
         items.append({"id": credential["id"], "kind": "credential", "content": {
             "name": credential["name"], "provider": credential.get("provider"), "value": credential["value"],
-            "tags": credential["tags"], "notes": credential.get("notes"), "created": iso_ms(credential["created_at"])}})
+            "tags": credential["tags"], "notes": credential.get("notes"), "username": credential.get("username"),
+            "url": credential.get("url"), "created": iso_ms(credential["created_at"])}})
     for key in document["signing_keys"]:
         exact_keys(key, ["id", "name", "algorithm", "flavor", "public_key"])
         assert key["algorithm"] == "ed25519"

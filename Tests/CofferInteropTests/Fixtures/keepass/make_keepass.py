@@ -115,9 +115,10 @@ def expected_pykeepass():
     problems = [{"entry": "GitHub", "reason": "PIN"}, {"entry": "Broken", "reason": "secret"}]
     return {
         "credentials": [
-            {"name": "GitHub", "provider": "github.com", "value": "gh pass ✓ 2", "tags": ["Work"],
-             "notes": "Username: alice\nURL: https://github.com/login\nRecovery hint: in the safe\n\nfirst line\nsecond line"},
-            {"name": "Legacy Bank", "provider": None, "value": "bank pass", "tags": [], "notes": "Username: bob"},
+            {"name": "GitHub", "provider": "github.com", "value": "gh pass ✓ 2", "tags": ["Work"], "username": "alice",
+             "url": "https://github.com/login", "notes": "Recovery hint: in the safe\n\nfirst line\nsecond line"},
+            {"name": "Legacy Bank", "provider": None, "value": "bank pass", "tags": [], "username": "bob", "url": None,
+             "notes": None},
         ],
         "otp": [expected_item(GITHUB, ["Work"]), expected_item(LEGACY), expected_item(STEAM),
                 expected_item(KEEPASS, ["Work"])],
@@ -140,9 +141,10 @@ def keepassxc_entries(path):
 def expected_keepassxc(extra=None):
     expected = {
         "credentials": [
-            {"name": "Mail", "provider": "mail.example.org", "value": "mail pass ✓", "tags": [],
-             "notes": "Username: frank\nURL: https://mail.example.org/\n\nwebmail"},
-            {"name": "Router", "provider": None, "value": "router pass", "tags": ["Servers"], "notes": "Username: root"},
+            {"name": "Mail", "provider": "mail.example.org", "value": "mail pass ✓", "tags": [], "username": "frank",
+             "url": "https://mail.example.org/", "notes": "webmail"},
+            {"name": "Router", "provider": None, "value": "router pass", "tags": ["Servers"], "username": "root",
+             "url": None, "notes": None},
         ],
         "otp": [], "notes": [], "problems": [],
     }
