@@ -114,7 +114,7 @@ struct KeePassInnerStream {
     /// ChaCha20 blocks produced per refill.
     private static let chaChaRefillBlocks = 64
 
-    private let cipher: Cipher
+    let cipher: Cipher
     private let key: [UInt8]
     private let nonce: [UInt8]
     private var buffer: [UInt8] = []

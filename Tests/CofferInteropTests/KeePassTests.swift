@@ -12,6 +12,14 @@ import Testing
         try KeePassImporter.read(KeePassFixtures.bytes(file), password: password)
     }
 
+    /// The parameterised tests below have no cases if the writers fail: this one fails instead.
+    @Test func writersMadeEveryDatabase() throws {
+        let expected = try KeePassFixtures.expected()
+        #expect(expected.databases.count == 5)
+        #expect(Set(expected.databases.map(\.writer)) == ["pykeepass", "keepassxc-cli"])
+        #expect(Set(expected.databases.map(\.version)) == [3, 4])
+    }
+
     /// Each database, from either writer, imports as its script says: credentials with user name, URL, notes and
     /// other fields; tokens in every OTP form with codes from the RFC reference; notes; history, the recycle bin
     /// and nothing else left out; each bad entry a problem that names no secret.
@@ -19,6 +27,10 @@ import Testing
     func importsDatabase(_ database: KeePassFixtures.Database) throws {
         let expected = try KeePassFixtures.expected()
         let result = try Self.read(database.file, password: expected.password)
+        // KeePassXC hides KDBX 3.1's protected values with Salsa20, and every writer KDBX 4's with ChaCha20: both
+        // streams are exercised by databases we did not write.
+        let opened = try KeePassDatabase(KeePassFixtures.bytes(database.file), password: expected.password)
+        #expect(opened.innerStream.cipher == (database.version == 3 ? .salsa20 : .chaCha20))
 
         let credentials = result.items.compactMap { item -> Credential? in
             if case .credential(let credential) = item { return credential }
