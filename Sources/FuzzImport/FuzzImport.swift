@@ -61,6 +61,14 @@ struct FuzzImportReplay {
                 Array(#"{"version":1,"entries":[{"content":{"uri":"steam://AAAA"}}]}"#.utf8),
                 Array(#"{"schemaVersion":4,"services":[{"secret":"JBSWY3DP"}]}"#.utf8),
                 Array("otpauth://totp/a?secret=JBSWY3DPEHPK3PXP&codeDisplay=%7B%7D\n".utf8),
+                // KeePass (a KDBX 4 signature and header start), Stratum, Steam, Duo, FidMe and Ente's encrypted export.
+                [0x03, 0xD9, 0xA2, 0x9A, 0x67, 0xFB, 0x4B, 0xB5, 0x00, 0x00, 0x04, 0x00, 0x02, 0x10, 0x00, 0x00, 0x00]
+                    + [UInt8](repeating: 0x31, count: 16) + [0x00, 0x04, 0x00, 0x00, 0x00, 0x0D, 0x0A, 0x0D, 0x0A],
+                Array("AUTHENTICATORPRO".utf8) + [UInt8](repeating: 7, count: 60),
+                Array(#"{"shared_secret":"AAAAAAAAAAAAAAAAAAAAAAAAAAA=","account_name":"a","revocation_code":"R1"}"#.utf8),
+                Array(#"[{"name":"a:b","otpGenerator":{"otpSecret":"JBSWY3DPEHPK3PXP","counter":1}}]"#.utf8),
+                Array("Retailer;Program;Reference\r\nA;\"p;q\";123\r\n".utf8),
+                Array(#"{"version":1,"kdfParams":{"memLimit":8192,"opsLimit":1,"salt":"AAAAAAAAAAAAAAAAAAAAAA=="},"encryptedData":"AAAAAAAAAAAAAAAAAAAAAAAA","encryptionNonce":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}"#.utf8),
             ]
             let count = ImportFormats.all.count
             for round in 0..<2000 {
