@@ -51,7 +51,8 @@ enum CofferExportText {
         """
     static let credential = """
         {"id": "5e0b7c1a-3333-4a5b-8c9d-000000000001", "name": "OpenAI", "provider": "openai",
-         "value": "sk-proj-0123456789abcdef", "tags": ["ai"], "notes": "rotate yearly", "created_at": "2026-01-31T12:00:00Z"}
+         "value": "sk-proj-0123456789abcdef", "tags": ["ai"], "notes": "rotate yearly", "username": "ops@example.com",
+         "url": "https://platform.openai.com/", "created_at": "2026-01-31T12:00:00Z"}
         """
     static let signingKey = """
         {"id": "5e0b7c1a-4444-4a5b-8c9d-000000000001", "name": "Stellar main", "algorithm": "ed25519",
@@ -123,7 +124,8 @@ struct CofferJSONTests {
                 issuer: "Steam", account: "gamer",
                 parameters: try OTPParameters(secret: Array("12345678901234567890".utf8), kind: .steam))),
             .credential(try Credential(
-                name: "OpenAI", provider: "openai", value: "sk-proj-0123456789abcdef", tags: ["ai"], notes: "rotate yearly")),
+                name: "OpenAI", provider: "openai", value: "sk-proj-0123456789abcdef", tags: ["ai"], notes: "rotate yearly",
+                username: "ops@example.com", url: "https://platform.openai.com/")),
             .note(try Note(
                 name: "Contact Bob", template: .contact,
                 fields: [Note.Field(label: "Email", value: "bob@example.com"), Note.Field(label: "Phone", value: "+1 555 0100")],
