@@ -50,3 +50,11 @@ public struct Credential: Sendable, Equatable {
         secret.count >= 24 ? String(secret.prefix(8)) + "…" : "…"
     }
 }
+
+/// Descriptions and mirrors show the name and provider, never the value, user name, URL or notes: a credential
+/// printed by a failed test, a log line or a debugger must not carry its secret.
+extension Credential: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String { "Credential(\(name)\(provider.map { ", \($0)" } ?? ""), value \(maskedValue))" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: ["name": name, "provider": provider as Any], displayStyle: .struct) }
+}

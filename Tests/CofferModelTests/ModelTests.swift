@@ -232,3 +232,15 @@ struct ContentCodingTests {
         }
     }
 }
+
+@Suite struct CredentialRedactionTests {
+    @Test func descriptionsAndMirrorsHideTheSecretFields() throws {
+        let credential = try Credential(
+            name: "Mail", provider: "example", value: "hunter2-secret-value", notes: "pin 1234", username: "frank",
+            url: "https://mail.example.org/")
+        for text in [String(describing: credential), String(reflecting: credential), "\(credential)", String(describing: Mirror(reflecting: credential).children.map(\.value))] {
+            #expect(text.contains("Mail"))
+            for secret in ["hunter2", "1234", "frank", "mail.example.org"] { #expect(!text.contains(secret), "\(text)") }
+        }
+    }
+}
