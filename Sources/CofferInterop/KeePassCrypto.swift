@@ -14,29 +14,51 @@ enum KeePassCrypto {
     /// SHA-256 of the two halves.
     ///
     /// Repeated ECB of one block is CBC over zero blocks with the block as IV (C₀ = E(0 ⊕ IV), Cᵢ = E(Cᵢ₋₁)), so
-    /// BoringSSL's CBC does a chunk of rounds per call instead of one block function call per round.
+    /// BoringSSL's CBC does a chunk of rounds per call instead of one block function call per round. The two halves
+    /// are independent and run on two threads, as KeePassXC runs them.
     static func aesKDF(_ key: [UInt8], seed: [UInt8], rounds: UInt64) throws(InteropError) -> [UInt8] {
         guard key.count == 32, seed.count == 32 else { throw .malformedFile("the AES-KDF seed is not 32 bytes") }
         let cipherKey = SymmetricKey(data: seed)
-        var transformed: [UInt8] = []
-        let zeros = [UInt8](repeating: 0, count: aesKDFChunkBlocks * 16)
-        for half in 0..<2 {
-            var block = Array(key[(half * 16)..<(half * 16 + 16)])
-            var remaining = rounds
-            while remaining > 0 {
-                let count = Int(min(remaining, UInt64(aesKDFChunkBlocks)))
-                do {
-                    let chained = try AES._CBC.encrypt(
-                        zeros[..<(count * 16)], using: cipherKey, iv: AES._CBC.IV(ivBytes: block), noPadding: true)
-                    block = Array(chained.suffix(16))
-                } catch {
-                    throw .malformedFile("the AES-KDF could not run")
-                }
-                remaining -= UInt64(count)
-            }
-            transformed += block
+        let halves = Halves()
+        DispatchQueue.concurrentPerform(iterations: 2) { half in
+            halves.set(half, Result { () throws(InteropError) in
+                try chainedEncryption(Array(key[(half * 16)..<(half * 16 + 16)]), key: cipherKey, rounds: rounds)
+            })
         }
-        return Array(SHA256.hash(data: transformed))
+        return Array(SHA256.hash(data: try halves.get(0) + halves.get(1)))
+    }
+
+    /// The two halves' results, each written once by its own thread, read after both are done.
+    private final class Halves: @unchecked Sendable {
+        private let lock = NSLock()
+        private var results: [Int: Result<[UInt8], InteropError>] = [:]
+
+        func set(_ half: Int, _ result: Result<[UInt8], InteropError>) {
+            lock.withLock { results[half] = result }
+        }
+
+        func get(_ half: Int) throws(InteropError) -> [UInt8] {
+            try (lock.withLock { results[half] } ?? .failure(.malformedFile("the AES-KDF could not run"))).get()
+        }
+    }
+
+    /// `block` encrypted `rounds` times, a chunk of rounds per CBC call.
+    private static func chainedEncryption(_ block: [UInt8], key: SymmetricKey, rounds: UInt64) throws(InteropError) -> [UInt8] {
+        let zeros = [UInt8](repeating: 0, count: aesKDFChunkBlocks * 16)
+        var block = block
+        var remaining = rounds
+        while remaining > 0 {
+            let count = Int(min(remaining, UInt64(aesKDFChunkBlocks)))
+            do {
+                let chained = try AES._CBC.encrypt(
+                    zeros[..<(count * 16)], using: key, iv: AES._CBC.IV(ivBytes: block), noPadding: true)
+                block = Array(chained.suffix(16))
+            } catch {
+                throw .malformedFile("the AES-KDF could not run")
+            }
+            remaining -= UInt64(count)
+        }
+        return block
     }
 
     /// AES-256-CBC with PKCS#7 padding.
