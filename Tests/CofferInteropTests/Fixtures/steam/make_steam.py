@@ -40,8 +40,8 @@ def mafile(account):
     }).encode()
 
 
-def encrypt(plain, salt, iv):
-    key = PBKDF2HMAC(algorithm=hashes.SHA1(), length=32, salt=salt, iterations=50000).derive(PASSWORD.encode())
+def encrypt(plain, salt, iv, password=PASSWORD):
+    key = PBKDF2HMAC(algorithm=hashes.SHA1(), length=32, salt=salt, iterations=50000).derive(password.encode())
     padder = padding.PKCS7(128).padder()
     encryptor = Cipher(algorithms.AES(key), modes.CBC(iv)).encryptor()
     return base64.b64encode(encryptor.update(padder.update(plain) + padder.finalize()) + encryptor.finalize())
@@ -60,6 +60,15 @@ def folder(path, encrypted):
                 entry.update(encryption_iv=base64.b64encode(iv).decode(), encryption_salt=base64.b64encode(salt).decode())
             archive.writestr(zipfile.ZipInfo("maFiles/" + name, (2024, 1, 1, 0, 0, 0)), data)
             entries.append(entry)
+        if encrypted:
+            # A maFile sealed under another password, after the ones the password opens: a problem, not a wrong
+            # password for the whole folder.
+            name, salt, iv = "76561198000000004.maFile", secret("salt-other", 8), secret("iv-other", 16)
+            archive.writestr(zipfile.ZipInfo("maFiles/" + name, (2024, 1, 1, 0, 0, 0)),
+                             encrypt(mafile(dict(ACCOUNTS[0], name="other")), salt, iv, "another password"))
+            entries.append({"filename": name, "steamid": 76561198000000004,
+                            "encryption_iv": base64.b64encode(iv).decode(),
+                            "encryption_salt": base64.b64encode(salt).decode()})
         # A manifest entry whose maFile is missing: one problem, the rest imported.
         entries.append({"filename": "76561198000000003.maFile", "steamid": 76561198000000003,
                         "encryption_iv": None, "encryption_salt": None})
@@ -86,4 +95,6 @@ write_json(os.path.join(HERE, "expected.json"), {
     "password": PASSWORD,
     "items": [expected(account) for account in ACCOUNTS],
     "problems": [{"entry": "76561198000000003.maFile", "reason": "missing"}],
+    "encrypted_problems": [{"entry": "76561198000000004.maFile", "reason": "does not decrypt"},
+                           {"entry": "76561198000000003.maFile", "reason": "missing"}],
 })
