@@ -323,7 +323,7 @@ struct KeePassDatabase {
     }
 
     /// Inflates a gzip member into at most ``Limits/payloadByteCount`` bytes.
-    private static func gunzip(_ input: [UInt8]) throws(InteropError) -> [UInt8] {
+    static func gunzip(_ input: [UInt8]) throws(InteropError) -> [UInt8] {
         var stream = z_stream()
         // 16 + MAX_WBITS: a gzip wrapper, not raw deflate or zlib.
         guard inflateInit2_(&stream, 16 + MAX_WBITS, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {

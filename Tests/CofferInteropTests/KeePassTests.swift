@@ -190,6 +190,23 @@ import Testing
         #expect((parsed.issuer ?? "Title") == issuer && (parsed.account ?? "user") == account)
     }
 
+    /// The payload's gzip stops at its cap (a 65 MiB payload in a 65 KiB member), and reads what Python's gzip wrote.
+    @Test func gzipPayloadIsCapped() throws {
+        let script = "import gzip, sys; sys.stdout.buffer.write(gzip.compress(b'a' * int(sys.argv[1])))"
+        func gzipped(_ count: Int) throws -> [UInt8] {
+            let result = try TestSupport.run("/usr/bin/python3", ["-c", script, String(count)])
+            try #require(result.status == 0)
+            return result.standardOutput
+        }
+        let bomb = try gzipped(KeePassDatabase.Limits.payloadByteCount + (1 << 20))
+        #expect(bomb.count < importSizeLimit / 100)
+        #expect(throws: InteropError.tooLarge(limit: KeePassDatabase.Limits.payloadByteCount)) { try KeePassDatabase.gunzip(bomb) }
+        #expect(try KeePassDatabase.gunzip(try gzipped(200_000)) == [UInt8](repeating: UInt8(ascii: "a"), count: 200_000))
+        #expect(throws: InteropError.malformedFile("the gzip payload is damaged or cut short")) {
+            try KeePassDatabase.gunzip(Array(try gzipped(200_000).dropLast(12)))
+        }
+    }
+
     @Test func xmlWithADTDIsRefused() {
         let xml = Array("<?xml version=\"1.0\"?><!DOCTYPE x [<!ENTITY a \"aaaa\">]><KeePassFile/>".utf8)
         #expect(throws: InteropError.malformedFile("the database XML declares a DTD")) {
