@@ -27,6 +27,12 @@ public enum CofferError: Error, Sendable, CustomStringConvertible {
     case keyBoundElsewhere
     /// The operation would strand the vault's other synced devices (master-key rotation).
     case syncedVault
+    /// Moving keys needs a location that keeps device records (`CofferLocation.standard`).
+    case keystoreNotRecorded
+    /// The vault's keys already live in that store.
+    case keystoreUnchanged(KeystoreKind)
+    /// A key read back from the new store is not the one written (nothing was recorded or deleted).
+    case keystoreCopyDiffers(account: String)
 
     public var description: String {
         switch self {
@@ -43,28 +49,55 @@ public enum CofferError: Error, Sendable, CustomStringConvertible {
             return "this vault syncs to other devices: its master key is rotated through the sync server"
         case .keyBoundElsewhere:
             return "this signing key is bound to the device it was added on; add its seed again to use it here"
+        case .keystoreNotRecorded: return "this location keeps no record of key stores"
+        case .keystoreUnchanged(let kind): return "this vault's keys are already in the \(kind.displayName)"
+        case .keystoreCopyDiffers(let account):
+            return "the new key store did not give back \(account) as written; the vault still uses the old store"
         }
     }
 }
 
-/// Where a `Coffer` lives and what it uses: the vault directory, the device key store, vault options.
+/// Where a `Coffer` lives and what it uses: the vault directory, how the device key store is chosen, vault options,
+/// and the name this device's slots get.
 public struct CofferLocation: Sendable {
     public var vaultDirectory: String
-    public var keystore: any DeviceKeystore
+    public var selection: KeystoreSelection
     public var options: VaultOptions
+    /// The name a device slot made here gets (default: the host name).
+    public var deviceName: String
 
+    /// A location whose keys always live in `keystore`, with no device record (tests, programs with their own store).
     public init(vaultDirectory: String, keystore: any DeviceKeystore, options: VaultOptions = VaultOptions()) {
         self.vaultDirectory = vaultDirectory
-        self.keystore = keystore
+        self.selection = .fixed(keystore)
         self.options = options
+        self.deviceName = DataLocations.hostName()
     }
 
-    /// The defaults for this process: `COFFER_VAULT`, else `$XDG_DATA_HOME/coffer/vault`; the file key store in
-    /// `$XDG_DATA_HOME/coffer/keystore`.
-    public static func standard(environment: [String: String], vaultOverride: String? = nil) -> CofferLocation {
+    /// The store used when nothing else is chosen or recorded: the fixed store, or the file store.
+    public var keystore: any DeviceKeystore {
+        switch selection {
+        case .fixed(let store): return store
+        case .chosen(_, let data): return Keystores.open(.file, dataDirectory: data)
+        }
+    }
+
+    /// The defaults for this process: `COFFER_VAULT`, else `$XDG_DATA_HOME/coffer/vault`; the key store `keystore`
+    /// (`--keystore`), else `COFFER_KEYSTORE`, else this device's record for the vault (`KeystoreSelection.chosen`).
+    public static func standard(
+        environment: [String: String], vaultOverride: String? = nil, keystore: KeystoreChoice? = nil, deviceName: String? = nil
+    ) -> CofferLocation {
         let data = DataLocations.dataDirectory(environment: environment)
         let vault = vaultOverride ?? environment["COFFER_VAULT"].flatMap { $0.isEmpty ? nil : $0 } ?? "\(data)/vault"
-        return CofferLocation(vaultDirectory: vault, keystore: FileKeystore(directory: "\(data)/keystore"))
+        var location = CofferLocation(vaultDirectory: vault, keystore: FileKeystore(directory: "\(data)/keystore"))
+        location.selection = .chosen(explicit: keystore ?? environment["COFFER_KEYSTORE"].flatMap(KeystoreChoice.init), dataDirectory: data)
+        if let deviceName { location.deviceName = deviceName }
+        return location
+    }
+
+    /// The label of a device slot made here now, for a key kept in `store`.
+    func deviceLabel(_ store: any DeviceKeystore) -> DeviceLabel {
+        DeviceLabel(name: deviceName, keystore: store.kind.rawValue, createdAt: options.clock())
     }
 }
 
@@ -73,11 +106,14 @@ public struct CofferLocation: Sendable {
 public final class Coffer: Sendable {
     public let vault: Vault
     public let location: CofferLocation
+    /// The store that holds this vault's keys on this device.
+    public let keystore: any DeviceKeystore
     let logger = Logger(label: "coffer")
 
-    init(vault: Vault, location: CofferLocation) {
+    init(vault: Vault, location: CofferLocation, keystore: any DeviceKeystore) {
         self.vault = vault
         self.location = location
+        self.keystore = keystore
     }
 
     static func deviceAccount(_ vaultID: UUID) -> String { "vault-\(vaultID.uuidString.lowercased())-device" }
@@ -91,26 +127,32 @@ public final class Coffer: Sendable {
     ) throws(CofferError) -> Coffer {
         guard !Vault.exists(in: location.vaultDirectory) else { throw .vault(.alreadyExists(path: location.vaultDirectory)) }
         let vaultID = UUID()
-        // The device key is stored before the vault exists, so a crash can never leave a vault whose key is lost.
+        // The record and the device key come before the vault exists, so a crash can never leave a vault whose key is
+        // lost, or kept in a store this device would not look in.
+        let store = try location.keystore(for: vaultID, creating: true).store
+        try location.deviceRecords?.record(store.kind, for: vaultID)
         let deviceKey = try keystore { () throws(KeystoreError) in
-            try location.keystore.secretCreatingIfAbsent(for: deviceAccount(vaultID), random: location.options.random)
+            try store.secretCreatingIfAbsent(for: deviceAccount(vaultID), random: location.options.random)
         }
         let vault = try vaultCall { () throws(VaultError) in
             try Vault.create(
-                in: location.vaultDirectory, vaultID: vaultID, deviceKey: deviceKey, passphrase: passphrase, kdf: kdf,
-                options: location.options)
+                in: location.vaultDirectory, vaultID: vaultID, deviceKey: deviceKey, deviceLabel: location.deviceLabel(store),
+                passphrase: passphrase, kdf: kdf, options: location.options)
         }
-        let coffer = Coffer(vault: vault, location: location)
+        let coffer = Coffer(vault: vault, location: location, keystore: store)
         coffer.logger.info("vault created", metadata: ["vault": "\(vaultID)"])
         return coffer
     }
 
-    /// Opens with the device key; throws `.needsSecret` when this device has none for the vault.
+    /// Opens with the device key; throws `.needsSecret` when this device has none for the vault, and
+    /// `.keystore(.locked)` / `.keystore(.unreachable)` when the store that holds it cannot answer (never
+    /// `.needsSecret`: a caller that took "no key" for an answer would make a new one).
     public static func open(at location: CofferLocation) throws(CofferError) -> Coffer {
         let vaultID = try vaultCall { () throws(VaultError) in try Vault.peekID(in: location.vaultDirectory, options: location.options) }
+        let store = try location.keystore(for: vaultID, creating: false).store
         let account = deviceAccount(vaultID)
-        let current = try keystore { () throws(KeystoreError) in try location.keystore.secret(for: account) }
-        let staged = try keystore { () throws(KeystoreError) in try location.keystore.secret(for: account + "-next") }
+        let current = try keystore { () throws(KeystoreError) in try store.secret(for: account) }
+        let staged = try keystore { () throws(KeystoreError) in try store.secret(for: account + "-next") }
         for (key, isStaged) in [(current, false), (staged, true)] {
             guard let key else { continue }
             let vault: Vault
@@ -126,11 +168,11 @@ public final class Coffer: Sendable {
             if isStaged {
                 // A rotation committed but crashed before promoting its new device key: finish it.
                 try keystore { () throws(KeystoreError) in
-                    try location.keystore.replaceSecret(key, for: account)
-                    try location.keystore.deleteSecret(for: account + "-next")
+                    try store.replaceSecret(key, for: account)
+                    try store.deleteSecret(for: account + "-next")
                 }
             }
-            return Coffer(vault: vault, location: location)
+            return Coffer(vault: vault, location: location, keystore: store)
         }
         throw .needsSecret
     }
@@ -138,24 +180,22 @@ public final class Coffer: Sendable {
     /// Opens with a passphrase or recovery code, and gives this device a device slot so later opens need no prompt.
     public static func open(at location: CofferLocation, unlock: UnlockMethod, addDeviceSlot: Bool = true) throws(CofferError) -> Coffer {
         let vault = try vaultCall { () throws(VaultError) in try Vault.open(in: location.vaultDirectory, unlock: unlock, options: location.options) }
-        let coffer = Coffer(vault: vault, location: location)
+        let coffer = Coffer(vault: vault, location: location, keystore: try location.keystore(for: vault.vaultID, creating: false).store)
         if addDeviceSlot {
             try coffer.ensureDeviceSlot()
         }
         return coffer
     }
 
-    /// Adds a device slot for this device's key when the vault has none that opens with it.
+    /// Gives this device a device slot when none opens with its key, and records the store that holds the key.
+    /// Other devices' slots are never touched; a store that is locked or unreachable fails here, before anything is
+    /// written.
     func ensureDeviceSlot() throws(CofferError) {
-        let account = Self.deviceAccount(vault.vaultID)
-        let existing = try Self.keystore { () throws(KeystoreError) in try location.keystore.secret(for: account) }
-        if let existing, (try? Vault.open(in: location.vaultDirectory, unlock: .deviceKey(existing), options: location.options)) != nil {
-            return
-        }
         let key = try Self.keystore { () throws(KeystoreError) in
-            try location.keystore.secretCreatingIfAbsent(for: account, random: location.options.random)
+            try keystore.secretCreatingIfAbsent(for: Self.deviceAccount(vault.vaultID), random: location.options.random)
         }
-        try Self.vaultCall { () throws(VaultError) in _ = try vault.setDeviceKey(key) }
+        try location.deviceRecords?.record(keystore.kind, for: vault.vaultID)
+        try Self.vaultCall { () throws(VaultError) in _ = try vault.addDeviceSlot(key, label: location.deviceLabel(keystore)) }
     }
 
     /// Restores an encrypted backup as this location's vault and adds a device slot.
@@ -163,7 +203,7 @@ public final class Coffer: Sendable {
         let vault = try vaultCall { () throws(VaultError) in
             try Vault.restoreBackup(from: path, into: location.vaultDirectory, unlock: unlock, deviceKey: nil, options: location.options)
         }
-        let coffer = Coffer(vault: vault, location: location)
+        let coffer = Coffer(vault: vault, location: location, keystore: try location.keystore(for: vault.vaultID, creating: true).store)
         try coffer.ensureDeviceSlot()
         return coffer
     }
@@ -216,7 +256,7 @@ public final class Coffer: Sendable {
     /// Forgets a prepared rotation the server did not take, and its staged device key.
     public func discardPreparedRotation() throws(CofferError) {
         try Self.vaultCall { () throws(VaultError) in try vault.discardPreparedRotation() }
-        try Self.keystore { () throws(KeystoreError) in try location.keystore.deleteSecret(for: Self.deviceAccount(vault.vaultID) + "-next") }
+        try Self.keystore { () throws(KeystoreError) in try keystore.deleteSecret(for: Self.deviceAccount(vault.vaultID) + "-next") }
     }
 
     /// Takes the master key another device rotated the synced vault to (`Vault.rekey`), with a new device key staged
@@ -236,7 +276,7 @@ public final class Coffer: Sendable {
         guard hasDeviceSlot else { return nil }
         let key = SecretBytes(randomCount: 32, using: location.options.random)
         try Self.keystore { () throws(KeystoreError) in
-            try location.keystore.replaceSecret(key, for: Self.deviceAccount(vault.vaultID) + "-next")
+            try keystore.replaceSecret(key, for: Self.deviceAccount(vault.vaultID) + "-next")
         }
         return key
     }
@@ -245,9 +285,9 @@ public final class Coffer: Sendable {
     private func promoteNextDeviceKey() throws(CofferError) {
         let account = Self.deviceAccount(vault.vaultID)
         try Self.keystore { () throws(KeystoreError) in
-            guard let staged = try location.keystore.secret(for: account + "-next") else { return }
-            try location.keystore.replaceSecret(staged, for: account)
-            try location.keystore.deleteSecret(for: account + "-next")
+            guard let staged = try keystore.secret(for: account + "-next") else { return }
+            try keystore.replaceSecret(staged, for: account)
+            try keystore.deleteSecret(for: account + "-next")
         }
     }
 
@@ -312,7 +352,7 @@ public final class Coffer: Sendable {
         do {
             let pinBytes = try PINProtection.pinBytes(pin)
             let vaultID = vault.vaultID
-            let deviceSecret = try location.keystore.secretCreatingIfAbsent(for: Self.pinAccount(vaultID), random: location.options.random)
+            let deviceSecret = try keystore.secretCreatingIfAbsent(for: Self.pinAccount(vaultID), random: location.options.random)
             let itemID = UUID()
             let publicKey = try Ed25519.publicKey(seed: seed)
             let sealed = try PINProtection.seal(
@@ -330,7 +370,7 @@ public final class Coffer: Sendable {
     /// The device secret a signing key needs, when this device has it.
     public func deviceSecret(for key: SigningKey) throws(CofferError) -> SecretBytes? {
         let account = Self.pinAccount(UUID(bytes: key.boundVaultID))
-        guard let secret = try Self.keystore({ () throws(KeystoreError) in try location.keystore.secret(for: account) }),
+        guard let secret = try Self.keystore({ () throws(KeystoreError) in try keystore.secret(for: account) }),
             PINProtection.secretIdentifier(secret) == key.deviceSecretID
         else { return nil }
         return secret
