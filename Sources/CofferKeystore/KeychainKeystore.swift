@@ -21,9 +21,8 @@ public struct KeychainKeystore: DeviceKeystore {
         do {
             _ = try secret(for: "coffer-status-probe")
             return .available
-        } catch .locked {
-            return .locked
         } catch {
+            if case .locked = error { return .locked }
             return .unreachable(error.description)
         }
     }

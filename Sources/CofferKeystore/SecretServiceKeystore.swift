@@ -36,9 +36,8 @@ public struct SecretServiceKeystore: DeviceKeystore {
         do {
             try LibSecret.shared().checkUnlocked()
             return .available
-        } catch .locked {
-            return .locked
         } catch {
+            if case .locked = error { return .locked }
             return .unreachable(error.description)
         }
     }

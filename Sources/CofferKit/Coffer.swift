@@ -180,7 +180,15 @@ public final class Coffer: Sendable {
     /// Opens with a passphrase or recovery code, and gives this device a device slot so later opens need no prompt.
     public static func open(at location: CofferLocation, unlock: UnlockMethod, addDeviceSlot: Bool = true) throws(CofferError) -> Coffer {
         let vault = try vaultCall { () throws(VaultError) in try Vault.open(in: location.vaultDirectory, unlock: unlock, options: location.options) }
-        let coffer = Coffer(vault: vault, location: location, keystore: try location.keystore(for: vault.vaultID, creating: false).store)
+        var resolved = try location.keystore(for: vault.vaultID, creating: false)
+        if addDeviceSlot, resolved.source == "default" {
+            // Neither chosen nor recorded: keep a key this device already has in the file store (vaults from before
+            // records), else this device starts keeping keys for the vault, and `auto` chooses where.
+            let existing = try? resolved.store.secret(for: deviceAccount(vault.vaultID))
+            let opens = existing.flatMap { key in try? vault.deviceSlotID(opening: key) } != nil
+            if !opens { resolved = try location.keystore(for: vault.vaultID, creating: true) }
+        }
+        let coffer = Coffer(vault: vault, location: location, keystore: resolved.store)
         if addDeviceSlot {
             try coffer.ensureDeviceSlot()
         }

@@ -45,7 +45,7 @@ enum CLIError: Error, CustomStringConvertible {
         case .coffer(.keystore(.locked)):
             return "unlock the key store (log in to the desktop session, or unlock the keyring) and run the command again; nothing was changed"
         case .coffer(.keystore(.unreachable)):
-            return "`coffer keystore status` shows which store this vault uses; `--keystore file` or `coffer keystore migrate` changes it"
+            return "`coffer keystore status` shows which store holds this vault's keys here; once it answers, `coffer keystore migrate --to file` moves them"
         case .coffer(.keyBoundElsewhere):
             return "PIN-held keys never leave the device they were added on; keep the seed's own backup"
         default: return nil

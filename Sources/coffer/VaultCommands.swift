@@ -165,7 +165,8 @@ struct ListSlots: ParsableCommand {
             var detail = line.kdf ?? ""
             if line.type == SlotType.device.name {
                 let day = line.created.map { Output.isoDay.string(from: $0) } ?? "(before names)"
-                detail = "\(line.name ?? "unnamed")  \(line.keystore ?? "")  \(day)" + (line.thisDevice == true ? "  (this device)" : "")
+                detail = "\(pad(line.name ?? "unnamed", 16))  \(pad(line.keystore ?? "", 14))  \(day)"
+                    + (line.thisDevice == true ? "  (this device)" : "")
             }
             Output.line("\(String(line.id.prefix(8)))  \(pad(line.type, 10))  \(detail)")
         }
