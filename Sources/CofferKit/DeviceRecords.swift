@@ -24,7 +24,8 @@ public enum KeystoreChoice: Sendable, Equatable {
 }
 
 /// This device's records of which key store holds each vault's keys: one small file per vault,
-/// `<directory>/<vault id>.json` holding `{"keystore":"<kind>"}` (docs/FORMAT.md §1). They live in the device's
+/// `<directory>/<vault id>.json` holding `{"keystore":"<kind>"}`, and `"previous":"<kind>"` while a move is not
+/// finished (docs/FORMAT.md §1). They live in the device's
 /// data directory, not in the vault, because a vault folder shared by several devices is opened by devices whose
 /// keys live in different stores.
 public struct DeviceRecords: Sendable {
@@ -34,12 +35,25 @@ public struct DeviceRecords: Sendable {
         self.directory = directory
     }
 
-    struct Record: Codable {
-        let keystore: KeystoreKind
+    /// One vault's record: the store that holds its keys, and, while a move is being finished, the store they came
+    /// from (its copies are deleted last).
+    public struct Record: Codable, Sendable, Equatable {
+        public let keystore: KeystoreKind
+        public let previous: KeystoreKind?
+
+        public init(keystore: KeystoreKind, previous: KeystoreKind? = nil) {
+            self.keystore = keystore
+            self.previous = previous
+        }
     }
 
     /// The recorded store of vault `vaultID`, or nil when this device has no record of it.
     public func keystore(for vaultID: UUID) throws(CofferError) -> KeystoreKind? {
+        try record(for: vaultID)?.keystore
+    }
+
+    /// This device's record of vault `vaultID`, or nil.
+    public func record(for vaultID: UUID) throws(CofferError) -> Record? {
         let bytes: [UInt8]
         do {
             bytes = try PrivateFiles.read(path(vaultID), limit: 4096)
@@ -51,14 +65,17 @@ public struct DeviceRecords: Sendable {
         guard let record = try? JSONDecoder().decode(Record.self, from: Data(bytes)) else {
             throw .vault(.tampered("the device record \(path(vaultID))"))
         }
-        return record.keystore
+        return record
     }
 
-    /// Records that vault `vaultID`'s keys live in a store of `kind` (atomically: the old record or the new one).
-    public func record(_ kind: KeystoreKind, for vaultID: UUID) throws(CofferError) {
+    /// Records that vault `vaultID`'s keys live in a store of `kind` (atomically: the old record or the new one);
+    /// `previous` names the store a move has yet to delete them from.
+    public func record(_ kind: KeystoreKind, previous: KeystoreKind? = nil, for vaultID: UUID) throws(CofferError) {
+        let text = previous.map { "{\"keystore\":\"\(kind.rawValue)\",\"previous\":\"\($0.rawValue)\"}\n" }
+            ?? "{\"keystore\":\"\(kind.rawValue)\"}\n"
         do {
             try PrivateFiles.createDirectory(directory)
-            try PrivateFiles.write(Array("{\"keystore\":\"\(kind.rawValue)\"}\n".utf8), to: path(vaultID))
+            try PrivateFiles.write(Array(text.utf8), to: path(vaultID))
         } catch {
             throw .vault(.file(error))
         }
@@ -75,6 +92,12 @@ public enum KeystoreSelection: Sendable {
     /// record for the vault; else, for a vault this device already knows, the file store (where every key lived
     /// before records existed), and for a vault this device starts keeping keys for, `auto`.
     case chosen(explicit: KeystoreChoice?, dataDirectory: String)
+
+    /// The data directory the command line's stores live in, when chosen that way.
+    var dataDirectory: String? {
+        guard case .chosen(_, let data) = self else { return nil }
+        return data
+    }
 }
 
 /// The store a location resolved for one vault, and why.

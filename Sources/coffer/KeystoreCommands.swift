@@ -30,10 +30,13 @@ struct KeystoreCommand: ParsableCommand {
             let status: String
             let reason: String?
             let deviceKey: String
+            /// The store an interrupted `coffer keystore migrate` has yet to delete copies from.
+            let unfinishedMoveFrom: String?
 
             enum CodingKeys: String, CodingKey {
                 case vault, keystore, source, status, reason
                 case deviceKey = "device_key"
+                case unfinishedMoveFrom = "unfinished_move_from"
             }
         }
 
@@ -44,6 +47,8 @@ struct KeystoreCommand: ParsableCommand {
             let status = resolved.store.status()
             var reason: String?
             if case .unreachable(let why) = status { reason = why }
+            let record = try cli { () throws(CofferError) in try location.deviceRecords?.record(for: vaultID) }
+            let unfinished = record?.keystore == resolved.store.kind ? record?.previous : nil
             let deviceKey: String
             switch status {
             case .available:
@@ -53,7 +58,7 @@ struct KeystoreCommand: ParsableCommand {
             }
             let report = Report(
                 vault: vaultID.uuidString.lowercased(), keystore: resolved.store.kind.rawValue, source: resolved.source,
-                status: status.name, reason: reason, deviceKey: deviceKey)
+                status: status.name, reason: reason, deviceKey: deviceKey, unfinishedMoveFrom: unfinished?.rawValue)
             if output.json {
                 try Output.json(report)
                 return
@@ -61,6 +66,9 @@ struct KeystoreCommand: ParsableCommand {
             Output.line("keystore    \(report.keystore) (\(report.source))")
             Output.line("status      \(report.status)" + (reason.map { ": \($0)" } ?? ""))
             Output.line("device key  \(report.deviceKey)")
+            if let unfinished {
+                Output.line("unfinished  copies left in the \(unfinished.displayName): `coffer keystore migrate --to \(report.keystore)` deletes them")
+            }
         }
     }
 

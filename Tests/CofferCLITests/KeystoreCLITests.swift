@@ -179,9 +179,20 @@ struct KeystoreCLITests {
                 #expect(try cli.ok(["list"]).stdout.contains("Moved"), "after \(step)")
                 let recorded = try Self.status(cli)["keystore"] as? String
                 #expect(recorded == (["copied", "verified"].contains(step) ? "file" : "secret-service"), "after \(step)")
-                if recorded == "file" { try cli.ok(["keystore", "migrate", "--to", "secret-service"]) }
+                if step == "recorded" {
+                    #expect(try Self.status(cli)["unfinished_move_from"] as? String == "file")
+                }
+                // Running it again finishes the move: the keys are in the Secret Service and nowhere else.
+                let rerun = try cli.run(["keystore", "migrate", "--to", "secret-service"])
+                #expect(rerun.status == 0 || (step == "removed" && rerun.stderr.contains("already in")), "after \(step): \(rerun.stderr)")
                 #expect(try Self.status(cli)["keystore"] as? String == "secret-service")
+                #expect(try Self.status(cli)["unfinished_move_from"] == nil)
                 #expect(try cli.ok(["list"]).stdout.contains("Moved"))
+                let vaultID = try #require(try Self.status(cli)["vault"] as? String)
+                let files = (try? FileManager.default.contentsOfDirectory(atPath: cli.home + "/data/coffer/keystore")) ?? []
+                #expect(!files.contains { $0.contains(vaultID) }, "after \(step): \(files)")
+                #expect(try session.secretTool(["lookup", "account", "vault-\(vaultID)-device"]).stdout.hasPrefix("coffer:v1:"))
+                #expect(try cli.run(["keystore", "migrate", "--to", "secret-service"]).stderr.contains("already in"))
             }
             // And back: the file store holds the keys, the Secret Service no longer does.
             let cli = try CLI(extraEnvironment: ["DBUS_SESSION_BUS_ADDRESS": session.address])
