@@ -80,8 +80,9 @@ struct VaultOption: ParsableArguments {
             deviceName: deviceName)
     }
 
-    /// Opens the vault with this device's key; on a device without one, asks for the passphrase on a terminal
-    /// (without adding a device slot: a vault whose device slot was removed keeps asking; `coffer unlock` adds one).
+    /// Opens the vault with this device's key; on a device without one, or whose key store is locked or out of
+    /// reach, asks for the passphrase on a terminal (without adding a device slot or a key: a vault whose device slot
+    /// was removed keeps asking; `coffer unlock` adds one).
     func open() throws -> Coffer {
         do {
             return try Coffer.open(at: location)
@@ -89,7 +90,22 @@ struct VaultOption: ParsableArguments {
             let passphrase = try SecretInput.shared.secret("Passphrase")
             return try Coffer.open(at: location, unlock: .passphrase(passphrase), addDeviceSlot: false)
         } catch {
-            throw CLIError.coffer(error)
+            guard SecretInput.shared.interactive, case .keystore(let failure) = error, failure.storeCannotAnswer else {
+                throw CLIError.coffer(error)
+            }
+            Output.warning("\(failure.description); the passphrase opens the vault this time")
+            let passphrase = try SecretInput.shared.secret("Passphrase")
+            return try Coffer.open(at: location, unlock: .passphrase(passphrase), addDeviceSlot: false)
+        }
+    }
+}
+
+extension KeystoreError {
+    /// Locked or unreachable: the store could not say whether it holds the key.
+    var storeCannotAnswer: Bool {
+        switch self {
+        case .locked, .unreachable: return true
+        case .invalidAccountName, .corruptEntry: return false
         }
     }
 }

@@ -110,6 +110,10 @@ struct KeystoreCLITests {
             #expect(list.status == 75 && list.stderr.contains("locked"), "\(list.stderr)")
             let unlock = try cli.run(["unlock"], input: "\(Self.passphrase)\n")
             #expect(unlock.status == 75 && unlock.stderr.contains("locked"), "\(unlock.stderr)")
+            // At a terminal the passphrase opens the vault instead, adding nothing.
+            let terminal = try SyncCLITests.atTerminal(cli, ["list"], answers: [("Passphrase:", Self.passphrase)])
+            #expect(terminal.status == 0 && terminal.transcript.contains("Kept"), "\(terminal.transcript)")
+            #expect(terminal.transcript.contains("locked; the passphrase opens the vault this time"))
             let lockedStatus = try Self.status(cli)
             #expect(lockedStatus["status"] as? String == "locked" && lockedStatus["device_key"] as? String == "unknown")
 
