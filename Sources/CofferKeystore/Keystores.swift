@@ -19,15 +19,16 @@ public enum Keystores {
         }
     }
 
-    /// The OS's own store when it answers now (the keychain on Apple systems, the Secret Service elsewhere), else
-    /// the file store: what `--keystore auto` picks when a vault is created.
-    public static func automatic(dataDirectory: String) -> any DeviceKeystore {
+    /// The OS's own store when it answers now (the keychain on Apple systems; the Secret Service elsewhere, when
+    /// there is a session bus), else the file store: what `--keystore auto` picks when a vault is created.
+    public static func automatic(dataDirectory: String, sessionBus: Bool) -> any DeviceKeystore {
         #if canImport(Security)
-        let preferred = open(.keychain, dataDirectory: dataDirectory)
+        let preferred: (any DeviceKeystore)? = open(.keychain, dataDirectory: dataDirectory)
         #else
-        let preferred = open(.secretService, dataDirectory: dataDirectory)
+        let preferred: (any DeviceKeystore)? = sessionBus ? open(.secretService, dataDirectory: dataDirectory) : nil
         #endif
-        return preferred.status() == .available ? preferred : open(.file, dataDirectory: dataDirectory)
+        if let preferred, preferred.status() == .available { return preferred }
+        return open(.file, dataDirectory: dataDirectory)
     }
 }
 

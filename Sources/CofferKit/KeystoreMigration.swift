@@ -49,14 +49,20 @@ extension Coffer {
             guard let copy, copy.isEqual(to: value) else { throw .keystoreCopyDiffers(account: account) }
         }
         let hasDeviceSlot = try Self.vaultCall { () throws(VaultError) in try vault.slots().contains { $0.type == .device } }
+        var deviceSlot: UUID?
         if hasDeviceSlot {
             let key = try Self.keystore { () throws(KeystoreError) in try target.secret(for: Self.deviceAccount(vault.vaultID)) }
-            guard let key, try Self.vaultCall({ () throws(VaultError) in try vault.deviceSlotID(opening: key) }) != nil else {
-                throw .keystoreCopyDiffers(account: Self.deviceAccount(vault.vaultID))
-            }
+            deviceSlot = try key.flatMap { key throws(CofferError) in try Self.vaultCall { () throws(VaultError) in try vault.deviceSlotID(opening: key) } }
+            guard deviceSlot != nil else { throw .keystoreCopyDiffers(account: Self.deviceAccount(vault.vaultID)) }
         }
         checkpoint(.verified)
         try records.record(target.kind, previous: keystore.kind, for: vault.vaultID)
+        if let deviceSlot {
+            // What `coffer slots` shows; the record above is what opening reads.
+            try Self.vaultCall { () throws(VaultError) in
+                try vault.relabelDeviceSlot(deviceSlot, keystore: target.kind.rawValue, name: location.deviceName)
+            }
+        }
         checkpoint(.recorded)
         for (account, _) in moved {
             try Self.keystore { () throws(KeystoreError) in try keystore.deleteSecret(for: account) }

@@ -48,6 +48,18 @@ extension Vault {
         }
     }
 
+    /// Records that device slot `id`'s key now lives in the store `keystore` (`coffer keystore migrate`), keeping the
+    /// slot's name and date; a slot from before labels gets one named `name`, dated now.
+    public func relabelDeviceSlot(_ id: UUID, keystore: String, name: String) throws(VaultError) {
+        try writeTransaction { db, keys in
+            let type = try Int.fetchOne(db, sql: "SELECT type FROM slot WHERE id = ?", arguments: [Data(id.bytes)])
+            guard type == Int(SlotType.device.rawValue) else { throw VaultError.slotNotFound }
+            let current = try readLabels(db, master: keys.master)[id]
+            let label = DeviceLabel(name: current?.name ?? name, keystore: keystore, createdAt: current?.createdAt ?? options.clock())
+            try insertLabel(db, label, slotID: id.bytes, master: keys.master)
+        }
+    }
+
     /// Removes one slot by id, refusing to remove the last way in.
     public func removeSlot(id: UUID) throws(VaultError) {
         try writeTransaction { db, _ in

@@ -204,6 +204,7 @@ struct KeystoreCLITests {
             let vaultID = try #require(try Self.status(cli)["vault"] as? String)
             try cli.ok(["keystore", "migrate", "--to", "file"])
             #expect(try Self.status(cli)["keystore"] as? String == "file")
+            #expect(try Self.deviceSlots(cli).map { $0["keystore"] as? String } == ["file"], "the slot's label follows the keys")
             try cli.ok(["list"])
             #expect(try session.secretTool(["lookup", "account", "vault-\(vaultID)-device"]).stdout.isEmpty)
             #expect(FileManager.default.fileExists(atPath: cli.home + "/data/coffer/keystore/vault-\(vaultID)-device.key"))

@@ -4,6 +4,7 @@ import Testing
 
 @_spi(Testing) @testable import CofferCrypto
 @testable import CofferKeystore
+@testable import CofferKit
 
 /// The rules every device key store keeps (the `DeviceKeystore` contract), run against each backend this machine
 /// has: the file store, the in-memory store, and the Secret Service (a real gnome-keyring-daemon on a private bus).
@@ -125,6 +126,19 @@ struct KeystoreContractTests {
         #expect(throws: KeystoreError.locked(.memory)) { _ = try store.secret(for: "other") }
         store.setStatus(.unreachable("no bus"))
         #expect(throws: KeystoreError.unreachable(.memory, "no bus")) { try store.deleteSecret(for: "device") }
+    }
+
+    @Test("auto takes the Secret Service only for an environment that names this process's bus")
+    func autoNeedsTheBus() throws {
+        guard let session = Self.sharedSession else { return Self.notice(.secretService) }
+        let data = try TestSupport.temporaryDirectory("auto")
+        let without = CofferLocation.standard(environment: ["XDG_DATA_HOME": data])
+        #expect(try without.keystore(for: UUID(), creating: true).store.kind == .file)
+        let with = CofferLocation.standard(environment: ["XDG_DATA_HOME": data, "DBUS_SESSION_BUS_ADDRESS": session.address])
+        let resolved = try with.keystore(for: UUID(), creating: true)
+        #expect(resolved.store.kind == .secretService && resolved.source == "auto")
+        // A vault this device already knows, with no record: the file store, where keys lived before records.
+        #expect(try with.keystore(for: UUID(), creating: false).store.kind == .file)
     }
 
     @Test("the Secret Service's value is ASCII: coffer:v1: and base64, for providers that mangle other bytes")
