@@ -46,8 +46,11 @@ public enum KeystoreKind: String, Sendable, CaseIterable, Codable {
 
 /// Whether a store can answer now.
 public enum KeystoreStatus: Sendable, Equatable {
+    /// It answers: found or absent are real answers.
     case available
+    /// It holds entries but will not give them until unlocked.
     case locked
+    /// It cannot be reached, for the reason given (never a value).
     case unreachable(String)
 
     /// The word `coffer keystore status` prints.

@@ -8,6 +8,7 @@ public final class InMemoryKeystore: DeviceKeystore, @unchecked Sendable {
     private var state = KeystoreStatus.available
     private let lock = Lock()
 
+    /// An empty, available store.
     public init() {}
 
     public var kind: KeystoreKind { .memory }

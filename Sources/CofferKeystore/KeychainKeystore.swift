@@ -12,6 +12,7 @@ import Security
 public struct KeychainKeystore: DeviceKeystore {
     static let service = "app.coffer.keystore"
 
+    /// The keychain of the user running this process.
     public init() {}
 
     public var kind: KeystoreKind { .keychain }

@@ -26,6 +26,7 @@ public struct SecretServiceKeystore: DeviceKeystore {
     static let schemaName = "app.coffer.Keystore"
     static let valuePrefix = Array("coffer:v1:".utf8)
 
+    /// A store whose create-if-absent is serialised across processes by `flock` on `lockPath`.
     public init(lockPath: String) {
         self.lockPath = lockPath
     }

@@ -86,6 +86,7 @@ public final class Coffer: Sendable {
         // The record and the device key come before the vault exists, so a crash can never leave a vault whose key is
         // lost, or kept in a store this device would not look in.
         let store = try location.keystore(for: vaultID, creating: true).store
+        try requireAnswer(from: store)
         try location.deviceRecords?.record(store.kind, for: vaultID)
         let deviceKey = try keystore { () throws(KeystoreError) in
             try store.secretCreatingIfAbsent(for: deviceAccount(vaultID), random: location.options.random)
@@ -377,6 +378,15 @@ public final class Coffer: Sendable {
     }
 
     // MARK: Error plumbing
+
+    /// Fails as the store would when it cannot answer now, before anything (a record, a key, a vault) is written.
+    static func requireAnswer(from store: any DeviceKeystore) throws(CofferError) {
+        switch store.status() {
+        case .available: return
+        case .locked: throw .keystore(.locked(store.kind))
+        case .unreachable(let reason): throw .keystore(.unreachable(store.kind, reason))
+        }
+    }
 
     static func mapped(_ error: any Error) -> CofferError {
         switch error {

@@ -6,8 +6,11 @@ import Foundation
 /// Where a `Coffer` lives and what it uses: the vault directory, how the device key store is chosen, vault options,
 /// and the name this device's slots get.
 public struct CofferLocation: Sendable {
+    /// The directory holding `vault.sqlite`.
     public var vaultDirectory: String
+    /// How the store for the vault's keys is found.
     public var selection: KeystoreSelection
+    /// Limits, random source and clock of the vault.
     public var options: VaultOptions
     /// The name a device slot made here gets (default: the host name).
     public var deviceName: String

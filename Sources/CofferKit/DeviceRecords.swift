@@ -29,8 +29,10 @@ public enum KeystoreChoice: Sendable, Equatable {
 /// data directory, not in the vault, because a vault folder shared by several devices is opened by devices whose
 /// keys live in different stores.
 public struct DeviceRecords: Sendable {
+    /// Where the records are (`$XDG_DATA_HOME/coffer/vaults`).
     public let directory: String
 
+    /// Records kept in `directory`.
     public init(directory: String) {
         self.directory = directory
     }
@@ -38,9 +40,12 @@ public struct DeviceRecords: Sendable {
     /// One vault's record: the store that holds its keys, and, while a move is being finished, the store they came
     /// from (its copies are deleted last).
     public struct Record: Codable, Sendable, Equatable {
+        /// The store that holds the keys.
         public let keystore: KeystoreKind
+        /// The store a move has yet to delete copies from.
         public let previous: KeystoreKind?
 
+        /// A record of `keystore`, and of an unfinished move from `previous`.
         public init(keystore: KeystoreKind, previous: KeystoreKind? = nil) {
             self.keystore = keystore
             self.previous = previous
@@ -103,6 +108,7 @@ public enum KeystoreSelection: Sendable {
 
 /// The store a location resolved for one vault, and why.
 public struct ResolvedKeystore: Sendable {
+    /// The store to use.
     public let store: any DeviceKeystore
     /// Where the choice came from: `option` (flag or environment), `record`, `default` or `auto`.
     public let source: String

@@ -11,6 +11,7 @@ extension Coffer {
     ) throws(CofferError) -> Coffer {
         guard !Vault.exists(in: location.vaultDirectory) else { throw .vault(.alreadyExists(path: location.vaultDirectory)) }
         let store = try location.keystore(for: vaultID, creating: true).store
+        try requireAnswer(from: store)
         try location.deviceRecords?.record(store.kind, for: vaultID)
         let deviceKey = try keystore { () throws(KeystoreError) in
             try store.secretCreatingIfAbsent(for: deviceAccount(vaultID), random: location.options.random)

@@ -6,9 +6,11 @@ import GRDB
 /// What a device slot says about its device: a name people recognise, the key store that holds its key, and when
 /// it was added. Sealed in the vault (docs/FORMAT.md §4, `slot_label`), so the file names no device.
 public struct DeviceLabel: Sendable, Equatable {
+    /// What people call the device (default: its host name).
     public var name: String
     /// The key store's name (`KeystoreKind` raw value: file, secret-service, keychain, memory).
     public var keystore: String
+    /// When the slot was added.
     public var createdAt: Date
 
     public init(name: String, keystore: String, createdAt: Date) {

@@ -224,6 +224,13 @@ struct KeystoreCLITests {
         let result = try env.run(["init"])
         #expect(result.status == 64 && result.stderr.contains("COFFER_KEYSTORE"))
         #expect(!FileManager.default.fileExists(atPath: env.vaultFile))
+        #if !canImport(Security)
+        // A store that cannot answer (no keychain off Apple systems): refused before a record, a key or a vault is written.
+        let keychain = try CLI()
+        let refused = try keychain.run(["init", "--keystore", "keychain"])
+        #expect(refused.status == 69 && refused.stderr.contains("keychain"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: keychain.home + "/data/coffer"))
+        #endif
         // No bus here: `auto` falls back to the file store and records it.
         let auto = try CLI(extraEnvironment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/bus"])
         try auto.ok(["init", "--keystore", "auto"])
