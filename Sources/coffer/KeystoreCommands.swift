@@ -12,9 +12,9 @@ struct KeystoreCommand: ParsableCommand {
         commandName: "keystore",
         abstract: "Where this device keeps the vault's keys: file, secret-service (GNOME Keyring, KWallet, KeePassXC) or keychain.",
         discussion: """
-            The store is chosen by --keystore, else COFFER_KEYSTORE, else this device's record for the vault (written
-            when the vault was created or unlocked here). A locked or unreachable store is reported as such: Coffer never
-            takes it for an empty one.
+            The store is chosen by --keystore, else COFFER_KEYSTORE, else this device's record for the vault \
+            (written when the vault was created or unlocked here). A locked or unreachable store is reported as \
+            such: Coffer never takes it for an empty one.
             """,
         subcommands: [Status.self, Migrate.self], defaultSubcommand: Status.self)
 
