@@ -10,8 +10,13 @@ scratch=$(mktemp -d "${TMPDIR:-/tmp}/coffer-keyring.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 mkdir -m 0700 "$scratch/home" "$scratch/runtime"
 export HOME="$scratch/home" XDG_RUNTIME_DIR="$scratch/runtime" READY="$ready"
+# The daemon runs in the foreground as a child of this session, so that it is stopped and reaped here (a daemonized
+# one outlives the session as an orphan).
 dbus-run-session -- sh -c '
-  printf %s "throwaway keyring password" | gnome-keyring-daemon --daemonize --unlock --components=secrets >/dev/null
+  printf %s "throwaway keyring password" | gnome-keyring-daemon --foreground --unlock --components=secrets >/dev/null 2>&1 &
+  daemon=$!
   gdbus wait --session --timeout 10 org.freedesktop.secrets
   printf %s "$DBUS_SESSION_BUS_ADDRESS" > "$READY.tmp" && mv "$READY.tmp" "$READY"
-  cat >/dev/null'
+  cat >/dev/null
+  kill $daemon
+  wait $daemon || true'
