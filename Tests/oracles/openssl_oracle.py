@@ -185,7 +185,7 @@ def read_vault(path, secret_kind, secret, pin=None, pin_device_secret=None):
 
 
 def read_device_labels(db, master, vault_id):
-    """Each device slot's sealed label (FORMAT.md §4, migration v6-slot-labels): created_at, key store, name."""
+    """Each device slot's sealed label (FORMAT.md §4, migration v7-slot-labels): created_at, key store, name."""
     if not db.execute("SELECT 1 FROM sqlite_master WHERE name = 'slot_label'").fetchone():
         return []
     key = hkdf(master, vault_id, b"coffer/v1/slot-label")
