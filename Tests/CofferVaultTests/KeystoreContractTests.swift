@@ -38,7 +38,7 @@ struct KeystoreContractTests {
 
     /// libsecret keeps one connection per process, so every in-process Secret Service test shares one session, whose
     /// bus this process is pointed at before libsecret is first used.
-    nonisolated(unsafe) static let sharedSession: SecretServiceSession? = {
+    static let sharedSession: SecretServiceSession? = {
         guard SecretServiceSession.available, let session = try? SecretServiceSession() else { return nil }
         setenv("DBUS_SESSION_BUS_ADDRESS", session.address, 1)
         return session
