@@ -23,6 +23,8 @@ command -v gnome-keyring-daemon >/dev/null || missing_apt+=(gnome-keyring)
 command -v secret-tool >/dev/null || missing_apt+=(libsecret-tools)
 command -v gdbus >/dev/null || missing_apt+=(libglib2.0-bin)
 ls /usr/lib/*/libsecret-1.so.0 >/dev/null 2>&1 || missing_apt+=(libsecret-1-0)
+# The web vault's barcode encoder runs in Node for the tests that compare it with the native one.
+command -v node >/dev/null || missing_apt+=(nodejs)
 if [ ${#missing_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing_apt[@]}" >/dev/null
@@ -58,4 +60,14 @@ if [ -z "${COFFER_TEST_POSTGRES_URL:-}" ]; then
   done <<<"$pg_env"
 fi
 
+# The install test (scripts/install.sh) writes man pages with swift-argument-parser's generator, built beside coffer.
+swift build --product generate-manual
+# The web vault's barcode encoder: CofferBarcode compiled to WebAssembly with the toolchain's Embedded Swift, which
+# the Swift tests compare with the native encoder and the app serves.
+scripts/build-wasm.sh
 swift test "$@"
+# The whole suite (no filter given) goes on with the web vault: its JavaScript reader under node, then the app in
+# headless Chromium against a real coffer-server.
+if [ $# -eq 0 ]; then
+  scripts/web-test.sh
+fi

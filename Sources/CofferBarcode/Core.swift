@@ -1,6 +1,6 @@
 /// The symbologies Coffer can draw. Raw values are the stable names used in the vault, on the command line and in
 /// exports (the first eight match CardOnCue's `barcode_type` values).
-public enum Symbology: String, CaseIterable, Sendable, Codable {
+public enum Symbology: String, CaseIterable, Sendable {
     case qr
     case code128
     case gs1_128 = "gs1_128"
@@ -17,6 +17,11 @@ public enum Symbology: String, CaseIterable, Sendable, Codable {
     case dataMatrix = "datamatrix"
     case gs1DataMatrix = "gs1_datamatrix"
 }
+
+// Codable is left out of the Embedded Swift build (scripts/build-wasm.sh), which has none.
+#if !hasFeature(Embedded)
+extension Symbology: Codable {}
+#endif
 
 /// A two-dimensional grid of modules; `true` is a dark module. Row-major, origin top-left, no quiet zone.
 public struct BitMatrix: Sendable, Equatable {

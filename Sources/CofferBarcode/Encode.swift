@@ -1,5 +1,5 @@
 /// QR error-correction level. Declared from weakest to strongest.
-public enum QRErrorCorrection: String, CaseIterable, Sendable, Codable, Comparable {
+public enum QRErrorCorrection: String, CaseIterable, Sendable, Comparable {
     /// Recovers about 7 % of codewords.
     case L
     /// Recovers about 15 % of codewords (the default).
@@ -26,7 +26,7 @@ public enum QRErrorCorrection: String, CaseIterable, Sendable, Codable, Comparab
 /// Payloads are always bytes and are encoded bit-exactly; the charset only decides whether a character-set
 /// indicator is emitted where the symbology has one (QR's ECI), and whether a symbology without one may carry the
 /// bytes at all.
-public enum BarcodeCharset: String, Sendable, Codable, CaseIterable {
+public enum BarcodeCharset: String, Sendable, CaseIterable {
     /// QR: ECI 26 (UTF-8) when the payload is valid UTF-8 containing non-ASCII characters, no ECI otherwise.
     /// Other symbologies: bytes are read as ISO-8859-1.
     case automatic
@@ -38,7 +38,7 @@ public enum BarcodeCharset: String, Sendable, Codable, CaseIterable {
 }
 
 /// Encoding options. Each field applies only to the symbologies named in its documentation.
-public struct BarcodeOptions: Sendable, Equatable, Codable {
+public struct BarcodeOptions: Sendable, Equatable {
     /// QR error-correction level.
     public var qrErrorCorrection: QRErrorCorrection
     /// Smallest QR version (1–40) to consider; a larger one is chosen when the payload needs it.
@@ -75,7 +75,7 @@ public enum BarcodeSymbol: Sendable, Equatable {
 }
 
 /// Light margin around a symbol, in modules.
-public struct QuietZone: Sendable, Equatable, Codable {
+public struct QuietZone: Sendable, Equatable {
     public var left: Int
     public var right: Int
     public var top: Int
@@ -108,6 +108,15 @@ public struct QuietZone: Sendable, Equatable, Codable {
         }
     }
 }
+
+// Codable is left out of the Embedded Swift build (scripts/build-wasm.sh), which has none; the structs' conformances
+// are synthesised, so they stay in this file.
+#if !hasFeature(Embedded)
+extension QRErrorCorrection: Codable {}
+extension BarcodeCharset: Codable {}
+extension BarcodeOptions: Codable {}
+extension QuietZone: Codable {}
+#endif
 
 /// QR parameters actually chosen by the encoder.
 public struct QRSymbolInfo: Sendable, Equatable {

@@ -19,7 +19,8 @@ public enum CofferError: Error, Sendable, CustomStringConvertible {
     case otp(OTPError)
     case places(PlacesError)
     case noMatch(String)
-    case ambiguous(String, count: Int)
+    /// Several items match a name equally well (`ItemLookup`); they are listed, oldest first.
+    case ambiguous(String, candidates: [ItemLookup.Candidate])
     case wrongKind(expected: ItemKind, found: ItemKind)
     /// The vault cannot be opened without a prompt: there is no device key for it here.
     case needsSecret
@@ -42,7 +43,10 @@ public enum CofferError: Error, Sendable, CustomStringConvertible {
         case .otp(let error): return error.description
         case .places(let error): return error.description
         case .noMatch(let query): return "no item matches \"\(query)\""
-        case .ambiguous(let query, let count): return "\(count) items match \"\(query)\"; use the id"
+        case .ambiguous(let query, let candidates):
+            let shown = candidates.prefix(8).map { "\($0.id.uuidString.prefix(8).lowercased()) (\($0.kind.rawValue.replacingOccurrences(of: "_", with: " ")) \($0.name))" }
+            let more = candidates.count > shown.count ? ", and \(candidates.count - shown.count) more" : ""
+            return "\(candidates.count) items match \"\(query)\": \(shown.joined(separator: ", "))\(more)"
         case .wrongKind(let expected, let found): return "that item is a \(found.rawValue), not a \(expected.rawValue)"
         case .needsSecret: return "no device key for this vault on this device"
         case .syncedVault:
@@ -265,20 +269,27 @@ public final class Coffer: Sendable {
         return all.filter { $0.kind == kind }
     }
 
-    /// Finds one item by full id, unique id prefix (at least 4 hex digits), or name (case-insensitive).
+    /// Adds an item; returns it with its new id and revision 1.
+    @discardableResult
+    public func add(_ content: ItemContent) throws(CofferError) -> Item {
+        try Self.vaultCall { () throws(VaultError) in try vault.add(content) }
+    }
+
+    /// Finds one item the way `ItemLookup` says (full id, exact name, name without case or accents, id prefix, name
+    /// prefix, name substring), opening only the catalogue and the item found.
     public func find(_ query: String, kind: ItemKind? = nil) throws(CofferError) -> Item {
-        let candidates = try items(kind: kind)
-        let lowered = query.lowercased()
-        if let exact = candidates.first(where: { $0.id.uuidString.lowercased() == lowered }) { return exact }
-        let byName = candidates.filter { $0.content.matches(name: query) }
-        if byName.count == 1 { return byName[0] }
-        if byName.count > 1 { throw .ambiguous(query, count: byName.count) }
-        if lowered.count >= 4, lowered.allSatisfy({ $0.isHexDigit || $0 == "-" }) {
-            let byPrefix = candidates.filter { $0.id.uuidString.lowercased().hasPrefix(lowered) }
-            if byPrefix.count == 1 { return byPrefix[0] }
-            if byPrefix.count > 1 { throw .ambiguous(query, count: byPrefix.count) }
+        let outcome = try Self.vaultCall { () throws(VaultError) in try vault.lookup(ItemLookup.Query(query), kind: kind) }
+        switch outcome {
+        case .found(let id): return try Self.vaultCall { () throws(VaultError) in try vault.item(id: id) }
+        case .ambiguous(let matching): throw .ambiguous(query, candidates: matching)
+        case .none: throw .noMatch(query)
         }
-        throw .noMatch(query)
+    }
+
+    /// Other items already named `name` (compared without case or accents), for a warning before adding another.
+    public func items(named name: String, excluding: UUID? = nil) throws(CofferError) -> [ItemLookup.Candidate] {
+        let candidates = try Self.vaultCall { () throws(VaultError) in try vault.lookupCandidates() }
+        return ItemLookup.sameName(name, in: candidates, excluding: excluding)
     }
 
     // MARK: Operations

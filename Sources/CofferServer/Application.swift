@@ -57,6 +57,7 @@ public enum CofferServerApplication {
 
     /// Loads or creates the server secret and signing keys, reads the Apple JWKS and migrates the store.
     static func makeCore(configuration: ServerConfiguration, store: any ServerStore, logger: Logger) async throws -> ServerCore {
+        try WebVaultMiddleware<CofferRequestContext>.check(configuration)
         do {
             try PrivateFiles.createDirectory(configuration.dataDirectory)
         } catch {
@@ -106,6 +107,9 @@ public enum CofferServerApplication {
                 middleware: CORSMiddleware(
                     allowOrigin: origin, allowHeaders: [.contentType, .authorization],
                     allowMethods: [.get, .post, .patch, .delete, .options], allowCredentials: false, maxAge: .seconds(600)))
+        }
+        if let directory = configuration.webVaultDirectory {
+            router.add(middleware: WebVaultMiddleware(directory: directory, logger: logger))
         }
         Routes(core: core).register(on: router, table: routes)
         return router

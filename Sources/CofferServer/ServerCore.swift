@@ -18,6 +18,8 @@ final class ServerCore: Sendable {
     let tileCache = TileCache()
     /// Every place in memory, for the position-taking endpoints (see `PlaceIndexCache` for when it answers).
     let places: PlaceIndexCache
+    /// Every authenticated request's session and budget check (see `SessionGate` for when it answers from memory).
+    let sessions: SessionGate
 
     init(
         store: any ServerStore, tokens: TokenService, serverSecret: SymmetricKey, configuration: ServerConfiguration,
@@ -29,6 +31,7 @@ final class ServerCore: Sendable {
         self.configuration = configuration
         self.operatorTokenHash = operatorTokenHash
         self.logger = logger
+        self.sessions = SessionGate(freshness: configuration.sessionCheckInterval)
         self.places = PlaceIndexCache(
             store: store, interval: configuration.placesCheckInterval, clock: configuration.clock, logger: logger)
     }
@@ -95,6 +98,7 @@ final class ServerCore: Sendable {
         case .rotated:
             return try await tokenResponse(userID: userID, family: family, refreshTokenID: newTokenID)
         case .reused:
+            sessions.forget(family: family)
             try await store.audit(AuditEvent(at: now, kind: .refreshReused, userID: userID, address: address, detail: "family revoked"))
             logger.warning("refresh token reused; session family revoked")
             throw APIError.invalidRefreshToken
@@ -137,6 +141,7 @@ final class ServerCore: Sendable {
 
     func logout(_ session: AuthenticatedSession, address: String?) async throws {
         try await store.revokeSession(userID: session.userID, family: session.family)
+        sessions.forget(family: session.family)
         try await store.audit(AuditEvent(at: now, kind: .logout, userID: session.userID, address: address))
     }
 
@@ -160,6 +165,7 @@ final class ServerCore: Sendable {
         guard case .accepted = outcome else { throw APIError.refusedPush(outcome) }
         // Every session ends, this one included; the caller continues in the fresh session returned.
         try await store.revokeSessions(userID: user.id, keeping: nil)
+        sessions.forget(userID: user.id)
         try await store.audit(AuditEvent(at: now, kind: .passphraseChanged, userID: user.id, address: address))
         return try await startSession(userID: user.id)
     }
@@ -175,6 +181,7 @@ final class ServerCore: Sendable {
     /// `DELETE /v1/user`: soft delete now, purge after the retention period.
     func deleteUser(_ session: AuthenticatedSession, address: String?) async throws {
         try await store.softDeleteUser(id: session.userID, at: now)
+        sessions.forget(userID: session.userID)
         try await store.audit(AuditEvent(at: now, kind: .accountDeleted, userID: session.userID, address: address))
     }
 
@@ -192,13 +199,14 @@ final class ServerCore: Sendable {
             if await tokens.isValidToken(token, otherThan: .access) { throw APIError.wrongTokenType }
             throw APIError.invalidToken
         }
-        let checked = try await store.authorize(
-            userID: userID, family: family, counter: Self.sessionCounterKey(family), window: 60, now: now)
-        if checked.counter.count > configuration.requestsPerMinute {
-            throw APIError.rateLimited(retryAfter: retryAfter(checked.counter))
+        switch try await sessions.check(
+            userID: userID, family: family, counter: Self.sessionCounterKey(family), limit: configuration.requestsPerMinute,
+            window: 60, now: now, store: store)
+        {
+        case .admitted: return AuthenticatedSession(userID: userID, family: family)
+        case .limited(let counter): throw APIError.rateLimited(retryAfter: retryAfter(counter))
+        case .inactive: throw APIError.invalidToken
         }
-        guard checked.sessionActive else { throw APIError.invalidToken }
-        return AuthenticatedSession(userID: userID, family: family)
     }
 
     // MARK: Helpers

@@ -424,6 +424,37 @@ enum PostgresSchema {
             )
             """,
         ] + rowLevelSecurity(table: "rotation_items", userColumn: "user_id")),
+        // The request check counts the requests a server admitted from memory since its last check, not one
+        // (`SessionGate` in CofferServer): the counter grows by `p_requests`.
+        Migration(version: 9, statements: [
+            "DROP FUNCTION coffer_authorize(uuid, text, bigint, bigint)",
+            """
+            CREATE FUNCTION coffer_authorize(
+                p_family uuid, p_counter text, p_window_start bigint, p_now_ms bigint, p_requests integer
+            ) RETURNS TABLE (request_count integer, session_active boolean)
+            LANGUAGE plpgsql VOLATILE SET search_path = {schema}, pg_temp
+            AS $$
+            BEGIN
+                IF p_requests < 1 THEN
+                    RAISE EXCEPTION 'coffer_authorize counts at least one request';
+                END IF;
+                INSERT INTO rate_counters AS c (key, window_start, count) VALUES (p_counter, p_window_start, p_requests)
+                ON CONFLICT (key) DO UPDATE SET
+                    count = CASE WHEN c.window_start = EXCLUDED.window_start THEN c.count + EXCLUDED.count
+                                 ELSE EXCLUDED.count END,
+                    window_start = EXCLUDED.window_start
+                RETURNING c.count INTO request_count;
+                session_active := EXISTS (
+                    SELECT 1 FROM sessions s JOIN users u ON u.id = s.user_id
+                    WHERE s.family = p_family AND s.user_id = \(currentUser) AND NOT s.revoked
+                      AND s.expires_at > TIMESTAMPTZ 'epoch' + p_now_ms * INTERVAL '1 millisecond'
+                      AND u.deleted_at IS NULL);
+                RETURN NEXT;
+            END
+            $$
+            """,
+            "REVOKE ALL ON FUNCTION coffer_authorize(uuid, text, bigint, bigint, integer) FROM PUBLIC",
+        ]),
     ]
 
     /// Signatures of the functions the app role may execute: the request path's. Each takes its user from
@@ -431,7 +462,7 @@ enum PostgresSchema {
     /// transaction acting for nobody. The migration that creates a function revokes it from PUBLIC itself, by name:
     /// a released migration never changes, and these lists do.
     static let appFunctions = [
-        "coffer_authorize(uuid, text, bigint, bigint)",
+        "coffer_authorize(uuid, text, bigint, bigint, integer)",
         "coffer_feed(bigint, integer)",
         "coffer_audit(timestamptz, text, text, text)",
         "coffer_user_id_by_email(text)",

@@ -337,12 +337,14 @@ public final class PostgresServerStore: ServerStore {
     }
 
     public func authorize(
-        userID: UUID, family: UUID, counter key: String, window: Int, now: Date
+        userID: UUID, family: UUID, counter key: String, requests: Int, window: Int, now: Date
     ) async throws(ServerStoreError) -> Authorization {
         let start = CounterWindow.start(now, window: window)
+        let requests = Int32(clamping: max(requests, 1))
         let row = try await transaction(as: userID) { connection in
             try await connection.rows(
-                "SELECT * FROM coffer_authorize(\(family), \(key), \(start), \(UnixTime.milliseconds(now)))", logger: logger
+                "SELECT * FROM coffer_authorize(\(family), \(key), \(start), \(UnixTime.milliseconds(now)), \(requests))",
+                logger: logger
             ).first?.decode((Int, Bool).self)
         }
         guard let (count, active) = row else { throw .unavailable("authorize returned no row") }

@@ -340,11 +340,11 @@ public final class SQLiteServerStore: ServerStore, MaintenanceStore {
     }
 
     public func authorize(
-        userID: UUID, family: UUID, counter key: String, window: Int, now: Date
+        userID: UUID, family: UUID, counter key: String, requests: Int, window: Int, now: Date
     ) async throws(ServerStoreError) -> Authorization {
         let start = CounterWindow.start(now, window: window)
         let (count, active) = try await write { db in
-            let count = try Self.increment(db, key: key, start: start)
+            let count = try Self.increment(db, key: key, start: start, by: max(requests, 1))
             let active = try Bool.fetchOne(
                 db,
                 sql: """
@@ -559,22 +559,22 @@ public final class SQLiteServerStore: ServerStore, MaintenanceStore {
 
     public func increment(counter key: String, window: Int, now: Date) async throws(ServerStoreError) -> CounterState {
         let start = CounterWindow.start(now, window: window)
-        let count = try await write { db in try Self.increment(db, key: key, start: start) }
+        let count = try await write { db in try Self.increment(db, key: key, start: start, by: 1) }
         return Self.counterState(count: count, start: start, window: window)
     }
 
-    private static func increment(_ db: Database, key: String, start: Int64) throws -> Int {
+    private static func increment(_ db: Database, key: String, start: Int64, by requests: Int) throws -> Int {
         try Int.fetchOne(
             db,
             sql: """
-                INSERT INTO rate_counters (key, window_start, count) VALUES (?, ?, 1)
+                INSERT INTO rate_counters (key, window_start, count) VALUES (?, ?, ?)
                 ON CONFLICT (key) DO UPDATE SET
                     count = CASE WHEN rate_counters.window_start = excluded.window_start
-                                 THEN rate_counters.count + 1 ELSE 1 END,
+                                 THEN rate_counters.count + excluded.count ELSE excluded.count END,
                     window_start = excluded.window_start
                 RETURNING count
                 """,
-            arguments: [key, start]) ?? 1
+            arguments: [key, start, requests]) ?? requests
     }
 
     private static func counterState(count: Int, start: Int64, window: Int) -> CounterState {

@@ -39,11 +39,12 @@ public protocol ServerStore: PlaceStore {
     func rotateRefreshToken(
         userID: UUID, family: UUID, tokenID: UUID, newTokenID: UUID, now: Date, expiresAt: Date
     ) async throws(ServerStoreError) -> RefreshOutcome
-    /// Every authenticated request's check: counts one request against counter `key` (as `increment` does) and tells
-    /// whether the family exists, is not revoked, has not expired and belongs to a live account. One round trip to
-    /// the database, since every request pays it.
+    /// The check of authenticated requests: counts `requests` requests (at least one) against counter `key` (as
+    /// `increment` counts one) and tells whether the family exists, is not revoked, has not expired and belongs to a
+    /// live account. One round trip to the database. The server makes it for a request, or for the requests it
+    /// admitted from memory since the last check (`SessionGate`).
     func authorize(
-        userID: UUID, family: UUID, counter key: String, window: Int, now: Date
+        userID: UUID, family: UUID, counter key: String, requests: Int, window: Int, now: Date
     ) async throws(ServerStoreError) -> Authorization
     /// Revokes one family (logout).
     func revokeSession(userID: UUID, family: UUID) async throws(ServerStoreError)

@@ -29,7 +29,7 @@ public enum SyncClientError: Error, Sendable, Equatable, CustomStringConvertible
         switch self {
         case .transport(let detail): return "cannot reach the sync server: \(detail)"
         case .server(let status, let code, let message): return "the sync server refused (\(status) \(code)): \(message)"
-        case .conflict(let items): return "the server holds newer versions of \(items.count) items"
+        case .conflict(let items): return items.count == 1 ? "the server holds a newer version of 1 item" : "the server holds newer versions of \(items.count) items"
         case .staleHead: return "another device changed the vault first"
         case .malformedResponse: return "the sync server sent an answer this version does not understand"
         case .invalidServerURL: return "the server must be an http:// or https:// URL"

@@ -115,6 +115,26 @@ enum Schema {
                 ) WITHOUT ROWID;
                 """)
         }
+        // A count of writes to `item`, kept by SQLite itself, so that a lookup can tell in one read whether the
+        // catalogue (docs/FORMAT.md §4) still describes the items, whoever wrote them.
+        migrator.registerMigration("v6-item-changes") { db in
+            try db.execute(sql: """
+                CREATE TABLE item_changes (
+                    singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+                    count INTEGER NOT NULL
+                );
+                INSERT INTO item_changes (singleton, count) VALUES (1, 0);
+                CREATE TRIGGER item_inserted AFTER INSERT ON item BEGIN
+                    UPDATE item_changes SET count = count + 1 WHERE singleton = 1;
+                END;
+                CREATE TRIGGER item_updated AFTER UPDATE ON item BEGIN
+                    UPDATE item_changes SET count = count + 1 WHERE singleton = 1;
+                END;
+                CREATE TRIGGER item_deleted AFTER DELETE ON item BEGIN
+                    UPDATE item_changes SET count = count + 1 WHERE singleton = 1;
+                END;
+                """)
+        }
         // One device slot per device (docs/FORMAT.md §4): each device slot's name, key store and date, sealed under a
         // key derived from the master key. Slots without a row (vaults written before) are listed unnamed.
         migrator.registerMigration("v7-slot-labels") { db in

@@ -9,7 +9,9 @@ struct Bench: AsyncParsableCommand {
         commandName: "coffer-bench",
         abstract: "Measures Coffer against its speed goals and against peers, in one run on this machine.",
         discussion: "Build with -c release; debug figures mean nothing.",
-        subcommands: [VaultCommand.self, BarcodeCommand.self, ServerCommand.self, PlacesCommand.self, SyncCommand.self],
+        subcommands: [
+            VaultCommand.self, BarcodeCommand.self, ServerCommand.self, PlacesCommand.self, SyncCommand.self, CLICommand.self,
+        ],
         defaultSubcommand: VaultCommand.self)
 
     /// A failed measurement ends in one line, `coffer-bench: error: …`, with exit status 1; usage errors keep

@@ -228,7 +228,7 @@ struct ServerBenchRun: Sendable {
             let account = rawPush[worker]
             let now = Date()
             let counter = "token:\(account.family.uuidString.lowercased())"
-            guard try await store.authorize(userID: account.userID, family: account.family, counter: counter, window: 60, now: now)
+            guard try await store.authorize(userID: account.userID, family: account.family, counter: counter, requests: 1, window: 60, now: now)
                 .sessionActive
             else { throw BenchError("raw push: the session is missing") }
             _ = try await store.push(
@@ -259,7 +259,7 @@ struct ServerBenchRun: Sendable {
             let account = rawPull[worker]
             let now = Date()
             let counter = "token:\(account.family.uuidString.lowercased())"
-            guard try await store.authorize(userID: account.userID, family: account.family, counter: counter, window: 60, now: now)
+            guard try await store.authorize(userID: account.userID, family: account.family, counter: counter, requests: 1, window: 60, now: now)
                 .sessionActive
             else { throw BenchError("raw pull: the session is missing") }
             let page = try await store.changes(userID: account.userID, since: Int64(((worker + iteration) % 3) * 100), limit: 100)
@@ -436,13 +436,14 @@ struct ServerBenchRun: Sendable {
 /// the server down, also when `body` throws. Production KDF limits and token checks; a rate limit that never bites and
 /// a cheap auth hash, which only registration pays for.
 func withBenchServer(
-    store: any ServerStore, dataDirectory: String, http: HTTPClient, logger: Logger,
+    store: any ServerStore, dataDirectory: String, http: HTTPClient, logger: Logger, sessionCheckInterval: TimeInterval = 1,
     _ body: (String) async throws -> Void
 ) async throws {
     let port = try freeLoopbackPort()
-    let configuration = ServerConfiguration(
+    var configuration = ServerConfiguration(
         host: "127.0.0.1", port: port, dataDirectory: dataDirectory, requestsPerMinute: 1_000_000_000,
         authHashIterations: 1_000, kdfLimits: .production)
+    configuration.sessionCheckInterval = sessionCheckInterval
     let app = try await CofferServerApplication.build(configuration: configuration, store: store, logger: logger)
     let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
     let server = Task { try await group.run() }

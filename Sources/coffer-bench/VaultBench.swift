@@ -281,6 +281,12 @@ struct ProcessTool {
     /// Wall time from spawn to exit, and the child's CPU time. posix_spawn and wait4 directly: Foundation's
     /// Process adds tens of milliseconds of its own on Linux.
     func time() throws -> (wall: Double, cpu: Double) {
+        let run = try measure()
+        return (run.wall, run.cpu)
+    }
+
+    /// As `time()`, with the child's peak resident set size in bytes.
+    func measure() throws -> (wall: Double, cpu: Double, peakRSS: Int) {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -288,7 +294,9 @@ struct ProcessTool {
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
-        let inherited = ProcessInfo.processInfo.environment.map { "\($0.key)=\($0.value)" }
+        // An added variable replaces the inherited one (getenv takes the first of two).
+        let added = Set(environment.map { String($0.prefix { $0 != "=" }) })
+        let inherited = ProcessInfo.processInfo.environment.filter { !added.contains($0.key) }.map { "\($0.key)=\($0.value)" }
         let envp = (inherited + environment).map { strdup($0) } + [nil]
         defer { envp.forEach { free($0) } }
         var pid: pid_t = 0
@@ -301,6 +309,6 @@ struct ProcessTool {
         let wall = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         guard status == 0 else { throw BenchError("\(label): exit status \(status)") }
         func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
-        return (wall, seconds(usage.ru_utime) + seconds(usage.ru_stime))
+        return (wall, seconds(usage.ru_utime) + seconds(usage.ru_stime), usage.ru_maxrss * 1024)
     }
 }

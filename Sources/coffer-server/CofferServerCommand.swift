@@ -122,6 +122,10 @@ struct Serve: AsyncParsableCommand {
     var requestsPerMinute: Int = 100
     @Option(help: "Requests per minute per client address on the endpoints before login (default: --requests-per-minute).")
     var addressRequestsPerMinute: Int?
+    @Flag(help: "Serve the web vault at /app: the browser decrypts, so use it on a server you run or trust. Needs TLS unless on loopback.")
+    var webVault = false
+    @Option(help: "The web vault's files (default: env COFFER_SERVER_WEB_VAULT_DIR, else share/coffer/web-vault beside the executable's bin, else the source tree's Web/app).")
+    var webVaultDir: String?
 
     func run() async throws {
         CofferLog.bootstrap(environment: common.environment)
@@ -135,6 +139,9 @@ struct Serve: AsyncParsableCommand {
             corsOrigin: corsOrigin, requestsPerMinute: requestsPerMinute,
             metrics: metrics || environment["COFFER_SERVER_METRICS"] == "1")
         settings.addressRequestsPerMinute = addressRequestsPerMinute
+        if webVault || webVaultDir != nil {
+            settings.webVaultDirectory = WebVaultFiles.locate(explicit: webVaultDir, environment: environment)
+        }
         let configuration = settings
         let store = try common.makeStore(logger: logger)
         let maintenance = try common.makeMaintenance(for: store, logger: logger)
@@ -231,6 +238,20 @@ struct Audit: AsyncParsableCommand {
                 FileHandle.standardError.write(Data("login alerts: \(events.count) among the newest \(limit) events\n".utf8))
             }
         }
+    }
+}
+
+/// Where the web vault's files are: given, or installed beside the executable (`<prefix>/share/coffer/web-vault` for
+/// `<prefix>/bin/coffer-server`), or — for `swift run` and `.build/*/coffer-server` — the source tree's `Web/app`.
+enum WebVaultFiles {
+    static func locate(explicit: String?, environment: [String: String]) -> String {
+        if let explicit = explicit ?? environment["COFFER_SERVER_WEB_VAULT_DIR"] { return explicit }
+        let executable = (Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0]))
+            .resolvingSymlinksInPath().deletingLastPathComponent()
+        let installed = executable.appendingPathComponent("../share/coffer/web-vault").standardized.path
+        if FileManager.default.fileExists(atPath: installed + "/index.html") { return installed }
+        // .build/<triple>/<configuration>/coffer-server: the package root is three folders up.
+        return executable.appendingPathComponent("../../../Web/app").standardized.path
     }
 }
 

@@ -4,7 +4,21 @@ import Foundation
 
 extension Symbology: ExpressibleByArgument {}
 extension PayloadCharset: ExpressibleByArgument {}
-extension ItemKind: ExpressibleByArgument {}
+/// Kinds as people type them: `key` (as `coffer add key` says) for signing keys, plurals, `token` for OTP tokens.
+extension ItemKind: ExpressibleByArgument {
+    public init?(argument: String) {
+        switch argument.lowercased() {
+        case "card", "cards": self = .card
+        case "otp", "otps", "token", "tokens", "totp", "hotp": self = .otp
+        case "credential", "credentials": self = .credential
+        case "key", "keys", "signing-key", "signing_key", "signing-keys": self = .signingKey
+        case "note", "notes": self = .note
+        default: return nil
+        }
+    }
+
+    public static var allValueStrings: [String] { ["card", "otp", "credential", "key", "note"] }
+}
 extension Note.Template: ExpressibleByArgument {}
 
 /// A card's `--symbology`: a symbology, or `none` for a card without a barcode (shown by its number).
@@ -36,13 +50,22 @@ struct Add: ParsableCommand {
         subcommands: [AddCard.self, AddOTP.self, AddCredential.self, AddKey.self, AddNote.self])
 }
 
-/// Prints the new item's id (the only output of a successful add), or its JSON.
-func reportAdded(_ item: Item, json: Bool) throws {
+/// Prints the new item's id (the only output of a successful add), or its JSON; warns on standard error when another
+/// item already has its name (allowed: two cards of one store are common; but a lookup by that name then lists both).
+func reportAdded(_ item: Item, in coffer: Coffer, json: Bool) throws {
+    warnIfNameTaken(item, in: coffer)
     if json {
         try Output.json(ItemSummary(item, now: Date()))
     } else {
         Output.line(item.id.uuidString.lowercased())
     }
+}
+
+func warnIfNameTaken(_ item: Item, in coffer: Coffer) {
+    guard let others = try? coffer.items(named: item.content.name, excluding: item.id), !others.isEmpty else { return }
+    let ids = others.prefix(3).map { String($0.id.uuidString.prefix(8)).lowercased() }.joined(separator: ", ")
+    let count = others.count == 1 ? "another item" : "\(others.count) other items"
+    Output.warning("\(count) already named \"\(item.content.name)\" (\(ids)); a lookup by that name lists them all, ids tell them apart")
 }
 
 struct AddCard: ParsableCommand {
@@ -87,7 +110,7 @@ struct AddCard: ParsableCommand {
             validTo: try validTo.map { try Output.parseDate($0, endOfDay: true) }, oneTime: oneTime)
         let coffer = try vaultOption.open()
         let item = try vaultCall { () throws(VaultError) in try coffer.vault.add(.card(card)) }
-        try reportAdded(item, json: output.json)
+        try reportAdded(item, in: coffer, json: output.json)
     }
 
     private func latin1Bytes(_ text: String) throws -> [UInt8] {
@@ -149,7 +172,7 @@ struct AddOTP: ParsableCommand {
         }
         let coffer = try vaultOption.open()
         let item = try vaultCall { () throws(VaultError) in try coffer.vault.add(.otp(otp)) }
-        try reportAdded(item, json: output.json)
+        try reportAdded(item, in: coffer, json: output.json)
     }
 }
 
@@ -168,7 +191,7 @@ struct AddCredential: ParsableCommand {
         let credential = try Credential(name: name, provider: provider, value: value, tags: tags)
         let coffer = try vaultOption.open()
         let item = try vaultCall { () throws(VaultError) in try coffer.vault.add(.credential(credential)) }
-        try reportAdded(item, json: output.json)
+        try reportAdded(item, in: coffer, json: output.json)
     }
 }
 
@@ -197,6 +220,7 @@ struct AddKey: ParsableCommand {
         let item = try cli { () throws(CofferError) in
             try coffer.addSigningKey(name: name, seed: seed, flavor: stellar ? .stellar : .ed25519, pin: pin, tags: tags)
         }
+        warnIfNameTaken(item, in: coffer)
         if output.json {
             try Output.json(ItemSummary(item, now: Date()))
         } else if case .signingKey(let key) = item.content {
@@ -259,6 +283,6 @@ struct AddNote: ParsableCommand {
         let note = try Note(name: name, template: template, fields: fields, text: text, tags: tags)
         let coffer = try vaultOption.open()
         let item = try vaultCall { () throws(VaultError) in try coffer.vault.add(.note(note)) }
-        try reportAdded(item, json: output.json)
+        try reportAdded(item, in: coffer, json: output.json)
     }
 }

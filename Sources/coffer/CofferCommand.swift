@@ -25,8 +25,15 @@ struct CofferCommand: ParsableCommand {
         // Before anything else: a plain stdin-to-image run needs neither the command tree nor logging.
         if let barcode = BarcodeFastPath(arguments: CommandLine.arguments.dropFirst()) { barcode.run() }
         CofferLog.bootstrap(environment: ProcessInfo.processInfo.environment)
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if let unknown = ArgumentHints.unknownCommandAskingForHelp(arguments) {
+            // ArgumentParser would print the root help and exit 0, as if the command existed.
+            Terminal.writeError("coffer: error: unknown command '\(unknown)'\n")
+            if let nearest = ArgumentHints.nearestCommand(to: unknown) { Terminal.writeError("coffer: hint: did you mean `coffer \(nearest)`?\n") }
+            Foundation.exit(64)
+        }
         do {
-            var command = try parseAsRoot(CueCommand.normalizedArguments(Array(CommandLine.arguments.dropFirst())))
+            var command = try leafCommand(arguments) ?? parseAsRoot(CueCommand.normalizedArguments(arguments))
             try command.run()
         } catch {
             if error is CLIError || error is CofferError || error is VaultError || error is ModelError
@@ -39,8 +46,29 @@ struct CofferCommand: ParsableCommand {
             if code == .success {
                 exit(withError: error)
             }
-            Terminal.writeError("coffer: error: \(fullMessage(for: error))\n")
+            // ArgumentParser's message starts with its own "Error: "; ours already says "coffer: error:".
+            var message = fullMessage(for: error)
+            if message.hasPrefix("Error: ") { message.removeFirst("Error: ".count) }
+            Terminal.writeError("coffer: error: \(message)\n")
+            if let hint = ArgumentHints.hint(for: arguments, message: message) { Terminal.writeError("coffer: hint: \(hint)\n") }
             Foundation.exit(code.rawValue)
+        }
+    }
+
+    /// The commands people run many times a day, parsed on their own: building the whole command tree (every
+    /// command's options, by reflection) costs more than such a command's work. Anything these arguments do not
+    /// parse into cleanly, help included, goes to the root parser, so messages and exit codes stay its own.
+    static func leafCommand(_ arguments: [String]) -> (any ParsableCommand)? {
+        guard let name = arguments.first, !arguments.contains(where: { $0 == "-h" || $0 == "--help" || $0 == "--version" }) else {
+            return nil
+        }
+        let rest = Array(arguments.dropFirst())
+        switch name {
+        case "code": return try? Code.parse(rest)
+        case "show": return try? Show.parse(rest)
+        case "list": return try? List.parse(rest)
+        case "use": return try? Use.parse(rest)
+        default: return nil
         }
     }
 

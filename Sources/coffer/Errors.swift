@@ -33,7 +33,7 @@ enum CLIError: Error, CustomStringConvertible {
         case .coffer(.vault(.newerFormat)), .coffer(.vault(.unknownMigrations)):
             return "this vault was written by a newer Coffer; install that version to open it"
         case .coffer(.ambiguous):
-            return "`coffer list` shows ids; a unique id prefix of 4+ characters works too"
+            return "give the full name or an id prefix (4+ characters) of the one you mean"
         case .coffer(.vault(.noSlot(.passphrase))):
             return "add one with `coffer passphrase set` or `coffer recovery-code new`"
         case .coffer(.vault(.tampered)):
@@ -62,7 +62,8 @@ enum CLIError: Error, CustomStringConvertible {
         case .coffer(let error):
             switch error {
             case .noMatch, .vault(.notFound), .vault(.itemNotFound), .vault(.slotNotFound), .vault(.noSlot): return 66
-            case .ambiguous, .wrongKind, .model, .otp: return 65
+            case .ambiguous: return 64
+            case .wrongKind, .model, .otp: return 65
             case .needsSecret, .keyBoundElsewhere, .vault(.wrongPassphrase), .vault(.wrongRecoveryCode), .vault(.deviceKeyMismatch):
                 return 77
             case .vault(.alreadyExists): return 73

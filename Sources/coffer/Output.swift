@@ -25,11 +25,19 @@ enum Output {
         Terminal.writeError("coffer: warning: \(text)\n")
     }
 
+    /// "1 item", "2 items", "1 copy", "3 copies": a count with its noun.
+    static func count(_ number: Int, _ singular: String, _ plural: String? = nil) -> String {
+        "\(number) \(number == 1 ? singular : plural ?? singular + "s")"
+    }
+
     static func json(_ value: some Encodable) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
-        line(String(decoding: try encoder.encode(value), as: UTF8.self))
+        // Foundation prints an empty array as "[", a blank line and "]"; scripts and people expect `[]`. JSON text has
+        // no raw newline inside a string, so the pattern can only be an empty array.
+        let text = String(decoding: try encoder.encode(value), as: UTF8.self)
+        line(text.replacingOccurrences(of: #"\[\n\s*\n\s*\]"#, with: "[]", options: .regularExpression))
     }
 
     enum Tone { case dim, bold, red, yellow, green }

@@ -53,8 +53,8 @@ struct PlacesFrom: ParsableCommand {
             if let tile = fetched.pack { try coffer.places.storeTile(tile, etag: nil, fetchedAt: Date()) }
         }
         if SecretInput.shared.interactive {
-            Output.note("Using \(fetched.networks.count) networks from \(client.server)"
-                + (fetched.pack.map { ", and \($0.locationCount) locations of the region" } ?? ""))
+            Output.note("Using \(Output.count(fetched.networks.count, "network")) from \(client.server)"
+                + (fetched.pack.map { ", and \(Output.count($0.locationCount, "location")) of the region" } ?? ""))
         }
     }
 }
@@ -93,7 +93,7 @@ struct PlacesImport: ParsableCommand {
                 throw CLIError.coffer(error)
             }
             if SecretInput.shared.interactive || !result.skipped.isEmpty {
-                Output.note("\(file): \(result.networks.count) networks, \(result.locations.count) locations"
+                Output.note("\(file): \(Output.count(result.networks.count, "network")), \(Output.count(result.locations.count, "location"))"
                     + (result.skipped.isEmpty ? "" : ", \(result.skipped.count) skipped"))
             }
             for skipped in result.skipped.prefix(10) { Output.note("  skipped record \(skipped.record): \(skipped.reason)") }
@@ -135,8 +135,8 @@ struct PlacesStatus: ParsableCommand {
         if output.json { return try Output.json(status) }
         Output.line("Server:    \(status.server ?? "none (places imported here only)")")
         Output.line("Networks:  \(status.networks)")
-        Output.line("Imported:  \(status.importedLocations) locations")
-        Output.line("Cached:    \(status.cachedTiles) tiles, \(status.cachedLocations) locations")
+        Output.line("Imported:  \(Output.count(status.importedLocations, "location"))")
+        Output.line("Cached:    \(Output.count(status.cachedTiles, "tile")), \(Output.count(status.cachedLocations, "location"))")
     }
 }
 

@@ -119,6 +119,9 @@ struct List: ParsableCommand {
             try Output.json(items.map { ItemSummary($0, now: now) })
             return
         }
+        if items.isEmpty, kind == nil, tag == nil, network == nil {
+            Output.note("The vault is empty. Add an item with `coffer add card NAME` (or otp, credential, key, note), or `coffer import`.")
+        }
         for item in items {
             let summary = ItemSummary(item, now: now)
             var line = "\(String(summary.id.prefix(8)))  \(pad(summary.kind, 11))  \(summary.name)"
@@ -307,6 +310,11 @@ struct Code: ParsableCommand {
             return
         }
         if query != nil, let line = lines.first {
+            // Piped, the bare code (what a script or `xargs` wants); at a terminal, grouped with its seconds left.
+            guard Terminal.standardOutputIsTTY else {
+                Output.line(line.code)
+                return
+            }
             let remaining = line.secondsRemaining.map { "  " + Output.styled("\($0)s", $0 <= 5 ? .red : .dim) } ?? ""
             Output.line(OTPCodeFormat.grouped(line.code) + remaining)
             return

@@ -74,7 +74,7 @@ struct SyncNow: ParsableCommand {
             return
         }
         if report.merge.conflictCopies > 0 {
-            Output.warning("\(report.merge.conflictCopies) items changed here and elsewhere: the other version won, yours is kept as a copy (see `coffer sync status`)")
+            Output.warning("\(Output.count(report.merge.conflictCopies, "item")) changed here and elsewhere: the other version won, yours is kept as a copy (see `coffer sync status`)")
         }
     }
 }
@@ -167,7 +167,7 @@ struct SyncStatus: ParsableCommand {
             return
         }
         Output.line("account   \(status.account.account) on \(status.account.server)")
-        Output.line("server    \(status.server.map { "reachable, \($0.itemCount) items, state epoch \($0.headEpoch)" } ?? "unreachable")")
+        Output.line("server    \(status.server.map { "reachable, \(Output.count($0.itemCount, "item")), state epoch \($0.headEpoch)" } ?? "unreachable")")
         Output.line("last sync \(status.account.lastSync.map { ISO8601DateFormatter().string(from: $0) } ?? "never")")
         if let headJSON {
             let maker = headJSON.madeHere ? "this device" : "device \(headJSON.device.prefix(8))"
@@ -180,7 +180,7 @@ struct SyncStatus: ParsableCommand {
         if conflicts.isEmpty {
             Output.line("conflicts none")
         } else {
-            Output.line("conflicts \(conflicts.count) copies kept (yours lost to a change made elsewhere):")
+            Output.line("conflicts \(Output.count(conflicts.count, "copy", "copies")) kept (yours lost to a change made elsewhere):")
             for conflict in conflicts {
                 Output.line("  \(conflict.copy.prefix(8))  \(conflict.name)  (copy of \(conflict.original.prefix(8)))")
             }
@@ -236,7 +236,7 @@ struct SyncRepublish: ParsableCommand {
             return
         }
         if let head = report.head {
-            Output.note("republished: \(report.pushed) items, state epoch \(head.epoch), fingerprint \(head.fingerprint)")
+            Output.note("republished: \(Output.count(report.pushed, "item")), state epoch \(head.epoch), fingerprint \(head.fingerprint)")
         }
     }
 }
@@ -339,7 +339,7 @@ enum SyncCLI {
             switch attempt {
             case .success(let session):
                 if let keyChange = session.keyChange {
-                    let items = keyChange.itemCount == 1 ? "1 item" : "\(keyChange.itemCount) items"
+                    let items = Output.count(keyChange.itemCount, "item")
                     Output.note("this vault now uses the master key another device rotated to (\(items) re-encrypted here)")
                     announce(keyChange)
                 }

@@ -219,14 +219,14 @@ struct Export: ParsableCommand {
 
     /// Says what an export could not carry.
     private func reportLeftOut(_ count: Int, _ what: String, detail: String? = nil) {
-        if count > 0 { Output.warning("left out \(count) item(s) \(what)") }
+        if count > 0 { Output.warning("left out \(Output.count(count, "item")) \(what)") }
         if let detail { Output.warning(detail) }
     }
 
     /// Lists the items an export could not write, each with the reason; everything else was written.
     private func reportLeftOut(_ problems: [ExportProblem]) {
         guard !problems.isEmpty else { return }
-        Output.warning("left out \(problems.count) item(s) this format cannot hold; they stay in the vault:")
+        Output.warning("left out \(Output.count(problems.count, "item")) this format cannot hold; they stay in the vault:")
         for problem in problems { Output.note("  \(problem.description)") }
     }
 
@@ -305,12 +305,12 @@ struct Import: ParsableCommand {
         }
         bar.finish()
         let summary = try outcome.get()
-        Output.note("Imported \(summary.added) item(s) from \(name).")
+        Output.note("Imported \(Output.count(summary.added, "item")) from \(name).")
         if !summary.duplicates.isEmpty {
             Output.note("Skipped \(summary.duplicates.count) already in the vault: \(summary.duplicates.joined(separator: ", "))")
         }
         if !result.problems.isEmpty {
-            Output.warning("\(result.problems.count) entr\(result.problems.count == 1 ? "y" : "ies") could not be imported:")
+            Output.warning("\(Output.count(result.problems.count, "entry", "entries")) could not be imported:")
             for problem in result.problems { Output.note("  \(problem.description)") }
         }
     }
@@ -337,7 +337,7 @@ struct Import: ParsableCommand {
         }
         let coffer = try vaultOption.open()
         let (imported, skipped) = try cli { () throws(CofferError) in try coffer.importBackup(file, unlock: unlock) }
-        Output.note("Imported \(imported) item(s)\(skipped > 0 ? "; skipped \(skipped) already present" : "").")
+        Output.note("Imported \(Output.count(imported, "item"))\(skipped > 0 ? "; skipped \(skipped) already present" : "").")
     }
 }
 

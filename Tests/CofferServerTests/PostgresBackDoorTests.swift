@@ -221,7 +221,7 @@ struct PostgresBackDoorTests {
 
     /// The functions `probe` knows how to try.
     static let probedFunctions: Set<String> = [
-        "coffer_feed(bigint,integer)", "coffer_authorize(uuid,text,bigint,bigint)",
+        "coffer_feed(bigint,integer)", "coffer_authorize(uuid,text,bigint,bigint,integer)",
         "coffer_audit(timestamp with time zone,text,text,text)", "coffer_user_id_by_email(text)",
         "coffer_user_id_by_apple_subject(text)",
     ]
@@ -234,10 +234,10 @@ struct PostgresBackDoorTests {
             let ids = try await scene.fixture.strings("SELECT id::text FROM coffer_feed(0, 1000)", as: scene.a.id)
             #expect(Set(ids) == Set(scene.a.items.items.map { $0.item.id.uuidString.lowercased() }))
             #expect(try await scene.fixture.strings("SELECT id::text FROM coffer_feed(0, 1000)", as: nil).isEmpty)
-        case "coffer_authorize(uuid,text,bigint,bigint)":
+        case "coffer_authorize(uuid,text,bigint,bigint,integer)":
             let nowMS = Int64(scene.now.timeIntervalSince1970 * 1000)
             let call: PostgresQuery =
-                "SELECT session_active::text FROM coffer_authorize(\(scene.b.family), \("probe:\(UUID())"), 0, \(nowMS))"
+                "SELECT session_active::text FROM coffer_authorize(\(scene.b.family), \("probe:\(UUID())"), 0, \(nowMS), 1)"
             #expect(try await scene.fixture.strings(call, as: scene.a.id) == ["false"], "A sees B's session")
             #expect(try await scene.fixture.strings(call, as: nil) == ["false"])
             // The control: B's session is live for B.

@@ -163,7 +163,7 @@ struct PostgresRLSTests {
                 ).decode(Int.self) {
                     versions.append(version)
                 }
-                #expect(versions == Array(1...8))
+                #expect(versions == Array(1...9))
 
                 // Every SECURITY DEFINER function pins its search_path, with pg_temp last.
                 var settings: [String] = []
@@ -254,7 +254,7 @@ struct PostgresRLSTests {
                 return outcomes
             }
             #expect(rotations.sorted { "\($0)" < "\($1)" } == [.reused, .rotated])
-            #expect(try await !store.authorize(userID: user, family: family, counter: "test:\(UUID())", window: 60, now: now).sessionActive)
+            #expect(try await !store.authorize(userID: user, family: family, counter: "test:\(UUID())", requests: 1, window: 60, now: now).sessionActive)
         }
     }
 
@@ -301,7 +301,7 @@ struct PostgresRLSTests {
                 userID: a, family: family, tokenID: token, newTokenID: next, now: now, expiresAt: expires) == .rotated)
             #expect(try await store.rotateRefreshToken(
                 userID: a, family: family, tokenID: token, newTokenID: UUID(), now: now, expiresAt: expires) == .reused)
-            #expect(try await !store.authorize(userID: a, family: family, counter: "test:\(UUID())", window: 60, now: now).sessionActive)
+            #expect(try await !store.authorize(userID: a, family: family, counter: "test:\(UUID())", requests: 1, window: 60, now: now).sessionActive)
             #expect(try await store.rotateRefreshToken(
                 userID: a, family: family, tokenID: next, newTokenID: UUID(), now: now, expiresAt: expires) == .invalid)
 

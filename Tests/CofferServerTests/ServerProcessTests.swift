@@ -57,6 +57,9 @@ struct ServerProcessTests {
          "database connections must be a number from 1 to 1000"),
         (["--database-url", "postgres://app@127.0.0.1/db", "--maintenance-database-url", "postgres://app:x@127.0.0.1/db"],
          "the maintenance database role must not be the server's role"),
+        (["--web-vault", "--host", "0.0.0.0"],
+         "the web vault needs TLS (--tls-cert and --tls-key) unless the server listens on loopback (127.0.0.1 or ::1)"),
+        (["--web-vault-dir", "/nonexistent"], "the web vault directory /nonexistent has no index.html"),
     ])
     func configurationErrors(arguments: [String], message: String) throws {
         let directory = try Self.temporary()

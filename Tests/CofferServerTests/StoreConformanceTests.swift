@@ -290,7 +290,7 @@ struct StoreConformanceTests {
 
     /// The session half of `authorize`, on a counter of its own.
     static func isActive(_ store: any ServerStore, userID: UUID, family: UUID, now: Date) async throws -> Bool {
-        try await store.authorize(userID: userID, family: family, counter: "test:\(UUID())", window: 60, now: now).sessionActive
+        try await store.authorize(userID: userID, family: family, counter: "test:\(UUID())", requests: 1, window: 60, now: now).sessionActive
     }
 
     @Test("authorize counts the request and checks the session in one call", arguments: Backend.allCases)
@@ -301,7 +301,7 @@ struct StoreConformanceTests {
             try await store.createSession(userID: user, family: family, tokenID: UUID(), now: Self.now, expiresAt: Self.now + 3600)
             let key = "token:\(family)"
             for expected in 1...3 {
-                let authorization = try await store.authorize(userID: user, family: family, counter: key, window: 60, now: Self.now)
+                let authorization = try await store.authorize(userID: user, family: family, counter: key, requests: 1, window: 60, now: Self.now)
                 #expect(authorization == Authorization(
                     counter: CounterState(
                         count: expected,
@@ -310,10 +310,13 @@ struct StoreConformanceTests {
             }
             // The same counter `increment` and `counter` see; a refused session still counts its requests.
             #expect(try await store.counter(key, window: 60, now: Self.now).count == 3)
-            #expect(try await store.authorize(userID: UUID(), family: family, counter: key, window: 60, now: Self.now)
+            #expect(try await store.authorize(userID: UUID(), family: family, counter: key, requests: 1, window: 60, now: Self.now)
                 == Authorization(counter: try await store.counter(key, window: 60, now: Self.now), sessionActive: false))
             #expect(try await store.counter(key, window: 60, now: Self.now).count == 4)
-            #expect(try await store.authorize(userID: user, family: family, counter: key, window: 60, now: Self.now + 60).counter.count == 1)
+            #expect(try await store.authorize(userID: user, family: family, counter: key, requests: 1, window: 60, now: Self.now + 60).counter.count == 1)
+            // Requests a server admitted from memory are counted together with the one checked.
+            #expect(try await store.authorize(userID: user, family: family, counter: key, requests: 7, window: 60, now: Self.now + 60).counter.count == 8)
+            #expect(try await store.authorize(userID: user, family: family, counter: key, requests: 5, window: 60, now: Self.now + 120).counter.count == 5)
             // A deleted account's session ends with it.
             try await store.softDeleteUser(id: user, at: Self.now)
             #expect(!(try await Self.isActive(store, userID: user, family: family, now: Self.now)))

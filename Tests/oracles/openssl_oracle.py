@@ -8,6 +8,7 @@ import base64
 import binascii
 import datetime
 import hashlib
+import hmac
 import json
 import sqlite3
 import struct
@@ -257,6 +258,54 @@ def read_prepared_rotation(path, passphrase):
             "new_master": new_master.hex()}
 
 
+def read_catalogue(path, passphrase):
+    """The catalogue of a vault (docs/FORMAT.md §4, local state `catalogue`): its entries, and for each live item
+    whether its entry's clear columns are the row's own (a current entry) — read with the passphrase, from the spec."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    (vault_id,) = db.execute("SELECT vault_id FROM vault").fetchone()
+    master, _ = unlock(db, "slot", vault_id, "passphrase", passphrase)
+    seal_key = hkdf(master, vault_id, b"coffer/v1/local")
+    row_name = hmac.new(hkdf(master, vault_id, b"coffer/v1/local-names"), b"catalogue", hashlib.sha256).digest()
+    row = db.execute("SELECT box FROM local_state WHERE name = ?", (row_name,)).fetchone()
+    if row is None:
+        return None
+    box = row[0]
+    plain = AESGCM(seal_key).decrypt(box[:12], box[12:], aad("coffer/v1/local-box", [vault_id, row_name, struct.pack(">I", 1)]))
+    (name_length,) = struct.unpack(">I", plain[:4])
+    assert plain[4:4 + name_length] == b"catalogue"
+    value = plain[4 + name_length:]
+    assert value[0] == 1
+    changes, count = struct.unpack(">QI", value[1:13])
+    at = 13
+
+    def string():
+        nonlocal at
+        (length,) = struct.unpack(">H", value[at:at + 2])
+        text = value[at + 2:at + 2 + length].decode()
+        at += 2 + length
+        return text
+
+    rows = {item_id.hex(): (kind, revision, updated_at) for item_id, kind, revision, updated_at in db.execute(
+        "SELECT id, kind, revision, updated_at FROM item WHERE deleted = 0")}
+    entries = []
+    for _ in range(count):
+        item_id = value[at:at + 16].hex()
+        revision, updated_at, created_at = struct.unpack(">QqQ", value[at + 16:at + 40])
+        at += 40
+        kind = string()
+        shown = string()
+        (n,) = struct.unpack(">H", value[at:at + 2])
+        at += 2
+        names = []
+        for _ in range(n):
+            names.append([string(), string()])
+        entries.append({"id": item_id, "kind": kind, "name": shown, "names": names,
+                        "current": rows.get(item_id) == (kind, revision, updated_at)})
+    assert at == len(value), "trailing bytes"
+    (current_changes,) = db.execute("SELECT count FROM item_changes").fetchone()
+    return {"entries": entries, "live": sorted(rows), "changes_current": changes == current_changes}
+
+
 def iso_ms(value):
     """An ISO 8601 UTC time of the export (FORMAT.md §7) as Unix milliseconds."""
     assert value.endswith("Z"), "export times are UTC"
@@ -392,6 +441,8 @@ def answer(request):
                           request.get("pin_device_secret"))
     if op == "read_prepared_rotation":
         return read_prepared_rotation(request["path"], request["passphrase"])
+    if op == "read_catalogue":
+        return read_catalogue(request["path"], request["passphrase"])
     if op == "read_content":
         return read_content(request["kind"], h(request["content"]))
     if op == "read_export":

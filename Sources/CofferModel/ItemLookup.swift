@@ -1,0 +1,143 @@
+import Foundation
+
+/// How a person names an item on the command line, and which item that is.
+///
+/// An item is found by its full id; by a name it carries exactly; by that name in another case or without its accents
+/// (`cafe` finds `Café`); by a unique id prefix (four hex digits or more); and then by a unique prefix or substring of
+/// a name (`git` finds `GitHub`). Each rule counts only when the ones before it match nothing, so an exact name always
+/// wins over looser matches; when the best rule matches several items, they are listed.
+public enum ItemLookup {
+    /// One item as the lookup sees it.
+    public struct Candidate: Sendable, Equatable {
+        public let id: UUID
+        public let kind: ItemKind
+        /// The name shown for the item.
+        public let name: String
+        /// Every name the item is found by (for tokens: the display name, issuer, account and `issuer:account`), in
+        /// Unicode NFC.
+        public let names: [String]
+        /// `names` in their compared form (`ItemLookup.folded`).
+        public let foldedNames: [String]
+
+        public init(id: UUID, kind: ItemKind, name: String, names: [String], foldedNames: [String]) {
+            self.id = id
+            self.kind = kind
+            self.name = name
+            self.names = names
+            self.foldedNames = foldedNames
+        }
+
+        public init(id: UUID, content: ItemContent) {
+            let names = ItemLookup.names(of: content).map(\.precomposedStringWithCanonicalMapping)
+            self.init(id: id, kind: content.kind, name: content.name, names: names, foldedNames: names.map(ItemLookup.folded))
+        }
+    }
+
+    /// What a query found.
+    public enum Outcome: Sendable, Equatable {
+        case found(UUID)
+        /// Several items match equally well, in the order given.
+        case ambiguous([Candidate])
+        case none
+    }
+
+    /// The names `content` is found by.
+    public static func names(of content: ItemContent) -> [String] {
+        guard case .otp(let otp) = content else { return [content.name] }
+        var names = [otp.displayName, otp.issuer, otp.account, "\(otp.issuer):\(otp.account)"]
+        names.removeAll { $0.isEmpty }
+        return names
+    }
+
+    /// The form in which names are compared: Unicode-normalised, without case, accents or width differences.
+    public static func folded(_ text: String) -> String {
+        text.precomposedStringWithCanonicalMapping.folding(
+            options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
+    }
+
+    /// A query prepared once and compared with many items as bytes (a vault's catalogue holds thousands).
+    public struct Query: Sendable {
+        public let text: String
+        private let id: UUID?
+        private let normalized: [UInt8]
+        private let folded: [UInt8]
+        /// Hex digits of an id prefix (4 or more, dashes dropped), as nibble values.
+        private let idPrefix: [UInt8]?
+
+        public init(_ text: String) {
+            self.text = text
+            id = UUID(uuidString: text)
+            normalized = Array(text.precomposedStringWithCanonicalMapping.utf8)
+            folded = Array(ItemLookup.folded(text).utf8)
+            let digits = text.filter { $0 != "-" }
+            if digits.count >= 4, digits.count <= 32, text.allSatisfy({ $0.isHexDigit || $0 == "-" }) {
+                idPrefix = digits.compactMap { $0.hexDigitValue.map(UInt8.init) }
+            } else {
+                idPrefix = nil
+            }
+        }
+
+        /// The best rule an item matches — 0 its full id, 1 a name exactly, 2 a name folded, 3 an id prefix, 4 a
+        /// folded name's prefix, 5 a folded name's substring — or nil. `name(i)` and `foldedName(i)` give its names
+        /// (NFC, and folded) as UTF-8.
+        public func rank(
+            id candidate: UUID, nameCount: Int, name: (Int) -> ArraySlice<UInt8>, foldedName: (Int) -> ArraySlice<UInt8>
+        ) -> Int? {
+            if let id, id == candidate { return 0 }
+            if (0..<nameCount).contains(where: { name($0).elementsEqual(normalized) }) { return 1 }
+            if (0..<nameCount).contains(where: { foldedName($0).elementsEqual(folded) }) { return 2 }
+            if let idPrefix, Self.hasPrefix(candidate, idPrefix) { return 3 }
+            guard !folded.isEmpty else { return nil }
+            if (0..<nameCount).contains(where: { foldedName($0).starts(with: folded) }) { return 4 }
+            if (0..<nameCount).contains(where: { Self.contains(foldedName($0), folded) }) { return 5 }
+            return nil
+        }
+
+        public func rank(_ candidate: Candidate) -> Int? {
+            rank(
+                id: candidate.id, nameCount: candidate.names.count, name: { Array(candidate.names[$0].utf8)[...] },
+                foldedName: { Array(candidate.foldedNames[$0].utf8)[...] })
+        }
+
+        private static func hasPrefix(_ id: UUID, _ nibbles: [UInt8]) -> Bool {
+            let bytes = id.uuid
+            return withUnsafeBytes(of: bytes) { raw in
+                nibbles.indices.allSatisfy { index in
+                    let byte = raw[index / 2]
+                    return (index % 2 == 0 ? byte >> 4 : byte & 0x0F) == nibbles[index]
+                }
+            }
+        }
+
+        private static func contains(_ haystack: ArraySlice<UInt8>, _ needle: [UInt8]) -> Bool {
+            guard haystack.count >= needle.count else { return false }
+            var start = haystack.startIndex
+            while start + needle.count <= haystack.endIndex {
+                if haystack[start..<(start + needle.count)].elementsEqual(needle) { return true }
+                start += 1
+            }
+            return false
+        }
+    }
+
+    /// The item `query` names among `candidates` (the lookup's rules are in the type's documentation).
+    public static func find(_ query: String, in candidates: [Candidate]) -> Outcome {
+        let prepared = Query(query)
+        return outcome(candidates.compactMap { candidate in prepared.rank(candidate).map { (candidate, $0) } })
+    }
+
+    /// The outcome given each matching candidate with its rank: the best-ranked one, or the several that share the
+    /// best rank, in the order given.
+    public static func outcome(_ ranked: [(Candidate, Int)]) -> Outcome {
+        guard let best = ranked.map(\.1).min() else { return .none }
+        let matching = ranked.filter { $0.1 == best }.map(\.0)
+        return matching.count == 1 ? .found(matching[0].id) : .ambiguous(matching)
+    }
+
+    /// The candidates other than `excluding` that carry `name` (compared folded): a second item of that name is
+    /// allowed, but worth a warning.
+    public static func sameName(_ name: String, in candidates: [Candidate], excluding: UUID? = nil) -> [Candidate] {
+        let folded = Self.folded(name)
+        return candidates.filter { $0.id != excluding && $0.foldedNames.first == folded }
+    }
+}

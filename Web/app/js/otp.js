@@ -1,0 +1,38 @@
+// TOTP (RFC 6238) and Steam Guard codes from a token's decoded content (FORMAT.md §5, kind otp), with WebCrypto's
+// HMAC. HOTP is left to the CLI: its counter must be written back before a code is shown (§5), and the web vault
+// writes nothing.
+import { hmac } from './crypto.js';
+
+const HASHES = { SHA1: 'SHA-1', SHA256: 'SHA-256', SHA512: 'SHA-512' };
+const STEAM = '23456789BCDFGHJKMNPQRTVWXY';
+
+async function truncated(token, counter) {
+  const message = new Uint8Array(8);
+  new DataView(message.buffer).setBigUint64(0, BigInt(counter));
+  const mac = await hmac(HASHES[token.algorithm], token.secret, message);
+  const offset = mac[mac.length - 1] & 0x0f;
+  return ((mac[offset] & 0x7f) << 24) | (mac[offset + 1] << 16) | (mac[offset + 2] << 8) | mac[offset + 3];
+}
+
+/** Whether the web vault shows codes for this token (TOTP and Steam: time-based, nothing to write). */
+export function showsCodes(token) {
+  return token.type === 'totp' || token.type === 'steam';
+}
+
+/** The code at `nowMs` and the seconds it has left: `{ code, remaining, period }`. */
+export async function currentCode(token, nowMs) {
+  const period = token.type === 'steam' ? 30 : token.period;
+  const seconds = Math.floor(nowMs / 1000);
+  const counter = Math.floor(seconds / period);
+  let value = await truncated(token, counter);
+  let code = '';
+  if (token.type === 'steam') {
+    for (let i = 0; i < 5; i++) {
+      code += STEAM[value % STEAM.length];
+      value = Math.floor(value / STEAM.length);
+    }
+  } else {
+    code = String(value % 10 ** token.digits).padStart(token.digits, '0');
+  }
+  return { code, remaining: period - (seconds % period), period };
+}

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Installs `coffer` and `coffer-server` into PREFIX/bin (default: ~/.local), with man pages and bash, zsh and fish
+# completions generated from the command definitions.
+#
+#   scripts/install.sh [PREFIX]            build (release, Swift runtime linked in: starts ~4× faster) and install
+#   scripts/install.sh --from DIR [PREFIX] install binaries already built in DIR (which also holds generate-manual)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+from=
+if [ "${1:-}" = "--from" ]; then
+  from=${2:?"--from needs the directory of built binaries"}
+  shift 2
+fi
+prefix=${1:-${PREFIX:-$HOME/.local}}
+
+if [ -z "$from" ]; then
+  scratch=.build-install
+  for product in coffer coffer-server generate-manual; do
+    swift build -c release --static-swift-stdlib --scratch-path "$scratch" --product "$product"
+  done
+  from="$scratch/release"
+fi
+for tool in coffer coffer-server generate-manual; do
+  [ -x "$from/$tool" ] || { echo "install.sh: no $tool in $from" >&2; exit 1; }
+done
+
+man="$prefix/share/man/man1"
+bash_completions="$prefix/share/bash-completion/completions"
+zsh_completions="$prefix/share/zsh/site-functions"
+fish_completions="$prefix/share/fish/vendor_completions.d"
+install -d "$prefix/bin" "$man" "$bash_completions" "$zsh_completions" "$fish_completions"
+for tool in coffer coffer-server; do
+  # Written beside and renamed, so a running copy is never overwritten in place.
+  install -m 0755 "$from/$tool" "$prefix/bin/.$tool.new"
+  mv -f "$prefix/bin/.$tool.new" "$prefix/bin/$tool"
+  "$from/generate-manual" "$prefix/bin/$tool" --multi-page --output-directory "$man" >/dev/null
+  "$prefix/bin/$tool" --generate-completion-script bash >"$bash_completions/$tool"
+  "$prefix/bin/$tool" --generate-completion-script zsh >"$zsh_completions/_$tool"
+  "$prefix/bin/$tool" --generate-completion-script fish >"$fish_completions/$tool.fish"
+done
+
+# The web vault's files, where `coffer-server --web-vault` looks beside its bin/ (built if this checkout can).
+web="$prefix/share/coffer/web-vault"
+if [ -f Web/app/coffer-barcode.wasm ] || { [ -z "$from" ] && scripts/build-wasm.sh; }; then
+  rm -rf "$web.new"
+  install -d "$web.new/js"
+  install -m 0644 Web/app/index.html Web/app/app.css Web/app/icon.svg Web/app/manifest.webmanifest \
+    Web/app/coffer-barcode.wasm "$web.new/"
+  install -m 0644 Web/app/js/*.js "$web.new/js/"
+  rm -rf "$web"
+  mv "$web.new" "$web"
+else
+  echo "install.sh: the web vault is not installed: build its WebAssembly first (scripts/build-wasm.sh)" >&2
+fi
+
+echo "installed coffer $("$prefix/bin/coffer" --version) and coffer-server in $prefix/bin"
+case ":$PATH:" in
+  *":$prefix/bin:"*) ;;
+  *) echo "add $prefix/bin to PATH (e.g. in ~/.profile: export PATH=\"$prefix/bin:\$PATH\")" ;;
+esac
