@@ -3,6 +3,13 @@ import PackageDescription
 
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
+// Apple builds of the library carry its privacy manifest (required-reason APIs; nothing collected or tracked).
+#if canImport(Darwin)
+let privacyManifest: (resources: [Resource], exclude: [String]) = ([.copy("PrivacyInfo.xcprivacy")], [])
+#else
+let privacyManifest: (resources: [Resource], exclude: [String]) = ([], ["PrivacyInfo.xcprivacy"])
+#endif
+
 let package = Package(
     name: "Coffer",
     platforms: [.macOS(.v14), .iOS(.v17)],
@@ -75,6 +82,7 @@ let package = Package(
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
             swiftSettings: strict),
+        // Device key stores: owner-only files, the Secret Service (libsecret, loaded at run time), the Apple keychain.
         .target(
             name: "CofferKeystore",
             dependencies: ["CofferCrypto", "CofferPlatform"],
@@ -97,6 +105,8 @@ let package = Package(
                 "CofferVault", "CofferKeystore", "CofferModel", "CofferOTP", "CofferCrypto", "CofferBarcode",
                 "CofferInterop", "CofferLogging", "CofferPlaces", "CofferPlatform", .product(name: "Logging", package: "swift-log"),
             ],
+            exclude: privacyManifest.exclude,
+            resources: privacyManifest.resources,
             swiftSettings: strict),
         .executableTarget(
             name: "coffer",

@@ -18,6 +18,12 @@ ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing_apt+=(postgresql)
 # On cue: a real gpsd replaying a track (gpsfake), and a private session bus for desktop notifications.
 command -v gpsfake >/dev/null || missing_apt+=(gpsd gpsd-clients)
 command -v dbus-daemon >/dev/null || missing_apt+=(dbus-daemon)
+# Key stores: a real Secret Service (gnome-keyring-daemon on a private bus from dbus-run-session, started by the tests
+# through scripts/keyring-session.sh), libsecret (loaded at run time), and secret-tool as the independent client.
+command -v gnome-keyring-daemon >/dev/null || missing_apt+=(gnome-keyring)
+command -v secret-tool >/dev/null || missing_apt+=(libsecret-tools)
+command -v gdbus >/dev/null || missing_apt+=(libglib2.0-bin)
+ls /usr/lib/*/libsecret-1.so.0 >/dev/null 2>&1 || missing_apt+=(libsecret-1-0)
 # The web vault's barcode encoder runs in Node for the tests that compare it with the native one.
 command -v node >/dev/null || missing_apt+=(nodejs)
 # KeePass databases are written at test time by KeePassXC and pykeepass (Debian's, for /usr/bin/python3, with

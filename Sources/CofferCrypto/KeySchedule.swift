@@ -29,6 +29,9 @@ public enum KeySchedule {
     /// HKDF info of the key that seals a prepared rotation's new master key under the current one, and its new
     /// recovery code under the new one (docs/FORMAT.md §8.8).
     public static let rotationKeyLabel = "coffer/v1/rotation"
+    /// HKDF info of the key that seals device slots' labels (name, key store, date), and the first field of a
+    /// label box's associated data (docs/FORMAT.md §4).
+    public static let slotLabelKeyLabel = "coffer/v1/slot-label"
 
     /// The key that seals every item box of a vault: HKDF-SHA256(ikm: master key, salt: vault id, info: label).
     public static func itemsKey(masterKey: SecretBytes, vaultID: [UInt8]) -> SymmetricKey {

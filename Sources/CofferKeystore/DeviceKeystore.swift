@@ -1,26 +1,80 @@
 import CofferCrypto
 import CofferPlatform
 
-/// Why the device key store could not answer. Descriptions never include a secret.
+/// Why a device key store could not answer. A store that is locked or out of reach says so: it never answers "no
+/// such entry", because that answer makes a caller create a new key (and a vault would then lose its device slot).
+/// Descriptions never include a secret.
 public enum KeystoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidAccountName
     case corruptEntry(account: String)
-    case unavailable(String)
+    /// The store is there but locked (a Secret Service collection not yet unlocked, a locked keychain).
+    case locked(KeystoreKind)
+    /// The store cannot be reached: no session bus, no provider, no library, an I/O error.
+    case unreachable(KeystoreKind, String)
 
     public var description: String {
         switch self {
         case .invalidAccountName: return "invalid key store account name"
         case .corruptEntry(let account): return "the device key store entry \(account) is damaged"
-        case .unavailable(let reason): return "the device key store is unavailable: \(reason)"
+        case .locked(let kind): return "the \(kind.displayName) is locked"
+        case .unreachable(let kind, let reason): return "the \(kind.displayName) is unavailable: \(reason)"
         }
     }
 }
 
-/// Where a device keeps secrets that must never leave it: the device slot's key and the PIN device secret.
+/// The kinds of device key store, by the name `--keystore`, `COFFER_KEYSTORE` and the device record use.
+public enum KeystoreKind: String, Sendable, CaseIterable, Codable {
+    /// Owner-only files in `$XDG_DATA_HOME/coffer/keystore`: servers and headless machines.
+    case file
+    /// The freedesktop Secret Service (GNOME Keyring, KWallet, KeePassXC) through libsecret.
+    case secretService = "secret-service"
+    /// The Apple data-protection keychain.
+    case keychain
+    /// Process memory: tests and programs that keep no key.
+    case memory
+
+    /// How messages name the store.
+    public var displayName: String {
+        switch self {
+        case .file: return "file key store"
+        case .secretService: return "Secret Service key store"
+        case .keychain: return "keychain"
+        case .memory: return "in-memory key store"
+        }
+    }
+}
+
+/// Whether a store can answer now.
+public enum KeystoreStatus: Sendable, Equatable {
+    /// It answers: found or absent are real answers.
+    case available
+    /// It holds entries but will not give them until unlocked.
+    case locked
+    /// It cannot be reached, for the reason given (never a value).
+    case unreachable(String)
+
+    /// The word `coffer keystore status` prints.
+    public var name: String {
+        switch self {
+        case .available: return "available"
+        case .locked: return "locked"
+        case .unreachable: return "unreachable"
+        }
+    }
+}
+
+/// Where a device keeps secrets that must never leave it: the device slot's key, the PIN device secret, the sync
+/// token.
 ///
-/// Implementations: `FileKeystore` (Linux default, owner-only files), `InMemoryKeystore` (tests). The Secret
-/// Service (libsecret) and the Apple Keychain fit the same three calls.
+/// Every call tells four answers apart: found (a value), absent (nil, or nothing to delete), locked
+/// (`KeystoreError.locked`) and unreachable (`KeystoreError.unreachable`). Implementations: `FileKeystore`,
+/// `SecretServiceKeystore`, `KeychainKeystore` (Apple), `InMemoryKeystore` (tests); `KeystoreContract` in the tests
+/// holds every one of them to the same rules.
 public protocol DeviceKeystore: Sendable {
+    /// Which kind of store this is.
+    var kind: KeystoreKind { get }
+    /// Whether the store can answer now, without changing anything and without a prompt.
+    func status() -> KeystoreStatus
     /// The secret stored under `account`, or nil when there is none.
     func secret(for account: String) throws(KeystoreError) -> SecretBytes?
     /// Stores `secret` under `account` unless one exists; returns the secret that is stored afterwards, so two
@@ -50,108 +104,5 @@ enum AccountName {
                     || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
             })
         else { throw .invalidAccountName }
-    }
-}
-
-/// A key store of owner-only files, one per account, in a 0700 directory (by default
-/// `$XDG_DATA_HOME/coffer/keystore`). It protects against other users, not against root or a copied home
-/// directory; it is kept apart from the vault directory so that copying or backing up a vault never copies it.
-public struct FileKeystore: DeviceKeystore {
-    /// Directory holding the entries.
-    public let directory: String
-
-    static let magic: [UInt8] = Array("CKS1".utf8)
-
-    public init(directory: String) {
-        self.directory = directory
-    }
-
-    public func secret(for account: String) throws(KeystoreError) -> SecretBytes? {
-        try AccountName.validate(account)
-        var raw: [UInt8]
-        do {
-            raw = try PrivateFiles.read(path(account), limit: 4096)
-        } catch .notFound {
-            return nil
-        } catch {
-            throw .unavailable(error.description)
-        }
-        defer { raw.withUnsafeMutableBytes { SecretBytes.wipe($0) } }
-        guard raw.count > Self.magic.count, Array(raw.prefix(Self.magic.count)) == Self.magic else {
-            throw .corruptEntry(account: account)
-        }
-        return SecretBytes(raw.dropFirst(Self.magic.count))
-    }
-
-    public func storeIfAbsent(_ secret: SecretBytes, for account: String) throws(KeystoreError) -> SecretBytes {
-        try AccountName.validate(account)
-        do {
-            try PrivateFiles.createDirectory(directory)
-            var raw = secret.withUnsafeBytes { Self.magic + Array($0) }
-            defer { raw.withUnsafeMutableBytes { SecretBytes.wipe($0) } }
-            try PrivateFiles.write(raw, to: path(account), exclusive: true)
-            return secret
-        } catch .alreadyExists {
-            guard let existing = try self.secret(for: account) else { throw .corruptEntry(account: account) }
-            return existing
-        } catch {
-            throw .unavailable(error.description)
-        }
-    }
-
-    public func replaceSecret(_ secret: SecretBytes, for account: String) throws(KeystoreError) {
-        try AccountName.validate(account)
-        do {
-            try PrivateFiles.createDirectory(directory)
-            var raw = secret.withUnsafeBytes { Self.magic + Array($0) }
-            defer { raw.withUnsafeMutableBytes { SecretBytes.wipe($0) } }
-            try PrivateFiles.write(raw, to: path(account))
-        } catch {
-            throw .unavailable(error.description)
-        }
-    }
-
-    public func deleteSecret(for account: String) throws(KeystoreError) {
-        try AccountName.validate(account)
-        do {
-            try PrivateFiles.remove(path(account))
-        } catch {
-            throw .unavailable(error.description)
-        }
-    }
-
-    private func path(_ account: String) -> String { "\(directory)/\(account).key" }
-}
-
-/// A key store that lives only as long as the process: for tests.
-public final class InMemoryKeystore: DeviceKeystore, @unchecked Sendable {
-    // Guarded by `lock`.
-    private var entries: [String: SecretBytes] = [:]
-    private let lock = Lock()
-
-    public init() {}
-
-    public func secret(for account: String) throws(KeystoreError) -> SecretBytes? {
-        try AccountName.validate(account)
-        return lock.withLock { entries[account] }
-    }
-
-    public func storeIfAbsent(_ secret: SecretBytes, for account: String) throws(KeystoreError) -> SecretBytes {
-        try AccountName.validate(account)
-        return lock.withLock {
-            if let existing = entries[account] { return existing }
-            entries[account] = secret
-            return secret
-        }
-    }
-
-    public func replaceSecret(_ secret: SecretBytes, for account: String) throws(KeystoreError) {
-        try AccountName.validate(account)
-        lock.withLock { entries[account] = secret }
-    }
-
-    public func deleteSecret(for account: String) throws(KeystoreError) {
-        try AccountName.validate(account)
-        lock.withLock { _ = entries.removeValue(forKey: account) }
     }
 }

@@ -28,6 +28,12 @@ public enum CofferError: Error, Sendable, CustomStringConvertible {
     case keyBoundElsewhere
     /// The operation would strand the vault's other synced devices (master-key rotation).
     case syncedVault
+    /// Moving keys needs a location that keeps device records (`CofferLocation.standard`).
+    case keystoreNotRecorded
+    /// The vault's keys already live in that store.
+    case keystoreUnchanged(KeystoreKind)
+    /// A key read back from the new store is not the one written (nothing was recorded or deleted).
+    case keystoreCopyDiffers(account: String)
 
     public var description: String {
         switch self {
@@ -47,28 +53,11 @@ public enum CofferError: Error, Sendable, CustomStringConvertible {
             return "this vault syncs to other devices: its master key is rotated through the sync server"
         case .keyBoundElsewhere:
             return "this signing key is bound to the device it was added on; add its seed again to use it here"
+        case .keystoreNotRecorded: return "this location keeps no record of key stores"
+        case .keystoreUnchanged(let kind): return "this vault's keys are already in the \(kind.displayName)"
+        case .keystoreCopyDiffers(let account):
+            return "the new key store did not give back \(account) as written; the vault still uses the old store"
         }
-    }
-}
-
-/// Where a `Coffer` lives and what it uses: the vault directory, the device key store, vault options.
-public struct CofferLocation: Sendable {
-    public var vaultDirectory: String
-    public var keystore: any DeviceKeystore
-    public var options: VaultOptions
-
-    public init(vaultDirectory: String, keystore: any DeviceKeystore, options: VaultOptions = VaultOptions()) {
-        self.vaultDirectory = vaultDirectory
-        self.keystore = keystore
-        self.options = options
-    }
-
-    /// The defaults for this process: `COFFER_VAULT`, else `$XDG_DATA_HOME/coffer/vault`; the file key store in
-    /// `$XDG_DATA_HOME/coffer/keystore`.
-    public static func standard(environment: [String: String], vaultOverride: String? = nil) -> CofferLocation {
-        let data = DataLocations.dataDirectory(environment: environment)
-        let vault = vaultOverride ?? environment["COFFER_VAULT"].flatMap { $0.isEmpty ? nil : $0 } ?? "\(data)/vault"
-        return CofferLocation(vaultDirectory: vault, keystore: FileKeystore(directory: "\(data)/keystore"))
     }
 }
 
@@ -77,11 +66,14 @@ public struct CofferLocation: Sendable {
 public final class Coffer: Sendable {
     public let vault: Vault
     public let location: CofferLocation
+    /// The store that holds this vault's keys on this device.
+    public let keystore: any DeviceKeystore
     let logger = Logger(label: "coffer")
 
-    init(vault: Vault, location: CofferLocation) {
+    init(vault: Vault, location: CofferLocation, keystore: any DeviceKeystore) {
         self.vault = vault
         self.location = location
+        self.keystore = keystore
     }
 
     static func deviceAccount(_ vaultID: UUID) -> String { "vault-\(vaultID.uuidString.lowercased())-device" }
@@ -95,26 +87,33 @@ public final class Coffer: Sendable {
     ) throws(CofferError) -> Coffer {
         guard !Vault.exists(in: location.vaultDirectory) else { throw .vault(.alreadyExists(path: location.vaultDirectory)) }
         let vaultID = UUID()
-        // The device key is stored before the vault exists, so a crash can never leave a vault whose key is lost.
+        // The record and the device key come before the vault exists, so a crash can never leave a vault whose key is
+        // lost, or kept in a store this device would not look in.
+        let store = try location.keystore(for: vaultID, creating: true).store
+        try requireAnswer(from: store)
+        try location.deviceRecords?.record(store.kind, for: vaultID)
         let deviceKey = try keystore { () throws(KeystoreError) in
-            try location.keystore.secretCreatingIfAbsent(for: deviceAccount(vaultID), random: location.options.random)
+            try store.secretCreatingIfAbsent(for: deviceAccount(vaultID), random: location.options.random)
         }
         let vault = try vaultCall { () throws(VaultError) in
             try Vault.create(
-                in: location.vaultDirectory, vaultID: vaultID, deviceKey: deviceKey, passphrase: passphrase, kdf: kdf,
-                options: location.options)
+                in: location.vaultDirectory, vaultID: vaultID, deviceKey: deviceKey, deviceLabel: location.deviceLabel(store),
+                passphrase: passphrase, kdf: kdf, options: location.options)
         }
-        let coffer = Coffer(vault: vault, location: location)
+        let coffer = Coffer(vault: vault, location: location, keystore: store)
         coffer.logger.info("vault created", metadata: ["vault": "\(vaultID)"])
         return coffer
     }
 
-    /// Opens with the device key; throws `.needsSecret` when this device has none for the vault.
+    /// Opens with the device key; throws `.needsSecret` when this device has none for the vault, and
+    /// `.keystore(.locked)` / `.keystore(.unreachable)` when the store that holds it cannot answer (never
+    /// `.needsSecret`: a caller that took "no key" for an answer would make a new one).
     public static func open(at location: CofferLocation) throws(CofferError) -> Coffer {
         let vaultID = try vaultCall { () throws(VaultError) in try Vault.peekID(in: location.vaultDirectory, options: location.options) }
+        let store = try location.keystore(for: vaultID, creating: false).store
         let account = deviceAccount(vaultID)
-        let current = try keystore { () throws(KeystoreError) in try location.keystore.secret(for: account) }
-        let staged = try keystore { () throws(KeystoreError) in try location.keystore.secret(for: account + "-next") }
+        let current = try keystore { () throws(KeystoreError) in try store.secret(for: account) }
+        let staged = try keystore { () throws(KeystoreError) in try store.secret(for: account + "-next") }
         for (key, isStaged) in [(current, false), (staged, true)] {
             guard let key else { continue }
             let vault: Vault
@@ -130,11 +129,11 @@ public final class Coffer: Sendable {
             if isStaged {
                 // A rotation committed but crashed before promoting its new device key: finish it.
                 try keystore { () throws(KeystoreError) in
-                    try location.keystore.replaceSecret(key, for: account)
-                    try location.keystore.deleteSecret(for: account + "-next")
+                    try store.replaceSecret(key, for: account)
+                    try store.deleteSecret(for: account + "-next")
                 }
             }
-            return Coffer(vault: vault, location: location)
+            return Coffer(vault: vault, location: location, keystore: store)
         }
         throw .needsSecret
     }
@@ -142,24 +141,30 @@ public final class Coffer: Sendable {
     /// Opens with a passphrase or recovery code, and gives this device a device slot so later opens need no prompt.
     public static func open(at location: CofferLocation, unlock: UnlockMethod, addDeviceSlot: Bool = true) throws(CofferError) -> Coffer {
         let vault = try vaultCall { () throws(VaultError) in try Vault.open(in: location.vaultDirectory, unlock: unlock, options: location.options) }
-        let coffer = Coffer(vault: vault, location: location)
+        var resolved = try location.keystore(for: vault.vaultID, creating: false)
+        if addDeviceSlot, resolved.source == "default" {
+            // Neither chosen nor recorded: keep a key this device already has in the file store (vaults from before
+            // records), else this device starts keeping keys for the vault, and `auto` chooses where.
+            let existing = try? resolved.store.secret(for: deviceAccount(vault.vaultID))
+            let opens = existing.flatMap { key in try? vault.deviceSlotID(opening: key) } != nil
+            if !opens { resolved = try location.keystore(for: vault.vaultID, creating: true) }
+        }
+        let coffer = Coffer(vault: vault, location: location, keystore: resolved.store)
         if addDeviceSlot {
             try coffer.ensureDeviceSlot()
         }
         return coffer
     }
 
-    /// Adds a device slot for this device's key when the vault has none that opens with it.
+    /// Gives this device a device slot when none opens with its key, and records the store that holds the key.
+    /// Other devices' slots are never touched; a store that is locked or unreachable fails here, before anything is
+    /// written.
     func ensureDeviceSlot() throws(CofferError) {
-        let account = Self.deviceAccount(vault.vaultID)
-        let existing = try Self.keystore { () throws(KeystoreError) in try location.keystore.secret(for: account) }
-        if let existing, (try? Vault.open(in: location.vaultDirectory, unlock: .deviceKey(existing), options: location.options)) != nil {
-            return
-        }
         let key = try Self.keystore { () throws(KeystoreError) in
-            try location.keystore.secretCreatingIfAbsent(for: account, random: location.options.random)
+            try keystore.secretCreatingIfAbsent(for: Self.deviceAccount(vault.vaultID), random: location.options.random)
         }
-        try Self.vaultCall { () throws(VaultError) in _ = try vault.setDeviceKey(key) }
+        try location.deviceRecords?.record(keystore.kind, for: vault.vaultID)
+        try Self.vaultCall { () throws(VaultError) in _ = try vault.addDeviceSlot(key, label: location.deviceLabel(keystore)) }
     }
 
     /// Restores an encrypted backup as this location's vault and adds a device slot.
@@ -167,7 +172,7 @@ public final class Coffer: Sendable {
         let vault = try vaultCall { () throws(VaultError) in
             try Vault.restoreBackup(from: path, into: location.vaultDirectory, unlock: unlock, deviceKey: nil, options: location.options)
         }
-        let coffer = Coffer(vault: vault, location: location)
+        let coffer = Coffer(vault: vault, location: location, keystore: try location.keystore(for: vault.vaultID, creating: true).store)
         try coffer.ensureDeviceSlot()
         return coffer
     }
@@ -220,7 +225,7 @@ public final class Coffer: Sendable {
     /// Forgets a prepared rotation the server did not take, and its staged device key.
     public func discardPreparedRotation() throws(CofferError) {
         try Self.vaultCall { () throws(VaultError) in try vault.discardPreparedRotation() }
-        try Self.keystore { () throws(KeystoreError) in try location.keystore.deleteSecret(for: Self.deviceAccount(vault.vaultID) + "-next") }
+        try Self.keystore { () throws(KeystoreError) in try keystore.deleteSecret(for: Self.deviceAccount(vault.vaultID) + "-next") }
     }
 
     /// Takes the master key another device rotated the synced vault to (`Vault.rekey`), with a new device key staged
@@ -240,7 +245,7 @@ public final class Coffer: Sendable {
         guard hasDeviceSlot else { return nil }
         let key = SecretBytes(randomCount: 32, using: location.options.random)
         try Self.keystore { () throws(KeystoreError) in
-            try location.keystore.replaceSecret(key, for: Self.deviceAccount(vault.vaultID) + "-next")
+            try keystore.replaceSecret(key, for: Self.deviceAccount(vault.vaultID) + "-next")
         }
         return key
     }
@@ -249,9 +254,9 @@ public final class Coffer: Sendable {
     private func promoteNextDeviceKey() throws(CofferError) {
         let account = Self.deviceAccount(vault.vaultID)
         try Self.keystore { () throws(KeystoreError) in
-            guard let staged = try location.keystore.secret(for: account + "-next") else { return }
-            try location.keystore.replaceSecret(staged, for: account)
-            try location.keystore.deleteSecret(for: account + "-next")
+            guard let staged = try keystore.secret(for: account + "-next") else { return }
+            try keystore.replaceSecret(staged, for: account)
+            try keystore.deleteSecret(for: account + "-next")
         }
     }
 
@@ -323,7 +328,7 @@ public final class Coffer: Sendable {
         do {
             let pinBytes = try PINProtection.pinBytes(pin)
             let vaultID = vault.vaultID
-            let deviceSecret = try location.keystore.secretCreatingIfAbsent(for: Self.pinAccount(vaultID), random: location.options.random)
+            let deviceSecret = try keystore.secretCreatingIfAbsent(for: Self.pinAccount(vaultID), random: location.options.random)
             let itemID = UUID()
             let publicKey = try Ed25519.publicKey(seed: seed)
             let sealed = try PINProtection.seal(
@@ -341,7 +346,7 @@ public final class Coffer: Sendable {
     /// The device secret a signing key needs, when this device has it.
     public func deviceSecret(for key: SigningKey) throws(CofferError) -> SecretBytes? {
         let account = Self.pinAccount(UUID(bytes: key.boundVaultID))
-        guard let secret = try Self.keystore({ () throws(KeystoreError) in try location.keystore.secret(for: account) }),
+        guard let secret = try Self.keystore({ () throws(KeystoreError) in try keystore.secret(for: account) }),
             PINProtection.secretIdentifier(secret) == key.deviceSecretID
         else { return nil }
         return secret
@@ -384,6 +389,15 @@ public final class Coffer: Sendable {
     }
 
     // MARK: Error plumbing
+
+    /// Fails as the store would when it cannot answer now, before anything (a record, a key, a vault) is written.
+    static func requireAnswer(from store: any DeviceKeystore) throws(CofferError) {
+        switch store.status() {
+        case .available: return
+        case .locked: throw .keystore(.locked(store.kind))
+        case .unreachable(let reason): throw .keystore(.unreachable(store.kind, reason))
+        }
+    }
 
     static func mapped(_ error: any Error) -> CofferError {
         switch error {

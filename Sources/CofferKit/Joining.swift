@@ -10,15 +10,18 @@ extension Coffer {
         at location: CofferLocation, vaultID: UUID, masterKey: SecretBytes, passphrase: String?
     ) throws(CofferError) -> Coffer {
         guard !Vault.exists(in: location.vaultDirectory) else { throw .vault(.alreadyExists(path: location.vaultDirectory)) }
+        let store = try location.keystore(for: vaultID, creating: true).store
+        try requireAnswer(from: store)
+        try location.deviceRecords?.record(store.kind, for: vaultID)
         let deviceKey = try keystore { () throws(KeystoreError) in
-            try location.keystore.secretCreatingIfAbsent(for: deviceAccount(vaultID), random: location.options.random)
+            try store.secretCreatingIfAbsent(for: deviceAccount(vaultID), random: location.options.random)
         }
         let vault = try vaultCall { () throws(VaultError) in
             try Vault.create(
                 in: location.vaultDirectory, vaultID: vaultID, masterKey: masterKey, deviceKey: deviceKey,
-                passphrase: passphrase, options: location.options)
+                deviceLabel: location.deviceLabel(store), passphrase: passphrase, options: location.options)
         }
-        return Coffer(vault: vault, location: location)
+        return Coffer(vault: vault, location: location, keystore: store)
     }
 
     /// Key-store account of the sync refresh token for this vault.

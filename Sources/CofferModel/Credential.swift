@@ -10,9 +10,9 @@ public struct Credential: Sendable, Equatable {
     public var value: String
     public var tags: [String]
     public var notes: String?
-    /// The account the value belongs to (a password manager's user name), since format 1.2.
+    /// The account the value belongs to (a password manager's user name), since format 1.3.
     public var username: String?
-    /// Where the value is used (a password manager's URL), since format 1.2.
+    /// Where the value is used (a password manager's URL), since format 1.3.
     public var url: String?
 
     public init(

@@ -17,6 +17,14 @@ public enum DataLocations {
         return "\(home)/.local/share/coffer"
     }
 
+    /// This machine's host name (the default name of its device slots), or "this device" when it has none.
+    public static func hostName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "this device" }
+        let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return name.isEmpty ? "this device" : name
+    }
+
     private static func homeFromPasswordDatabase() -> String? {
         guard let entry = getpwuid(getuid()), let directory = entry.pointee.pw_dir else { return nil }
         return String(cString: directory)

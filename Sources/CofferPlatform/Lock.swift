@@ -7,7 +7,7 @@ public final class Lock: @unchecked Sendable {
     public init() {}
 
     /// Runs `body` while holding the lock.
-    public func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
+    public func withLock<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
         lock.lock()
         defer { lock.unlock() }
         return try body()

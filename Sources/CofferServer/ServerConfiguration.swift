@@ -44,6 +44,9 @@ public struct ServerConfiguration: Sendable {
     /// How long, in seconds, the in-memory places index is trusted before the store's places version is read
     /// again: an import through another instance (or `coffer-server places import`) shows within this time.
     public var placesCheckInterval: TimeInterval = 1
+    /// How long, in seconds, a session's check in the store answers its requests from memory (`SessionGate`): a
+    /// session revoked through another instance is refused within this time. 0 checks every request in the store.
+    public var sessionCheckInterval: TimeInterval = 1
     /// The web vault's files (`index.html`, its scripts and `coffer-barcode.wasm`), served at `/app` only when set
     /// (`--web-vault`); allowed over plain HTTP only on a loopback address.
     public var webVaultDirectory: String?

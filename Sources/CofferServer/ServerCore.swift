@@ -19,7 +19,7 @@ final class ServerCore: Sendable {
     /// Every place in memory, for the position-taking endpoints (see `PlaceIndexCache` for when it answers).
     let places: PlaceIndexCache
     /// Every authenticated request's session and budget check (see `SessionGate` for when it answers from memory).
-    let sessions = SessionGate()
+    let sessions: SessionGate
 
     init(
         store: any ServerStore, tokens: TokenService, serverSecret: SymmetricKey, configuration: ServerConfiguration,
@@ -31,6 +31,7 @@ final class ServerCore: Sendable {
         self.configuration = configuration
         self.operatorTokenHash = operatorTokenHash
         self.logger = logger
+        self.sessions = SessionGate(freshness: configuration.sessionCheckInterval)
         self.places = PlaceIndexCache(
             store: store, interval: configuration.placesCheckInterval, clock: configuration.clock, logger: logger)
     }

@@ -642,7 +642,7 @@ public struct SyncSession: Sendable {
         if let access = try? await freshAccessToken() {
             try? await client.logout(accessToken: access)
         }
-        try keystore { () throws(KeystoreError) in try coffer.location.keystore.deleteSecret(for: coffer.syncTokenAccount) }
+        try keystore { () throws(KeystoreError) in try coffer.keystore.deleteSecret(for: coffer.syncTokenAccount) }
         try vault { try $0.setSyncAccount(nil) }
     }
 
@@ -663,7 +663,7 @@ public struct SyncSession: Sendable {
     // MARK: Tokens
 
     func freshAccessToken() async throws(SyncError) -> String {
-        guard let stored = try keystore({ () throws(KeystoreError) in try coffer.location.keystore.secret(for: coffer.syncTokenAccount) })
+        guard let stored = try keystore({ () throws(KeystoreError) in try coffer.keystore.secret(for: coffer.syncTokenAccount) })
         else { throw .client(.server(status: 401, code: "unauthorized", message: "log in again: coffer sync login")) }
         let refreshToken = String(decoding: stored.bytes, as: UTF8.self)
         let answer = try await client { () throws(SyncClientError) in try await client.refresh(refreshToken) }
@@ -673,7 +673,7 @@ public struct SyncSession: Sendable {
 
     func storeRefreshToken(_ token: String) throws(SyncError) {
         try keystore { () throws(KeystoreError) in
-            try coffer.location.keystore.replaceSecret(SecretBytes(utf8: token), for: coffer.syncTokenAccount)
+            try coffer.keystore.replaceSecret(SecretBytes(utf8: token), for: coffer.syncTokenAccount)
         }
     }
 

@@ -135,6 +135,16 @@ enum Schema {
                 END;
                 """)
         }
+        // One device slot per device (docs/FORMAT.md §4): each device slot's name, key store and date, sealed under a
+        // key derived from the master key. Slots without a row (vaults written before) are listed unnamed.
+        migrator.registerMigration("v7-slot-labels") { db in
+            try db.execute(sql: """
+                CREATE TABLE slot_label (
+                    slot_id BLOB PRIMARY KEY NOT NULL CHECK (length(slot_id) = 16),
+                    box BLOB NOT NULL
+                ) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 }

@@ -37,6 +37,15 @@ public struct SlotInfo: Sendable, Equatable {
     public let id: UUID
     public let type: SlotType
     public let kdf: PassphraseKDF?
+    /// A device slot's name, key store and date; nil for other slots and for device slots made before labels.
+    public var device: DeviceLabel?
+
+    init(id: UUID, type: SlotType, kdf: PassphraseKDF?, device: DeviceLabel? = nil) {
+        self.id = id
+        self.type = type
+        self.kdf = kdf
+        self.device = device
+    }
 }
 
 /// An unlocked vault: a directory (0700) holding `vault.sqlite` (0600), whose items are sealed under keys derived
@@ -48,6 +57,8 @@ public final class Vault: @unchecked Sendable {
     public let vaultID: UUID
     /// When the vault was created.
     public let createdAt: Date
+    /// The slot this vault was opened with (a device slot tells which device this is).
+    public let openedSlotID: UUID
     let vaultIDBytes: [UInt8]
     let database: DatabaseQueue
     let options: VaultOptions
@@ -67,8 +78,9 @@ public final class Vault: @unchecked Sendable {
     /// Whether a vault exists in `directory`.
     public static func exists(in directory: String) -> Bool { PrivateFiles.exists(databasePath(in: directory)) }
 
-    private init(directory: String, header: Header, database: DatabaseQueue, keys: Keys, options: VaultOptions) {
+    private init(directory: String, header: Header, database: DatabaseQueue, keys: Keys, openedSlotID: UUID, options: VaultOptions) {
         self.directory = directory
+        self.openedSlotID = openedSlotID
         self.createdAt = UnixTime.date(milliseconds: header.createdAt)
         let vaultID = header.vaultID
         self.vaultIDBytes = vaultID
@@ -81,11 +93,11 @@ public final class Vault: @unchecked Sendable {
     // MARK: Create and open
 
     /// Creates a new vault in `directory` with a fresh master key (or `masterKey`, when a device joins a synced vault),
-    /// a device slot when `deviceKey` is given and a passphrase slot when `passphrase` is. The file appears
+    /// a device slot when `deviceKey` is given (labelled `deviceLabel`) and a passphrase slot when `passphrase` is. The file appears
     /// atomically, complete, or not at all.
     public static func create(
         in directory: String, vaultID: UUID = UUID(), masterKey existingMasterKey: SecretBytes? = nil,
-        deviceKey: SecretBytes?, passphrase: String? = nil,
+        deviceKey: SecretBytes?, deviceLabel: DeviceLabel? = nil, passphrase: String? = nil,
         kdf: PassphraseKDF = .defaultPBKDF2, options: VaultOptions = VaultOptions()
     ) throws(VaultError) -> Vault {
         guard deviceKey != nil || passphrase != nil else { throw .noSlot(.device) }
@@ -106,7 +118,11 @@ public final class Vault: @unchecked Sendable {
                     sql: "INSERT INTO vault (singleton, vault_id, format_version, key_epoch, created_at) VALUES (1, ?, ?, 1, ?)",
                     arguments: [Data(vaultID), Schema.formatVersion, UnixTime.milliseconds(options.clock())])
                 if let deviceKey {
-                    try insertSlot(db, type: .device, secret: deviceKey, kdf: nil, masterKey: masterKey, vaultID: vaultID, options: options)
+                    let slot = try insertSlot(
+                        db, type: .device, secret: deviceKey, kdf: nil, masterKey: masterKey, vaultID: vaultID, options: options)
+                    if let deviceLabel {
+                        try insertLabel(db, deviceLabel, slotID: slot.id.bytes, master: masterKey, vaultID: vaultID)
+                    }
                 }
                 if let passphrase {
                     let secret = try Passphrase.bytes(passphrase)
@@ -136,9 +152,9 @@ public final class Vault: @unchecked Sendable {
             try runMigrations(database)
             let type = try UnlockRequest(unlock).type
             let (header, slots) = try database.read { db in (try readHeader(db), try readSlots(db, limits: options.limits, type: type)) }
-            let master = try unlockMasterKey(slots: slots, unlock: unlock, vaultID: header.vaultID, options: options)
+            let (master, slotID) = try unlockMasterKey(slots: slots, unlock: unlock, vaultID: header.vaultID, options: options)
             let keys = Keys(master: master, items: KeySchedule.itemsKey(masterKey: master, vaultID: header.vaultID), epoch: header.epoch)
-            return Vault(directory: directory, header: header, database: database, keys: keys, options: options)
+            return Vault(directory: directory, header: header, database: database, keys: keys, openedSlotID: slotID, options: options)
         } catch let error as VaultError {
             throw error
         } catch {
@@ -258,15 +274,18 @@ public final class Vault: @unchecked Sendable {
         }
     }
 
-    /// Unwraps the master key with the first of `slots` (all of the unlock method's type) that `unlock` opens.
-    static func unlockMasterKey(slots: [StoredSlot], unlock: UnlockMethod, vaultID: [UInt8], options: VaultOptions) throws -> SecretBytes {
+    /// Unwraps the master key with the first of `slots` (all of the unlock method's type) that `unlock` opens; returns
+    /// it with that slot's id.
+    static func unlockMasterKey(
+        slots: [StoredSlot], unlock: UnlockMethod, vaultID: [UInt8], options: VaultOptions
+    ) throws -> (SecretBytes, UUID) {
         let request = try UnlockRequest(unlock)
         let candidates = slots
         guard !candidates.isEmpty else { throw VaultError.noSlot(request.type) }
         for slot in candidates {
             let kek = try slot.header.keyEncryptionKey(secret: request.secret, limits: options.limits)
             if let master = try? slot.header.unwrap(slot.wrapped, vaultID: vaultID, kek: kek) {
-                return master
+                return (master, UUID(bytes: slot.header.slotID))
             }
         }
         throw request.failure

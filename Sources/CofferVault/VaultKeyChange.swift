@@ -80,6 +80,7 @@ extension Vault {
             let slots = try Self.readSlots(db, limits: options.limits)
             try checkSlotSecrets(slots, deviceKey: deviceKey, passphrase: passphraseSecret)
             try Self.clearPreparedRotation(db)
+            let label = try carriedDeviceLabel(db, master: keys.master)
             let now = options.clock()
             let count = try resealLiveItems(db, from: keys, to: newKeys, now: now) { item, box in
                 try db.execute(
@@ -91,10 +92,14 @@ extension Vault {
                                 UnixTime.milliseconds(item.updatedAt), box])
             }
             var hasRecovery = false
+            var hasDevice = false
             for slot in slots {
                 let secret: SecretBytes
                 switch slot.header.type {
                 case .device:
+                    // One device slot, this device's (as in `replaceSlots`).
+                    guard !hasDevice else { continue }
+                    hasDevice = true
                     guard let deviceKey else { throw VaultError.noSlot(.device) }
                     secret = deviceKey
                 case .passphrase:
@@ -112,6 +117,10 @@ extension Vault {
                     sql: "INSERT INTO sync_rotation_slot (id, type, kdf, salt, wrapped_key) VALUES (?, ?, ?, ?, ?)",
                     arguments: [Data(made.header.slotID), Int(made.header.type.rawValue), made.header.kdf.map { Data($0.encoded) },
                                 Data(made.header.salt), made.wrapped])
+                // Sealed under the new key already; unread until the commit makes the slot current.
+                if slot.header.type == .device, let label {
+                    try insertLabel(db, label, slotID: made.header.slotID, master: newMaster)
+                }
             }
             let keyEpoch = accountKeyEpoch + 1
             let masterBox = try newMaster.withUnsafeBytes { raw in
@@ -265,6 +274,7 @@ extension Vault {
         let (result, newKeys) = try writeTransaction { db, keys -> (RotationResult, Keys) in
             let slots = try Self.readSlots(db, limits: options.limits)
             try checkSlotSecrets(slots, deviceKey: deviceKey, passphrase: passphraseSecret)
+            let label = try carriedDeviceLabel(db, master: keys.master)
             try Self.clearPreparedRotation(db)
             let newKeys = Keys(
                 master: masterKey, items: KeySchedule.itemsKey(masterKey: masterKey, vaultID: vaultIDBytes), epoch: keys.epoch + 1)
@@ -297,7 +307,8 @@ extension Vault {
             previous.append((rotationEpoch, manifestKey(keys.master)))
             try writePreviousManifestKeys(db, previous, keys: newKeys)
             let recoveryCode = try replaceSlots(
-                db, slots, masterKey: masterKey, deviceKey: deviceKey, passphrase: passphraseSecret, recovery: recovery)
+                db, slots, masterKey: masterKey, deviceKey: deviceKey, deviceLabel: label, passphrase: passphraseSecret,
+                recovery: recovery)
             try db.execute(sql: "UPDATE vault SET key_epoch = ? WHERE singleton = 1", arguments: [newKeys.epoch])
             return (RotationResult(itemCount: count, recoveryCode: recoveryCode), newKeys)
         }
@@ -359,17 +370,24 @@ extension Vault {
     }
 
     /// Replaces every slot by one of the same type wrapping `masterKey`; a recovery slot gets a new code, returned.
+    /// The device slots become one, this device's, for `deviceKey` (labelled `deviceLabel`): other devices' slots wrap
+    /// the old master key with keys this device does not have, so they go, and those devices unlock again.
     func replaceSlots(
-        _ db: Database, _ slots: [StoredSlot], masterKey: SecretBytes, deviceKey: SecretBytes?, passphrase: SecretBytes?,
-        recovery: (secret: SecretBytes, text: String)
+        _ db: Database, _ slots: [StoredSlot], masterKey: SecretBytes, deviceKey: SecretBytes?, deviceLabel: DeviceLabel?,
+        passphrase: SecretBytes?, recovery: (secret: SecretBytes, text: String)
     ) throws -> String? {
         try db.execute(sql: "DELETE FROM slot")
         var recoveryCode: String?
+        var hasDevice = false
         for slot in slots {
             switch slot.header.type {
             case .device:
+                guard !hasDevice else { continue }
+                hasDevice = true
                 guard let deviceKey else { throw VaultError.noSlot(.device) }
-                try Self.insertSlot(db, type: .device, secret: deviceKey, kdf: nil, masterKey: masterKey, vaultID: vaultIDBytes, options: options)
+                let made = try Self.insertSlot(
+                    db, type: .device, secret: deviceKey, kdf: nil, masterKey: masterKey, vaultID: vaultIDBytes, options: options)
+                if let deviceLabel { try insertLabel(db, deviceLabel, slotID: made.id.bytes, master: masterKey) }
             case .passphrase:
                 guard let passphrase else { throw VaultError.wrongPassphrase }
                 try Self.insertSlot(
@@ -382,6 +400,7 @@ extension Vault {
                 recoveryCode = recovery.text
             }
         }
+        try Self.pruneLabels(db)
         return recoveryCode
     }
 
@@ -397,6 +416,7 @@ extension Vault {
         try db.execute(sql: "DELETE FROM sync_rotation")
         try db.execute(sql: "DELETE FROM sync_rotation_slot")
         try db.execute(sql: "DELETE FROM sync_rotation_item")
+        try pruneLabels(db)
     }
 
     private func rotationKey(_ master: SecretBytes) -> SymmetricKey {

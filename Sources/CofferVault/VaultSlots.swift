@@ -8,11 +8,13 @@ import GRDB
 extension Vault {
     // MARK: Slots
 
-    /// The vault's slots, device first.
+    /// The vault's slots, device first, each device slot with its label when it has one.
     public func slots() throws(VaultError) -> [SlotInfo] {
-        try read { db, _ in
-            try Self.readSlots(db, limits: options.limits).map {
-                SlotInfo(id: UUID(bytes: $0.header.slotID), type: $0.header.type, kdf: $0.header.kdf)
+        try read { db, keys in
+            let labels = try readLabels(db, master: keys.master)
+            return try Self.readSlots(db, limits: options.limits).map {
+                let id = UUID(bytes: $0.header.slotID)
+                return SlotInfo(id: id, type: $0.header.type, kdf: $0.header.kdf, device: labels[id])
             }
         }
     }
@@ -30,16 +32,6 @@ extension Vault {
             try db.execute(sql: "DELETE FROM slot WHERE type = ?", arguments: [Int(SlotType.passphrase.rawValue)])
             return try Self.insertSlot(
                 db, type: .passphrase, secret: secret, kdf: kdf, masterKey: keys.master, vaultID: vaultIDBytes, options: options)
-        }
-    }
-
-    /// Replaces the device slot with one for `deviceKey` (after a restore, or on a new device).
-    @discardableResult
-    public func setDeviceKey(_ deviceKey: SecretBytes) throws(VaultError) -> SlotInfo {
-        try writeTransaction { db, keys in
-            try db.execute(sql: "DELETE FROM slot WHERE type = ?", arguments: [Int(SlotType.device.rawValue)])
-            return try Self.insertSlot(
-                db, type: .device, secret: deviceKey, kdf: nil, masterKey: keys.master, vaultID: vaultIDBytes, options: options)
         }
     }
 
@@ -62,6 +54,7 @@ extension Vault {
             guard matching > 0 else { throw VaultError.noSlot(type) }
             guard matching < total else { throw VaultError.lastSlot }
             try db.execute(sql: "DELETE FROM slot WHERE type = ?", arguments: [Int(type.rawValue)])
+            try Self.pruneLabels(db)
         }
     }
 
@@ -89,13 +82,15 @@ extension Vault {
         let (count, recoveryCode, epoch) = try writeTransaction { db, keys -> (Int, String?, Int64) in
             let slots = try Self.readSlots(db, limits: options.limits)
             try checkSlotSecrets(slots, deviceKey: deviceKey, passphrase: passphraseSecret)
+            let label = try carriedDeviceLabel(db, master: keys.master)
             let newKeys = Keys(master: newMaster, items: newItemsKey, epoch: keys.epoch + 1)
             let count = try resealLiveItems(db, from: keys, to: newKeys, now: options.clock(), progress: progress) { item, box in
                 try store(db, item: item, box: box)
             }
             try resealLocalState(db, from: keys, to: newKeys)
             let code = try replaceSlots(
-                db, slots, masterKey: newMaster, deviceKey: deviceKey, passphrase: passphraseSecret, recovery: recovery)
+                db, slots, masterKey: newMaster, deviceKey: deviceKey, deviceLabel: label, passphrase: passphraseSecret,
+                recovery: recovery)
             try db.execute(sql: "UPDATE vault SET key_epoch = ? WHERE singleton = 1", arguments: [newKeys.epoch])
             return (count, code, newKeys.epoch)
         }
@@ -122,6 +117,7 @@ extension Vault {
             let copy = try Self.openDatabase(temporary, options: options)
             try copy.writeWithoutTransaction { db in
                 try db.execute(sql: "DELETE FROM slot WHERE type = ?", arguments: [Int(SlotType.device.rawValue)])
+                try db.execute(sql: "DELETE FROM slot_label")
                 try db.execute(sql: "PRAGMA journal_mode = DELETE")
                 try db.execute(sql: "VACUUM")
             }
@@ -135,9 +131,10 @@ extension Vault {
     }
 
     /// Restores a backup as a new vault in `directory` (which must not hold one): checks that `unlock` opens it,
-    /// copies it into place atomically, and adds a device slot for `deviceKey`.
+    /// copies it into place atomically, and adds a device slot for `deviceKey` (labelled `deviceLabel`).
     public static func restoreBackup(
-        from path: String, into directory: String, unlock: UnlockMethod, deviceKey: SecretBytes?, options: VaultOptions = VaultOptions()
+        from path: String, into directory: String, unlock: UnlockMethod, deviceKey: SecretBytes?, deviceLabel: DeviceLabel? = nil,
+        options: VaultOptions = VaultOptions()
     ) throws(VaultError) -> Vault {
         let bytes = try wrap { () throws(PrivateFileError) in try PrivateFiles.read(path, limit: 1 << 30) }
         try wrap { () throws(PrivateFileError) in try PrivateFiles.createDirectory(directory) }
@@ -160,7 +157,7 @@ extension Vault {
         }
         try wrap { () throws(PrivateFileError) in try PrivateFiles.publish(databasePath(in: temporaryDirectory), as: destination) }
         let vault = try open(in: directory, unlock: unlock, options: options)
-        if let deviceKey { try vault.setDeviceKey(deviceKey) }
+        if let deviceKey { try vault.addDeviceSlot(deviceKey, label: deviceLabel) }
         return vault
     }
 

@@ -190,6 +190,26 @@ struct PlacesBench: Sendable {
                 emit("  wrk: not installed (Debian: apt-get install -y wrk); the in-process client's figure stands alone")
             }
         }
+        // The same wrk load on a server that checks every request's session in the store (as before SessionGate).
+        if let wrk = Wrk.locate() {
+            let tokenless = try temporaryDirectory("places-server-checked")
+            defer { try? FileManager.default.removeItem(atPath: tokenless) }
+            try await withBenchServer(store: store, dataDirectory: tokenless, http: http, logger: logger, sessionCheckInterval: 0) { base in
+                let registrar = try Registrar()
+                let sync = try SyncClient(server: base, http: http)
+                var tokens: [String] = []
+                for index in 0..<clients {
+                    tokens.append(try await sync.register(try registrar.request(email: "checked-\(UUID().uuidString.prefix(8))-\(index)@bench.invalid")).accessToken)
+                }
+                let bodies: [Data] = (0..<4_096).map { _ in
+                    let position = Self.position(&random)
+                    return Data(#"{"lat":\#(position.latitude),"lon":\#(position.longitude),"user_networks":["chain-1","chain-2","chain-3"],"max_regions":20}"#.utf8)
+                }
+                let script = Wrk.regionRefreshScript(tokens: tokens, bodies: bodies.map { String(decoding: $0, as: UTF8.self) })
+                _ = try await wrk.run(script: script, base: base, connections: clients, seconds: 1)
+                floors.append(("  the same, every request's session checked in the store", try await wrkRun(wrk, base: base, script: script)))
+            }
+        }
         guard let overHTTP = measured else { throw BenchError("region-refresh over HTTP was not measured") }
         row("  region-refresh over HTTP, in-process client (p99 ≤ 10 ms)", overHTTP.summary)
         for (label, result) in floors { row(label, result.summary + wrkShare(result)) }

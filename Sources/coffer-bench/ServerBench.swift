@@ -436,13 +436,14 @@ struct ServerBenchRun: Sendable {
 /// the server down, also when `body` throws. Production KDF limits and token checks; a rate limit that never bites and
 /// a cheap auth hash, which only registration pays for.
 func withBenchServer(
-    store: any ServerStore, dataDirectory: String, http: HTTPClient, logger: Logger,
+    store: any ServerStore, dataDirectory: String, http: HTTPClient, logger: Logger, sessionCheckInterval: TimeInterval = 1,
     _ body: (String) async throws -> Void
 ) async throws {
     let port = try freeLoopbackPort()
-    let configuration = ServerConfiguration(
+    var configuration = ServerConfiguration(
         host: "127.0.0.1", port: port, dataDirectory: dataDirectory, requestsPerMinute: 1_000_000_000,
         authHashIterations: 1_000, kdfLimits: .production)
+    configuration.sessionCheckInterval = sessionCheckInterval
     let app = try await CofferServerApplication.build(configuration: configuration, store: store, logger: logger)
     let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
     let server = Task { try await group.run() }

@@ -18,6 +18,7 @@ struct CofferCommand: ParsableCommand {
             Restore.self, Sign.self, PassphraseCommand.self, RecoveryCodeCommand.self, Slots.self, RotateKey.self,
             Export.self, Import.self, Run.self, BarcodeCommand.self, OTPCommand.self, SyncCommand.self,
             PlacesCommand.self, NetworksCommand.self, NearCommand.self, RegionsCommand.self, CueCommand.self,
+            KeystoreCommand.self,
         ])
 
     static func main() {
@@ -79,17 +80,37 @@ struct CofferCommand: ParsableCommand {
     }
 }
 
-/// `--vault PATH`, shared by every command that opens a vault.
+/// `--vault PATH` and `--keystore STORE`, shared by every command that opens a vault.
 struct VaultOption: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Vault directory (default: $COFFER_VAULT or $XDG_DATA_HOME/coffer/vault).", valueName: "path"))
     var vault: String?
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Key store for this device's keys: \(KeystoreChoice.names.joined(separator: ", ")) (default: $COFFER_KEYSTORE, else the one this device recorded for the vault; auto for a new vault).",
+            valueName: "store"))
+    var keystore: String?
 
-    var location: CofferLocation {
-        CofferLocation.standard(environment: ProcessInfo.processInfo.environment, vaultOverride: vault)
+    func validate() throws {
+        if let keystore, KeystoreChoice(keystore) == nil {
+            throw ValidationError("unknown key store \"\(keystore)\"; use \(KeystoreChoice.names.joined(separator: ", "))")
+        }
+        if let variable = ProcessInfo.processInfo.environment["COFFER_KEYSTORE"], !variable.isEmpty, KeystoreChoice(variable) == nil {
+            throw ValidationError("COFFER_KEYSTORE names an unknown key store; use \(KeystoreChoice.names.joined(separator: ", "))")
+        }
     }
 
-    /// Opens the vault with this device's key; on a device without one, asks for the passphrase on a terminal
-    /// (without adding a device slot: a vault whose device slot was removed keeps asking; `coffer unlock` adds one).
+    var location: CofferLocation { location(deviceName: nil) }
+
+    func location(deviceName: String?) -> CofferLocation {
+        CofferLocation.standard(
+            environment: ProcessInfo.processInfo.environment, vaultOverride: vault, keystore: keystore.flatMap(KeystoreChoice.init),
+            deviceName: deviceName)
+    }
+
+    /// Opens the vault with this device's key; on a device without one, or whose key store is locked or out of
+    /// reach, asks for the passphrase on a terminal (without adding a device slot or a key: a vault whose device slot
+    /// was removed keeps asking; `coffer unlock` adds one).
     func open() throws -> Coffer {
         do {
             return try Coffer.open(at: location)
@@ -97,7 +118,22 @@ struct VaultOption: ParsableArguments {
             let passphrase = try SecretInput.shared.secret("Passphrase")
             return try Coffer.open(at: location, unlock: .passphrase(passphrase), addDeviceSlot: false)
         } catch {
-            throw CLIError.coffer(error)
+            guard SecretInput.shared.interactive, case .keystore(let failure) = error, failure.storeCannotAnswer else {
+                throw CLIError.coffer(error)
+            }
+            Output.warning("\(failure.description); the passphrase opens the vault this time")
+            let passphrase = try SecretInput.shared.secret("Passphrase")
+            return try Coffer.open(at: location, unlock: .passphrase(passphrase), addDeviceSlot: false)
+        }
+    }
+}
+
+extension KeystoreError {
+    /// Locked or unreachable: the store could not say whether it holds the key.
+    var storeCannotAnswer: Bool {
+        switch self {
+        case .locked, .unreachable: return true
+        case .invalidAccountName, .corruptEntry: return false
         }
     }
 }
@@ -108,11 +144,24 @@ struct JSONOption: ParsableArguments {
     var json = false
 }
 
+/// `--device-name NAME`, for the commands that give this device a device slot.
+struct DeviceNameOption: ParsableArguments {
+    @Option(name: .customLong("device-name"), help: ArgumentHelp("Name of this device's slot (default: the host name).", valueName: "name"))
+    var deviceName: String?
+
+    func validate() throws {
+        if let deviceName, deviceName.isEmpty || deviceName.utf8.count > 128 || deviceName.contains(where: \.isNewline) {
+            throw ValidationError("a device name is 1 to 128 bytes on one line")
+        }
+    }
+}
+
 struct Init: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Create a vault, opened by this device's key (and a passphrase with --passphrase).")
 
     @OptionGroup var vaultOption: VaultOption
+    @OptionGroup var device: DeviceNameOption
     @Flag(help: "Also protect the vault with a passphrase (asked twice, or read from stdin).")
     var passphrase = false
     @Flag(help: "Stretch the passphrase with scrypt (N=2^15, r=8, p=1) instead of PBKDF2-HMAC-SHA256 (600,000 iterations).")
@@ -121,7 +170,8 @@ struct Init: ParsableCommand {
     func run() throws {
         let secret = passphrase ? try SecretInput.shared.secret("New passphrase", confirm: true) : nil
         let coffer = try cli { () throws(CofferError) in
-            try Coffer.initialize(at: vaultOption.location, passphrase: secret, kdf: scrypt ? .defaultScrypt : .defaultPBKDF2)
+            try Coffer.initialize(
+                at: vaultOption.location(deviceName: device.deviceName), passphrase: secret, kdf: scrypt ? .defaultScrypt : .defaultPBKDF2)
         }
         if SecretInput.shared.interactive {
             Output.note("Created vault \(coffer.vault.vaultID.uuidString.lowercased()) in \(coffer.vault.directory)")
@@ -137,6 +187,7 @@ struct Unlock: ParsableCommand {
         abstract: "Open the vault with its passphrase or a recovery code and let this device open it from now on.")
 
     @OptionGroup var vaultOption: VaultOption
+    @OptionGroup var device: DeviceNameOption
     @Flag(name: .customLong("recovery-code"), help: "Use a recovery code instead of the passphrase.")
     var recoveryCode = false
 
@@ -145,7 +196,7 @@ struct Unlock: ParsableCommand {
             recoveryCode
             ? .recoveryCode(try SecretInput.shared.secret("Recovery code"))
             : .passphrase(try SecretInput.shared.secret("Passphrase"))
-        _ = try cli { () throws(CofferError) in try Coffer.open(at: vaultOption.location, unlock: unlock) }
+        _ = try cli { () throws(CofferError) in try Coffer.open(at: vaultOption.location(deviceName: device.deviceName), unlock: unlock) }
     }
 }
 

@@ -40,6 +40,12 @@ enum CLIError: Error, CustomStringConvertible {
             return "`coffer rm --purge ID` removes a damaged item; a backup restores into a fresh vault (`coffer import --format backup FILE --vault NEW`)"
         case .coffer(.syncedVault):
             return "a synced vault is rotated through its server: `coffer rotate-key` does that"
+        case .coffer(.vault(.deviceKeyMismatch)):
+            return "this device's slot was removed or replaced; `coffer unlock` (passphrase or recovery code) gives it a new one"
+        case .coffer(.keystore(.locked)):
+            return "unlock the key store (log in to the desktop session, or unlock the keyring) and run the command again; nothing was changed"
+        case .coffer(.keystore(.unreachable)):
+            return "`coffer keystore status` shows which store holds this vault's keys here; once it answers, `coffer keystore migrate --to file` moves them"
         case .coffer(.keyBoundElsewhere):
             return "PIN-held keys never leave the device they were added on; keep the seed's own backup"
         default: return nil
@@ -61,6 +67,8 @@ enum CLIError: Error, CustomStringConvertible {
             case .needsSecret, .keyBoundElsewhere, .vault(.wrongPassphrase), .vault(.wrongRecoveryCode), .vault(.deviceKeyMismatch):
                 return 77
             case .vault(.alreadyExists): return 73
+            case .keystore(.locked): return 75
+            case .keystore(.unreachable): return 69
             case .vault(.conflict), .vault(.keyRotatedElsewhere): return 75
             case .vault(.newerFormat), .vault(.unknownMigrations), .vault(.tampered), .vault(.notAVault), .vault(.crypto):
                 return 65

@@ -76,58 +76,6 @@ struct RecoveryCodeCommand: ParsableCommand {
     }
 }
 
-struct Slots: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "List the ways the vault can be opened.", subcommands: [ListSlots.self, RemoveSlot.self],
-        defaultSubcommand: ListSlots.self)
-}
-
-extension SlotType: ExpressibleByArgument {
-    public init?(argument: String) {
-        guard let type = SlotType.allCases.first(where: { $0.name == argument }) else { return nil }
-        self = type
-    }
-
-    public static var allValueStrings: [String] { allCases.map(\.name) }
-}
-
-struct RemoveSlot: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "remove", abstract: "Remove the device, passphrase or recovery slot (never the last one).")
-    @OptionGroup var vaultOption: VaultOption
-    @Argument(help: "device, passphrase or recovery.") var type: SlotType
-
-    func run() throws {
-        let coffer = try vaultOption.open()
-        try vaultCall { () throws(VaultError) in try coffer.vault.removeSlots(ofType: type) }
-    }
-}
-
-struct ListSlots: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "list", abstract: "List the slots.")
-    @OptionGroup var vaultOption: VaultOption
-    @OptionGroup var output: JSONOption
-
-    struct SlotLine: Encodable {
-        let id: String
-        let type: String
-        let kdf: String?
-    }
-
-    func run() throws {
-        let coffer = try vaultOption.open()
-        let slots = try vaultCall { () throws(VaultError) in try coffer.vault.slots() }
-        let lines = slots.map { SlotLine(id: $0.id.uuidString.lowercased(), type: $0.type.name, kdf: $0.kdf?.description) }
-        if output.json {
-            try Output.json(lines)
-            return
-        }
-        for line in lines {
-            Output.line("\(String(line.id.prefix(8)))  \(pad(line.type, 10))  \(line.kdf ?? "")")
-        }
-    }
-}
-
 struct RotateKey: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rotate-key",

@@ -11,7 +11,7 @@ import Testing
 @Suite("Catalogue: finding an item without opening every item")
 struct CatalogueTests {
     static func coffer(_ test: TestVault) -> Coffer {
-        Coffer(vault: test.vault, location: CofferLocation(vaultDirectory: test.directory, keystore: InMemoryKeystore()))
+        Coffer(vault: test.vault, location: CofferLocation(vaultDirectory: test.directory, keystore: InMemoryKeystore()), keystore: InMemoryKeystore())
     }
 
     @Test("a lookup opens the catalogue and the item it finds: another item's damaged box is not read")
@@ -26,7 +26,9 @@ struct CatalogueTests {
             box[box.count - 1] ^= 1
             try db.execute(sql: "UPDATE item SET box = ? WHERE id = ?", arguments: [box, Data(github.id.bytes)])
         }
-        let reopened = Coffer(vault: try test.reopen(), location: CofferLocation(vaultDirectory: test.directory, keystore: InMemoryKeystore()))
+        let reopened = Coffer(
+            vault: try test.reopen(), location: CofferLocation(vaultDirectory: test.directory, keystore: InMemoryKeystore()),
+            keystore: InMemoryKeystore())
         #expect(try reopened.find("openai").content.name == "OpenAI")
         #expect(try reopened.find("kyc").content.name == "KYC record")
         // Control: the damaged item itself, and a listing, still refuse it.

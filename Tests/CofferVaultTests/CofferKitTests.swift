@@ -170,7 +170,10 @@ struct CofferKitTests {
         #expect(try fixture.coffer.find("costco").id == card.id)
         #expect(try fixture.coffer.find(card.id.uuidString).id == card.id)
         #expect(try fixture.coffer.find(String(card.id.uuidString.prefix(8)).lowercased()).id == card.id)
-        #expect(throws: CofferError.self) { _ = try fixture.coffer.find("Twin") }
+        // An exact name wins; another case of it matches both, and both are listed.
+        let twin = try fixture.coffer.find("Twin")
+        #expect(twin.content.name == "Twin")
+        #expect(throws: CofferError.self) { _ = try fixture.coffer.find("TWIN") }
         #expect(throws: CofferError.self) { _ = try fixture.coffer.find("nothing") }
         #expect(throws: CofferError.self) { _ = try fixture.coffer.find("Costco", kind: .otp) }
     }

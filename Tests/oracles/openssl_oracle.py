@@ -181,7 +181,22 @@ def read_vault(path, secret_kind, secret, pin=None, pin_device_secret=None):
                                            bytes.fromhex(pin_device_secret))
         items.append({"id": item_id.hex(), "kind": kind, "revision": revision, "updated_at": updated_at,
                       "content": content})
-    return {"vault_id": vault_id.hex(), "passphrase_kdfs": kdf_ids, "items": items}
+    return {"vault_id": vault_id.hex(), "passphrase_kdfs": kdf_ids, "items": items,
+            "device_labels": read_device_labels(db, master, vault_id)}
+
+
+def read_device_labels(db, master, vault_id):
+    """Each device slot's sealed label (FORMAT.md §4, migration v7-slot-labels): created_at, key store, name."""
+    if not db.execute("SELECT 1 FROM sqlite_master WHERE name = 'slot_label'").fetchone():
+        return []
+    key = hkdf(master, vault_id, b"coffer/v1/slot-label")
+    labels = []
+    for slot_id, box in db.execute("SELECT slot_id, box FROM slot_label WHERE slot_id IN (SELECT id FROM slot)"):
+        plain = AESGCM(key).decrypt(box[:12], box[12:], aad("coffer/v1/slot-label", [vault_id, slot_id]))
+        created, store_length = struct.unpack(">QI", plain[:12])
+        labels.append({"slot_id": slot_id.hex(), "created_at": created,
+                       "keystore": plain[12:12 + store_length].decode(), "name": plain[12 + store_length:].decode()})
+    return sorted(labels, key=lambda label: label["name"])
 
 
 def open_item(items_key, vault_id, item_id, kind, revision, updated_at, box):

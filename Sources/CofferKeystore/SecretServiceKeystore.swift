@@ -1,0 +1,337 @@
+import CofferCrypto
+import CofferPlatform
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The freedesktop Secret Service (GNOME Keyring, KWallet, KeePassXC) through libsecret.
+///
+/// Entries live in the default collection as items of the schema `app.coffer.Keystore` with one attribute,
+/// `account`; the value is ASCII, `coffer:v1:` followed by the secret in standard base64 (docs/FORMAT.md §1), because
+/// some providers rewrite bytes that are not valid UTF-8.
+///
+/// libsecret is loaded at run time (`libsecret-1.so.0`) rather than linked: building Coffer needs no libsecret
+/// headers, and a headless machine without the library runs every command with the file store; asking for this
+/// store there answers `unreachable`, never "absent".
+///
+/// A lookup in a locked collection returns nothing, exactly like a missing item, so every read first checks that the
+/// default collection is unlocked, and checks again after an empty answer (it may have been locked meanwhile). The
+/// Secret Service has no create-if-absent (storing twice replaces), so `storeIfAbsent` holds a file lock across
+/// processes around its lookup-then-store.
+public struct SecretServiceKeystore: DeviceKeystore {
+    /// The file whose `flock` serialises create-if-absent between processes.
+    public let lockPath: String
+
+    static let schemaName = "app.coffer.Keystore"
+    static let valuePrefix = Array("coffer:v1:".utf8)
+
+    /// A store whose create-if-absent is serialised across processes by `flock` on `lockPath`.
+    public init(lockPath: String) {
+        self.lockPath = lockPath
+    }
+
+    public var kind: KeystoreKind { .secretService }
+
+    public func status() -> KeystoreStatus {
+        do {
+            try LibSecret.shared().checkUnlocked()
+            return .available
+        } catch {
+            if case .locked = error { return .locked }
+            return .unreachable(error.description)
+        }
+    }
+
+    public func secret(for account: String) throws(KeystoreError) -> SecretBytes? {
+        try AccountName.validate(account)
+        let library = try LibSecret.shared()
+        try library.checkUnlocked()
+        guard var value = try library.lookup(account: account) else {
+            try library.checkUnlocked()
+            return nil
+        }
+        defer { value.withUnsafeMutableBytes { SecretBytes.wipe($0) } }
+        guard let secret = Self.decode(value) else { throw .corruptEntry(account: account) }
+        return secret
+    }
+
+    public func storeIfAbsent(_ secret: SecretBytes, for account: String) throws(KeystoreError) -> SecretBytes {
+        try AccountName.validate(account)
+        return try FileLock.withLock(lockPath) { () throws(KeystoreError) -> SecretBytes in
+            if let existing = try self.secret(for: account) { return existing }
+            try store(secret, for: account)
+            return secret
+        }
+    }
+
+    public func replaceSecret(_ secret: SecretBytes, for account: String) throws(KeystoreError) {
+        try AccountName.validate(account)
+        try FileLock.withLock(lockPath) { () throws(KeystoreError) in try store(secret, for: account) }
+    }
+
+    public func deleteSecret(for account: String) throws(KeystoreError) {
+        try AccountName.validate(account)
+        let library = try LibSecret.shared()
+        try library.checkUnlocked()
+        try library.clear(account: account)
+    }
+
+    private func store(_ secret: SecretBytes, for account: String) throws(KeystoreError) {
+        let library = try LibSecret.shared()
+        try library.checkUnlocked()
+        var value = Self.encode(secret)
+        defer { value.withUnsafeMutableBytes { SecretBytes.wipe($0) } }
+        try library.store(account: account, label: "Coffer key \(account)", value: value)
+    }
+
+    /// `coffer:v1:` ‖ base64(secret), NUL-terminated for libsecret.
+    static func encode(_ secret: SecretBytes) -> [UInt8] {
+        secret.withUnsafeBytes { raw in valuePrefix + Base64.encode(raw) + [0] }
+    }
+
+    static func decode(_ value: [UInt8]) -> SecretBytes? {
+        guard value.count > valuePrefix.count, Array(value.prefix(valuePrefix.count)) == valuePrefix,
+            var raw = Base64.decode(value.dropFirst(valuePrefix.count))
+        else { return nil }
+        defer { raw.withUnsafeMutableBytes { SecretBytes.wipe($0) } }
+        return SecretBytes(raw)
+    }
+}
+
+/// Standard base64 (RFC 4648 §4, padded) over byte arrays the caller can wipe, unlike `String`.
+enum Base64 {
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+    static func encode(_ bytes: UnsafeRawBufferPointer) -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity((bytes.count + 2) / 3 * 4)
+        var index = 0
+        while index < bytes.count {
+            let count = min(3, bytes.count - index)
+            var word: UInt32 = 0
+            for offset in 0..<3 { word = word << 8 | UInt32(offset < count ? bytes[index + offset] : 0) }
+            for position in 0..<4 {
+                output.append(position <= count ? alphabet[Int(word >> UInt32(18 - 6 * position) & 0x3F)] : UInt8(ascii: "="))
+            }
+            index += 3
+        }
+        return output
+    }
+
+    static func decode<Bytes: Collection>(_ text: Bytes) -> [UInt8]? where Bytes.Element == UInt8 {
+        guard text.count % 4 == 0 else { return nil }
+        var output: [UInt8] = []
+        output.reserveCapacity(text.count / 4 * 3)
+        var word: UInt32 = 0
+        var filled = 0
+        var padding = 0
+        for character in text {
+            let value: UInt32
+            switch character {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): value = UInt32(character - UInt8(ascii: "A"))
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): value = UInt32(character - UInt8(ascii: "a") + 26)
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = UInt32(character - UInt8(ascii: "0") + 52)
+            case UInt8(ascii: "+"): value = 62
+            case UInt8(ascii: "/"): value = 63
+            case UInt8(ascii: "="): value = 0
+            default: return nil
+            }
+            if character == UInt8(ascii: "=") {
+                padding += 1
+            } else if padding > 0 {
+                return nil
+            }
+            word = word << 6 | value
+            filled += 1
+            if filled == 4 {
+                guard padding <= 2 else { return nil }
+                let bytes = [UInt8(word >> 16 & 0xFF), UInt8(word >> 8 & 0xFF), UInt8(word & 0xFF)]
+                output.append(contentsOf: bytes.prefix(3 - padding))
+                word = 0
+                filled = 0
+            }
+        }
+        return output
+    }
+}
+
+/// The libsecret and GLib calls the store makes, looked up once in `libsecret-1.so.0`. Only the `…v` variants are
+/// used: the variadic ones cannot be called from Swift.
+final class LibSecret: @unchecked Sendable {
+    typealias Raw = UnsafeMutableRawPointer
+    typealias ErrorOut = UnsafeMutablePointer<Raw?>
+
+    let schemaNew: @convention(c) (UnsafePointer<CChar>, Int32, Raw) -> Raw?
+    let storeSync: @convention(c) (Raw, Raw, UnsafePointer<CChar>?, UnsafePointer<CChar>, UnsafePointer<CChar>, Raw?, ErrorOut) -> Int32
+    let lookupSync: @convention(c) (Raw, Raw, Raw?, ErrorOut) -> UnsafeMutablePointer<CChar>?
+    let clearSync: @convention(c) (Raw, Raw, Raw?, ErrorOut) -> Int32
+    let passwordFree: @convention(c) (UnsafeMutablePointer<CChar>?) -> Void
+    let serviceGet: @convention(c) (Int32, Raw?, ErrorOut) -> Raw?
+    let collectionForAlias: @convention(c) (Raw, UnsafePointer<CChar>, Int32, Raw?, ErrorOut) -> Raw?
+    let collectionLocked: @convention(c) (Raw) -> Int32
+    let objectUnref: @convention(c) (Raw) -> Void
+    let hashTableNew: @convention(c) (Raw, Raw) -> Raw?
+    let hashTableInsert: @convention(c) (Raw, Raw?, Raw?) -> Int32
+    let hashTableUnref: @convention(c) (Raw) -> Void
+    let errorFree: @convention(c) (Raw) -> Void
+    let strHash: Raw
+    let strEqual: Raw
+    /// The schema, made once and kept for the life of the process.
+    private var schema: Raw?
+    // libsecret's synchronous calls each run a main loop of their own; one at a time keeps them simple.
+    private let lock = Lock()
+
+    private nonisolated(unsafe) static var loaded: LibSecret?
+    private static let loadLock = Lock()
+
+    /// The library, loaded on first use; `.unreachable` when it is not installed.
+    static func shared() throws(KeystoreError) -> LibSecret {
+        let library = loadLock.withLock { () -> LibSecret? in
+            if loaded == nil { loaded = LibSecret() }
+            return loaded
+        }
+        guard let library else {
+            throw .unreachable(.secretService, "libsecret (libsecret-1.so.0) is not installed")
+        }
+        return library
+    }
+
+    private init?() {
+        #if canImport(Glibc)
+        guard let handle = dlopen("libsecret-1.so.0", RTLD_NOW | RTLD_LOCAL),
+            let glib = dlopen("libglib-2.0.so.0", RTLD_NOW | RTLD_LOCAL),
+            let gobject = dlopen("libgobject-2.0.so.0", RTLD_NOW | RTLD_LOCAL)
+        else { return nil }
+        func symbol<T>(_ library: Raw, _ name: String, _: T.Type) -> T? {
+            dlsym(library, name).map { unsafeBitCast($0, to: T.self) }
+        }
+        guard let schemaNew = symbol(handle, "secret_schema_newv", (@convention(c) (UnsafePointer<CChar>, Int32, Raw) -> Raw?).self),
+            let storeSync = symbol(
+                handle, "secret_password_storev_sync",
+                (@convention(c) (Raw, Raw, UnsafePointer<CChar>?, UnsafePointer<CChar>, UnsafePointer<CChar>, Raw?, ErrorOut) -> Int32).self),
+            let lookupSync = symbol(
+                handle, "secret_password_lookupv_sync", (@convention(c) (Raw, Raw, Raw?, ErrorOut) -> UnsafeMutablePointer<CChar>?).self),
+            let clearSync = symbol(handle, "secret_password_clearv_sync", (@convention(c) (Raw, Raw, Raw?, ErrorOut) -> Int32).self),
+            let passwordFree = symbol(handle, "secret_password_free", (@convention(c) (UnsafeMutablePointer<CChar>?) -> Void).self),
+            let serviceGet = symbol(handle, "secret_service_get_sync", (@convention(c) (Int32, Raw?, ErrorOut) -> Raw?).self),
+            let collectionForAlias = symbol(
+                handle, "secret_collection_for_alias_sync",
+                (@convention(c) (Raw, UnsafePointer<CChar>, Int32, Raw?, ErrorOut) -> Raw?).self),
+            let collectionLocked = symbol(handle, "secret_collection_get_locked", (@convention(c) (Raw) -> Int32).self),
+            let objectUnref = symbol(gobject, "g_object_unref", (@convention(c) (Raw) -> Void).self),
+            let hashTableNew = symbol(glib, "g_hash_table_new", (@convention(c) (Raw, Raw) -> Raw?).self),
+            let hashTableInsert = symbol(glib, "g_hash_table_insert", (@convention(c) (Raw, Raw?, Raw?) -> Int32).self),
+            let hashTableUnref = symbol(glib, "g_hash_table_unref", (@convention(c) (Raw) -> Void).self),
+            let errorFree = symbol(glib, "g_error_free", (@convention(c) (Raw) -> Void).self),
+            let strHash = dlsym(glib, "g_str_hash"),
+            let strEqual = dlsym(glib, "g_str_equal")
+        else { return nil }
+        self.schemaNew = schemaNew
+        self.storeSync = storeSync
+        self.lookupSync = lookupSync
+        self.clearSync = clearSync
+        self.passwordFree = passwordFree
+        self.serviceGet = serviceGet
+        self.collectionForAlias = collectionForAlias
+        self.collectionLocked = collectionLocked
+        self.objectUnref = objectUnref
+        self.hashTableNew = hashTableNew
+        self.hashTableInsert = hashTableInsert
+        self.hashTableUnref = hashTableUnref
+        self.errorFree = errorFree
+        self.strHash = strHash
+        self.strEqual = strEqual
+        #else
+        return nil
+        #endif
+    }
+
+    /// `.locked` when the default collection is locked, `.unreachable` when the service or the collection cannot
+    /// be had.
+    func checkUnlocked() throws(KeystoreError) {
+        try lock.withLock { () throws(KeystoreError) in
+            var error: Raw?
+            // SECRET_SERVICE_NONE: no session is needed to read a collection's Locked property.
+            guard let service = serviceGet(0, nil, &error) else { throw unreachable(error, "no Secret Service") }
+            defer { objectUnref(service) }
+            guard let collection = collectionForAlias(service, "default", 0, nil, &error) else {
+                throw unreachable(error, "the Secret Service has no default collection")
+            }
+            defer { objectUnref(collection) }
+            if collectionLocked(collection) != 0 { throw KeystoreError.locked(.secretService) }
+        }
+    }
+
+    func lookup(account: String) throws(KeystoreError) -> [UInt8]? {
+        try withAttributes(account) { (schema, attributes) throws(KeystoreError) -> [UInt8]? in
+            var error: Raw?
+            guard let value = lookupSync(schema, attributes, nil, &error) else {
+                if error != nil { throw unreachable(error, "lookup failed") }
+                return nil
+            }
+            defer { passwordFree(value) }
+            return Array(UnsafeRawBufferPointer(start: value, count: strlen(value)))
+        }
+    }
+
+    func store(account: String, label: String, value: [UInt8]) throws(KeystoreError) {
+        try withAttributes(account) { (schema, attributes) throws(KeystoreError) in
+            var error: Raw?
+            let stored = value.withUnsafeBytes { raw in
+                // SECRET_COLLECTION_DEFAULT is the alias "default".
+                storeSync(schema, attributes, "default", label, raw.baseAddress!.assumingMemoryBound(to: CChar.self), nil, &error)
+            }
+            if stored == 0 { throw unreachable(error, "storing failed") }
+        }
+    }
+
+    func clear(account: String) throws(KeystoreError) {
+        try withAttributes(account) { (schema, attributes) throws(KeystoreError) in
+            var error: Raw?
+            // FALSE with no error means there was nothing to remove.
+            if clearSync(schema, attributes, nil, &error) == 0, error != nil { throw unreachable(error, "removing failed") }
+        }
+    }
+
+    /// Runs `body` with the schema and a `GHashTable` {"account": account}, under the lock.
+    private func withAttributes<Result>(
+        _ account: String, _ body: (Raw, Raw) throws(KeystoreError) -> Result
+    ) throws(KeystoreError) -> Result {
+        try lock.withLock { () throws(KeystoreError) -> Result in
+            guard let schema = try schemaLocked(), let table = hashTableNew(strHash, strEqual) else {
+                throw KeystoreError.unreachable(.secretService, "libsecret could not allocate")
+            }
+            defer { hashTableUnref(table) }
+            let key = strdup("account")
+            let value = strdup(account)
+            defer {
+                free(key)
+                free(value)
+            }
+            _ = hashTableInsert(table, key, value)
+            return try body(schema, table)
+        }
+    }
+
+    private func schemaLocked() throws(KeystoreError) -> Raw? {
+        if let schema { return schema }
+        guard let types = hashTableNew(strHash, strEqual) else { return nil }
+        defer { hashTableUnref(types) }
+        let name = strdup("account")
+        defer { free(name) }
+        // The value is SECRET_SCHEMA_ATTRIBUTE_STRING (0); SECRET_SCHEMA_NONE (0) makes lookups match the schema name.
+        _ = hashTableInsert(types, name, nil)
+        schema = schemaNew(SecretServiceKeystore.schemaName, 0, types)
+        return schema
+    }
+
+    /// `.unreachable` with the GError's message (which names a D-Bus failure, never a value), freeing the error.
+    private func unreachable(_ error: Raw?, _ fallback: String) -> KeystoreError {
+        guard let error else { return .unreachable(.secretService, fallback) }
+        defer { errorFree(error) }
+        // struct GError { GQuark domain; gint code; gchar *message; }
+        let message = error.load(fromByteOffset: 8, as: UnsafePointer<CChar>?.self).map { String(cString: $0) } ?? fallback
+        return .unreachable(.secretService, message)
+    }
+}

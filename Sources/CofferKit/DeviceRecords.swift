@@ -1,0 +1,141 @@
+import CofferKeystore
+import CofferPlatform
+import Foundation
+
+/// A key store as a person chooses it: a kind, or `auto` (the OS's store when it answers, else the file store),
+/// which applies only when this device first keeps keys for a vault.
+public enum KeystoreChoice: Sendable, Equatable {
+    case auto
+    case kind(KeystoreKind)
+
+    /// Parses `auto`, `file`, `secret-service`, `keychain`.
+    public init?(_ text: String) {
+        if text == "auto" {
+            self = .auto
+        } else if let kind = KeystoreKind(rawValue: text), kind != .memory {
+            self = .kind(kind)
+        } else {
+            return nil
+        }
+    }
+
+    /// Every name `init` accepts.
+    public static let names = ["auto"] + KeystoreKind.allCases.filter { $0 != .memory }.map(\.rawValue)
+}
+
+/// This device's records of which key store holds each vault's keys: one small file per vault,
+/// `<directory>/<vault id>.json` holding `{"keystore":"<kind>"}`, and `"previous":"<kind>"` while a move is not
+/// finished (docs/FORMAT.md §1). They live in the device's
+/// data directory, not in the vault, because a vault folder shared by several devices is opened by devices whose
+/// keys live in different stores.
+public struct DeviceRecords: Sendable {
+    /// Where the records are (`$XDG_DATA_HOME/coffer/vaults`).
+    public let directory: String
+
+    /// Records kept in `directory`.
+    public init(directory: String) {
+        self.directory = directory
+    }
+
+    /// One vault's record: the store that holds its keys, and, while a move is being finished, the store they came
+    /// from (its copies are deleted last).
+    public struct Record: Codable, Sendable, Equatable {
+        /// The store that holds the keys.
+        public let keystore: KeystoreKind
+        /// The store a move has yet to delete copies from.
+        public let previous: KeystoreKind?
+
+        /// A record of `keystore`, and of an unfinished move from `previous`.
+        public init(keystore: KeystoreKind, previous: KeystoreKind? = nil) {
+            self.keystore = keystore
+            self.previous = previous
+        }
+    }
+
+    /// The recorded store of vault `vaultID`, or nil when this device has no record of it.
+    public func keystore(for vaultID: UUID) throws(CofferError) -> KeystoreKind? {
+        try record(for: vaultID)?.keystore
+    }
+
+    /// This device's record of vault `vaultID`, or nil.
+    public func record(for vaultID: UUID) throws(CofferError) -> Record? {
+        let bytes: [UInt8]
+        do {
+            bytes = try PrivateFiles.read(path(vaultID), limit: 4096)
+        } catch .notFound {
+            return nil
+        } catch {
+            throw .vault(.file(error))
+        }
+        guard let record = try? JSONDecoder().decode(Record.self, from: Data(bytes)) else {
+            throw .vault(.tampered("the device record \(path(vaultID))"))
+        }
+        return record
+    }
+
+    /// Records that vault `vaultID`'s keys live in a store of `kind` (atomically: the old record or the new one);
+    /// `previous` names the store a move has yet to delete them from.
+    public func record(_ kind: KeystoreKind, previous: KeystoreKind? = nil, for vaultID: UUID) throws(CofferError) {
+        let text = previous.map { "{\"keystore\":\"\(kind.rawValue)\",\"previous\":\"\($0.rawValue)\"}\n" }
+            ?? "{\"keystore\":\"\(kind.rawValue)\"}\n"
+        do {
+            try PrivateFiles.createDirectory(directory)
+            try PrivateFiles.write(Array(text.utf8), to: path(vaultID))
+        } catch {
+            throw .vault(.file(error))
+        }
+    }
+
+    func path(_ vaultID: UUID) -> String { "\(directory)/\(vaultID.uuidString.lowercased()).json" }
+}
+
+/// How a location finds the store for a vault's keys.
+public enum KeystoreSelection: Sendable {
+    /// Always this store, with no record kept (tests, programs that bring their own store).
+    case fixed(any DeviceKeystore)
+    /// As the command line chooses: `explicit` (`--keystore`, else `COFFER_KEYSTORE`) wins; else this device's
+    /// record for the vault; else, for a vault this device already knows, the file store (where every key lived
+    /// before records existed), and for a vault this device starts keeping keys for, `auto`. `sessionBus` tells
+    /// whether there is a session bus for `auto` to look for a Secret Service on.
+    case chosen(explicit: KeystoreChoice?, dataDirectory: String, sessionBus: Bool)
+
+    /// The data directory the command line's stores live in, when chosen that way.
+    var dataDirectory: String? {
+        guard case .chosen(_, let data, _) = self else { return nil }
+        return data
+    }
+}
+
+/// The store a location resolved for one vault, and why.
+public struct ResolvedKeystore: Sendable {
+    /// The store to use.
+    public let store: any DeviceKeystore
+    /// Where the choice came from: `option` (flag or environment), `record`, `default` or `auto`.
+    public let source: String
+}
+
+extension CofferLocation {
+    /// This device's records, when the location keeps them.
+    public var deviceRecords: DeviceRecords? {
+        guard case .chosen(_, let data, _) = selection else { return nil }
+        return DeviceRecords(directory: "\(data)/vaults")
+    }
+
+    /// The store that holds (or, with `creating`, will hold) vault `vaultID`'s keys on this device.
+    public func keystore(for vaultID: UUID, creating: Bool) throws(CofferError) -> ResolvedKeystore {
+        guard case .chosen(let explicit, let data, let sessionBus) = selection, let records = deviceRecords else {
+            return ResolvedKeystore(store: keystore, source: "default")
+        }
+        let recorded = try records.keystore(for: vaultID)
+        switch explicit {
+        case .kind(let kind)?:
+            return ResolvedKeystore(store: Keystores.open(kind, dataDirectory: data), source: "option")
+        case .auto? where recorded == nil:
+            return ResolvedKeystore(store: Keystores.automatic(dataDirectory: data, sessionBus: sessionBus), source: "auto")
+        default:
+            if let recorded { return ResolvedKeystore(store: Keystores.open(recorded, dataDirectory: data), source: "record") }
+            if creating { return ResolvedKeystore(store: Keystores.automatic(dataDirectory: data, sessionBus: sessionBus), source: "auto") }
+            return ResolvedKeystore(store: keystore, source: "default")
+        }
+    }
+}

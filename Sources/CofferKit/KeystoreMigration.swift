@@ -1,0 +1,103 @@
+import CofferKeystore
+import CofferVault
+import Foundation
+
+extension Coffer {
+    /// The steps of `migrateKeys`, in order; after each a crash leaves a vault that opens.
+    public enum KeystoreMigrationStep: String, Sendable, CaseIterable {
+        /// Every key is in the new store too; the record still names the old one.
+        case copied
+        /// The new store's keys read back equal, and its device key opens this vault.
+        case verified
+        /// The record names the new store: from here on the vault opens with it.
+        case recorded
+        /// The old store no longer holds the keys.
+        case removed
+    }
+
+    /// The key-store accounts this vault may use: the device key, a staged one (rotation), the PIN device secret and
+    /// the sync token (docs/FORMAT.md §1).
+    var keystoreAccounts: [String] {
+        [Self.deviceAccount(vault.vaultID), Self.deviceAccount(vault.vaultID) + "-next", Self.pinAccount(vault.vaultID), syncTokenAccount]
+    }
+
+    /// Moves every key of this vault from its store to `target`: copies, checks (each value read back equal, and the
+    /// device key opening the vault), records the new store for this device (naming the old one as still holding
+    /// copies), then deletes from the old store and drops that mention. `checkpoint` runs after each step. Returns how
+    /// many keys moved. Asked to move to the store the vault already uses, it finishes a move a crash interrupted
+    /// (`finishKeystoreMove`), or says there is nothing to do.
+    public func migrateKeys(
+        to target: any DeviceKeystore, checkpoint: (KeystoreMigrationStep) -> Void = { _ in }
+    ) throws(CofferError) -> Int {
+        guard let records = location.deviceRecords else { throw .keystoreNotRecorded }
+        guard target.kind != keystore.kind else {
+            guard try finishKeystoreMove() else { throw .keystoreUnchanged(target.kind) }
+            return 0
+        }
+        var moved: [(String, SecretBytes)] = []
+        for account in keystoreAccounts {
+            if let value = try Self.keystore({ () throws(KeystoreError) in try keystore.secret(for: account) }) {
+                moved.append((account, value))
+            }
+        }
+        for (account, value) in moved {
+            try Self.keystore { () throws(KeystoreError) in try target.replaceSecret(value, for: account) }
+        }
+        checkpoint(.copied)
+        for (account, value) in moved {
+            let copy = try Self.keystore { () throws(KeystoreError) in try target.secret(for: account) }
+            guard let copy, copy.isEqual(to: value) else { throw .keystoreCopyDiffers(account: account) }
+        }
+        let hasDeviceSlot = try Self.vaultCall { () throws(VaultError) in try vault.slots().contains { $0.type == .device } }
+        var deviceSlot: UUID?
+        if hasDeviceSlot {
+            let key = try Self.keystore { () throws(KeystoreError) in try target.secret(for: Self.deviceAccount(vault.vaultID)) }
+            deviceSlot = try key.flatMap { key throws(CofferError) in try Self.vaultCall { () throws(VaultError) in try vault.deviceSlotID(opening: key) } }
+            guard deviceSlot != nil else { throw .keystoreCopyDiffers(account: Self.deviceAccount(vault.vaultID)) }
+        }
+        checkpoint(.verified)
+        try records.record(target.kind, previous: keystore.kind, for: vault.vaultID)
+        if let deviceSlot {
+            // What `coffer slots` shows; the record above is what opening reads.
+            try Self.vaultCall { () throws(VaultError) in
+                try vault.relabelDeviceSlot(deviceSlot, keystore: target.kind.rawValue, name: location.deviceName)
+            }
+        }
+        checkpoint(.recorded)
+        for (account, _) in moved {
+            try Self.keystore { () throws(KeystoreError) in try keystore.deleteSecret(for: account) }
+        }
+        try records.record(target.kind, for: vault.vaultID)
+        checkpoint(.removed)
+        return moved.count
+    }
+
+    /// The store a move recorded but has not finished deleting from, if any.
+    public func unfinishedKeystoreMove() throws(CofferError) -> KeystoreKind? {
+        guard let records = location.deviceRecords, let record = try records.record(for: vault.vaultID),
+            record.keystore == keystore.kind
+        else { return nil }
+        return record.previous
+    }
+
+    /// Deletes this vault's keys from the store an interrupted move came from, once this vault's store is shown to
+    /// hold a device key that opens the vault (never the only copy). Returns whether there was a move to finish.
+    public func finishKeystoreMove() throws(CofferError) -> Bool {
+        guard let previous = try unfinishedKeystoreMove(), let records = location.deviceRecords,
+            let data = location.selection.dataDirectory
+        else { return false }
+        let hasDeviceSlot = try Self.vaultCall { () throws(VaultError) in try vault.slots().contains { $0.type == .device } }
+        if hasDeviceSlot {
+            let key = try Self.keystore { () throws(KeystoreError) in try keystore.secret(for: Self.deviceAccount(vault.vaultID)) }
+            guard let key, try Self.vaultCall({ () throws(VaultError) in try vault.deviceSlotID(opening: key) }) != nil else {
+                throw .keystoreCopyDiffers(account: Self.deviceAccount(vault.vaultID))
+            }
+        }
+        let old = Keystores.open(previous, dataDirectory: data)
+        for account in keystoreAccounts {
+            try Self.keystore { () throws(KeystoreError) in try old.deleteSecret(for: account) }
+        }
+        try records.record(keystore.kind, for: vault.vaultID)
+        return true
+    }
+}

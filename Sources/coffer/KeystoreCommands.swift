@@ -1,0 +1,106 @@
+import ArgumentParser
+import CofferKit
+import CofferPlatform
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct KeystoreCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "keystore",
+        abstract: "Where this device keeps the vault's keys: file, secret-service (GNOME Keyring, KWallet, KeePassXC) or keychain.",
+        discussion: """
+            The store is chosen by --keystore, else COFFER_KEYSTORE, else this device's record for the vault \
+            (written when the vault was created or unlocked here). A locked or unreachable store is reported as \
+            such: Coffer never takes it for an empty one.
+            """,
+        subcommands: [Status.self, Migrate.self], defaultSubcommand: Status.self)
+
+    struct Status: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Which store holds this vault's keys here, and whether it answers.")
+        @OptionGroup var vaultOption: VaultOption
+        @OptionGroup var output: JSONOption
+
+        struct Report: Encodable {
+            let vault: String
+            let keystore: String
+            let source: String
+            let status: String
+            let reason: String?
+            let deviceKey: String
+            /// The store an interrupted `coffer keystore migrate` has yet to delete copies from.
+            let unfinishedMoveFrom: String?
+
+            enum CodingKeys: String, CodingKey {
+                case vault, keystore, source, status, reason
+                case deviceKey = "device_key"
+                case unfinishedMoveFrom = "unfinished_move_from"
+            }
+        }
+
+        func run() throws {
+            let location = vaultOption.location
+            let vaultID = try vaultCall { () throws(VaultError) in try Vault.peekID(in: location.vaultDirectory) }
+            let resolved = try cli { () throws(CofferError) in try location.keystore(for: vaultID, creating: false) }
+            let status = resolved.store.status()
+            var reason: String?
+            if case .unreachable(let why) = status { reason = why }
+            let record = try cli { () throws(CofferError) in try location.deviceRecords?.record(for: vaultID) }
+            let unfinished = record?.keystore == resolved.store.kind ? record?.previous : nil
+            let deviceKey: String
+            switch status {
+            case .available:
+                let key = try? resolved.store.secret(for: "vault-\(vaultID.uuidString.lowercased())-device")
+                deviceKey = key == nil ? "absent" : "present"
+            case .locked, .unreachable: deviceKey = "unknown"
+            }
+            let report = Report(
+                vault: vaultID.uuidString.lowercased(), keystore: resolved.store.kind.rawValue, source: resolved.source,
+                status: status.name, reason: reason, deviceKey: deviceKey, unfinishedMoveFrom: unfinished?.rawValue)
+            if output.json {
+                try Output.json(report)
+                return
+            }
+            Output.line("keystore    \(report.keystore) (\(report.source))")
+            Output.line("status      \(report.status)" + (reason.map { ": \($0)" } ?? ""))
+            Output.line("device key  \(report.deviceKey)")
+            if let unfinished {
+                Output.line("unfinished  copies left in the \(unfinished.displayName): `coffer keystore migrate --to \(report.keystore)` deletes them")
+            }
+        }
+    }
+
+    struct Migrate: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Move this vault's keys to another store: copy, check, record, then delete from the old store.",
+            discussion: "A crash at any point leaves a vault that opens; running the command again finishes the move.")
+        @OptionGroup var vaultOption: VaultOption
+        @Option(help: ArgumentHelp("The store to move to: file, secret-service or keychain.", valueName: "store"))
+        var to: String
+        @Option(name: .customLong("stop-after"), help: ArgumentHelp(visibility: .private))
+        var stopAfter: Coffer.KeystoreMigrationStep?
+
+        func validate() throws {
+            guard case .kind? = KeystoreChoice(to) else {
+                throw ValidationError("--to takes file, secret-service or keychain")
+            }
+        }
+
+        func run() throws {
+            guard case .kind(let kind)? = KeystoreChoice(to) else { return }
+            let coffer = try vaultOption.open()
+            let data = DataLocations.dataDirectory(environment: ProcessInfo.processInfo.environment)
+            let target = Keystores.open(kind, dataDirectory: data)
+            try cli { () throws(CofferError) in
+                _ = try coffer.migrateKeys(to: target) { step in
+                    // Crash tests stop the process here and kill it: each step must leave a vault that opens.
+                    if step == stopAfter { raise(SIGSTOP) }
+                }
+            }
+        }
+    }
+}
+
+extension Coffer.KeystoreMigrationStep: ExpressibleByArgument {}

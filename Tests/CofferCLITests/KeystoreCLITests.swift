@@ -1,0 +1,255 @@
+import CofferKit
+import CofferTestSupport
+import Foundation
+import GRDB
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Key stores and device slots through the real `coffer` binary: a locked or unreachable store is never taken for an
+/// empty one, each device keeps its own slot in a shared vault folder, the Secret Service backend against a real
+/// gnome-keyring-daemon (read back by secret-tool), and `coffer keystore migrate` killed at each step.
+@Suite("Key stores and device slots (CLI)", .serialized)
+struct KeystoreCLITests {
+    static let passphrase = "keystore test passphrase"
+    static let secretServiceTrait = Testing.ConditionTrait.enabled(
+        if: SecretServiceSession.available,
+        Comment(rawValue: "NOTICE: no Secret Service here: \(SecretServiceSession.unavailableReason ?? "")"))
+
+    /// Every slot row as stored (id and wrapped key), to show a command changed none.
+    static func slotRows(_ cli: CLI) throws -> [String] {
+        let database = try DatabaseQueue(path: cli.vaultFile)
+        defer { try? database.close() }
+        return try database.read { db in
+            try Row.fetchAll(db, sql: "SELECT hex(id) || ':' || hex(wrapped_key) FROM slot ORDER BY id").map { $0[0] as String }
+        }
+    }
+
+    static func json(_ text: String) throws -> Any { try JSONSerialization.jsonObject(with: Data(text.utf8)) }
+
+    static func deviceSlots(_ cli: CLI) throws -> [[String: Any]] {
+        let slots = try #require(try json(try cli.ok(["slots", "--json"]).stdout) as? [[String: Any]])
+        return slots.filter { $0["type"] as? String == "device" }
+    }
+
+    static func status(_ cli: CLI) throws -> [String: Any] {
+        try #require(try json(try cli.ok(["keystore", "status", "--json"]).stdout) as? [String: Any])
+    }
+
+    @Test("two devices share one vault folder: each unlock adds its own named slot, concurrent unlocks both survive, `slots remove ID` drops one")
+    func twoDevices() async throws {
+        try await TestSupport.onOwnThread { try Self.twoDevicesRun() }
+    }
+
+    static func twoDevicesRun() throws {
+        let a = try CLI()
+        try a.ok(["init", "--passphrase", "--device-name", "laptop", "--keystore", "file"], input: "\(Self.passphrase)\n\(Self.passphrase)\n")
+        try a.ok(["add", "note", "Shared", "--template", "contact"], input: "Email: a@example.com\n")
+        let shared = ["COFFER_VAULT": a.vaultDirectory]
+        let b = try CLI(extraEnvironment: shared)
+        try b.ok(["unlock", "--device-name", "desktop"], input: "\(Self.passphrase)\n")
+        // Neither device asks for anything now (no terminal, no stdin: a prompt would fail).
+        try a.ok(["list"])
+        try b.ok(["list"])
+        let named = try Self.deviceSlots(a)
+        #expect(named.compactMap { $0["name"] as? String }.sorted() == ["desktop", "laptop"])
+        #expect(named.allSatisfy { $0["keystore"] as? String == "file" && $0["created"] is String })
+        #expect(named.filter { $0["this_device"] as? Bool == true }.map { $0["name"] as? String } == ["laptop"])
+
+        // Two more devices unlock at the same moment; every device still opens afterwards.
+        let c = try CLI(extraEnvironment: shared), d = try CLI(extraEnvironment: shared)
+        let started = try [(c, "phone"), (d, "tablet")].map { cli, name in
+            try cli.start(["unlock", "--device-name", name], input: "\(Self.passphrase)\n").0
+        }
+        started.forEach { $0.waitUntilExit() }
+        #expect(started.allSatisfy { $0.terminationStatus == 0 })
+        for cli in [a, b, c, d] { try cli.ok(["list"]) }
+        #expect(try Self.deviceSlots(a).count == 4)
+
+        // Unlocking again on a device that has a slot adds nothing.
+        try b.ok(["unlock"], input: "\(Self.passphrase)\n")
+        #expect(try Self.deviceSlots(a).count == 4)
+
+        let desktop = try #require(try Self.deviceSlots(a).first { $0["name"] as? String == "desktop" }?["id"] as? String)
+        try a.ok(["slots", "remove", String(desktop.prefix(8))])
+        let locked = try b.run(["list"])
+        #expect(locked.status == 77 && locked.stderr.contains("coffer: hint:"))
+        for cli in [a, c, d] { try cli.ok(["list"]) }
+        #expect(try a.run(["slots", "remove", "device"]).stderr.contains("3 device slots"))
+        #expect(try a.run(["slots", "remove", "zz"]).status == 64)
+    }
+
+    @Test("Secret Service: Coffer's value is what secret-tool reads; a locked keyring is reported, and changes no slot", secretServiceTrait)
+    func lockedSecretService() async throws {
+        try await TestSupport.onOwnThread {
+            let session = try SecretServiceSession()
+            defer { session.stop() }
+            let cli = try CLI(extraEnvironment: ["DBUS_SESSION_BUS_ADDRESS": session.address])
+            try cli.ok(["init", "--passphrase", "--keystore", "secret-service"], input: "\(Self.passphrase)\n\(Self.passphrase)\n")
+            try cli.ok(["add", "note", "Kept", "--template", "contact"], input: "Email: k@example.com\n")
+            // The record names the store: no flag needed, and nothing went to the file store.
+            try cli.ok(["list"])
+            let status = try Self.status(cli)
+            #expect(status["keystore"] as? String == "secret-service" && status["source"] as? String == "record")
+            #expect(status["status"] as? String == "available" && status["device_key"] as? String == "present")
+            #expect(!FileManager.default.fileExists(atPath: cli.home + "/data/coffer/keystore"))
+
+            // An independent client reads the entry, and what it reads opens the vault.
+            let vaultID = try #require(status["vault"] as? String)
+            let looked = try session.secretTool(["lookup", "xdg:schema", "app.coffer.Keystore", "account", "vault-\(vaultID)-device"])
+            #expect(looked.stdout.hasPrefix("coffer:v1:"))
+            let key = try #require(Data(base64Encoded: String(looked.stdout.dropFirst("coffer:v1:".count))))
+            #expect(key.count == 32)
+            _ = try Vault.open(in: cli.vaultDirectory, unlock: .deviceKey(SecretBytes(key)))
+
+            let before = try Self.slotRows(cli)
+            try session.lockLogin()
+            let list = try cli.run(["list"])
+            #expect(list.status == 75 && list.stderr.contains("locked"), "\(list.stderr)")
+            let unlock = try cli.run(["unlock"], input: "\(Self.passphrase)\n")
+            #expect(unlock.status == 75 && unlock.stderr.contains("locked"), "\(unlock.stderr)")
+            // At a terminal the passphrase opens the vault instead, adding nothing.
+            let terminal = try SyncCLITests.atTerminal(cli, ["list"], answers: [("Passphrase:", Self.passphrase)])
+            #expect(terminal.status == 0 && terminal.transcript.contains("Kept"), "\(terminal.transcript)")
+            #expect(terminal.transcript.contains("locked; the passphrase opens the vault this time"))
+            let lockedStatus = try Self.status(cli)
+            #expect(lockedStatus["status"] as? String == "locked" && lockedStatus["device_key"] as? String == "unknown")
+
+            // No bus at all: unreachable, and again nothing changes.
+            var noBus = cli.environment
+            noBus["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=\(cli.home)/no-bus"
+            let unreachable = try TestSupport.run(CLI.binary, ["unlock"], input: Array("\(Self.passphrase)\n".utf8), environment: noBus)
+            #expect(unreachable.status == 69, "\(unreachable.stderr)")
+            #expect(try Self.slotRows(cli) == before)
+            #expect(!FileManager.default.fileExists(atPath: cli.home + "/data/coffer/keystore"))
+        }
+    }
+
+    @Test("8 processes unlocking at once leave one key in the store and one device slot", arguments: ["file", "secret-service"])
+    func eightProcesses(_ kind: String) async throws {
+        guard kind == "file" || SecretServiceSession.available else {
+            return withKnownIssue("NOTICE: no Secret Service here: \(SecretServiceSession.unavailableReason ?? "")") {
+                throw CLIFailure(arguments: [], status: 0, stderr: "skipped")
+            }
+        }
+        try await TestSupport.onOwnThread {
+            let session = kind == "file" ? nil : try SecretServiceSession()
+            defer { session?.stop() }
+            let cli = try CLI(extraEnvironment: session.map { ["DBUS_SESSION_BUS_ADDRESS": $0.address] } ?? [:])
+            try cli.ok(["init", "--passphrase", "--keystore", kind], input: "\(Self.passphrase)\n\(Self.passphrase)\n")
+            let vaultID = try #require(try Self.status(cli)["vault"] as? String)
+            let account = "vault-\(vaultID)-device"
+            // A recovery code costs no KDF, so the 8 processes reach the store at the same moment.
+            let code = try cli.ok(["recovery-code", "new"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            // Back to a vault with no device slot and no device key, so that every process races to create both.
+            try cli.ok(["slots", "remove", "device"], input: "\(Self.passphrase)\n")
+            if let session {
+                _ = try session.secretTool(["clear", "account", account])
+            } else {
+                try FileManager.default.removeItem(atPath: cli.home + "/data/coffer/keystore/\(account).key")
+            }
+            let processes = try (0..<8).map { _ in try cli.start(["unlock", "--recovery-code"], input: "\(code)\n").0 }
+            processes.forEach { $0.waitUntilExit() }
+            #expect(processes.allSatisfy { $0.terminationStatus == 0 })
+            #expect(try Self.deviceSlots(cli).count == 1)
+            if let session {
+                let found = try session.secretTool(["search", "--all", "account", account])
+                #expect(found.stdout.components(separatedBy: "\n").filter { $0.hasPrefix("[/") }.count == 1, "\(found.stdout)")
+            } else {
+                let files = try FileManager.default.contentsOfDirectory(atPath: cli.home + "/data/coffer/keystore")
+                #expect(files.filter { $0.hasPrefix(account) }.count == 1)
+            }
+            try cli.ok(["list"])
+        }
+    }
+
+    @Test("keystore migrate file → secret-service, killed after each step, leaves a vault that opens; a rerun finishes", secretServiceTrait)
+    func migrateKilled() async throws {
+        try await TestSupport.onOwnThread {
+            let session = try SecretServiceSession()
+            defer { session.stop() }
+            for step in ["copied", "verified", "recorded", "removed"] {
+                let cli = try CLI(extraEnvironment: ["DBUS_SESSION_BUS_ADDRESS": session.address])
+                try cli.ok(["init", "--keystore", "file"])
+                try cli.ok(["add", "note", "Moved", "--template", "contact"], input: "Email: m@example.com\n")
+                let (process, _) = try cli.start(["keystore", "migrate", "--to", "secret-service", "--stop-after", step])
+                try Self.waitUntilStopped(process)
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+                #expect(process.terminationReason == .uncaughtSignal)
+                // Opens at once, with whichever store the record names now.
+                #expect(try cli.ok(["list"]).stdout.contains("Moved"), "after \(step)")
+                let recorded = try Self.status(cli)["keystore"] as? String
+                #expect(recorded == (["copied", "verified"].contains(step) ? "file" : "secret-service"), "after \(step)")
+                if step == "recorded" {
+                    #expect(try Self.status(cli)["unfinished_move_from"] as? String == "file")
+                }
+                // Running it again finishes the move: the keys are in the Secret Service and nowhere else.
+                let rerun = try cli.run(["keystore", "migrate", "--to", "secret-service"])
+                #expect(rerun.status == 0 || (step == "removed" && rerun.stderr.contains("already in")), "after \(step): \(rerun.stderr)")
+                #expect(try Self.status(cli)["keystore"] as? String == "secret-service")
+                #expect(try Self.status(cli)["unfinished_move_from"] == nil)
+                #expect(try cli.ok(["list"]).stdout.contains("Moved"))
+                let vaultID = try #require(try Self.status(cli)["vault"] as? String)
+                let files = (try? FileManager.default.contentsOfDirectory(atPath: cli.home + "/data/coffer/keystore")) ?? []
+                #expect(!files.contains { $0.contains(vaultID) }, "after \(step): \(files)")
+                #expect(try session.secretTool(["lookup", "account", "vault-\(vaultID)-device"]).stdout.hasPrefix("coffer:v1:"))
+                #expect(try cli.run(["keystore", "migrate", "--to", "secret-service"]).stderr.contains("already in"))
+            }
+            // And back: the file store holds the keys, the Secret Service no longer does.
+            let cli = try CLI(extraEnvironment: ["DBUS_SESSION_BUS_ADDRESS": session.address])
+            try cli.ok(["init", "--keystore", "secret-service"])
+            let vaultID = try #require(try Self.status(cli)["vault"] as? String)
+            try cli.ok(["keystore", "migrate", "--to", "file"])
+            #expect(try Self.status(cli)["keystore"] as? String == "file")
+            #expect(try Self.deviceSlots(cli).map { $0["keystore"] as? String } == ["file"], "the slot's label follows the keys")
+            try cli.ok(["list"])
+            #expect(try session.secretTool(["lookup", "account", "vault-\(vaultID)-device"]).stdout.isEmpty)
+            #expect(FileManager.default.fileExists(atPath: cli.home + "/data/coffer/keystore/vault-\(vaultID)-device.key"))
+            #expect(try cli.run(["keystore", "migrate", "--to", "file"]).stderr.contains("already in the file key store"))
+        }
+    }
+
+    @Test("--keystore and COFFER_KEYSTORE are checked; an unknown name is a usage error")
+    func choosing() async throws {
+        try await TestSupport.onOwnThread { try Self.choosingRun() }
+    }
+
+    static func choosingRun() throws {
+        let cli = try CLI()
+        #expect(try cli.run(["init", "--keystore", "vault"]).status == 64)
+        let env = try CLI(extraEnvironment: ["COFFER_KEYSTORE": "nope"])
+        let result = try env.run(["init"])
+        #expect(result.status == 64 && result.stderr.contains("COFFER_KEYSTORE"))
+        #expect(!FileManager.default.fileExists(atPath: env.vaultFile))
+        #if !canImport(Security)
+        // A store that cannot answer (no keychain off Apple systems): refused before a record, a key or a vault is written.
+        let keychain = try CLI()
+        let refused = try keychain.run(["init", "--keystore", "keychain"])
+        #expect(refused.status == 69 && refused.stderr.contains("keychain"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: keychain.home + "/data/coffer"))
+        #endif
+        // No bus here: `auto` falls back to the file store and records it.
+        let auto = try CLI(extraEnvironment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/bus"])
+        try auto.ok(["init", "--keystore", "auto"])
+        #expect(try Self.status(auto)["keystore"] as? String == "file")
+        #expect(try Self.status(auto)["source"] as? String == "record")
+    }
+
+    /// Waits until `process` stopped itself (`--stop-after` raises SIGSTOP).
+    static func waitUntilStopped(_ process: Process) throws {
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline && process.isRunning {
+            if let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")"), stat[stat.index(close, offsetBy: 2)] == "T"
+            {
+                return
+            }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        throw CLIFailure(arguments: ["keystore", "migrate"], status: process.isRunning ? -1 : process.terminationStatus, stderr: "did not stop")
+    }
+}
+

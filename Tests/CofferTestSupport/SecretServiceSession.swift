@@ -1,0 +1,96 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real Secret Service for one test: `scripts/keyring-session.sh` runs gnome-keyring-daemon on a private session
+/// bus (dbus-run-session) with a throwaway, unlocked login keyring. Stopping it (or the test process ending, which
+/// closes its stdin) takes the bus and the daemon down.
+public final class SecretServiceSession: @unchecked Sendable {
+    /// The bus address to give programs as `DBUS_SESSION_BUS_ADDRESS`.
+    public let address: String
+    private let process: Process
+    private let stdin: Pipe
+
+    /// Why no session can be started here, or nil when one can: checked once by starting one. Tests that need a
+    /// Secret Service are skipped with this as their visible notice.
+    public static let unavailableReason: String? = {
+        for tool in ["dbus-run-session", "gnome-keyring-daemon", "gdbus", "secret-tool"] where which(tool) == nil {
+            return "\(tool) is not installed (apt-get install dbus-daemon gnome-keyring libglib2.0-bin libsecret-tools)"
+        }
+        do {
+            try SecretServiceSession().stop()
+            return nil
+        } catch {
+            return "no session bus with gnome-keyring-daemon could be started: \(error)"
+        }
+    }()
+
+    public static var available: Bool { unavailableReason == nil }
+
+    public init() throws {
+        let directory = try TestSupport.temporaryDirectory("keyring-ready")
+        let ready = directory + "/address"
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = [TestSupport.repositoryRoot.path + "/scripts/keyring-session.sh", ready]
+        stdin = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(20)
+        while !FileManager.default.fileExists(atPath: ready) && process.isRunning && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        guard let address = try? String(contentsOfFile: ready, encoding: .utf8), !address.isEmpty else {
+            try? stdin.fileHandleForWriting.close()
+            throw SessionError("the keyring session did not come up within 20 s")
+        }
+        self.address = address
+    }
+
+    /// `base` with this session's bus.
+    public func environment(_ base: [String: String]) -> [String: String] {
+        var environment = base
+        environment["DBUS_SESSION_BUS_ADDRESS"] = address
+        return environment
+    }
+
+    /// Locks the login collection, as a screen lock or `Lock` from another client would.
+    public func lockLogin() throws {
+        let result = try TestSupport.run(
+            "/usr/bin/gdbus",
+            ["call", "--session", "-d", "org.freedesktop.secrets", "-o", "/org/freedesktop/secrets",
+             "-m", "org.freedesktop.Secret.Service.Lock", "['/org/freedesktop/secrets/collection/login']"],
+            environment: environment(ProcessInfo.processInfo.environment))
+        guard result.status == 0 else { throw SessionError("gdbus Lock failed: \(result.stderr)") }
+    }
+
+    /// Runs `secret-tool` (libsecret-tools: an independent client) against this session.
+    public func secretTool(_ arguments: [String]) throws -> TestSupport.ProcessResult {
+        try TestSupport.run("/usr/bin/secret-tool", arguments, environment: environment(ProcessInfo.processInfo.environment))
+    }
+
+    public func stop() {
+        try? stdin.fileHandleForWriting.close()
+        process.waitUntilExit()
+    }
+
+    deinit {
+        try? stdin.fileHandleForWriting.close()
+    }
+
+    struct SessionError: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    private static func which(_ tool: String) -> String? {
+        for directory in ["/usr/bin", "/bin", "/usr/local/bin"] where FileManager.default.isExecutableFile(atPath: "\(directory)/\(tool)") {
+            return "\(directory)/\(tool)"
+        }
+        return nil
+    }
+}
