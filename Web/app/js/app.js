@@ -189,7 +189,8 @@ function renderSecrets() {
   for (const item of vault.items.filter((candidate) => candidate.kind === 'credential')) {
     const row = element('li', 'open');
     const left = element('div');
-    left.append(element('div', 'title', item.content.name), element('div', 'meta', item.content.provider ?? 'credential'));
+    const meta = [item.content.provider ?? 'credential', item.content.username].filter(Boolean).join(' · ');
+    left.append(element('div', 'title', item.content.name), element('div', 'meta', meta));
     const value = element('span', 'masked', masked(item.content.value));
     let timer = null;
     row.addEventListener('click', () => {

@@ -207,6 +207,9 @@ function readCredential(f) {
     value: f.text(18, 'value'),
     tags: f.texts(19, 'tag'),
     notes: f.optionalText(20, 'notes'),
+    // Format revision 1.3: the account the value belongs to and where it is used (from password managers).
+    username: f.optionalText(21, 'username'),
+    url: f.optionalText(22, 'url'),
   };
 }
 
