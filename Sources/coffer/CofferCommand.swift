@@ -173,11 +173,10 @@ struct Init: ParsableCommand {
             try Coffer.initialize(
                 at: vaultOption.location(deviceName: device.deviceName), passphrase: secret, kdf: scrypt ? .defaultScrypt : .defaultPBKDF2)
         }
-        if SecretInput.shared.interactive {
-            Output.note("Created vault \(coffer.vault.vaultID.uuidString.lowercased()) in \(coffer.vault.directory)")
-            if !passphrase {
-                Output.note("Only this device can open it. Add a passphrase (`coffer passphrase set`) or a recovery code (`coffer recovery-code new`) before you rely on it.")
-            }
+        // On standard error even from a script: where the vault is matters there too, and stdout stays empty.
+        Output.note("Created vault \(coffer.vault.vaultID.uuidString.lowercased()) in \(coffer.vault.directory)")
+        if SecretInput.shared.interactive, !passphrase {
+            Output.note("Only this device can open it. Add a passphrase (`coffer passphrase set`) or a recovery code (`coffer recovery-code new`) before you rely on it.")
         }
     }
 }

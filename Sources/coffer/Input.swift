@@ -30,6 +30,15 @@ final class SecretInput: @unchecked Sendable {
         return text
     }
 
+    /// Goes on only with the user's yes: `--yes` (`confirmed`), or "y" at a terminal. Without a terminal the
+    /// command stops with a usage error naming `--yes`, so a script never destroys something by default.
+    func requireConfirmation(_ question: String, confirmed: Bool, consequence: String) throws {
+        if confirmed { return }
+        guard interactive else { throw CLIError.usage("\(consequence); pass --yes to confirm") }
+        // No, or Ctrl-D.
+        guard Terminal.confirm(question) == true else { throw CLIError.failure("cancelled; nothing changed") }
+    }
+
     /// Everything left on standard input as text (note text).
     func remainingText(_ what: String) throws -> String {
         if interactive {

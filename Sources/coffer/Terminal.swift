@@ -53,6 +53,20 @@ enum Terminal {
         return readLine(from: descriptor)
     }
 
+    /// Asks a yes/no question on the controlling terminal (echo on); only "y" or "yes" is yes. Nil when there is no
+    /// terminal or the answer is end of input (Ctrl-D).
+    static func confirm(_ question: String) -> Bool? {
+        let descriptor = open("/dev/tty", O_RDWR | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        writeString("\(question) [y/N] ", to: descriptor)
+        guard let answer = readLine(from: descriptor) else {
+            writeString("\n", to: descriptor)
+            return nil
+        }
+        return ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased())
+    }
+
     /// Writes `text` to standard error.
     static func writeError(_ text: String) {
         writeString(text, to: STDERR_FILENO)

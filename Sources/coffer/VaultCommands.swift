@@ -66,9 +66,15 @@ struct RecoveryCodeCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print a new recovery code once (any previous code stops working). Store it offline.")
         @OptionGroup var vaultOption: VaultOption
+        @Flag(help: "Do not ask (needed when not at a terminal): the code written down before stops working.") var yes = false
 
         func run() throws {
             let coffer = try vaultOption.open()
+            if try vaultCall({ () throws(VaultError) in try coffer.vault.slots() }).contains(where: { $0.type == .recovery }) {
+                try SecretInput.shared.requireConfirmation(
+                    "Replace the recovery code? The one written down will stop working.", confirmed: yes,
+                    consequence: "a new recovery code voids the one written down")
+            }
             let code = try vaultCall { () throws(VaultError) in try coffer.vault.newRecoveryCode() }
             Output.note("Write this code down and keep it offline. It opens the vault; it will not be shown again.")
             Output.line(code)

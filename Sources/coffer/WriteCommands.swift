@@ -160,16 +160,22 @@ struct Remove: ParsableCommand {
     @OptionGroup var vaultOption: VaultOption
     @Argument(help: "Name, id or unique id prefix.") var query: String
     @Flag(help: "Delete for good (any kind). Cannot be undone.") var purge = false
+    @Flag(help: "With --purge: do not ask (needed when not at a terminal).") var yes = false
 
     func run() throws {
         let coffer = try vaultOption.open()
         // A full id purges without opening the item, so even a damaged item can be removed.
         if purge, let id = UUID(uuidString: query) {
+            try SecretInput.shared.requireConfirmation(
+                "Delete item \(id.uuidString.lowercased()) for good?", confirmed: yes, consequence: "--purge deletes for good")
             try vaultCall { () throws(VaultError) in try coffer.vault.purge(id: id) }
             return
         }
         let item = try cli { () throws(CofferError) in try coffer.find(query) }
         if purge {
+            try SecretInput.shared.requireConfirmation(
+                "Delete \(item.kind.rawValue.replacingOccurrences(of: "_", with: " ")) \"\(item.content.name)\" for good? It cannot be undone.",
+                confirmed: yes, consequence: "--purge deletes for good")
             try vaultCall { () throws(VaultError) in try coffer.vault.purge(id: item.id) }
             return
         }

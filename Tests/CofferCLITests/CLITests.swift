@@ -43,7 +43,8 @@ struct CLITests {
         let png = try cli.run(["show", "Costco", "--png", "card.png"])
         #expect(png.status == 64 && png.stderr.contains("coffer: hint: images are written by `coffer barcode NAME --png FILE`"))
 
-        try cli.ok(["init"])
+        let created = try cli.ok(["init"])
+        #expect(created.stdout.isEmpty && created.stderr.contains("Created vault ") && created.stderr.contains(" in \(cli.vaultDirectory)"))
         let empty = try cli.ok(["list"])
         #expect(empty.stdout.isEmpty && empty.stderr.contains("The vault is empty. Add an item with `coffer add card NAME`"))
         #expect(try cli.ok(["list", "--json"]).stdout == "[]\n")
@@ -53,6 +54,20 @@ struct CLITests {
         let file = cli.home + "/one.txt"
         try "otpauth://totp/Fastmail:me?secret=GEZDGNBVGY3TQOJQ&issuer=Fastmail\n".write(toFile: file, atomically: true, encoding: .utf8)
         #expect(try cli.ok(["import", "--from", "otpauth", file]).stderr.contains("Imported 1 item from otpauth."))
+    }
+
+    @Test("At a terminal, --purge asks first: no (or Ctrl-D) keeps the item, y deletes it")
+    func purgeAtTerminal() throws {
+        let cli = try CLI()
+        try cli.ok(["init"])
+        try cli.ok(["add", "note", "Scratch"], input: "some text\n")
+        let declined = try SyncCLITests.atTerminal(cli, ["rm", "--purge", "Scratch"], answers: [("for good?", "n")])
+        #expect(declined.status == 1 && declined.transcript.contains("Delete note \"Scratch\" for good? It cannot be undone. [y/N]"))
+        #expect(declined.transcript.contains("cancelled; nothing changed"))
+        #expect(try cli.run(["show", "Scratch"]).status == 0)
+        let accepted = try SyncCLITests.atTerminal(cli, ["rm", "--purge", "Scratch"], answers: [("for good?", "y")])
+        #expect(accepted.status == 0, "\(accepted.transcript)")
+        #expect(try cli.run(["show", "Scratch"]).status == 66)
     }
 
     @Test("A whole session: init, add every kind, list, show, code, use, edit, archive, restore, purge")
@@ -101,7 +116,10 @@ struct CLITests {
         #expect(try cli.ok(["list"]).stdout.contains("Costco"))
         let removeToken = try cli.run(["rm", "GitHub (alice)"])
         #expect(removeToken.status == 64 && removeToken.stderr.contains("--purge"))
-        try cli.ok(["rm", "--purge", "Contact Bob"])
+        let unconfirmed = try cli.run(["rm", "--purge", "Contact Bob"])
+        #expect(unconfirmed.status == 64 && unconfirmed.stderr.contains("--purge deletes for good; pass --yes to confirm"))
+        #expect(try cli.ok(["show", "Contact Bob"]).stdout.contains("Contact Bob"))
+        try cli.ok(["rm", "--purge", "--yes", "Contact Bob"])
         #expect(try cli.run(["show", "Contact Bob"]).status == 66)
 
         let signature = try cli.ok(["sign", "Stellar main"], input: "654321\nhello").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -115,10 +133,19 @@ struct CLITests {
         let cli = try CLI()
         try cli.ok(["init", "--passphrase"], input: "first passphrase\n")
         try cli.ok(["add", "credential", "API"], input: "value-1\n")
-        let code = try cli.ok(["recovery-code", "new"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        var code = try cli.ok(["recovery-code", "new"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(code.split(separator: "-").count == 8)
         let slots = try cli.ok(["slots", "--json"]).stdout
         #expect(slots.contains("device") && slots.contains("passphrase") && slots.contains("recovery"))
+        // A second code voids the first: a script must say so.
+        let unconfirmed = try cli.run(["recovery-code", "new"])
+        #expect(unconfirmed.status == 64 && unconfirmed.stderr.contains("voids the one written down; pass --yes to confirm"))
+        let replaced = try cli.ok(["recovery-code", "new", "--yes"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(replaced != code)
+        try cli.ok(["slots", "remove", "recovery"], input: "first passphrase\n")
+        // With no recovery code left, a new one voids nothing and needs no confirmation.
+        code = try cli.ok(["recovery-code", "new"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(code.split(separator: "-").count == 8)
         #expect(try cli.run(["passphrase", "change"], input: "not it\nnew one\n").status == 77)
         try cli.ok(["passphrase", "change"], input: "first passphrase\nsecond passphrase\n")
         let backup = cli.home + "/backup.coffer"

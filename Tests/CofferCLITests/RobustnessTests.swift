@@ -58,7 +58,7 @@ struct RobustnessTests {
         }
         let broken = try cli.run(["list"])
         #expect(broken.status == 65 && broken.stderr.contains(id) && broken.stderr.contains("coffer rm --purge"))
-        try cli.ok(["rm", "--purge", id])
+        try cli.ok(["rm", "--purge", "--yes", id])
         #expect(try cli.ok(["list"]).stdout.contains("B"))
     }
 

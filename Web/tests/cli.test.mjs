@@ -24,7 +24,7 @@ function writeVault(flags) {
   coffer(['add', 'otp'], 'otpauth://totp/GitHub:alice?secret=GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ&issuer=GitHub&algorithm=SHA256&digits=8\n');
   coffer(['add', 'credential', 'OpenAI', '--provider', 'openai'], 'sk-proj-cli-written\n');
   coffer(['add', 'note', 'Bob'], 'Met at the café\n');
-  coffer(['rm', 'Amazon return', '--purge']);
+  coffer(['rm', 'Amazon return', '--purge', '--yes']);
   return { path: join(home, 'data/coffer/vault/vault.sqlite'), passphrase };
 }
 
