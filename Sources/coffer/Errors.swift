@@ -11,6 +11,8 @@ enum CLIError: Error, CustomStringConvertible {
     case badData(String)
     /// A sync failure, with its sysexits code and an optional hint.
     case sync(String, exitCode: Int32, hint: String?)
+    /// `coffer run` could not start its program: 127 when there is none, 126 when it cannot be executed (as shells do).
+    case launch(String, exitCode: Int32)
 
     var description: String {
         switch self {
@@ -19,6 +21,7 @@ enum CLIError: Error, CustomStringConvertible {
         case .coffer(let error): return error.description
         case .failure(let message), .badData(let message): return message
         case .sync(let message, _, _): return message
+        case .launch(let message, _): return message
         }
     }
 
@@ -59,6 +62,7 @@ enum CLIError: Error, CustomStringConvertible {
         case .failure: return 1
         case .badData: return 65
         case .sync(_, let code, _): return code
+        case .launch(_, let code): return code
         case .coffer(let error):
             switch error {
             case .noMatch, .vault(.notFound), .vault(.itemNotFound), .vault(.slotNotFound), .vault(.noSlot): return 66

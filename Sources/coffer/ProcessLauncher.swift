@@ -18,6 +18,8 @@ enum ProcessLauncher {
         let cArguments = arguments.map { strdup($0) } + [nil]
         execvp(program, cArguments)
         let code = errno
-        throw CLIError.failure("cannot run \(program): \(String(cString: strerror(code)))")
+        // As shells do: 127 when there is no such program, 126 when it cannot be executed.
+        throw CLIError.launch(
+            "cannot run \(program): \(String(cString: strerror(code)))", exitCode: code == ENOENT || code == ENOTDIR ? 127 : 126)
     }
 }

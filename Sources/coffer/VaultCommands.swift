@@ -373,7 +373,15 @@ struct Run: ParsableCommand {
             guard variable.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }), !(variable.first?.isNumber ?? true) else {
                 throw CLIError.usage("\(variable) is not a valid environment variable name")
             }
-            let item = try cli { () throws(CofferError) in try coffer.find(String(mapping[mapping.index(after: equals)...]), kind: .credential) }
+            let name = String(mapping[mapping.index(after: equals)...])
+            let item = try cli { () throws(CofferError) in
+                let credential = Result { () throws(CofferError) in try coffer.find(name, kind: .credential) }
+                if case .failure(.noMatch) = credential {
+                    // Named, but not a credential: say what it is rather than "no item matches".
+                    throw .wrongKind(expected: .credential, found: try coffer.find(name).kind)
+                }
+                return try credential.get()
+            }
             guard case .credential(let credential) = item.content else { continue }
             environment[variable] = credential.value
         }

@@ -260,6 +260,14 @@ struct CLITests {
         #expect(CanaryScan.encodings(of: canary, in: try Data(contentsOf: URL(fileURLWithPath: cli.home + "/argv"))).isEmpty)
         let status = try cli.run(["run", "--env", "X=OpenAI", "--", "/bin/sh", "-c", "exit 7"])
         #expect(status.status == 7)
+        // As shells do: 127 for no such program, 126 for one that cannot be run; neither prints the value.
+        let missing = try cli.run(["run", "--env", "X=OpenAI", "--", "no-such-program-\(UUID().uuidString.prefix(6))"])
+        #expect(missing.status == 127 && missing.stderr.contains("cannot run no-such-program") && !missing.stderr.contains(canary))
+        #expect(try cli.run(["run", "--env", "X=OpenAI", "--", cli.home]).status == 126)
+        // A name that is not a credential says what it is.
+        try cli.ok(["add", "note", "Diary"], input: "text\n")
+        let note = try cli.run(["run", "--env", "X=Diary", "--", "/bin/true"])
+        #expect(note.status == 65 && note.stderr.contains("that item is a note, not a credential"))
     }
 }
 
