@@ -11,6 +11,8 @@ enum CLIError: Error, CustomStringConvertible {
     case badData(String)
     /// A sync failure, with its sysexits code and an optional hint.
     case sync(String, exitCode: Int32, hint: String?)
+    /// The user ended a prompt with Ctrl-D, or answered no to a confirmation.
+    case cancelled
     /// `coffer run` could not start its program: 127 when there is none, 126 when it cannot be executed (as shells do).
     case launch(String, exitCode: Int32)
 
@@ -22,6 +24,7 @@ enum CLIError: Error, CustomStringConvertible {
         case .failure(let message), .badData(let message): return message
         case .sync(let message, _, _): return message
         case .launch(let message, _): return message
+        case .cancelled: return "cancelled; nothing changed"
         }
     }
 
@@ -63,6 +66,7 @@ enum CLIError: Error, CustomStringConvertible {
         case .badData: return 65
         case .sync(_, let code, _): return code
         case .launch(_, let code): return code
+        case .cancelled: return 1
         case .coffer(let error):
             switch error {
             case .noMatch, .vault(.notFound), .vault(.itemNotFound), .vault(.slotNotFound), .vault(.noSlot): return 66

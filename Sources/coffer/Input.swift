@@ -16,9 +16,10 @@ final class SecretInput: @unchecked Sendable {
     /// One secret line. On a terminal, prompts (twice when `confirm`); otherwise takes the next line of stdin.
     func secret(_ what: String, confirm: Bool = false) throws -> String {
         if interactive {
-            guard let first = Terminal.readSecret(prompt: "\(what): ") else { throw CLIError.noInput(what) }
+            // End of input at the prompt (Ctrl-D) is the user giving up, not a missing secret.
+            guard let first = Terminal.readSecret(prompt: "\(what): ") else { throw CLIError.cancelled }
             if confirm {
-                guard let second = Terminal.readSecret(prompt: "Repeat \(what.lowercased()): ") else { throw CLIError.noInput(what) }
+                guard let second = Terminal.readSecret(prompt: "Repeat \(what.lowercased()): ") else { throw CLIError.cancelled }
                 guard first == second else { throw CLIError.usage("the two entries do not match") }
             }
             return first
@@ -36,7 +37,7 @@ final class SecretInput: @unchecked Sendable {
         if confirmed { return }
         guard interactive else { throw CLIError.usage("\(consequence); pass --yes to confirm") }
         // No, or Ctrl-D.
-        guard Terminal.confirm(question) == true else { throw CLIError.failure("cancelled; nothing changed") }
+        guard Terminal.confirm(question) == true else { throw CLIError.cancelled }
     }
 
     /// Everything left on standard input as text (note text).

@@ -56,7 +56,7 @@ struct CLITests {
         #expect(try cli.ok(["import", "--from", "otpauth", file]).stderr.contains("Imported 1 item from otpauth."))
     }
 
-    @Test("At a terminal, --purge asks first: no (or Ctrl-D) keeps the item, y deletes it")
+    @Test("At a terminal, --purge asks first: no keeps the item, y deletes it; Ctrl-D at a prompt cancels")
     func purgeAtTerminal() throws {
         let cli = try CLI()
         try cli.ok(["init"])
@@ -65,6 +65,10 @@ struct CLITests {
         #expect(declined.status == 1 && declined.transcript.contains("Delete note \"Scratch\" for good? It cannot be undone. [y/N]"))
         #expect(declined.transcript.contains("cancelled; nothing changed"))
         #expect(try cli.run(["show", "Scratch"]).status == 0)
+        // Ctrl-D at a secret prompt gives up, and says so.
+        let endOfInput = try SyncCLITests.atTerminal(cli, ["add", "credential", "Token"], answers: [("Value:", "\u{04}")])
+        #expect(endOfInput.status == 1 && endOfInput.transcript.contains("coffer: error: cancelled; nothing changed"), "\(endOfInput.transcript)")
+        #expect(try cli.run(["show", "Token"]).status == 66)
         let accepted = try SyncCLITests.atTerminal(cli, ["rm", "--purge", "Scratch"], answers: [("for good?", "y")])
         #expect(accepted.status == 0, "\(accepted.transcript)")
         #expect(try cli.run(["show", "Scratch"]).status == 66)
