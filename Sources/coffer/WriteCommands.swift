@@ -121,6 +121,10 @@ struct Edit: ParsableCommand {
             ("--provider", provider != nil, [.credential]),
         ]
         given.append(("--add-tag/--remove-tag", !addTags.isEmpty || !removeTags.isEmpty, Set(ItemKind.allCases)))
+        if name != nil, kind == .otp {
+            // A token's name is "Issuer (account)": it changes with the two parts it is made of.
+            throw CLIError.usage("a token is named by its issuer and account: use --issuer and --account")
+        }
         for (option, isGiven, kinds) in given where isGiven && !kinds.contains(kind) {
             throw CLIError.usage("\(option) does not apply to \(kind.rawValue) items")
         }

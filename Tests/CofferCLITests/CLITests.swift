@@ -50,6 +50,8 @@ struct CLITests {
         #expect(try cli.ok(["list", "--json"]).stdout == "[]\n")
         try cli.ok(["add", "otp"], input: "otpauth://totp/GitHub:alice?secret=GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ&issuer=GitHub\n")
         #expect(try cli.ok(["code", "GitHub"]).stdout.wholeMatch(of: /[0-9]{6}\n/) != nil)
+        let rename = try cli.run(["edit", "GitHub", "--name", "Work GitHub"])
+        #expect(rename.status == 64 && rename.stderr.contains("use --issuer and --account"))
         #expect(try cli.ok(["list", "--kind", "card", "--json"]).stdout == "[]\n")
         let file = cli.home + "/one.txt"
         try "otpauth://totp/Fastmail:me?secret=GEZDGNBVGY3TQOJQ&issuer=Fastmail\n".write(toFile: file, atomically: true, encoding: .utf8)
