@@ -34,7 +34,7 @@ enum EANUPC {
         return (10 - sum % 10) % 10
     }
 
-    private static func name(_ symbology: Symbology) -> String {
+    static func name(_ symbology: Symbology) -> String {
         switch symbology {
         case .ean13: "EAN-13"
         case .ean8: "EAN-8"
@@ -58,8 +58,9 @@ enum EANUPC {
         var digits = payload.map { Int($0 - 0x30) }
         if digits.count == dataLength {
             digits.append(checkDigit(digits))
-        } else if checkDigit(Array(digits.dropLast())) != digits.last {
-            throw BarcodeError(symbology, "the \(label) check digit is wrong")
+        } else if let given = digits.last, checkDigit(Array(digits.dropLast())) != given {
+            // One digit, never the payload: naming it lets a typo be fixed without a second guess.
+            throw BarcodeError(symbology, "the \(label) check digit should be \(checkDigit(Array(digits.dropLast()))), not \(given)")
         }
         return digits
     }
@@ -118,7 +119,7 @@ enum EANUPC {
         if digits.count == 7 {
             digits.append(check)
         } else if digits[7] != check {
-            throw BarcodeError(.upcE, "the UPC-E check digit is wrong")
+            throw BarcodeError(.upcE, "the UPC-E check digit should be \(check), not \(digits[7])")
         }
         return digits
     }
@@ -133,5 +134,22 @@ enum EANUPC {
         case 4: return [ns, d[0], d[1], d[2], d[3], 0, 0, 0, 0, 0, d[4]]
         default: return [ns, d[0], d[1], d[2], d[3], d[4], 0, 0, 0, 0, d[5]]
         }
+    }
+}
+
+extension Symbology {
+    /// The digits an EAN-13, EAN-8, UPC-A or UPC-E symbol carries for `payload`: the payload with its check digit
+    /// appended when it was left out (as encoding does; UPC-E also gets its number system). Nil for other
+    /// symbologies, or a payload the symbology refuses.
+    public func digitsWithCheckDigit(_ payload: [UInt8]) -> String? {
+        let digits: [Int]?
+        switch self {
+        case .ean13: digits = try? EANUPC.digitsWithCheck(payload, dataLength: 12, symbology: self, label: EANUPC.name(self))
+        case .ean8: digits = try? EANUPC.digitsWithCheck(payload, dataLength: 7, symbology: self, label: EANUPC.name(self))
+        case .upcA: digits = try? EANUPC.digitsWithCheck(payload, dataLength: 11, symbology: self, label: EANUPC.name(self))
+        case .upcE: digits = try? EANUPC.upcEDigits(payload)
+        default: digits = nil
+        }
+        return digits.map { $0.map(String.init).joined() }
     }
 }

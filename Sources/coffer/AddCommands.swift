@@ -160,7 +160,7 @@ struct AddOTP: ParsableCommand {
             do {
                 secret = try Base32.decode(secretText)
             } catch {
-                throw CLIError.coffer(.otp(.invalidSecret))
+                throw CLIError.badData(Self.base32Problem(secretText))
             }
             let parameters = try OTPParameters(secret: secret, algorithm: algorithm, digits: digits, kind: kind)
             otp = try OTPItem(issuer: issuer ?? "", account: account, parameters: parameters, tags: tags)
@@ -173,6 +173,23 @@ struct AddOTP: ParsableCommand {
         let coffer = try vaultOption.open()
         let item = try vaultCall { () throws(VaultError) in try coffer.vault.add(.otp(otp)) }
         try reportAdded(item, in: coffer, json: output.json)
+    }
+
+    /// Where a typed secret stops being base32. The position and the kind of character are named, never the
+    /// character itself: it is part of a secret.
+    static func base32Problem(_ text: String) -> String {
+        let ignored = Set(" \t-=".unicodeScalars)
+        for (offset, character) in text.unicodeScalars.enumerated() where !ignored.contains(character) {
+            let upper = Character(character).uppercased()
+            if upper.count == 1, let scalar = upper.unicodeScalars.first, ("A"..."Z").contains(scalar) || ("2"..."7").contains(scalar) {
+                continue
+            }
+            let digit = ("0"..."9").contains(character)
+            return "the secret is not valid base32: character \(offset + 1) is "
+                + (digit ? "a digit base32 does not use (it has A–Z and 2–7; a 0, 1 or 8 is usually the letter O, I or B)"
+                    : "not in its alphabet (A–Z and 2–7)")
+        }
+        return "the secret is not valid base32: data after the = padding"
     }
 }
 

@@ -184,7 +184,8 @@ struct Show: ParsableCommand {
         case .card(let card):
             if let symbology = card.symbology {
                 rows.append(("Symbology", symbology.rawValue))
-                rows.append(("Payload", card.payloadText))
+                // As the symbol carries it: an EAN-13 stored without its check digit shows all 13.
+                rows.append(("Payload", symbology.digitsWithCheckDigit(card.payload) ?? card.payloadText))
             } else {
                 rows.append(("Barcode", "none"))
                 rows.append(("Number", card.payloadText))

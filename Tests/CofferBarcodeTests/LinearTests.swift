@@ -60,18 +60,37 @@ struct CheckDigitTests {
         #expect(try encode(bytes(short), as: symbology) == encode(bytes(full), as: symbology))
     }
 
+    /// Wrong check digits, with the right ones from the standards' published examples (GS1's 4006381333931,
+    /// 73513537, 036000291452, 15400141288763; UPC-E 06543217).
     @Test(arguments: [
-        (Symbology.ean13, "4006381333932"), (.ean8, "73513530"), (.upcA, "036000291453"),
-        (.itf14, "15400141288760"), (.upcE, "06543210"), (.ean13, "1234567890123"),
+        (Symbology.ean13, "4006381333932", 1), (.ean8, "73513530", 7), (.upcA, "036000291453", 2),
+        (.itf14, "15400141288760", 3), (.upcE, "06543210", 7), (.ean13, "1234567890123", 8),
     ])
-    func rejectedWhenWrong(symbology: Symbology, payload: String) {
+    func rejectedWhenWrong(symbology: Symbology, payload: String, expected: Int) {
         #expect(throws: BarcodeError.self) { try encode(bytes(payload), as: symbology) }
         do {
             _ = try encode(bytes(payload), as: symbology)
         } catch {
-            #expect(error.reason.contains("check digit is wrong"))
+            #expect(error.reason.hasSuffix("check digit should be \(expected), not \(payload.last!)"), "\(error.reason)")
             #expect(!error.description.contains(payload))
         }
+    }
+}
+
+struct CheckDigitDisplayTests {
+    /// The digits a symbol carries, from the standards' published examples: a payload without its check digit gets
+    /// it, one with it stays; other symbologies and refused payloads give nil.
+    @Test(arguments: [
+        (Symbology.ean13, "400638133393", "4006381333931"), (.ean13, "4006381333931", "4006381333931"),
+        (.ean8, "7351353", "73513537"), (.upcA, "03600029145", "036000291452"), (.upcE, "654321", "06543217"),
+    ])
+    func digits(symbology: Symbology, payload: String, shown: String) {
+        #expect(symbology.digitsWithCheckDigit(Array(payload.utf8)) == shown)
+    }
+
+    @Test func others() {
+        #expect(Symbology.qr.digitsWithCheckDigit(Array("400638133393".utf8)) == nil)
+        #expect(Symbology.ean13.digitsWithCheckDigit(Array("4006381333932".utf8)) == nil)
     }
 }
 

@@ -50,9 +50,17 @@ struct CLITests {
         #expect(try cli.ok(["list", "--json"]).stdout == "[]\n")
         try cli.ok(["add", "otp"], input: "otpauth://totp/GitHub:alice?secret=GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ&issuer=GitHub\n")
         #expect(try cli.ok(["code", "GitHub"]).stdout.wholeMatch(of: /[0-9]{6}\n/) != nil)
+        // Card payloads are not secrets: the check digit a typo broke is named, and show prints what the symbol carries.
+        let wrongCheck = try cli.run(["add", "card", "Shop", "--symbology", "ean13"], input: "4006381333932\n")
+        #expect(wrongCheck.status == 65 && wrongCheck.stderr.contains("the EAN-13 check digit should be 1, not 2"))
+        try cli.ok(["add", "card", "Shop", "--symbology", "ean13"], input: "400638133393\n")
+        #expect(try cli.ok(["show", "Shop", "--no-barcode"]).stdout.contains("Payload:   4006381333931\n"))
+        let badSecret = try cli.run(["add", "otp", "--issuer", "X", "--account", "y"], input: "GEZDGNBVGY3T1OJQ\n")
+        #expect(badSecret.status == 65 && badSecret.stderr.contains("character 13 is a digit base32 does not use"))
+        #expect(!badSecret.stderr.contains("GEZD"))
         let rename = try cli.run(["edit", "GitHub", "--name", "Work GitHub"])
         #expect(rename.status == 64 && rename.stderr.contains("use --issuer and --account"))
-        #expect(try cli.ok(["list", "--kind", "card", "--json"]).stdout == "[]\n")
+        #expect(try cli.ok(["list", "--kind", "note", "--json"]).stdout == "[]\n")
         let file = cli.home + "/one.txt"
         try "otpauth://totp/Fastmail:me?secret=GEZDGNBVGY3TQOJQ&issuer=Fastmail\n".write(toFile: file, atomically: true, encoding: .utf8)
         #expect(try cli.ok(["import", "--from", "otpauth", file]).stderr.contains("Imported 1 item from otpauth."))
