@@ -232,7 +232,9 @@ struct AddKey: ParsableCommand {
         } else {
             seed = try hexSeed(seedText)
         }
-        let pin = try SecretInput.shared.secret("New PIN (6+ digits)", confirm: true)
+        let pin = try SecretInput.shared.secret("New PIN (6+ digits)", confirm: true) { typed in
+            _ = try PINProtection.pinBytes(typed)
+        }
         let coffer = try vaultOption.open()
         let item = try cli { () throws(CofferError) in
             try coffer.addSigningKey(name: name, seed: seed, flavor: stellar ? .stellar : .ed25519, pin: pin, tags: tags)

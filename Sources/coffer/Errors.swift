@@ -19,7 +19,7 @@ enum CLIError: Error, CustomStringConvertible {
     var description: String {
         switch self {
         case .usage(let message): return message
-        case .noInput(let what): return "no \(what.lowercased()) given: type it on a terminal or pipe it on standard input"
+        case .noInput(let what): return "no \(SecretInput.lowercasedFirst(what)) given: type it on a terminal or pipe it on standard input"
         case .coffer(let error): return error.description
         case .failure(let message), .badData(let message): return message
         case .sync(let message, _, _): return message

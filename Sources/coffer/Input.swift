@@ -14,21 +14,30 @@ final class SecretInput: @unchecked Sendable {
     var interactive: Bool { Terminal.standardInputIsTTY }
 
     /// One secret line. On a terminal, prompts (twice when `confirm`); otherwise takes the next line of stdin.
-    func secret(_ what: String, confirm: Bool = false) throws -> String {
+    /// `check` runs on the first entry, before anything else is asked, so a PIN of the wrong shape is refused at once.
+    func secret(_ what: String, confirm: Bool = false, check: (String) throws -> Void = { _ in }) throws -> String {
         if interactive {
             // End of input at the prompt (Ctrl-D) is the user giving up, not a missing secret.
             guard let first = Terminal.readSecret(prompt: "\(what): ") else { throw CLIError.cancelled }
+            try check(first)
             if confirm {
-                guard let second = Terminal.readSecret(prompt: "Repeat \(what.lowercased()): ") else { throw CLIError.cancelled }
+                guard let second = Terminal.readSecret(prompt: "Repeat \(Self.lowercasedFirst(what)): ") else { throw CLIError.cancelled }
                 guard first == second else { throw CLIError.usage("the two entries do not match") }
             }
             return first
         }
         guard let line = try nextLine() else { throw CLIError.noInput(what) }
         guard let text = String(validating: line, as: UTF8.self) else {
-            throw CLIError.usage("\(what.lowercased()) is not valid UTF-8")
+            throw CLIError.usage("\(Self.lowercasedFirst(what)) is not valid UTF-8")
         }
+        try check(text)
         return text
+    }
+
+    /// "New PIN" → "new PIN": the first letter only, so that acronyms keep their case.
+    static func lowercasedFirst(_ text: String) -> String {
+        guard let first = text.first, !(text.dropFirst().first?.isUppercase ?? false) else { return text }
+        return first.lowercased() + text.dropFirst()
     }
 
     /// Goes on only with the user's yes: `--yes` (`confirmed`), or "y" at a terminal. Without a terminal the

@@ -79,6 +79,12 @@ struct CLITests {
         let endOfInput = try SyncCLITests.atTerminal(cli, ["add", "credential", "Token"], answers: [("Value:", "\u{04}")])
         #expect(endOfInput.status == 1 && endOfInput.transcript.contains("coffer: error: cancelled; nothing changed"), "\(endOfInput.transcript)")
         #expect(try cli.run(["show", "Token"]).status == 66)
+        // A PIN of the wrong shape is refused at its first entry, before it is asked again.
+        let shortPIN = try SyncCLITests.atTerminal(
+            cli, ["add", "key", "Signer", "--stellar-seed"],
+            answers: [("Stellar secret seed", "SB3MIS23KDF67IGB6YH2IZKE4W6UMICIEL7JYQCL5DZUM4ZM4VUBMUF3"), ("New PIN (6+ digits):", "123")])
+        #expect(shortPIN.status != 0 && shortPIN.transcript.contains("a PIN is 6 to 64 digits"), "\(shortPIN.transcript)")
+        #expect(!shortPIN.transcript.contains("Repeat"))
         let accepted = try SyncCLITests.atTerminal(cli, ["rm", "--purge", "Scratch"], answers: [("for good?", "y")])
         #expect(accepted.status == 0, "\(accepted.transcript)")
         #expect(try cli.run(["show", "Scratch"]).status == 66)
