@@ -10,13 +10,23 @@ struct DrawingOptions: ParsableArguments {
 
     /// The terminal drawing of `barcode`, or an error naming the width needed when the terminal is too narrow.
     func draw(_ barcode: EncodedBarcode) throws -> String {
-        let renderer = TerminalRenderer(options: .init(
-            invert: invert, color: !noColor && Output.colorEnabled, maxColumns: Terminal.columns))
+        let color = !noColor && Output.colorEnabled
+        let renderer = TerminalRenderer(options: .init(invert: invert, color: color, maxColumns: Terminal.columns))
+        let drawing: String
         do {
-            return try renderer.render(barcode)
+            drawing = try renderer.render(barcode)
         } catch {
+            // The terminal, not the data, is the problem: try again wider, or write an image.
+            if let columns = Terminal.columns, renderer.columns(for: barcode) > columns {
+                throw CLIError.narrowTerminal(error.reason)
+            }
             throw CLIError.badData(error.reason)
         }
+        if !color, !invert, Terminal.standardOutputIsTTY {
+            // Without forced colours the glyphs take the theme's: light on a dark theme, which scanners misread.
+            Output.note("colours are off: on a dark terminal theme add --invert so that the bars come out dark")
+        }
+        return drawing
     }
 }
 

@@ -13,6 +13,8 @@ enum CLIError: Error, CustomStringConvertible {
     case sync(String, exitCode: Int32, hint: String?)
     /// The user ended a prompt with Ctrl-D, or answered no to a confirmation.
     case cancelled
+    /// The terminal is too narrow for the symbol (exit 75: widen it and try again, or write an image).
+    case narrowTerminal(String)
     /// `coffer run` could not start its program: 127 when there is none, 126 when it cannot be executed (as shells do).
     case launch(String, exitCode: Int32)
 
@@ -25,6 +27,7 @@ enum CLIError: Error, CustomStringConvertible {
         case .sync(let message, _, _): return message
         case .launch(let message, _): return message
         case .cancelled: return "cancelled; nothing changed"
+        case .narrowTerminal(let message): return message
         }
     }
 
@@ -32,6 +35,7 @@ enum CLIError: Error, CustomStringConvertible {
     var hint: String? {
         switch self {
         case .sync(_, _, let hint): return hint
+        case .narrowTerminal: return "or write an image to scan from another screen: coffer barcode NAME --png FILE"
         case .coffer(.needsSecret):
             return "run `coffer unlock` (passphrase) or `coffer unlock --recovery-code` once on this device"
         case .coffer(.vault(.notFound)):
@@ -67,6 +71,7 @@ enum CLIError: Error, CustomStringConvertible {
         case .sync(_, let code, _): return code
         case .launch(_, let code): return code
         case .cancelled: return 1
+        case .narrowTerminal: return 75
         case .coffer(let error):
             switch error {
             case .noMatch, .vault(.notFound), .vault(.itemNotFound), .vault(.slotNotFound), .vault(.noSlot): return 66

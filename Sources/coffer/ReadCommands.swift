@@ -141,6 +141,11 @@ func pad(_ text: String, _ width: Int) -> String {
 }
 
 struct Show: ParsableCommand {
+    /// `query` as a shell word, for a command line shown to the user.
+    static func quoted(_ query: String) -> String {
+        query.allSatisfy { $0.isLetter || $0.isNumber || "-_.".contains($0) } ? query : "'" + query.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+
     static let configuration = CommandConfiguration(abstract: "Show one item's fields (credential values masked unless --reveal).")
 
     @OptionGroup var vaultOption: VaultOption
@@ -237,7 +242,12 @@ struct Show: ParsableCommand {
                     Output.line("This card has no barcode: show its number, \(Output.styled(card.payloadText, .bold)).")
                 }
             } catch {
-                Output.warning("cannot draw the barcode: \(CLIError.from(error).description)")
+                // The details are shown; only the drawing failed.
+                let failure = CLIError.from(error)
+                Output.warning("cannot draw the barcode: \(failure.description)")
+                if case .narrowTerminal = failure {
+                    Output.note("coffer: hint: write an image to scan from another screen: coffer barcode \(Self.quoted(query)) --png FILE")
+                }
             }
         }
     }

@@ -90,6 +90,38 @@ struct CLITests {
         #expect(try cli.run(["show", "Scratch"]).status == 66)
     }
 
+    @Test("A barcode wider than the terminal exits 75 and names the image command; without colours, a hint for dark themes")
+    func narrowTerminal() throws {
+        let cli = try CLI()
+        try cli.ok(["init"])
+        try cli.ok(["add", "card", "Wide", "--symbology", "code128"], input: "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789\n")
+        func run(_ command: String, columns: Int) throws -> (status: Int32, transcript: String) {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+            process.arguments = ["-qec", "stty cols \(columns) rows 60; \(CLI.binary) \(command) Wide", "/dev/null"]
+            process.environment = cli.environment
+            let input = Pipe(), output = Pipe()
+            process.standardInput = input
+            process.standardOutput = output
+            process.standardError = output
+            try process.run()
+            let transcript = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            try? input.fileHandleForWriting.close()
+            return (process.terminationStatus, String(decoding: transcript, as: UTF8.self))
+        }
+        // `show` still shows the details, and says how to get the barcode; `barcode`, which only draws, fails.
+        let shown = try run("show", columns: 40)
+        #expect(shown.status == 0 && shown.transcript.contains("terminal columns but only 40 are available"), "\(shown.transcript)")
+        #expect(shown.transcript.contains("coffer: hint: write an image to scan from another screen: coffer barcode Wide --png FILE"))
+        let drawn = try run("barcode", columns: 40)
+        #expect(drawn.status == 75, "\(drawn.transcript)")
+        #expect(drawn.transcript.contains("coffer: hint: or write an image to scan from another screen: coffer barcode NAME --png FILE"))
+        // NO_COLOR is set for every CLI test: the drawing takes the theme's colours, and says what to do on a dark one.
+        let wide = try run("show", columns: 400)
+        #expect(wide.status == 0 && wide.transcript.contains("add --invert so that the bars come out dark"), "\(wide.transcript)")
+    }
+
     @Test("A whole session: init, add every kind, list, show, code, use, edit, archive, restore, purge")
     func session() throws {
         let cli = try CLI()
