@@ -57,9 +57,12 @@ public struct ItemRow: Sendable, Hashable {
 /// The one conversion between dates and the Unix milliseconds that rows, boxes and the wire carry. Milliseconds
 /// are rounded down, so a date converted twice gives the same number.
 public enum UnixTime {
-    /// Whole Unix milliseconds of `date`, rounded down.
+    /// Whole Unix milliseconds of `date`, rounded down; a date beyond what 64 bits of milliseconds hold (only a
+    /// hostile file makes one) gives the nearest end of the range instead of trapping.
     public static func milliseconds(_ date: Date) -> Int64 {
-        Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        let value = (date.timeIntervalSince1970 * 1000).rounded(.down)
+        if let exact = Int64(exactly: value) { return exact }
+        return value.isNaN ? 0 : value < 0 ? .min : .max
     }
 
     /// The date `milliseconds` after the Unix epoch.

@@ -244,3 +244,30 @@ struct ContentCodingTests {
         }
     }
 }
+
+/// Times at the ends of what a box can hold: a fuzzer found a creation time of Int64.max milliseconds trapping when
+/// the decoded content was encoded again.
+@Suite("Times at the edges of the range")
+struct EdgeTimeTests {
+    @Test("the fuzzer's finding: a note created at Int64.max ms decodes and encodes again, to the same time")
+    func fuzzFinding() throws {
+        let input = Array(try #require(Data(base64Encoded: "BAEBCH//////////EANCb2IRB2NvbnRhY3QSGAEFRW1haWwCD2JvYkBleGFtcGxlYWbDqQ==")))
+        let decoded = try ItemContentCoding.decode(Data(input.dropFirst()), kind: .note)
+        let encoded = try ItemContentCoding.encode(decoded.content, createdAt: decoded.createdAt)
+        let again = try ItemContentCoding.decode(encoded, kind: .note)
+        #expect(UnixTime.milliseconds(again.createdAt) == .max)
+        #expect(again.content == decoded.content)
+    }
+
+    @Test("milliseconds of dates beyond 64 bits are the nearest end of the range; ordinary ones are exact", arguments: [
+        (Date(timeIntervalSince1970: 1_700_000_000.123), Int64(1_700_000_000_123)),
+        (Date(timeIntervalSince1970: -1.5), Int64(-1_500)),
+        (Date(timeIntervalSince1970: 1e300), Int64.max),
+        (Date(timeIntervalSince1970: -1e300), Int64.min),
+        (UnixTime.date(milliseconds: .max), Int64.max),
+        (UnixTime.date(milliseconds: .min), Int64.min),
+    ])
+    func milliseconds(date: Date, expected: Int64) {
+        #expect(UnixTime.milliseconds(date) == expected)
+    }
+}
