@@ -212,6 +212,7 @@ let package = Package(
             dependencies: [
                 "CofferVault", "CofferKeystore", "CofferKit", "CofferTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             exclude: ["Golden"],
             swiftSettings: strict),

@@ -33,6 +33,11 @@ public enum KeySchedule {
     /// label box's associated data (docs/FORMAT.md §4).
     public static let slotLabelKeyLabel = "coffer/v1/slot-label"
 
+    /// HKDF info of the key that seals card photo parts (docs/FORMAT.md §2, §5b).
+    public static let photoKeyLabel = "coffer/v1/photos"
+    /// The first field of a photo part box's associated data (docs/FORMAT.md §3).
+    public static let photoAssociatedDataLabel = "coffer/v1/photo"
+
     /// The key that seals every item box of a vault: HKDF-SHA256(ikm: master key, salt: vault id, info: label).
     public static func itemsKey(masterKey: SecretBytes, vaultID: [UInt8]) -> SymmetricKey {
         hkdf(masterKey, salt: vaultID, label: itemsKeyLabel)
@@ -99,5 +104,15 @@ public enum KeySchedule {
             label: itemAssociatedDataLabel,
             fields: [vaultID, itemID, Array(kind.utf8), BigEndian.bytes(revision), BigEndian.bytes(updatedAt),
                      BigEndian.bytes(formatVersion)])
+    }
+
+    /// Associated data of a photo part box: vault id, the part's row id, revision, update time (Unix milliseconds)
+    /// and box format version (docs/FORMAT.md §3). The card's id and the side are inside the authenticated plaintext.
+    public static func photoAssociatedData(
+        vaultID: [UInt8], partID: [UInt8], revision: UInt64, updatedAt: UInt64, formatVersion: UInt32
+    ) -> [UInt8] {
+        associatedData(
+            label: photoAssociatedDataLabel,
+            fields: [vaultID, partID, BigEndian.bytes(revision), BigEndian.bytes(updatedAt), BigEndian.bytes(formatVersion)])
     }
 }

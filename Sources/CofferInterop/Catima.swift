@@ -30,15 +30,20 @@ enum CatimaBarcodeType {
 }
 
 /// Reads Catima (CatimaLoyalty/Android) backups: the zip holding `catima.csv` version 2, or the older bare CSV
-/// (version 1). A card with no barcode type is a card without a barcode. Card images in the zip are not imported; password-protected (WinZip AES) backups are refused.
+/// (version 1). A card with no barcode type is a card without a barcode. Card images in the zip
+/// (`card_<id>_front.png`, `card_<id>_back.png`) become the card's photos when they are PNG or JPEG (by their first
+/// bytes) of at most 2 MiB; others, and icons (`card_<id>_icon.png`, which Coffer does not keep), are reported and
+/// left out. Password-protected (WinZip AES) backups are refused.
 public enum CatimaImporter: Importer {
     public static let formatName = "catima"
 
     public static func read(_ data: [UInt8], password: String?) throws(InteropError) -> ImportResult {
         guard data.count <= importSizeLimit else { throw .tooLarge(limit: importSizeLimit) }
         let csv: [UInt8]
+        var images: ZipArchive?
         if ZipArchive.looksLikeZip(data) {
             let archive = try ZipArchive(data)
+            images = archive
             guard let entry = archive.entry(named: "catima.csv") else {
                 throw .malformedFile("the zip has no catima.csv")
             }
@@ -51,16 +56,16 @@ public enum CatimaImporter: Importer {
         if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
         let records = try CSV.records(body)
         guard let first = records.first?.fields.first else { throw .malformedFile("the CSV is empty") }
-        if first == "_id" { return try readCards(records, groups: [:]) }
+        if first == "_id" { return try readCards(records, groups: [:], images: images) }
         let version = String(first.prefix { $0.isNumber })
         guard !version.isEmpty else { throw .malformedFile("the first line is neither a version nor a header") }
         guard version == "2" else { throw .unsupportedVersion(version) }
-        return try readVersion2(Array(records.dropFirst()))
+        return try readVersion2(Array(records.dropFirst()), images: images)
     }
 
     /// Version 2: sections separated by empty records, each introduced by its header (groups, cards, card–group
     /// links).
-    private static func readVersion2(_ records: [CSV.Record]) throws(InteropError) -> ImportResult {
+    private static func readVersion2(_ records: [CSV.Record], images: ZipArchive?) throws(InteropError) -> ImportResult {
         var sections: [[CSV.Record]] = []
         var current: [CSV.Record] = []
         for record in records {
@@ -91,11 +96,12 @@ public enum CatimaImporter: Importer {
             }
         }
         guard let cardSection else { throw .malformedFile("the backup has no card section") }
-        return try readCards(cardSection, groups: links)
+        return try readCards(cardSection, groups: links, images: images)
     }
 
-    /// Reads a card table (header record first); `groups` maps a card's `_id` to its group names.
-    private static func readCards(_ records: [CSV.Record], groups: [String: [String]]) throws(InteropError)
+    /// Reads a card table (header record first); `groups` maps a card's `_id` to its group names, `images` is the
+    /// backup's zip (nil for a bare CSV).
+    private static func readCards(_ records: [CSV.Record], groups: [String: [String]], images: ZipArchive?) throws(InteropError)
         -> ImportResult
     {
         guard let header = records.first?.fields else { throw .malformedFile("the card table has no header") }
@@ -139,19 +145,51 @@ public enum CatimaImporter: Importer {
                 let currency = field("balancetype")
                 if !currency.isEmpty { metadata["balance_currency"] = currency }
             }
+            let card: Card
             do {
-                let card = try Card(
+                card = try Card(
                     name: store, symbology: symbology, payload: payload, payloadCharset: charset,
                     cardNumber: barcodeID.isEmpty || barcodeID == cardID ? nil : cardID,
                     tags: groups[field("_id")] ?? [], validFrom: date(field("validfrom")),
                     validTo: date(field("expiry")), notes: field("note").isEmpty ? nil : field("note"),
                     metadata: metadata)
-                result.items.append(.card(card))
             } catch {
                 result.problems.append(ImportProblem(entry: label, reason: error.description))
+                continue
             }
+            if let images {
+                let photos = try self.photos(of: field("_id"), in: images, label: label, problems: &result.problems)
+                if !photos.isEmpty { result.photos[result.items.count] = photos }
+            }
+            result.items.append(.card(card))
         }
         return result
+    }
+
+    /// The front and back images of the card whose `_id` is `id`, each checked (PNG or JPEG, at most 2 MiB); an
+    /// image that fails, and an icon, is reported in `problems` and left out.
+    private static func photos(
+        of id: String, in archive: ZipArchive, label: String, problems: inout [ImportProblem]
+    ) throws(InteropError) -> [PhotoSide: Data] {
+        var photos: [PhotoSide: Data] = [:]
+        for side in PhotoSide.allCases {
+            guard let entry = archive.entry(named: "card_\(id)_\(side.rawValue).png") else { continue }
+            guard entry.uncompressedSize <= CardPhoto.maximumBytes else {
+                problems.append(ImportProblem(entry: label, reason: "its \(side.rawValue) image is larger than 2 MiB and was left out"))
+                continue
+            }
+            let image = try archive.contents(of: entry)
+            do {
+                _ = try CardPhoto.checkedType(of: image)
+                photos[side] = Data(image)
+            } catch {
+                problems.append(ImportProblem(entry: label, reason: "its \(side.rawValue) image was left out: \(error.description)"))
+            }
+        }
+        if archive.entry(named: "card_\(id)_icon.png") != nil {
+            problems.append(ImportProblem(entry: label, reason: "its icon image was left out (Coffer keeps the front and back photos)"))
+        }
+        return photos
     }
 
     /// The payload's bytes in the card's charset. Text that ISO-8859-1 cannot hold is kept as UTF-8.
@@ -175,8 +213,9 @@ public enum CatimaImporter: Importer {
 /// Writes cards as a Catima version-2 backup (an unencrypted zip holding `catima.csv`) that Catima imports.
 public enum CatimaExporter {
     /// The backup's bytes. Tags become groups; binary payloads travel as ISO-8859-1 text, one character per byte;
-    /// a card without a barcode has an empty barcode type, as in Catima.
-    public static func export(_ cards: [Card]) -> [UInt8] {
+    /// a card without a barcode has an empty barcode type, as in Catima. `photos[i]` are the images of `cards[i]`,
+    /// written as `card_<id>_<side>.png` (Catima's names; it decodes JPEG under that name too).
+    public static func export(_ cards: [Card], photos: [Int: [PhotoSide: Data]] = [:]) -> [UInt8] {
         var groups: [String] = []
         for card in cards { for tag in card.tags where !groups.contains(tag) { groups.append(tag) } }
 
@@ -209,6 +248,11 @@ public enum CatimaExporter {
         let csv = lines.joined(separator: "\r\n") + "\r\n"
         var writer = ZipWriter()
         writer.add("catima.csv", Array(csv.utf8))
+        for index in cards.indices {
+            for side in PhotoSide.allCases {
+                if let image = photos[index]?[side] { writer.add("card_\(index + 1)_\(side.rawValue).png", [UInt8](image)) }
+            }
+        }
         return writer.finish()
     }
 

@@ -51,10 +51,14 @@ public typealias ExportProblem = ImportProblem
 public struct ImportResult: Sendable, Equatable {
     public var items: [ItemContent]
     public var problems: [ImportProblem]
+    /// Card photos read with the items, by the index of their card in `items`: each already checked to be a PNG or
+    /// JPEG of at most `CardPhoto.maximumBytes` (an image that is not was reported in `problems` and left out).
+    public var photos: [Int: [PhotoSide: Data]]
 
-    public init(items: [ItemContent] = [], problems: [ImportProblem] = []) {
+    public init(items: [ItemContent] = [], problems: [ImportProblem] = [], photos: [Int: [PhotoSide: Data]] = [:]) {
         self.items = items
         self.problems = problems
+        self.photos = photos
     }
 }
 

@@ -14,16 +14,20 @@ extension Coffer {
     ///
     /// `progress` is called with (entries handled, entries in all): as the entries are checked against the vault
     /// (every `progressInterval` entries; a duplicate is handled once found), as the new items are written inside the
-    /// transaction (every 256), and once it has committed, with (n, n).
+    /// transaction (every 256), and once it has committed, with (n, n). `photos` holds the images of the cards among
+    /// `contents`, by index (`ImportResult.photos`); they are added with their cards in the same transaction.
     public func addImported(
-        _ contents: [ItemContent], progress: (_ done: Int, _ total: Int) -> Void = { _, _ in }
+        _ contents: [ItemContent], photos: [Int: [PhotoSide: Data]] = [:],
+        progress: (_ done: Int, _ total: Int) -> Void = { _, _ in }
     ) throws(CofferError) -> ImportSummary {
         var seen = Set(try items().map(\.content.duplicateKey))
         var fresh: [ItemContent] = []
+        var freshPhotos: [[PhotoSide: Data]] = []
         var duplicates: [String] = []
         for (index, content) in contents.enumerated() {
             if seen.insert(content.duplicateKey).inserted {
                 fresh.append(content)
+                freshPhotos.append(photos[index] ?? [:])
             } else {
                 duplicates.append(content.name)
             }
@@ -32,7 +36,7 @@ extension Coffer {
         progress(duplicates.count, contents.count)
         let handled = duplicates.count
         _ = try Self.vaultCall { () throws(VaultError) in
-            try vault.addAll(fresh) { written, _ in progress(handled + written, contents.count) }
+            try vault.addAll(fresh, photos: freshPhotos) { written, _ in progress(handled + written, contents.count) }
         }
         progress(contents.count, contents.count)
         return ImportSummary(added: fresh.count, duplicates: duplicates)

@@ -33,6 +33,12 @@ public struct Card: Sendable, Equatable {
     public var notes: String?
     /// Free key/value pairs (CardOnCue keeps `preferredForNetwork_<id>` and `lastUsedAt_<id>` here).
     public var metadata: [String: String]
+    /// The card's photos (at most one per side), in the order front, back. The images live in rows of their own
+    /// (`PhotoPart`); the vault writes and removes them with the card, and keeps this list in step.
+    public var photos: [CardPhoto] = []
+
+    /// The photo of `side`, if the card has one.
+    public func photo(_ side: PhotoSide) -> CardPhoto? { photos.first { $0.side == side } }
 
     public init(
         name: String, symbology: Symbology?, payload: [UInt8], payloadCharset: PayloadCharset = .utf8,
@@ -86,6 +92,11 @@ public struct Card: Sendable, Equatable {
         for (key, value) in metadata where key.count > 128 || value.count > 1024 {
             throw .tooLong(field: "metadata", limit: 1024)
         }
+        guard Set(photos.map(\.side)).count == photos.count else {
+            throw .invalidField(field: "photos", rule: "a card has at most one photo per side")
+        }
+        for photo in photos { try photo.validate() }
+        photos.sort { $0.side.code < $1.side.code }
     }
 
     /// The card's barcode, encoded from its exact payload bytes, or `nil` for a card without a barcode. Text

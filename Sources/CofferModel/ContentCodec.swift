@@ -180,9 +180,27 @@ extension Card {
                 entry.string(2, value)
             }
         }
+        for photo in photos {
+            fields.group(30) { entry in
+                entry.string(1, photo.side.rawValue)
+                entry.string(2, photo.type.rawValue)
+                entry.integer(3, UInt64(photo.size))
+                entry.bytes(4, photo.digest)
+                for part in photo.parts { entry.bytes(5, part.bytes) }
+            }
+        }
     }
 
     init(fields: FieldReader) throws(ModelError) {
+        self.photos = try fields.groups(30).map { entry throws(ModelError) in
+            let parts = try entry.all(5).map { id throws(ModelError) in
+                guard id.count == 16 else { throw .malformedContent("a photo part id is not 16 bytes") }
+                return UUID(bytes: Array(id))
+            }
+            return CardPhoto(
+                side: try entry.raw(1, "photo side", as: PhotoSide.self), type: try entry.raw(2, "photo type", as: PhotoType.self),
+                size: try entry.int(3, "photo size"), digest: try entry.bytes(4, "photo digest"), parts: parts)
+        }
         var metadata: [String: String] = [:]
         for entry in try fields.groups(29) {
             metadata[try entry.string(1, "metadata key")] = try entry.string(2, "metadata value")

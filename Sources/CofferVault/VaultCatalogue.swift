@@ -51,7 +51,8 @@ extension Vault {
             let stored = box.flatMap { try? CatalogueIndex(Array(openLocal(row: name, box: $0, keys: local).value)) }
             if let stored, stored.changes == changes { return (stored, false) }
 
-            let rows = try Row.fetchAll(db, sql: "SELECT id, kind, revision, updated_at FROM item WHERE deleted = 0").map(CatalogueRow.init)
+            let rows = try Row.fetchAll(db, sql: "SELECT id, kind, revision, updated_at FROM item WHERE deleted = 0 AND \(Self.itemRowCondition)")
+                .map(CatalogueRow.init)
             var kept: [UUID: CatalogueEntry] = [:]
             if let stored {
                 for entry in stored.entries {

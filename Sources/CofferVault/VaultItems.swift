@@ -52,7 +52,7 @@ extension Vault {
     /// the listing with `.tampered`: a modified vault is never shown half-read. Rows are opened on all cores.
     public func items() throws(VaultError) -> [Item] {
         let rows = try read { db, keys in
-            (try Row.fetchAll(db, sql: "SELECT \(ItemRow.columns) FROM item WHERE deleted = 0").map(ItemRow.init(stored:)), keys)
+            (try Row.fetchAll(db, sql: "SELECT \(ItemRow.columns) FROM item WHERE deleted = 0 AND \(Self.itemRowCondition)").map(ItemRow.init(stored:)), keys)
         }
         let opened = try openAll(rows.0, keys: rows.1)
         // Creation order; ties (items added together) by id, compared as integers: cheap and stable.
@@ -120,14 +120,22 @@ extension Vault {
         return item
     }
 
-    /// Adds many items in one transaction (all or nothing). `progress` is called with (items written, items in all)
-    /// every 256 items while the transaction is open; nothing is visible to readers until it commits.
-    public func addAll(_ contents: [ItemContent], progress: (Int, Int) -> Void = { _, _ in }) throws(VaultError) -> [Item] {
+    /// Adds many items in one transaction (all or nothing). `photos[i]`, when given, holds the images of card
+    /// `contents[i]` (each checked as `CardPhoto.checkedType` says; one that is not refuses the whole call). `progress`
+    /// is called with (items written, items in all) every 256 items while the transaction is open; nothing is visible
+    /// to readers until it commits.
+    public func addAll(
+        _ contents: [ItemContent], photos: [[PhotoSide: Data]] = [], progress: (Int, Int) -> Void = { _, _ in }
+    ) throws(VaultError) -> [Item] {
         let now = options.clock()
-        let items = contents.map { Item(id: UUID(), revision: 1, createdAt: now, updatedAt: now, content: $0) }
+        var items = contents.map { Item(id: UUID(), revision: 1, createdAt: now, updatedAt: now, content: $0) }
         try writeTransaction { db, keys in
-            for (index, item) in items.enumerated() {
-                try insert(db, item: item, keys: keys)
+            for index in items.indices {
+                if index < photos.count, !photos[index].isEmpty, case .card(var card) = items[index].content {
+                    try applyPhotoChanges(db, to: &card, cardID: items[index].id, PhotoChanges(images: photos[index]), keys: keys, now: now)
+                    items[index].content = .card(card)
+                }
+                try insert(db, item: items[index], keys: keys)
                 if (index + 1) % 256 == 0 { progress(index + 1, items.count) }
             }
         }
@@ -156,21 +164,15 @@ extension Vault {
     /// changes (HOTP counters, PIN attempt counts, one-time passes). `transform` may throw to abort without writing.
     @discardableResult
     public func modify(id: UUID, _ transform: (inout ItemContent) throws -> Void) throws(VaultError) -> Item {
-        try writeTransaction { db, keys in
-            var item = try fetchItem(db, id: id, keys: keys)
-            try transform(&item.content)
-            try item.content.validated()
-            item.revision += 1
-            item.updatedAt = options.clock()
-            try replace(db, item: item, keys: keys)
-            return item
-        }
+        try modify(id: id, photos: PhotoChanges(), transform)
     }
 
-    /// Deletes an item for good, leaving a tombstone (id, kind, revision) so sync can propagate the deletion.
+    /// Deletes an item for good, leaving a tombstone (id, kind, revision) so sync can propagate the deletion; a
+    /// card's photos go with it.
     public func purge(id: UUID) throws(VaultError) {
-        try writeTransaction { db, _ in
+        try writeTransaction { db, keys in
             let stored = try storedRevision(db, id: id)
+            for photo in storedPhotos(db, cardID: id, keys: keys) { try purgeParts(db, of: photo, now: options.clock()) }
             try db.execute(
                 sql: "UPDATE item SET deleted = 1, box = NULL, revision = ?, updated_at = ? WHERE id = ?",
                 arguments: [Int64(stored + 1), UnixTime.milliseconds(options.clock()), Data(id.bytes)])
@@ -199,7 +201,7 @@ extension Vault {
     }
 
     func storedRevision(_ db: Database, id: UUID) throws -> UInt64 {
-        guard let revision = try Int64.fetchOne(db, sql: "SELECT revision FROM item WHERE id = ? AND deleted = 0", arguments: [Data(id.bytes)]) else {
+        guard let revision = try Int64.fetchOne(db, sql: "SELECT revision FROM item WHERE id = ? AND deleted = 0 AND \(Self.itemRowCondition)", arguments: [Data(id.bytes)]) else {
             throw VaultError.itemNotFound
         }
         return UInt64(revision)
@@ -207,7 +209,8 @@ extension Vault {
 
     func fetchItem(_ db: Database, id: UUID, keys: Keys) throws -> Item {
         guard let row = try Row.fetchOne(
-            db, sql: "SELECT \(ItemRow.columns) FROM item WHERE id = ? AND deleted = 0", arguments: [Data(id.bytes)])
+            db, sql: "SELECT \(ItemRow.columns) FROM item WHERE id = ? AND deleted = 0 AND \(Self.itemRowCondition)",
+            arguments: [Data(id.bytes)])
         else { throw VaultError.itemNotFound }
         return try openRow(row, keys: keys)
     }

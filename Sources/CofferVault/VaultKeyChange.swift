@@ -82,14 +82,13 @@ extension Vault {
             try Self.clearPreparedRotation(db)
             let label = try carriedDeviceLabel(db, master: keys.master)
             let now = options.clock()
-            let count = try resealLiveItems(db, from: keys, to: newKeys, now: now) { item, box in
+            let count = try resealLiveItems(db, from: keys, to: newKeys, now: now) { row in
                 try db.execute(
                     sql: """
                         INSERT INTO sync_rotation_item (id, kind, revision, updated_at, deleted, box)
                         VALUES (?, ?, ?, ?, 0, ?)
                         """,
-                    arguments: [Data(item.id.bytes), item.kind.rawValue, Int64(item.revision),
-                                UnixTime.milliseconds(item.updatedAt), box])
+                    arguments: [Data(row.id.bytes), row.kind, row.revision, row.updatedAt, row.box])
             }
             var hasRecovery = false
             var hasDevice = false
@@ -224,7 +223,7 @@ extension Vault {
                 let local = try ItemRow(stored: row)
                 guard let prepared = staged[local.id] else {
                     // Added since the rotation was prepared: sealed anew as it is, still to be pushed.
-                    if !local.deleted { try replace(db, item: try openRow(local, keys: keys), keys: newKeys) }
+                    if !local.deleted { try storeRow(db, try resealedAsIs(local, from: keys, to: newKeys), insert: false) }
                     continue
                 }
                 if !local.deleted, local.revision == prepared.revision - 1 {
@@ -294,13 +293,13 @@ extension Vault {
                     try db.execute(sql: "UPDATE sync_item SET server_revision = ? WHERE id = ?", arguments: [rotated, Data(local.id.bytes)])
                     if local.revision <= rotated {
                         try keepLocalChange(db, local, above: rotated, keys: keys, newKeys: newKeys, now: now)
-                        count += local.deleted ? 0 : 1
+                        count += local.deleted || local.kind == PhotoPart.kind ? 0 : 1
                         continue
                     }
                 }
                 guard !local.deleted else { continue }
-                try replace(db, item: try openRow(local, keys: keys), keys: newKeys)
-                count += 1
+                try storeRow(db, try resealedAsIs(local, from: keys, to: newKeys), insert: false)
+                count += local.kind == PhotoPart.kind ? 0 : 1
             }
             try resealLocalState(db, from: keys, to: newKeys)
             var previous = try previousManifestKeys(db, keys: newKeys)
@@ -318,24 +317,26 @@ extension Vault {
 
     // MARK: Helpers
 
-    /// Every live item opened under `keys` and sealed under `newKeys` at its next revision, dated `now`; `store` keeps
-    /// each with its box. Returns how many.
+    /// Every live row (items and photo parts) opened under `keys` and sealed under `newKeys` at its next revision,
+    /// dated `now`; `store` keeps each. Returns how many rows.
     func resealLiveItems(
         _ db: Database, from keys: Keys, to newKeys: Keys, now: Date, progress: (Int, Int) -> Void = { _, _ in },
-        _ store: (Item, Data) throws -> Void
+        _ store: (ItemRow) throws -> Void
     ) throws -> Int {
-        let rows = try Row.fetchAll(db, sql: "SELECT \(ItemRow.columns) FROM item WHERE deleted = 0")
-        var count = 0
+        let rows = try Row.fetchAll(db, sql: "SELECT \(ItemRow.columns) FROM item WHERE deleted = 0").map(ItemRow.init(stored:))
+        var done = 0
         for row in rows {
-            var item = try openRow(row, keys: keys)
-            item.revision += 1
-            item.updatedAt = now
-            try store(item, try seal(item, keys: newKeys))
-            count += 1
-            if count % 256 == 0 { progress(count, rows.count) }
+            try store(try resealed(row, from: keys, to: newKeys, revision: row.revision + 1, updatedAt: now))
+            done += 1
+            if done % 256 == 0 { progress(done, rows.count) }
         }
-        progress(count, rows.count)
-        return count
+        progress(done, rows.count)
+        return done
+    }
+
+    /// `row` sealed under `newKeys` at its own revision and time.
+    func resealedAsIs(_ row: ItemRow, from keys: Keys, to newKeys: Keys) throws -> ItemRow {
+        try resealed(row, from: keys, to: newKeys, revision: row.revision, updatedAt: UnixTime.date(milliseconds: row.updatedAt))
     }
 
     /// Re-seals a local change under the new key at a revision above `revision` (the server's copy), so that it
@@ -348,10 +349,7 @@ extension Vault {
                 arguments: [next, UnixTime.milliseconds(now), Data(local.id.bytes)])
             return
         }
-        var item = try openRow(local, keys: keys)
-        item.revision = UInt64(next)
-        item.updatedAt = now
-        try replace(db, item: item, keys: newKeys)
+        try storeRow(db, try resealed(local, from: keys, to: newKeys, revision: next, updatedAt: now), insert: false)
     }
 
     /// Checks that the secrets a key change needs are there and right: a device key for a device slot, and a

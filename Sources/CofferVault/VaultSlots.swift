@@ -84,9 +84,12 @@ extension Vault {
             try checkSlotSecrets(slots, deviceKey: deviceKey, passphrase: passphraseSecret)
             let label = try carriedDeviceLabel(db, master: keys.master)
             let newKeys = Keys(master: newMaster, items: newItemsKey, epoch: keys.epoch + 1)
-            let count = try resealLiveItems(db, from: keys, to: newKeys, now: options.clock(), progress: progress) { item, box in
-                try store(db, item: item, box: box)
+            let rows = try resealLiveItems(db, from: keys, to: newKeys, now: options.clock(), progress: progress) { row in
+                try storeRow(db, row, insert: false)
             }
+            // Photo parts belong to their cards: the count is of items.
+            let parts = try Int.fetchOne(db, sql: "SELECT count(*) FROM item WHERE deleted = 0 AND kind = ?", arguments: [PhotoPart.kind]) ?? 0
+            let count = rows - parts
             try resealLocalState(db, from: keys, to: newKeys)
             let code = try replaceSlots(
                 db, slots, masterKey: newMaster, deviceKey: deviceKey, deviceLabel: label, passphrase: passphraseSecret,
@@ -162,9 +165,16 @@ extension Vault {
     }
 
     /// Copies the items of another (unlocked) vault into this one in one transaction, keeping their ids and
-    /// creation times. Items whose id already exists here are skipped and counted.
+    /// creation times, and cards' photos. Items whose id already exists here are skipped and counted.
     public func importItems(from other: Vault) throws(VaultError) -> (imported: Int, skipped: Int) {
         let incoming = try other.items()
+        var images: [UUID: [PhotoSide: Data]] = [:]
+        for item in incoming {
+            guard case .card(let card) = item.content else { continue }
+            for photo in card.photos {
+                if let (_, image) = try other.photo(photo.side, of: item) { images[item.id, default: [:]][photo.side] = image }
+            }
+        }
         return try writeTransaction { db, keys in
             var imported = 0
             var skipped = 0
@@ -177,6 +187,13 @@ extension Vault {
                 var copy = item
                 copy.revision = 1
                 copy.updatedAt = options.clock()
+                if case .card(var card) = copy.content, !card.photos.isEmpty {
+                    // The parts are sealed anew under this vault's photo key.
+                    card.photos = []
+                    try applyPhotoChanges(
+                        db, to: &card, cardID: copy.id, PhotoChanges(images: images[item.id] ?? [:]), keys: keys, now: copy.updatedAt)
+                    copy.content = .card(card)
+                }
                 try insert(db, item: copy, keys: keys)
                 imported += 1
             }

@@ -172,22 +172,32 @@ extension Vault {
 
     // MARK: Outgoing
 
-    /// Rows changed since the server last acknowledged them (new, edited or purged), oldest revision first.
-    public func pendingChanges(limit: Int = .max) throws(VaultError) -> [PendingChange] {
+    /// Rows changed since the server last acknowledged them (new, edited or purged), oldest change first: at most
+    /// `limit` rows whose boxes hold at most `maxBytes` in all (always at least one row). Among rows written at the
+    /// same moment a card's new photo parts come before the card and its dropped parts after it, so that a state
+    /// pushed in several batches never shows a card naming parts the server does not hold.
+    public func pendingChanges(limit: Int = .max, maxBytes: Int = .max) throws(VaultError) -> [PendingChange] {
         try read { db, _ in
-            try Row.fetchAll(
+            var bytes = 0
+            var changes: [PendingChange] = []
+            let rows = try Row.fetchCursor(
                 db,
                 sql: """
                     SELECT \(ItemRow.qualifiedColumns), sync_item.server_revision
                     FROM item LEFT JOIN sync_item ON sync_item.id = item.id
                     WHERE sync_item.server_revision IS NULL OR sync_item.server_revision != item.revision
-                    ORDER BY item.updated_at, item.id
+                    ORDER BY item.updated_at,
+                        CASE WHEN item.kind != '\(PhotoPart.kind)' THEN 1 WHEN item.deleted = 0 THEN 0 ELSE 2 END, item.id
                     LIMIT ?
                     """,
                 arguments: [limit == .max ? -1 : limit])
-            .map { row in
-                PendingChange(row: try ItemRow(stored: row), baseRevision: row["server_revision"] ?? 0)
+            while let row = try rows.next() {
+                let change = PendingChange(row: try ItemRow(stored: row), baseRevision: row["server_revision"] ?? 0)
+                bytes += change.box?.count ?? 0
+                if bytes > maxBytes, !changes.isEmpty { break }
+                changes.append(change)
             }
+            return changes
         }
     }
 
@@ -297,7 +307,7 @@ extension Vault {
         let keys = currentKeys
         return rows.first { row in
             guard !row.deleted else { return false }
-            return (try? openSyncRow(row, keys: keys)) == nil
+            return (try? checkOpens(row, keys: keys)) == nil
         }?.id
     }
 
@@ -313,6 +323,7 @@ extension Vault {
 
     /// Merges one remote row (docs/FORMAT.md §8.4).
     private func merge(_ db: Database, _ remote: ItemRow, keys: Keys) throws -> RemoteMergeReport {
+        if remote.kind == PhotoPart.kind { return try mergePhotoPart(db, remote, keys: keys) }
         var report = RemoteMergeReport()
         var remoteItem: Item?
         if !remote.deleted {
@@ -370,13 +381,38 @@ extension Vault {
             return report
         }
         if !localRow.deleted, let localItem = try? openSyncRow(localRow, keys: keys) {
-            let copy = Item(
-                id: UUID(), revision: 1, createdAt: localItem.createdAt, updatedAt: options.clock(), content: localItem.content)
+            var content = localItem.content
+            // A photo's parts name the card they were made for; the copy is another item, so it keeps none.
+            if case .card(var card) = content {
+                card.photos = []
+                content = .card(card)
+            }
+            let copy = Item(id: UUID(), revision: 1, createdAt: localItem.createdAt, updatedAt: options.clock(), content: content)
             try insert(db, item: copy, keys: keys)
             try db.execute(
                 sql: "INSERT INTO sync_conflict (id, original_id, detected_at) VALUES (?, ?, ?)",
                 arguments: [Data(copy.id.bytes), Data(remote.id.bytes), UnixTime.milliseconds(options.clock())])
             report.conflictCopies += 1
+        }
+        try storeRow(db, remote, insert: false)
+        report.applied += 1
+        return report
+    }
+
+    /// Merges one remote photo part. Parts are never edited (a new image is new parts), only made and deleted, so
+    /// the higher revision wins; the part must open under this vault's photo key first.
+    private func mergePhotoPart(_ db: Database, _ remote: ItemRow, keys: Keys) throws -> RemoteMergeReport {
+        var report = RemoteMergeReport()
+        if !remote.deleted { _ = try openPart(remote, key: photoKey(keys)) }
+        guard let stored = try Row.fetchOne(db, sql: "SELECT \(ItemRow.columns) FROM item WHERE id = ?", arguments: [Data(remote.id.bytes)]) else {
+            try storeRow(db, remote, insert: true)
+            report.applied += 1
+            return report
+        }
+        let local = try ItemRow(stored: stored)
+        guard local != remote, remote.revision > local.revision else {
+            report.unchanged += 1
+            return report
         }
         try storeRow(db, remote, insert: false)
         report.applied += 1

@@ -154,10 +154,12 @@ struct Show: ParsableCommand {
     @Flag(help: "Print a credential's full value.") var reveal = false
     @Flag(name: .customLong("no-barcode"), help: "Do not draw a card's barcode.") var noBarcode = false
     @OptionGroup var drawing: DrawingOptions
+    @OptionGroup var photoOutput: PhotoOutputOptions
 
     func run() throws {
         let coffer = try vaultOption.open()
         let item = try cli { () throws(CofferError) in try coffer.find(query) }
+        if try photoOutput.writeIfAsked(item, from: coffer) { return }
         let now = Date()
         let summary = ItemSummary(item, now: now)
         if output.json {
@@ -168,6 +170,7 @@ struct Show: ParsableCommand {
                 detail.payloadCharset = card.payloadCharset.rawValue
                 detail.cardNumber = card.cardNumber
                 detail.notes = card.notes
+                detail.photos = card.photos.map(PhotoSummary.init)
             case .credential(let credential):
                 if reveal { detail.value = credential.value }
                 detail.username = credential.username
@@ -202,6 +205,7 @@ struct Show: ParsableCommand {
             if card.oneTime { rows.append(("One-time use", card.usedAt == nil ? "Available" : "Used")) }
             if let status = summary.status { rows.append(("Status", status)) }
             if let notes = card.notes { rows.append(("Notes", notes)) }
+            if !card.photos.isEmpty { rows.append(("Photos", card.photos.map { PhotoSummary($0).text }.joined(separator: ", "))) }
         case .otp(let otp):
             rows.append(("Issuer", otp.issuer))
             rows.append(("Account", otp.account))
@@ -265,9 +269,10 @@ struct ItemDetail: Encodable {
     var fields: [[String: String]]?
     var text: String?
     var notes: String?
+    var photos: [PhotoSummary]?
 
     enum CodingKeys: String, CodingKey {
-        case payload, value, username, url, fields, text, notes
+        case payload, value, username, url, fields, text, notes, photos
         case payloadCharset = "payload_charset", cardNumber = "card_number"
     }
 
@@ -283,6 +288,7 @@ struct ItemDetail: Encodable {
         try container.encodeIfPresent(fields, forKey: .fields)
         try container.encodeIfPresent(text, forKey: .text)
         try container.encodeIfPresent(notes, forKey: .notes)
+        try container.encodeIfPresent(photos, forKey: .photos)
     }
 }
 

@@ -169,11 +169,13 @@ struct Export: ParsableCommand {
             guard file != nil else { throw CLIError.usage("give the zip file: coffer export --to catima --plaintext FILE") }
             let coffer = try vaultOption.open()
             let items = try cli { () throws(CofferError) in try coffer.items() }
-            let cards = items.compactMap { item -> Card? in
+            let cardItems = items.filter { $0.kind == .card }
+            let cards = cardItems.compactMap { item -> Card? in
                 guard case .card(let card) = item.content else { return nil }
                 return card
             }
-            try emit(CatimaExporter.export(cards))
+            let photos = try cli { () throws(CofferError) in try coffer.photos(of: cardItems) }
+            try emit(CatimaExporter.export(cards, photos: photos))
             reportLeftOut(items.count - cards.count, "that are not cards")
             let gs1 = cards.filter { [.gs1_128, .itf14, .gs1DataMatrix].contains($0.symbology) }.count
             reportLeftOut(0, "", detail: gs1 > 0 ? "\(gs1) GS1/ITF-14 card(s) were written as Code 128, ITF or Data Matrix, which Catima has instead" : nil)
@@ -309,7 +311,7 @@ struct Import: ParsableCommand {
         // The bar's line is ended before any message, whether the import succeeds or fails.
         let outcome = Result {
             try cli { () throws(CofferError) in
-                try coffer.addImported(result.items) { done, total in bar.update(done, of: total) }
+                try coffer.addImported(result.items, photos: result.photos) { done, total in bar.update(done, of: total) }
             }
         }
         bar.finish()

@@ -46,6 +46,7 @@ struct Edit: ParsableCommand {
     @Option(help: "Tokens: issuer.") var issuer: String?
     @Option(help: "Tokens: account.") var account: String?
     @Option(help: "Credentials: provider.") var provider: String?
+    @OptionGroup var photos: PhotoEditOptions
 
     func validate() throws {
         for network in preferAt + noPreferAt where !Network.isSlug(network) {
@@ -63,8 +64,9 @@ struct Edit: ParsableCommand {
         }
         let validFromDate = try validFrom.map { $0 == "none" ? nil : try Output.parseDate($0) }
         let validToDate = try validTo.map { $0 == "none" ? nil : try Output.parseDate($0, endOfDay: true) }
+        let photoChanges = try photos.changes()
         try vaultCall { () throws(VaultError) in
-            _ = try coffer.vault.modify(id: item.id) { content in
+            _ = try coffer.vault.modify(id: item.id, photos: photoChanges) { content in
                 switch content {
                 case .card(var card):
                     if let name { card.name = name }
@@ -119,6 +121,7 @@ struct Edit: ParsableCommand {
             ("--payload", payload, [.card, .credential]),
             ("--issuer/--account", issuer != nil || account != nil, [.otp]),
             ("--provider", provider != nil, [.credential]),
+            ("--photo/--remove-photo", photos.isGiven, [.card]),
         ]
         given.append(("--add-tag/--remove-tag", !addTags.isEmpty || !removeTags.isEmpty, Set(ItemKind.allCases)))
         if name != nil, kind == .otp {

@@ -95,10 +95,19 @@ def read_card(f):
     for entry in f.get(29, []):
         group = read_fields(entry)
         metadata[text(group[1])] = text(group[2])
-    return {"name": text(f[16]), "symbology": text(f.get(17)), "payload": raw(f[18]), "payload_charset": text(f[19]),
+    photos = []
+    for entry in f.get(30, []):
+        group = read_fields(entry)
+        assert all(len(part) == 16 for part in group.get(5, [])), "photo part ids are 16 bytes"
+        photos.append({"side": text(group[1]), "type": text(group[2]), "size": integer(group[3]),
+                       "sha256": raw(group[4]), "parts": [part.hex() for part in group.get(5, [])]})
+    card = {"name": text(f[16]), "symbology": text(f.get(17)), "payload": raw(f[18]), "payload_charset": text(f[19]),
             "card_number": text(f.get(20)), "tags": texts(f.get(21, [])), "network_ids": texts(f.get(22, [])),
             "valid_from": time(f.get(23)), "valid_to": time(f.get(24)), "one_time": f.get(25) == [b"\x01"],
             "used_at": time(f.get(26)), "archived_at": time(f.get(27)), "notes": text(f.get(28)), "metadata": metadata}
+    if photos:
+        card["photos"] = photos
+    return card
 
 
 def read_otp(f):
@@ -172,10 +181,17 @@ def read_vault(path, secret_kind, secret, pin=None, pin_device_secret=None):
     assert fmt == 1
     master, kdf_ids = unlock(db, "slot", vault_id, secret_kind, secret)
     items_key = hkdf(master, vault_id, b"coffer/v1/items")
+    photo_key = hkdf(master, vault_id, b"coffer/v1/photos")
     items = []
     for item_id, kind, revision, updated_at, box in db.execute(
             "SELECT id, kind, revision, updated_at, box FROM item WHERE deleted = 0"):
+        if kind == "card_photo":
+            open_photo_part(photo_key, vault_id, item_id, revision, updated_at, box)
+            continue
         content = open_item(items_key, vault_id, item_id, kind, revision, updated_at, box)
+        if kind == "card":
+            for photo in content.get("photos", []):
+                photo["image"] = join_photo(db, photo_key, vault_id, item_id, photo).hex()
         if kind == "signing_key" and pin is not None:
             content["seed"] = open_pin_box(content, bytes.fromhex(content["bound_vault_id"]), item_id, pin,
                                            bytes.fromhex(pin_device_secret))
@@ -183,6 +199,34 @@ def read_vault(path, secret_kind, secret, pin=None, pin_device_secret=None):
                       "content": content})
     return {"vault_id": vault_id.hex(), "passphrase_kdfs": kdf_ids, "items": items,
             "device_labels": read_device_labels(db, master, vault_id)}
+
+
+def open_photo_part(photo_key, vault_id, part_id, revision, updated_at, box):
+    """A photo part box (FORMAT.md §3, §5b): u8 version, card id, u8 side, u16 index, u16 count, image bytes."""
+    part_aad = aad("coffer/v1/photo", [vault_id, part_id, struct.pack(">Q", revision), struct.pack(">Q", updated_at),
+                                      struct.pack(">I", 1)])
+    plain = AESGCM(photo_key).decrypt(box[:12], box[12:], part_aad)
+    assert plain[0] == 1, "photo part version 1"
+    index, count = struct.unpack(">HH", plain[18:22])
+    assert plain[17] in (1, 2) and index < count and 0 < len(plain) - 22 <= 60 * 1024, "photo part header"
+    return {"card_id": plain[1:17], "side": {1: "front", 2: "back"}[plain[17]], "index": index, "count": count,
+            "bytes": plain[22:]}
+
+
+def join_photo(db, key, vault_id, card_id, photo):
+    """The image a card's photo record names: its parts in order, each naming this card, side and place, and the
+    whole of the recorded size and SHA-256."""
+    image = b""
+    for index, part_id in enumerate(photo["parts"]):
+        row = db.execute("SELECT revision, updated_at, box FROM item WHERE id = ? AND deleted = 0 AND kind = ?",
+                         (bytes.fromhex(part_id), "card_photo")).fetchone()
+        assert row is not None, "a photo part is missing"
+        part = open_photo_part(key, vault_id, bytes.fromhex(part_id), *row)
+        assert part["card_id"] == card_id and part["side"] == photo["side"], "a part of another card or side"
+        assert part["index"] == index and part["count"] == len(photo["parts"]), "a part out of place"
+        image += part["bytes"]
+    assert len(image) == photo["size"] and hashlib.sha256(image).hexdigest() == photo["sha256"], "photo digest"
+    return image
 
 
 def read_device_labels(db, master, vault_id):

@@ -24,6 +24,14 @@ export function itemAD(vaultID, itemID, kind, revision, updatedAt) {
     u32(BOX_FORMAT_VERSION));
 }
 
+/** The kind of a card photo part's row (§5b). */
+export const PHOTO_KIND = 'card_photo';
+
+/** A photo part's AD: vault id, part id, u64 revision, u64 updated_at, u32 box format version (§3). */
+export function photoAD(vaultID, partID, revision, updatedAt) {
+  return associatedData('coffer/v1/photo', vaultID, partID, u64(revision), u64(updatedAt), u32(BOX_FORMAT_VERSION));
+}
+
 // §2: KDF parameters, their encoding and the bounds a reader applies before any work.
 
 /** The KDF of a wire `kdf` object, checked against the accepted bounds (§2). */

@@ -36,6 +36,11 @@ export async function unwrapMaster(kek, vaultID, slotID, kdf, salt, wrappedKey) 
   return master;
 }
 
+/** `PHK = HKDF(MK, vault_id, "coffer/v1/photos")`: the key of card photo parts (§5b). */
+export function photosKey(master, vaultID) {
+  return hkdf(master, vaultID, utf8('coffer/v1/photos'));
+}
+
 /** `IK = HKDF(MK, vault_id, "coffer/v1/items")`. */
 export function itemsKey(master, vaultID) {
   return hkdf(master, vaultID, utf8('coffer/v1/items'));

@@ -3,8 +3,8 @@
 // that every live row opens under the items key with its own associated data.
 import { CofferError, equal, uuidText } from './bytes.js';
 import { hmac, openBox } from './crypto.js';
-import { decodeContent, fingerprint, itemAD, leaf, stateRoot } from './format.js';
-import { itemsKey, manifestKey } from './keys.js';
+import { PHOTO_KIND, decodeContent, fingerprint, itemAD, leaf, photoAD, stateRoot } from './format.js';
+import { itemsKey, manifestKey, photosKey } from './keys.js';
 
 const NOTHING = 'nothing was shown';
 
@@ -115,8 +115,11 @@ export async function verifyState({ master, vaultID, account, head, chain = [], 
       + `server's answer adds up to ${leaves.length}`);
   }
   const ik = await itemsKey(master, vaultID);
+  const phk = await photosKey(master, vaultID);
   const open = async (row) => {
     try {
+      // Card photo parts (§5b) are checked like every row; the page does not show photos.
+      if (row.kind === PHOTO_KIND) return await openBox(phk, row.boxBytes, photoAD(vaultID, row.idBytes, row.revision, row.updated_at));
       return await openBox(ik, row.boxBytes, itemAD(vaultID, row.idBytes, row.kind, row.revision, row.updated_at));
     } catch {
       throw refuse('altered', `item ${uuidText(row.idBytes)} from the server does not open with this vault's key: it `
@@ -134,6 +137,10 @@ export async function verifyState({ master, vaultID, account, head, chain = [], 
   for (const row of current) {
     if (row.deleted) continue;
     const plain = await open(row);
+    if (row.kind === PHOTO_KIND) {
+      plain.fill(0);
+      continue;
+    }
     const item = { id: row.id, kind: row.kind, revision: row.revision, updated_at: row.updated_at };
     try {
       item.content = decodeContent(row.kind, plain);

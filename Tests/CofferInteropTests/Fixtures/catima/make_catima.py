@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
 """Makes the Catima fixtures with Python's zipfile, following Catima's export format (CatimaExporter.java,
-docs/EXPORT_FORMAT.md): catima.csv version 2 in a zip, the bare version-1 CSV, and hostile zips for ZipArchive.
+docs/EXPORT_FORMAT.md): catima.csv version 2 in a zip with card images, the bare version-1 CSV, and hostile zips for
+ZipArchive. The images are made here: PNGs by the writer below (zlib), a JPEG by Pillow.
 Run from this directory: python3 make_catima.py"""
 import io
 import struct
 import zipfile
+import zlib
+
+from PIL import Image
 
 CRLF = "\r\n"
 
@@ -41,6 +45,34 @@ def v1_csv():
     return "\n".join(lines) + "\n"
 
 
+def png(width, height, level=9):
+    """An RGB PNG of a fixed gradient; level 0 keeps the pixels in stored deflate blocks (a large file)."""
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    rows = b"".join(b"\x00" + bytes((x + y) % 256 for x in range(width * 3)) for y in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows, level))
+            + chunk(b"IEND", b""))
+
+
+def jpeg(width, height):
+    buffer = io.BytesIO()
+    Image.new("RGB", (width, height), (200, 30, 60)).save(buffer, "JPEG", quality=80)
+    return buffer.getvalue()
+
+
+def images():
+    """Catima's card_<id>_<side>.png entries: card 1 has a PNG front and a JPEG back (Catima names every image
+    .png); card 2's front is not an image; card 5's back is a PNG over 2 MiB; card 6 has an icon."""
+    return [
+        ("card_1_front.png", png(64, 40)),
+        ("card_1_back.png", jpeg(48, 30)),
+        ("card_2_front.png", b"GIF89a" + bytes(64)),
+        ("card_5_back.png", png(900, 800, level=0)),
+        ("card_6_icon.png", png(16, 16)),
+    ]
+
+
 def write_zip(path, entries, compression=zipfile.ZIP_DEFLATED):
     with zipfile.ZipFile(path, "w", compression) as archive:
         for name, data in entries:
@@ -49,8 +81,7 @@ def write_zip(path, entries, compression=zipfile.ZIP_DEFLATED):
 
 def main():
     csv = v2_csv().encode("utf-8")
-    # A fake image stands for Catima's card_<id>_<side>.png: it is not imported.
-    write_zip("catima_v2.zip", [("catima.csv", csv), ("card_1_front.png", b"\x89PNG\r\n\x1a\n not really")])
+    write_zip("catima_v2.zip", [("catima.csv", csv)] + images())
     write_zip("catima_v2_stored.zip", [("catima.csv", csv)], zipfile.ZIP_STORED)
     with open("catima_v1.csv", "wb") as handle:
         handle.write(v1_csv().encode("utf-8"))

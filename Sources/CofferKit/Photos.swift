@@ -1,0 +1,20 @@
+import Foundation
+
+extension Coffer {
+    /// The image of `card`'s photo of `side`, checked against the card (docs/FORMAT.md §5b); nil when it has none.
+    public func photo(_ side: PhotoSide, of card: Item) throws(CofferError) -> (photo: CardPhoto, image: Data)? {
+        try Self.vaultCall { () throws(VaultError) in try vault.photo(side, of: card) }
+    }
+
+    /// Every photo of every card among `items`, by the item's index (for exports that carry images).
+    public func photos(of items: [Item]) throws(CofferError) -> [Int: [PhotoSide: Data]] {
+        var photos: [Int: [PhotoSide: Data]] = [:]
+        for (index, item) in items.enumerated() {
+            guard case .card(let card) = item.content else { continue }
+            for record in card.photos {
+                if let (_, image) = try photo(record.side, of: item) { photos[index, default: [:]][record.side] = image }
+            }
+        }
+        return photos
+    }
+}

@@ -1,0 +1,100 @@
+import ArgumentParser
+import CofferKit
+import CofferPlatform
+import Foundation
+
+extension PhotoSide: ExpressibleByArgument {}
+
+/// `coffer edit CARD --photo SIDE FILE` and `--remove-photo SIDE`: the photo changes of an edit, read and checked
+/// before anything is written (a file that is missing, too large or not a PNG or JPEG changes nothing).
+struct PhotoEditOptions: ParsableArguments {
+    @Option(
+        name: .customLong("photo"), parsing: .upToNextOption,
+        help: ArgumentHelp("Cards: set the front or back photo from a PNG or JPEG file of at most 2 MiB.", valueName: "side> <file"))
+    var photo: [String] = []
+    @Option(name: .customLong("remove-photo"), help: "Cards: remove the front or back photo (repeatable).")
+    var removePhoto: [PhotoSide] = []
+
+    var isGiven: Bool { !photo.isEmpty || !removePhoto.isEmpty }
+
+    func validate() throws {
+        guard !photo.isEmpty else { return }
+        guard photo.count == 2, PhotoSide(rawValue: photo[0]) != nil else {
+            throw ValidationError("--photo takes a side (front or back) and a file: --photo front card.jpg")
+        }
+        if removePhoto.contains(PhotoSide(rawValue: photo[0]) ?? .front) {
+            throw ValidationError("--photo and --remove-photo name the same side")
+        }
+    }
+
+    /// The changes, with the image read from its file and checked.
+    func changes() throws -> Vault.PhotoChanges {
+        var changes = Vault.PhotoChanges(removals: Set(removePhoto))
+        if photo.count == 2, let side = PhotoSide(rawValue: photo[0]) {
+            let path = photo[1]
+            let image: [UInt8]
+            do {
+                image = try PrivateFiles.read(path, limit: CardPhoto.maximumBytes)
+            } catch {
+                if case .tooLarge = error { throw CLIError.badData("\(path): a photo is at most 2 MiB; shrink it first") }
+                throw CLIError.failure(error.description)
+            }
+            do {
+                _ = try CardPhoto.checkedType(of: image)
+            } catch {
+                throw CLIError.badData("\(path): \(error.description)")
+            }
+            changes.images[side] = Data(image)
+        }
+        return changes
+    }
+}
+
+/// `coffer show CARD --photo SIDE --out FILE [--force]`: writes a card's photo to a file (0600, atomically).
+struct PhotoOutputOptions: ParsableArguments {
+    @Option(name: .customLong("photo"), help: "Cards: write this photo (front or back) to the file --out names.")
+    var side: PhotoSide?
+    @Option(help: "With --photo: the file to write (owner-only; never replaced without --force).") var out: String?
+    @Flag(help: "With --photo: replace the file --out names if it exists.") var force = false
+
+    func validate() throws {
+        if side != nil, out == nil { throw ValidationError("--photo needs --out FILE: coffer show CARD --photo front --out front.jpg") }
+        if side == nil, out != nil || force { throw ValidationError("--out and --force go with --photo SIDE") }
+    }
+
+    /// Writes the photo asked for, if one was; returns whether it was asked.
+    func writeIfAsked(_ item: Item, from coffer: Coffer) throws -> Bool {
+        guard let side, let out else { return false }
+        guard item.kind == .card else { throw CLIError.usage("only cards have photos") }
+        guard let (_, image) = try cli({ () throws(CofferError) in try coffer.photo(side, of: item) }) else {
+            throw CLIError.usage("\"\(item.content.name)\" has no \(side.rawValue) photo")
+        }
+        do {
+            try PrivateFiles.write([UInt8](image), to: out, exclusive: !force)
+        } catch {
+            if case .alreadyExists = error { throw CLIError.usage("\(out) exists; add --force to replace it") }
+            throw CLIError.failure(error.description)
+        }
+        return true
+    }
+}
+
+/// What `show` says about a card's photos: side, type and size, never the image.
+struct PhotoSummary: Encodable {
+    let side: String
+    let type: String
+    let size: Int
+
+    init(_ photo: CardPhoto) {
+        side = photo.side.rawValue
+        type = photo.type.rawValue
+        size = photo.size
+    }
+
+    /// "front (JPEG, 120 KiB)".
+    var text: String {
+        let kind = type == PhotoType.png.rawValue ? "PNG" : "JPEG"
+        let amount = size < 1024 ? "\(size) bytes" : "\((size + 1023) / 1024) KiB"
+        return "\(side) (\(kind), \(amount))"
+    }
+}
