@@ -75,8 +75,7 @@ extension SyncSession {
             let rows = try vault { try $0.preparedRotationRows() }
             let known = try vault { try $0.syncedRows() }
             var staged = 0
-            for start in stride(from: 0, to: rows.count, by: SyncLimits.maxPushItems) {
-                let batch = rows[start..<min(start + SyncLimits.maxPushItems, rows.count)]
+            for batch in Self.batches(rows) {
                 let request = RotationItemsRequest(items: batch.map { PushItem(item: $0, baseRevision: known.revisions[$0.id] ?? 0) })
                 _ = try await client { () throws(SyncClientError) in
                     try await client.stageRotation(prepared.id, request, accessToken: access)
@@ -227,5 +226,26 @@ extension SyncSession {
         } catch {
             throw .coffer(error)
         }
+    }
+}
+
+extension SyncSession {
+    /// `rows` in batches a push may carry: at most `SyncLimits.maxPushItems` rows and `SyncLimits.maxPushBoxBytes`
+    /// of boxes each (a batch holds at least one row).
+    static func batches(_ rows: [ItemRow]) -> [ArraySlice<ItemRow>] {
+        var batches: [ArraySlice<ItemRow>] = []
+        var start = rows.startIndex
+        var bytes = 0
+        for index in rows.indices {
+            let size = rows[index].box?.count ?? 0
+            if index > start, index - start == SyncLimits.maxPushItems || bytes + size > SyncLimits.maxPushBoxBytes {
+                batches.append(rows[start..<index])
+                start = index
+                bytes = 0
+            }
+            bytes += size
+        }
+        if start < rows.endIndex { batches.append(rows[start...]) }
+        return batches
     }
 }

@@ -297,7 +297,7 @@ public struct SyncSession: Sendable {
         var restoring = restoring
         var attempts = 0
         while true {
-            let pending = try vault { try $0.pendingChanges(limit: SyncLimits.maxPushItems) }
+            let pending = try vault { try $0.pendingChanges(limit: SyncLimits.maxPushItems, maxBytes: SyncLimits.maxPushBoxBytes) }
             guard let account = try vault({ try $0.syncAccount() }) else { throw .notLinked }
             // An account no device has published a manifest for yet (made by an older coffer) gets its first one.
             if pending.isEmpty, account.head != nil, restoring == nil { break }

@@ -482,6 +482,9 @@ public enum SyncLimits {
     public static let maxPushItems = 500
     /// Largest request body, in bytes.
     public static let maxBodyBytes = 8 * 1024 * 1024
+    /// Most box bytes a device sends in one push or rotation batch: 5 MiB is under 7 MiB in base64, leaving room in
+    /// `maxBodyBytes` for the rest of the JSON (card photos fill boxes; other items are far smaller).
+    public static let maxPushBoxBytes = 5 * 1024 * 1024
     /// Most items in one page of changes.
     public static let maxPageItems = 1000
     /// Default page size.
