@@ -12,7 +12,7 @@ struct PhotoEditOptions: ParsableArguments {
         name: .customLong("photo"), parsing: .upToNextOption,
         help: ArgumentHelp("Cards: set the front or back photo from a PNG or JPEG file of at most 2 MiB.", valueName: "side> <file"))
     var photo: [String] = []
-    @Option(name: .customLong("remove-photo"), help: "Cards: remove the front or back photo (repeatable).")
+    @Option(name: .customLong("remove-photo"), help: ArgumentHelp("Cards: remove the front or back photo (repeatable).", valueName: "side"))
     var removePhoto: [PhotoSide] = []
 
     var isGiven: Bool { !photo.isEmpty || !removePhoto.isEmpty }
@@ -52,9 +52,10 @@ struct PhotoEditOptions: ParsableArguments {
 
 /// `coffer show CARD --photo SIDE --out FILE [--force]`: writes a card's photo to a file (0600, atomically).
 struct PhotoOutputOptions: ParsableArguments {
-    @Option(name: .customLong("photo"), help: "Cards: write this photo (front or back) to the file --out names.")
+    @Option(name: .customLong("photo"), help: ArgumentHelp("Cards: write this photo (front or back) to the file --out names.", valueName: "side"))
     var side: PhotoSide?
-    @Option(help: "With --photo: the file to write (owner-only; never replaced without --force).") var out: String?
+    @Option(help: ArgumentHelp("With --photo: the file to write (owner-only; never replaced without --force).", valueName: "file"))
+    var out: String?
     @Flag(help: "With --photo: replace the file --out names if it exists.") var force = false
 
     func validate() throws {
