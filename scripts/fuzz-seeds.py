@@ -103,6 +103,18 @@ def item_content_seeds():
         item_aad = aad("coffer/v1/item", [vault_id, item_id, kind.encode(), struct.pack(">Q", revision),
                                          struct.pack(">Q", updated_at), struct.pack(">I", 1)])
         yield bytes([kinds.index(kind)]) + AESGCM(items_key).decrypt(box[:12], box[12:], item_aad)
+    # Card photos (§5b): the golden card content with its photo record, and the golden short part's plaintext
+    # after 0xFF (FuzzItemContent's photo part selector).
+    import json
+    with open(os.path.join(ROOT, "Tests", "CofferVaultTests", "Golden", "photo_v1.json")) as handle:
+        photo = json.load(handle)
+    yield bytes([kinds.index("card")]) + bytes.fromhex(photo["card_content"])
+    photo_key = hkdf(bytes.fromhex(photo["master_key"]), bytes.fromhex(photo["vault_id"].replace("-", "")), b"coffer/v1/photos")
+    part = photo["parts"][-1]
+    box = bytes.fromhex(part["box"])
+    part_aad = aad("coffer/v1/photo", [bytes.fromhex(photo["vault_id"].replace("-", "")), bytes.fromhex(part["id"].replace("-", "")),
+                                       struct.pack(">Q", photo["revision"]), struct.pack(">Q", photo["updated_at"]), struct.pack(">I", 1)])
+    yield bytes([0xFF]) + AESGCM(photo_key).decrypt(box[:12], box[12:], part_aad)
 
 
 # One well-formed body of each type FuzzWire decodes, in the order of its `bodies` (Sources/FuzzWire), written from

@@ -15,9 +15,21 @@ struct Tally {
 ///
 /// Byte 0 picks the kind (the one a box's associated data binds); the rest is the plaintext. The decoder must return
 /// content or throw a `ModelError` (its typed `throws` guarantees nothing else escapes); a trap is a finding. Content
-/// that decodes must encode again: a listing re-seals what it read when an item is edited.
+/// that decodes must encode again: a listing re-seals what it read when an item is edited. Byte 0 = 0xFF feeds the
+/// rest to the photo part decoder (§5b) instead, whose parts must encode back to the same bytes.
 func exercise(_ input: [UInt8], tally: inout Tally) {
     guard let selector = input.first else { return }
+    if selector == 0xFF {
+        do {
+            let part = try PhotoPart(decoding: input.dropFirst())
+            precondition(part.encoded == Array(input.dropFirst()), "a photo part encodes back to its bytes")
+            tally.decoded += 1
+        } catch {
+            precondition(!error.description.isEmpty, "an error must name its rule")
+            tally.rejected += 1
+        }
+        return
+    }
     let kind = ItemKind.allCases[Int(selector) % ItemKind.allCases.count]
     do {
         let decoded = try ItemContentCoding.decode(Data(input.dropFirst()), kind: kind)
@@ -49,8 +61,10 @@ struct FuzzItemContentReplay {
             // Version 1, creation time, a name field, a text field and a nested group: each kind reads tags 16 up.
             let seed: [UInt8] = [1, 1, 8, 0, 0, 1, 0xA1, 0xEE, 0x56, 0x5E, 0, 16, 3, 0x42, 0x6F, 0x62, 17, 2, 0x71, 0x72,
                                  18, 6, 1, 1, 0x6B, 2, 1, 0x76]
+            // A photo part: version, card id, side, index 0 of 1, three image bytes.
+            let part: [UInt8] = [0xFF, 1] + Array(repeating: 0xC0, count: 16) + [1, 0, 0, 0, 1, 0x89, 0x50, 0x4E]
             for round in 0..<4000 {
-                var input = [UInt8(round % ItemKind.allCases.count)] + seed
+                var input = round % 8 == 7 ? part : [UInt8(round % ItemKind.allCases.count)] + seed
                 for _ in 0..<Int(bytes.next() % 6) {
                     let position = 1 + Int(bytes.next()) % (input.count - 1)
                     switch bytes.next() % 3 {
