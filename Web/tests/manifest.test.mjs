@@ -7,9 +7,10 @@ import { test } from 'node:test';
 import { concat, fromBase64, fromHex, hex, toBase64, u32, u64, utf8, uuidBytes } from '../app/js/bytes.js';
 import { hmac, sha256 } from '../app/js/crypto.js';
 import {
-  accountCommitment, fingerprint, itemAD, kdfFromWire, leaf, manifestFromBase64, parseManifest, rowFromWire, stateRoot,
+  accountCommitment, fingerprint, itemAD, kdfFromWire, leaf, manifestFromBase64, parseManifest, photoAD, rowFromWire,
+  stateRoot,
 } from '../app/js/format.js';
-import { itemsKey, manifestKey } from '../app/js/keys.js';
+import { itemsKey, manifestKey, photosKey } from '../app/js/keys.js';
 import { verifyState } from '../app/js/verify.js';
 import { bitFlips, root } from './support.mjs';
 
@@ -110,4 +111,21 @@ test('each lie of a server is refused with its rule', async () => {
   await rejects(verify(null, [a, b]), 'head-missing');
   await rejects(verify(await manifest(1, new Uint8Array(32), [a, b], { vault: fromHex('33'.repeat(16)) }), [a, b]), 'other-vault');
   assert.equal(hex(await sha256(m1.bytes)), hex(m1.hash));
+});
+
+test('a card photo part (FORMAT.md §5b) verifies under the photo key and is not shown; one under another key is refused', async () => {
+  const row = { id: '00000000-0000-4000-8000-0000000000a1', kind: 'card_photo', revision: 1, updated_at: 1000 };
+  const plaintext = concat(Uint8Array.from([1]), uuidBytes(a.id), Uint8Array.from([1, 0, 0, 0, 1]), Uint8Array.from([0x89, 0x50]));
+  const sealWith = async (rawKey) => {
+    const key = await crypto.subtle.importKey('raw', rawKey, 'AES-GCM', false, ['encrypt']);
+    const nonce = crypto.getRandomValues(new Uint8Array(12));
+    const ad = photoAD(vaultID, uuidBytes(row.id), row.revision, row.updated_at);
+    const sealed = new Uint8Array(await crypto.subtle.encrypt({ name: 'AES-GCM', iv: nonce, additionalData: ad }, key, plaintext));
+    return { ...row, deleted: false, box: toBase64(concat(nonce, sealed)) };
+  };
+  const part = await sealWith(await photosKey(master, vaultID));
+  const state = await verify(await manifest(1, new Uint8Array(32), [a, part]), [a, part]);
+  assert.deepEqual(state.items.map((item) => item.kind), ['card']);
+  const wrong = await sealWith(await itemsKey(master, vaultID));
+  await assert.rejects(verify(await manifest(1, new Uint8Array(32), [a, wrong]), [a, wrong]), (error) => error.code === 'altered');
 });
