@@ -250,7 +250,7 @@ extension Vault {
             try setVerified(db, head: Array(manifest), cursor: cursor, accountCommitment: nil, at: date)
             try db.execute(sql: "UPDATE vault SET key_epoch = ? WHERE singleton = 1", arguments: [newKeys.epoch])
             try Self.clearPreparedRotation(db)
-            return (RotationResult(itemCount: staged.count, recoveryCode: recoveryCode), newKeys)
+            return (RotationResult(itemCount: staged.values.count { $0.kind != PhotoPart.kind }, recoveryCode: recoveryCode), newKeys)
         }
         replaceKeys(newKeys)
         return result

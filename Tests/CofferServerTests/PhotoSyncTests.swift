@@ -130,4 +130,24 @@ struct PhotoSyncTests {
             #expect(try c.coffer.vault.items().isEmpty)
         }
     }
+
+    @Test("a synced master-key rotation re-seals the parts: the rotating device, a follower and a new device read the photo")
+    func rotation() async throws {
+        try await Self.withPhotoWorld { world, _ in
+            let image = Data(TestPhotos.png(size: 130_000))
+            func photo(_ coffer: Coffer) throws -> Data? {
+                let card = try #require(try coffer.vault.items().first { $0.kind == .card })
+                return try coffer.photo(.front, of: card)?.image
+            }
+            let report = try await world.a.rotateMasterKey(accountPassphrase: SyncTests.passphrase, vaultPassphrase: nil)
+            #expect(report.rotation.itemCount == 5)
+            #expect(try photo(world.a.coffer) == image)
+            let b = try await SyncRotationTests.login(world.b, world)
+            _ = try await b.sync()
+            #expect(try photo(b.coffer) == image)
+            let c = try await world.newDevice()
+            _ = try await c.sync()
+            #expect(try photo(c.coffer) == image)
+        }
+    }
 }
