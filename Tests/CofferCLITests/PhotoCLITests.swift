@@ -112,4 +112,36 @@ struct PhotoCLITests {
         #expect(names.count == 3 && names.last == "catima.csv")
         #expect(names.dropLast().allSatisfy { $0.wholeMatch(of: /card_[0-9]+_(front|back)\.png/) != nil })
     }
+
+    @Test("a photo syncs through a real coffer-server to a second device, and goes when its card is purged there")
+    func sync() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: SyncCLITests.serverBinary), "build coffer-server first (swift build)")
+        let server = try SyncCLITests.Server()
+        try server.start()
+        let passphrase = "photo passphrase \(UUID().uuidString.prefix(6))"
+        let email = "photo-\(UUID().uuidString.prefix(8).lowercased())@example.org"
+        let a = try CLI()
+        try a.ok(["init"])
+        try a.ok(["add", "card", "Costco", "--symbology", "code128"], input: "111222333\n")
+        let front = TestPhotos.jpeg(size: 300_000, seed: 77)
+        try Self.write(front, a.home + "/front.jpg")
+        try a.ok(["edit", "Costco", "--photo", "front", a.home + "/front.jpg"])
+        try a.ok(["sync", "register", "--server", server.url, "--email", email], input: "\(passphrase)\n")
+
+        let b = try CLI()
+        try b.ok(["sync", "login", "--server", server.url, "--email", email], input: "\(passphrase)\n")
+        try b.ok(["show", "Costco", "--photo", "front", "--out", b.home + "/front.jpg"])
+        #expect(try Data(contentsOf: URL(fileURLWithPath: b.home + "/front.jpg")) == Data(front))
+        #expect(try SyncCLITests.names(b) == ["Costco"])
+
+        try b.ok(["rm", "Costco", "--purge", "--yes"])
+        try b.ok(["sync"])
+        try a.ok(["sync"])
+        #expect(try SyncCLITests.names(a).isEmpty)
+        let parts = try TestSupport.run("/usr/bin/env", [
+            "python3", "-c", "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute(\"SELECT count(*) FROM item WHERE kind = 'card_photo' AND deleted = 0\").fetchone()[0])",
+            a.vaultFile,
+        ])
+        #expect(parts.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+    }
 }
