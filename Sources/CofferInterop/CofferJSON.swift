@@ -56,7 +56,9 @@ public enum CofferJSONImporter: Importer {
         }
 
         var result = ImportResult()
-        read(lists["cards"] ?? [], kind: "card", into: &result) { entry throws(EntryFailure) in .card(try card(entry)) }
+        read(lists["cards"] ?? [], kind: "card", into: &result, photos: cardPhotos) { entry throws(EntryFailure) in
+            .card(try card(entry))
+        }
         read(lists["otp"] ?? [], kind: "token", into: &result) { entry throws(EntryFailure) in .otp(try token(entry)) }
         read(lists["credentials"] ?? [], kind: "credential", into: &result) { entry throws(EntryFailure) in
             .credential(try credential(entry))
@@ -80,9 +82,10 @@ public enum CofferJSONImporter: Importer {
         }
     }
 
-    /// Reads one section's entries, each into an item or a problem naming the entry.
+    /// Reads one section's entries, each into an item (with its photos, for cards) or a problem naming the entry.
     private static func read(
         _ entries: [JSONValue], kind: String, into result: inout ImportResult,
+        photos: (Entry) throws(EntryFailure) -> [PhotoSide: Data] = { _ in [:] },
         _ convert: (Entry) throws(EntryFailure) -> ItemContent
     ) {
         for (position, value) in entries.enumerated() {
@@ -93,7 +96,10 @@ public enum CofferJSONImporter: Importer {
             }
             let entry = Entry(object)
             do {
-                result.items.append(try convert(entry))
+                let content = try convert(entry)
+                let images = try photos(entry)
+                if !images.isEmpty { result.photos[result.items.count] = images }
+                result.items.append(content)
             } catch {
                 result.problems.append(ImportProblem(entry: entry.label(kind: kind, fallback: fallback), reason: error.reason))
             }
@@ -119,7 +125,7 @@ public enum CofferJSONImporter: Importer {
         try entry.allowOnly([
             "id", "name", "barcode_type", "payload", "payload_encoding", "card_number", "tags", "network_ids",
             "valid_from", "valid_to", "one_time", "used_at", "archived_at", "metadata", "notes", "created_at",
-            "updated_at",
+            "updated_at", "photos",
         ])
         try entry.bookkeeping()
         _ = try entry.date("updated_at")
@@ -164,6 +170,35 @@ public enum CofferJSONImporter: Importer {
                 tags: tags, networkIDs: networkIDs, validFrom: validFrom, validTo: validTo, oneTime: oneTime,
                 usedAt: usedAt, archivedAt: archivedAt, notes: notes, metadata: metadata)
         }
+    }
+
+    /// A card's `photos` (since format 1.4): each `{"side", "type", "data"}`, the data base64 of a PNG or JPEG of at
+    /// most 2 MiB whose first bytes are of `type`; one that is not breaks the entry.
+    private static func cardPhotos(_ entry: Entry) throws(EntryFailure) -> [PhotoSide: Data] {
+        guard let value = entry.object["photos"], value != .null else { return [:] }
+        guard case .array(let list) = value else { throw EntryFailure("photos is not a list") }
+        var images: [PhotoSide: Data] = [:]
+        for element in list {
+            guard case .object(let object) = element else { throw EntryFailure("a photo is not a JSON object") }
+            let photo = Entry(object)
+            try photo.allowOnly(["side", "type", "data"])
+            guard let side = PhotoSide(rawValue: try photo.string("side")), images[side] == nil else {
+                throw EntryFailure("a photo's side is not front or back, or is given twice")
+            }
+            let text = try photo.string("data")
+            guard text.utf8.count <= (CardPhoto.maximumBytes + 2) / 3 * 4, let data = Data(base64Encoded: text) else {
+                throw EntryFailure("a photo's data is not base64 of at most 2 MiB")
+            }
+            let type: PhotoType
+            do {
+                type = try CardPhoto.checkedType(of: data)
+            } catch {
+                throw EntryFailure(error.description)
+            }
+            guard try photo.string("type") == type.rawValue else { throw EntryFailure("a photo's type is not that of its data") }
+            images[side] = data
+        }
+        return images
     }
 
     private static func token(_ entry: Entry) throws(EntryFailure) -> OTPItem {

@@ -17,4 +17,11 @@ extension Coffer {
         }
         return photos
     }
+
+    /// Every photo of every card among `items`, by item id (for the plaintext export).
+    public func photosByID(of items: [Item]) throws(CofferError) -> [UUID: [PhotoSide: Data]] {
+        var byID: [UUID: [PhotoSide: Data]] = [:]
+        for (index, images) in try photos(of: items) { byID[items[index].id] = images }
+        return byID
+    }
 }

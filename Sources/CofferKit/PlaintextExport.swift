@@ -44,13 +44,22 @@ public struct PlaintextExport: Encodable {
         let notes: String?
         let createdAt: Date
         let updatedAt: Date
+        /// Left out for a card without photos (since format 1.4).
+        let photos: [PhotoEntry]?
 
         enum CodingKeys: String, CodingKey {
-            case id, name, payload, tags, metadata, notes
+            case id, name, payload, tags, metadata, notes, photos
             case barcodeType = "barcode_type", payloadEncoding = "payload_encoding", cardNumber = "card_number"
             case networkIDs = "network_ids", validFrom = "valid_from", validTo = "valid_to", oneTime = "one_time"
             case usedAt = "used_at", archivedAt = "archived_at", createdAt = "created_at", updatedAt = "updated_at"
         }
+    }
+
+    /// A card photo: its side, type and the image in base64.
+    struct PhotoEntry: Encodable {
+        let side: String
+        let type: String
+        let data: String
     }
 
     struct OTPEntry: Encodable {
@@ -129,8 +138,9 @@ public struct PlaintextExport: Encodable {
         case signingKeys = "signing_keys"
     }
 
-    /// Builds the export of every live item (archived cards included) that the format can hold.
-    public init(items: [Item], vaultID: UUID, createdAt: Date) {
+    /// Builds the export of every live item (archived cards included) that the format can hold, with the cards'
+    /// photos from `photos` (by item id: `Coffer.photos(of:)`).
+    public init(items: [Item], vaultID: UUID, createdAt: Date, photos: [UUID: [PhotoSide: Data]] = [:]) {
         user = User(id: vaultID.uuidString.lowercased(), email: nil, createdAt: createdAt)
         for item in items {
             let id = item.id.uuidString.lowercased()
@@ -143,7 +153,8 @@ public struct PlaintextExport: Encodable {
                     payloadEncoding: binary ? "base64" : card.payloadCharset.rawValue, cardNumber: card.cardNumber,
                     tags: card.tags, networkIDs: card.networkIDs, validFrom: card.validFrom, validTo: card.validTo,
                     oneTime: card.oneTime, usedAt: card.usedAt, archivedAt: card.archivedAt, metadata: card.metadata,
-                    notes: card.notes, createdAt: item.createdAt, updatedAt: item.updatedAt))
+                    notes: card.notes, createdAt: item.createdAt, updatedAt: item.updatedAt,
+                    photos: Self.photoEntries(card, photos[item.id] ?? [:])))
             case .otp(let token):
                 do {
                     otp.append(OTPEntry(
@@ -165,6 +176,14 @@ public struct PlaintextExport: Encodable {
                     tags: note.tags, createdAt: item.createdAt))
             }
         }
+    }
+
+    /// The entries of `card`'s photos whose images are in `images`; nil when there are none.
+    static func photoEntries(_ card: Card, _ images: [PhotoSide: Data]) -> [PhotoEntry]? {
+        let entries = card.photos.compactMap { photo in
+            images[photo.side].map { PhotoEntry(side: photo.side.rawValue, type: photo.type.rawValue, data: $0.base64EncodedString()) }
+        }
+        return entries.isEmpty ? nil : entries
     }
 
     /// The export as pretty-printed JSON with ISO 8601 dates.

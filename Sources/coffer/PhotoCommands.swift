@@ -17,21 +17,25 @@ struct PhotoEditOptions: ParsableArguments {
 
     var isGiven: Bool { !photo.isEmpty || !removePhoto.isEmpty }
 
+    /// `--photo` as (side, file) pairs; `--photo` may be given once per side.
+    private var pairs: [(side: PhotoSide?, path: String)] {
+        stride(from: 0, to: photo.count - 1, by: 2).map { (PhotoSide(rawValue: photo[$0]), photo[$0 + 1]) }
+    }
+
     func validate() throws {
-        guard !photo.isEmpty else { return }
-        guard photo.count == 2, PhotoSide(rawValue: photo[0]) != nil else {
+        let sides = pairs.compactMap(\.side)
+        guard photo.count % 2 == 0, sides.count == pairs.count else {
             throw ValidationError("--photo takes a side (front or back) and a file: --photo front card.jpg")
         }
-        if removePhoto.contains(PhotoSide(rawValue: photo[0]) ?? .front) {
-            throw ValidationError("--photo and --remove-photo name the same side")
+        guard Set(sides).count == sides.count, Set(sides).isDisjoint(with: removePhoto) else {
+            throw ValidationError("each side takes one of --photo and --remove-photo, once")
         }
     }
 
-    /// The changes, with the image read from its file and checked.
+    /// The changes, with each image read from its file and checked.
     func changes() throws -> Vault.PhotoChanges {
         var changes = Vault.PhotoChanges(removals: Set(removePhoto))
-        if photo.count == 2, let side = PhotoSide(rawValue: photo[0]) {
-            let path = photo[1]
+        for case let (side?, path) in pairs {
             let image: [UInt8]
             do {
                 image = try PrivateFiles.read(path, limit: CardPhoto.maximumBytes)

@@ -161,7 +161,8 @@ struct Export: ParsableCommand {
             try requirePlaintext("a JSON export")
             let coffer = try vaultOption.open()
             let items = try cli { () throws(CofferError) in try coffer.items() }
-            let export = PlaintextExport(items: items, vaultID: coffer.vault.vaultID, createdAt: coffer.vault.createdAt)
+            let photos = try cli { () throws(CofferError) in try coffer.photosByID(of: items) }
+            let export = PlaintextExport(items: items, vaultID: coffer.vault.vaultID, createdAt: coffer.vault.createdAt, photos: photos)
             try emit(Array(try export.encoded()) + [0x0A])
             reportLeftOut(export.leftOut)
         case (nil, .catima?):

@@ -144,4 +144,41 @@ struct PhotoCLITests {
         ])
         #expect(parts.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0")
     }
+
+    @Test("the plaintext JSON export carries the photos (read by Python's json and base64); coffer-json brings them back, refusing a bad one")
+    func jsonExport() throws {
+        let cli = try CLI()
+        try cli.ok(["init"])
+        try cli.ok(["add", "card", "Costco", "--symbology", "code128"], input: "111222333\n")
+        let front = TestPhotos.jpeg(size: 90_000, seed: 31)
+        let back = TestPhotos.png(size: 1_000, seed: 32)
+        try Self.write(front, cli.home + "/front.jpg")
+        try Self.write(back, cli.home + "/back.png")
+        try cli.ok(["edit", "Costco", "--photo", "front", cli.home + "/front.jpg", "--photo", "back", cli.home + "/back.png"])
+        let path = cli.home + "/export.json"
+        try cli.ok(["export", "--format", "json", "--plaintext", path])
+        let answer = try #require(try TestSupport.openSSLOracle([["op": "read_export", "path": path]]).first as? [String: Any])
+        let items = try #require(answer["items"] as? [[String: Any]])
+        let card = try #require(items.first?["content"] as? [String: Any])
+        let photos = try #require(card["photos"] as? [[String: Any]])
+        #expect(photos.map { $0["side"] as? String } == ["front", "back"])
+        #expect(photos.map { $0["type"] as? String } == ["image/jpeg", "image/png"])
+        #expect(photos.map { $0["image"] as? String } == [TestSupport.hex(front), TestSupport.hex(back)])
+
+        let other = try CLI()
+        try other.ok(["init"])
+        try other.ok(["import", "--from", "coffer-json", path])
+        try other.ok(["show", "Costco", "--photo", "back", "--out", other.home + "/back.png"])
+        #expect(try Data(contentsOf: URL(fileURLWithPath: other.home + "/back.png")) == Data(back))
+
+        // A photo whose bytes are not the type it claims breaks its card's entry, and nothing of it is added.
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let forged = text.replacingOccurrences(of: Data(back).base64EncodedString(), with: Data(Array("GIF89a-not-an-image".utf8)).base64EncodedString())
+        try forged.write(toFile: cli.home + "/forged.json", atomically: true, encoding: .utf8)
+        let third = try CLI()
+        try third.ok(["init"])
+        let refused = try third.ok(["import", "--from", "coffer-json", cli.home + "/forged.json"])
+        #expect(refused.stderr.contains("Costco: photo: is not a PNG or JPEG image"))
+        #expect(try SyncCLITests.names(third).isEmpty)
+    }
 }

@@ -405,16 +405,26 @@ def read_export(path):
     for card in document["cards"]:
         exact_keys(card, ["id", "name", "payload", "payload_encoding", "tags", "network_ids",
                           "one_time", "metadata", "created_at", "updated_at"],
-                   ["barcode_type", "card_number", "valid_from", "valid_to", "used_at", "archived_at", "notes"])
+                   ["barcode_type", "card_number", "valid_from", "valid_to", "used_at", "archived_at", "notes", "photos"])
         assert isinstance(card["one_time"], bool)
         charset = {"base64": "binary"}.get(card["payload_encoding"], card["payload_encoding"])
-        items.append({"id": card["id"], "kind": "card", "content": {
+        photos = []
+        for photo in card.get("photos", []):
+            exact_keys(photo, ["side", "type", "data"])
+            image = base64.b64decode(photo["data"], validate=True)
+            magic = "image/png" if image.startswith(b"\x89PNG\r\n\x1a\n") else "image/jpeg" if image.startswith(b"\xff\xd8\xff") else None
+            assert photo["side"] in ("front", "back") and photo["type"] == magic and 0 < len(image) <= 2 * 1024 * 1024
+            photos.append({"side": photo["side"], "type": photo["type"], "size": len(image), "image": image.hex()})
+        content = {
             "name": card["name"], "symbology": card.get("barcode_type"), "payload": export_payload(card),
             "payload_charset": charset, "card_number": card.get("card_number"), "tags": card["tags"],
             "network_ids": card["network_ids"], "valid_from": optional(card, "valid_from", iso_ms),
             "valid_to": optional(card, "valid_to", iso_ms), "one_time": card["one_time"],
             "used_at": optional(card, "used_at", iso_ms), "archived_at": optional(card, "archived_at", iso_ms),
-            "notes": card.get("notes"), "metadata": card["metadata"], "created": iso_ms(card["created_at"])}})
+            "notes": card.get("notes"), "metadata": card["metadata"], "created": iso_ms(card["created_at"])}
+        if photos:
+            content["photos"] = photos
+        items.append({"id": card["id"], "kind": "card", "content": content})
     for token in document["otp"]:
         exact_keys(token, ["id", "issuer", "account", "uri", "tags", "created_at"], ["notes"])
         items.append({"id": token["id"], "kind": "otp", "content": export_otp(token)})
