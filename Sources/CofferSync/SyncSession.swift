@@ -323,7 +323,7 @@ public struct SyncSession: Sendable {
                 restoring = nil
                 report.pushed += pending.count
                 report.head = manifest
-                let remaining = try vault { try $0.pendingChanges().count }
+                let remaining = try vault { try $0.pendingCount() }
                 progress(report.pushed, report.pushed + remaining)
             case .failure(.conflict(let claimed)) where restoring == nil:
                 attempts += 1
@@ -624,7 +624,7 @@ public struct SyncSession: Sendable {
     /// The account, the server's view of it (nil when offline), local changes not yet pushed, and conflict copies.
     public func status() async throws(SyncError) -> SyncStatusReport {
         guard let account = try vault({ try $0.syncAccount() }) else { throw .notLinked }
-        let pending = try vault { try $0.pendingChanges().count }
+        let pending = try vault { try $0.pendingCount() }
         let conflicts = try vault { try $0.syncConflicts() }
         var server: AccountResponse?
         do {

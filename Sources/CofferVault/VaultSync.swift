@@ -201,6 +201,18 @@ extension Vault {
         }
     }
 
+    /// How many rows `pendingChanges` would return, counted without reading a box (photo parts are large).
+    public func pendingCount() throws(VaultError) -> Int {
+        try read { db, _ in
+            try Int.fetchOne(
+                db,
+                sql: """
+                    SELECT count(*) FROM item LEFT JOIN sync_item ON sync_item.id = item.id
+                    WHERE sync_item.server_revision IS NULL OR sync_item.server_revision != item.revision
+                    """) ?? 0
+        }
+    }
+
     /// Records an accepted push in one transaction: the server now holds `rows` as they are, `head` is the manifest
     /// that described the result, the feed is at `cursor`, and the account slot is the one `accountCommitment` names
     /// (when the push changed it).

@@ -39,11 +39,14 @@ struct PhotoSyncTests {
                 let card = try Self.withPhoto(a.vault, name: "Card \(index)", front: front, back: back)
                 images[card.id] = (front, back)
             }
+            // Counted without reading a box, as the rows themselves number.
+            #expect(try a.vault.pendingCount() == a.vault.pendingChanges().count)
             let session = SyncSession(coffer: a, client: client)
             let email = "photos-\(UUID().uuidString.prefix(8).lowercased())@example.org"
             try await session.register(email: email, passphrase: SyncTests.passphrase, kdf: SyncTests.kdf)
             let report = try await session.sync()
             #expect(report.pushed == 3 + 3 * 2 * CardPhoto.partCount(size: CardPhoto.maximumBytes))
+            #expect(try a.vault.pendingCount() == 0)
             let b = try await SyncSession.login(
                 location: try SyncTests.location(), client: client, email: email, passphrase: SyncTests.passphrase,
                 localPassphrase: nil, allowWeakKDF: true)
