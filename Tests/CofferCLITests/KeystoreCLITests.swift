@@ -13,7 +13,7 @@ import Glibc
 /// gnome-keyring-daemon (read back by secret-tool), and `coffer keystore migrate` killed at each step.
 @Suite("Key stores and device slots (CLI)", .serialized)
 struct KeystoreCLITests {
-    static let passphrase = "keystore test passphrase"
+    static let passphrase = "keystore thistle marble orbit"
     static let secretServiceTrait = Testing.ConditionTrait.enabled(
         if: SecretServiceSession.available,
         Comment(rawValue: "NOTICE: no Secret Service here: \(SecretServiceSession.unavailableReason ?? "")"))
