@@ -12,7 +12,7 @@ let privacyManifest: (resources: [Resource], exclude: [String]) = ([], ["Privacy
 
 let package = Package(
     name: "Coffer",
-    platforms: [.macOS(.v14), .iOS(.v17)],
+    platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "CofferKit", targets: ["CofferKit"]),
         .executable(name: "coffer", targets: ["coffer"]),
@@ -113,6 +113,7 @@ let package = Package(
             dependencies: [
                 "CofferKit", "CofferSync", "CofferCue",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict),
         .executableTarget(

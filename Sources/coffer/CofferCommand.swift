@@ -113,7 +113,7 @@ struct CofferCommand: AsyncParsableCommand {
             command.vaultOption = vaultOption
             command.output = output
             command.query = query
-            command.reveal = true
+            command.reveal = false
             command.noBarcode = false
             command.clip = false
             command.drawing = drawing
