@@ -135,7 +135,7 @@ extension Add {
                 try confirm(card)
             }
             let coffer = try vaultOption.open()
-            let item = try coffer.vault.add(.card(card))
+            let item = try coffer.add(.card(card))
             try reportAdded(item, in: coffer, json: output.json)
         }
 
@@ -208,7 +208,7 @@ extension Add {
                 }
             }
             let coffer = try vaultOption.open()
-            let item = try coffer.vault.add(.otp(otp))
+            let item = try coffer.add(.otp(otp))
             try reportAdded(item, in: coffer, json: output.json)
         }
 
@@ -276,7 +276,7 @@ extension Add {
             let value = try SecretInput.shared.secret("Value")
             let credential = try Credential(name: name, provider: provider, value: value, tags: tags)
             let coffer = try vaultOption.open()
-            let item = try coffer.vault.add(.credential(credential))
+            let item = try coffer.add(.credential(credential))
             try reportAdded(item, in: coffer, json: output.json)
         }
     }
@@ -384,7 +384,7 @@ extension Add {
             }
             let note = try Note(name: name, template: template, fields: fields, text: text, tags: tags)
             let coffer = try vaultOption.open()
-            let item = try coffer.vault.add(.note(note))
+            let item = try coffer.add(.note(note))
             try reportAdded(item, in: coffer, json: output.json)
         }
     }

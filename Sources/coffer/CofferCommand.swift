@@ -246,7 +246,7 @@ struct Init: ParsableCommand {
         let coffer = try Coffer.initialize(
             at: vaultOption.location(deviceName: device.deviceName), passphrase: secret, kdf: scrypt ? .defaultScrypt : .defaultPBKDF2)
         // On standard error even from a script: where the vault is matters there too, and stdout stays empty.
-        Output.note("Created vault \(coffer.vault.vaultID.uuidString.lowercased()) in \(coffer.vault.directory)")
+        Output.note("Created vault \(coffer.vaultID.uuidString.lowercased()) in \(coffer.directory)")
         if SecretInput.shared.interactive, !passphrase {
             Output.note("Only this device can open it. Add a passphrase (`coffer passphrase set`) or a recovery code (`coffer recovery-code new`) before you rely on it.")
         }

@@ -38,9 +38,9 @@ extension Slots {
 
         func run() throws {
             let coffer = try vaultOption.open()
-            let slots = try coffer.vault.slots()
+            let slots = try coffer.slots()
             let id = try Self.resolve(slot, in: slots)
-            try coffer.vault.removeSlot(id: id)
+            try coffer.removeSlot(id: id)
         }
 
         /// The one slot `query` names: a type with exactly one slot, or an id prefix.
@@ -94,12 +94,12 @@ extension Slots {
 
         func run() throws {
             let coffer = try vaultOption.open()
-            let slots = try coffer.vault.slots()
+            let slots = try coffer.slots()
             let lines = slots.map { slot in
                 SlotLine(
                     id: slot.id.uuidString.lowercased(), type: slot.type.name, kdf: slot.kdf?.description, name: slot.device?.name,
                     keystore: slot.device?.keystore, created: slot.device?.createdAt,
-                    thisDevice: slot.type == .device ? slot.id == coffer.vault.openedSlotID : nil)
+                    thisDevice: slot.type == .device ? slot.id == coffer.openedSlotID : nil)
             }
             if output.json {
                 try Output.json(lines)

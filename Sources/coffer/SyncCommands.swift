@@ -62,7 +62,7 @@ extension SyncCommand {
                 guard case .verification(.newerKeyEpoch) = error, Terminal.standardInputIsTTY else { throw error }
                 // Another device rotated the master key: at a terminal, the sync passphrase takes the new one here.
                 Output.note("another device changed the vault's master key: your sync passphrase takes the new one")
-                guard let account = try coffer.vault.syncAccount() else { throw SyncError.notLinked }
+                guard let account = try coffer.syncAccount() else { throw SyncError.notLinked }
                 let passphrase = try SecretInput.shared.secret("Sync passphrase")
                 session = try await SyncCLI.login(
                     location: coffer.location, client: session.client, email: account.account, passphrase: passphrase,
@@ -178,7 +178,7 @@ extension SyncCommand {
             let conflicts = status.conflicts.map { copy in
                 SyncCLI.ConflictJSON(
                     copy: copy.copyID.uuidString.lowercased(), original: copy.originalID.uuidString.lowercased(),
-                    name: (try? coffer.vault.item(id: copy.copyID).content.name) ?? "", detectedAt: copy.detectedAt)
+                    name: (try? coffer.item(id: copy.copyID).content.name) ?? "", detectedAt: copy.detectedAt)
             }
             let head = try session.verifiedHead()
             let headJSON = head.map { head in
@@ -439,7 +439,7 @@ enum SyncCLI {
     }
 
     static func session(_ coffer: Coffer) throws -> SyncSession {
-        guard let account = try coffer.vault.syncAccount() else {
+        guard let account = try coffer.syncAccount() else {
             throw SyncError.notLinked
         }
         return SyncSession(coffer: coffer, client: try client(account.server, pin: try coffer.serverKeyPin()))

@@ -81,7 +81,7 @@ extension SyncCommand {
                 try coffer.setServerKeyPin(pin)
                 print(pin)
             } else if reset {
-                guard let account = try coffer.vault.syncAccount() else { throw SyncError.notLinked }
+                guard let account = try coffer.syncAccount() else { throw SyncError.notLinked }
                 let probe = try SyncCLI.client(account.server)
                 let pin = try await probe.presentedKey()
                 try coffer.setServerKeyPin(pin)

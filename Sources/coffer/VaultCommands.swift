@@ -32,12 +32,12 @@ struct PassphraseCommand: ParsableCommand {
 
         func run() throws {
             let coffer = try vaultOption.open()
-            let slots = try coffer.vault.slots()
+            let slots = try coffer.slots()
             if slots.contains(where: { $0.type == .passphrase }) {
                 throw CLIError.usage("the vault already has a passphrase; use `coffer passphrase change`")
             }
             let passphrase = try newPassphrase.read()
-            _ = try coffer.vault.setPassphrase(passphrase, kdf: scrypt ? .defaultScrypt : .defaultPBKDF2)
+            _ = try coffer.setPassphrase(passphrase, kdf: scrypt ? .defaultScrypt : .defaultPBKDF2)
         }
     }
 
@@ -55,9 +55,9 @@ struct PassphraseCommand: ParsableCommand {
             let coffer = try vaultOption.open()
             let current = try SecretInput.shared.secret("Current passphrase")
             // Proves the person changing it knows it; opening checks it against the slot.
-            _ = try Vault.open(in: coffer.vault.directory, unlock: .passphrase(current), options: coffer.location.options)
+            try coffer.checkPassphrase(current)
             let passphrase = try newPassphrase.read()
-            _ = try coffer.vault.setPassphrase(passphrase, kdf: scrypt ? .defaultScrypt : .defaultPBKDF2)
+            _ = try coffer.setPassphrase(passphrase, kdf: scrypt ? .defaultScrypt : .defaultPBKDF2)
         }
     }
 
@@ -71,7 +71,7 @@ struct PassphraseCommand: ParsableCommand {
 
         func run() throws {
             let coffer = try vaultOption.open()
-            try coffer.vault.removeSlots(ofType: .passphrase)
+            try coffer.removeSlots(ofType: .passphrase)
         }
     }
 }
@@ -97,12 +97,12 @@ struct RecoveryCodeCommand: ParsableCommand {
 
         func run() throws {
             let coffer = try vaultOption.open()
-            if (try coffer.vault.slots()).contains(where: { $0.type == .recovery }) {
+            if (try coffer.slots()).contains(where: { $0.type == .recovery }) {
                 try SecretInput.shared.requireConfirmation(
                     "Replace the recovery code? The one written down will stop working.", confirmed: yes,
                     consequence: "a new recovery code voids the one written down")
             }
-            let code = try coffer.vault.newRecoveryCode()
+            let code = try coffer.newRecoveryCode()
             Output.note("Write this code down and keep it offline. It opens the vault; it will not be shown again.")
             Output.line(code)
         }
@@ -125,9 +125,9 @@ struct RotateKey: AsyncParsableCommand {
 
     func run() async throws {
         let coffer = try vaultOption.open()
-        let slots = try coffer.vault.slots()
+        let slots = try coffer.slots()
         let passphrase = slots.contains { $0.type == .passphrase } ? try SecretInput.shared.secret("Passphrase") : nil
-        if (try coffer.vault.syncAccount()) != nil {
+        if (try coffer.syncAccount()) != nil {
             let session = try SyncCLI.session(coffer)
             let accountPassphrase = try SecretInput.shared.secret("Sync passphrase")
             let bar = SyncCLI.Progress("re-encrypting")
@@ -197,12 +197,12 @@ struct Export: ParsableCommand {
         case (.backup?, nil):
             guard let file else { return }
             let coffer = try vaultOption.open()
-            try coffer.vault.writeBackup(to: file)
+            try coffer.writeBackup(to: file)
         case (.json?, nil):
             try requirePlaintext("a JSON export")
             let coffer = try vaultOption.open()
             let items = try coffer.items()
-            let export = PlaintextExport(items: items, vaultID: coffer.vault.vaultID, createdAt: coffer.vault.createdAt)
+            let export = PlaintextExport(items: items, vaultID: coffer.vaultID, createdAt: coffer.createdAt)
             try emit(Array(try export.encoded()) + [0x0A])
             reportLeftOut(export.leftOut)
         case (nil, .catima?):
@@ -361,8 +361,8 @@ struct Import: ParsableCommand {
         let location = vaultOption.location
         if !Vault.exists(in: location.vaultDirectory) {
             let restored = try Coffer.restore(backup: file, to: location, unlock: unlock)
-            let count = try restored.vault.lookupCandidates().count
-            Output.note("Restored \(Output.count(count, "item")) into a new vault in \(restored.vault.directory).")
+            let count = try restored.itemCount()
+            Output.note("Restored \(Output.count(count, "item")) into a new vault in \(restored.directory).")
             return
         }
         let coffer = try vaultOption.open()

@@ -18,7 +18,7 @@ struct Use: ParsableCommand {
         let coffer = try vaultOption.open()
         let item = try coffer.find(query, kind: .card)
         let now = Date()
-        _ = try coffer.vault.modify(id: item.id) { content in
+        _ = try coffer.update(item) { content in
             guard case .card(var card) = content else { throw ModelError.notOneTime }
             if card.oneTime { try card.markUsed(at: now) }
             card.metadata[CardPlaces.lastUsedKey] = now.formatted(.iso8601)
@@ -73,7 +73,7 @@ struct Edit: ParsableCommand {
         }
         let validFromDate = try validFrom.map { $0 == "none" ? nil : try Output.parseDate($0) }
         let validToDate = try validTo.map { $0 == "none" ? nil : try Output.parseDate($0, endOfDay: true) }
-        _ = try coffer.vault.modify(id: item.id) { content in
+        _ = try coffer.update(item) { content in
             switch content {
             case .card(var card):
                 if let name { card.name = name }
@@ -186,7 +186,7 @@ struct Remove: ParsableCommand {
         if purge, let id = UUID(uuidString: query) {
             try SecretInput.shared.requireConfirmation(
                 "Delete item \(id.uuidString.lowercased()) for good?", confirmed: yes, consequence: "--purge deletes for good")
-            try coffer.vault.purge(id: id)
+            try coffer.purge(id: id)
             return
         }
         let item = try coffer.find(query)
@@ -194,14 +194,14 @@ struct Remove: ParsableCommand {
             try SecretInput.shared.requireConfirmation(
                 "Delete \(item.kind.rawValue.replacingOccurrences(of: "_", with: " ")) \"\(item.content.name)\" for good? It cannot be undone.",
                 confirmed: yes, consequence: "--purge deletes for good")
-            try coffer.vault.purge(id: item.id)
+            try coffer.purge(id: item.id)
             return
         }
         guard item.kind == .card else {
             throw CLIError.usage("only cards can be archived; `coffer rm --purge` deletes a \(item.kind.rawValue) for good")
         }
         let now = Date()
-        _ = try coffer.vault.modify(id: item.id) { content in
+        _ = try coffer.update(item) { content in
             guard case .card(var card) = content else { return }
             card.archivedAt = now
             content = .card(card)
@@ -222,7 +222,7 @@ struct Restore: ParsableCommand {
     func run() throws {
         let coffer = try vaultOption.open()
         let item = try coffer.find(query, kind: .card)
-        _ = try coffer.vault.modify(id: item.id) { content in
+        _ = try coffer.update(item) { content in
             guard case .card(var card) = content else { return }
             card.archivedAt = nil
             content = .card(card)

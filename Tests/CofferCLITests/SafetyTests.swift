@@ -3,7 +3,7 @@ import Foundation
 import GRDB
 import Testing
 
-import CofferKit
+@_spi(Sync) import CofferKit
 
 @Suite("Secrets and crashes")
 struct SafetyTests {
