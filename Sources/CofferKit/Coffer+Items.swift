@@ -1,3 +1,5 @@
+import CofferCrypto
+import CofferKeystore
 import CofferVault
 import Foundation
 

@@ -1,11 +1,11 @@
 @_exported import CofferBarcode
-@_exported import CofferCrypto
+import CofferCrypto
 @_exported import CofferInterop
-@_exported import CofferKeystore
+import CofferKeystore
 @_exported import CofferModel
 @_exported import CofferOTP
 @_exported import CofferPlaces
-@_exported import CofferVault
+import CofferVault
 import CofferPlatform
 import Foundation
 import Logging

@@ -312,7 +312,7 @@ extension Add {
                 seed = try hexSeed(seedText)
             }
             let pin = try SecretInput.shared.secret("New PIN (6+ digits)", confirm: true) { typed in
-                _ = try PINProtection.pinBytes(typed)
+                try Coffer.checkPIN(typed)
             }
             let coffer = try vaultOption.open()
             let item = try coffer.addSigningKey(name: name, seed: seed, flavor: stellar ? .stellar : .ed25519, pin: pin, tags: tags)

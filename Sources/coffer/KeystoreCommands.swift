@@ -51,7 +51,7 @@ struct KeystoreCommand: ParsableCommand {
 
         func run() throws {
             let location = vaultOption.location
-            let vaultID = try Vault.peekID(in: location.vaultDirectory)
+            let vaultID = try location.vaultID()
             let resolved = try location.keystore(for: vaultID, creating: false)
             let status = resolved.store.status()
             var reason: String?
@@ -106,8 +106,7 @@ struct KeystoreCommand: ParsableCommand {
         func run() throws {
             guard case .kind(let kind)? = KeystoreChoice(to) else { return }
             let coffer = try vaultOption.open()
-            let data = DataLocations.dataDirectory(environment: ProcessInfo.processInfo.environment)
-            let target = Keystores.open(kind, dataDirectory: data)
+            let target = vaultOption.location.keystore(kind)
             _ = try coffer.migrateKeys(to: target) { step in
                 // Crash tests stop the process here and kill it: each step must leave a vault that opens.
                 if step == stopAfter { raise(SIGSTOP) }

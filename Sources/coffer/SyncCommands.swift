@@ -144,7 +144,7 @@ extension SyncCommand {
 
         func run() async throws {
             let location = vaultOption.location
-            let stored = Vault.exists(in: location.vaultDirectory) ? try vaultOption.open().serverKeyPin() : nil
+            let stored = location.vaultExists ? try vaultOption.open().serverKeyPin() : nil
             let client = try await pinning.client(server, stored: stored)
             let passphrase = try SecretInput.shared.secret("Sync passphrase")
             let session = try await SyncCLI.login(

@@ -359,7 +359,7 @@ struct Import: ParsableCommand {
             ? .recoveryCode(try SecretInput.shared.secret("Backup recovery code"))
             : .passphrase(try SecretInput.shared.secret("Backup passphrase"))
         let location = vaultOption.location
-        if !Vault.exists(in: location.vaultDirectory) {
+        if !location.vaultExists {
             let restored = try Coffer.restore(backup: file, to: location, unlock: unlock)
             let count = try restored.itemCount()
             Output.note("Restored \(Output.count(count, "item")) into a new vault in \(restored.directory).")

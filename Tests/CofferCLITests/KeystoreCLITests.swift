@@ -1,4 +1,5 @@
 @_spi(Sync) import CofferKit
+import CofferVault
 import CofferTestSupport
 import Foundation
 import GRDB
