@@ -1,6 +1,17 @@
+import CofferVault
 import Foundation
 
+/// Changes to a card's photos made with an edit (`Coffer.update(_:photos:_:)`).
+public typealias PhotoChanges = CofferVault.Vault.PhotoChanges
+
 extension Coffer {
+    /// Changes an item as `update(_:_:)` does, and a card's photos with it in the same transaction: images to set
+    /// (each checked: PNG or JPEG, at most 2 MiB) and sides to remove.
+    @discardableResult
+    public func update(_ item: Item, photos changes: PhotoChanges, _ change: (inout ItemContent) throws -> Void) throws(CofferError) -> Item {
+        try Self.vaultCall { () throws(VaultError) in try vault.modify(id: item.id, photos: changes, change) }
+    }
+
     /// The image of `card`'s photo of `side`, checked against the card (docs/FORMAT.md §5b); nil when it has none.
     public func photo(_ side: PhotoSide, of card: Item) throws(CofferError) -> (photo: CardPhoto, image: Data)? {
         try Self.vaultCall { () throws(VaultError) in try vault.photo(side, of: card) }

@@ -33,8 +33,8 @@ struct PhotoEditOptions: ParsableArguments {
     }
 
     /// The changes, with each image read from its file and checked.
-    func changes() throws -> Vault.PhotoChanges {
-        var changes = Vault.PhotoChanges(removals: Set(removePhoto))
+    func changes() throws -> PhotoChanges {
+        var changes = PhotoChanges(removals: Set(removePhoto))
         for case let (side?, path) in pairs {
             let image: [UInt8]
             do {
@@ -71,7 +71,7 @@ struct PhotoOutputOptions: ParsableArguments {
     func writeIfAsked(_ item: Item, from coffer: Coffer) throws -> Bool {
         guard let side, let out else { return false }
         guard item.kind == .card else { throw CLIError.usage("only cards have photos") }
-        guard let (_, image) = try cli({ () throws(CofferError) in try coffer.photo(side, of: item) }) else {
+        guard let (_, image) = try coffer.photo(side, of: item) else {
             throw CLIError.usage("\"\(item.content.name)\" has no \(side.rawValue) photo")
         }
         do {
