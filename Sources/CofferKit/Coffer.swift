@@ -6,6 +6,7 @@
 @_exported import CofferOTP
 @_exported import CofferPlaces
 @_exported import CofferVault
+import CofferAgentWire
 import CofferPlatform
 import Foundation
 import Logging
@@ -34,6 +35,12 @@ public enum CofferError: Error, Sendable, CustomStringConvertible {
     case keystoreUnchanged(KeystoreKind)
     /// A key read back from the new store is not the one written (nothing was recorded or deleted).
     case keystoreCopyDiffers(account: String)
+    /// No agent listens at the socket.
+    case agentNotRunning
+    /// The agent's socket cannot be trusted or used (another user's, or it answered out of protocol).
+    case agentUnusable(String)
+    /// The agent refused the request.
+    case agent(AgentFailure)
 
     public var description: String {
         switch self {
@@ -57,6 +64,9 @@ public enum CofferError: Error, Sendable, CustomStringConvertible {
         case .keystoreUnchanged(let kind): return "this vault's keys are already in the \(kind.displayName)"
         case .keystoreCopyDiffers(let account):
             return "the new key store did not give back \(account) as written; the vault still uses the old store"
+        case .agentNotRunning: return "no agent is running"
+        case .agentUnusable(let reason): return "cannot use the agent: \(reason)"
+        case .agent(let failure): return failure.message
         }
     }
 }

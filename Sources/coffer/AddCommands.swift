@@ -52,7 +52,7 @@ struct Add: ParsableCommand {
 
 /// Prints the new item's id (the only output of a successful add), or its JSON; warns on standard error when another
 /// item already has its name (allowed: two cards of one store are common; but a lookup by that name then lists both).
-func reportAdded(_ item: Item, in coffer: Coffer, json: Bool) throws {
+func reportAdded(_ item: Item, in coffer: any OpenVault, json: Bool) throws {
     warnIfNameTaken(item, in: coffer)
     if json {
         try Output.json(ItemSummary(item, now: Date()))
@@ -61,7 +61,7 @@ func reportAdded(_ item: Item, in coffer: Coffer, json: Bool) throws {
     }
 }
 
-func warnIfNameTaken(_ item: Item, in coffer: Coffer) {
+func warnIfNameTaken(_ item: Item, in coffer: any OpenVault) {
     guard let others = try? coffer.items(named: item.content.name, excluding: item.id), !others.isEmpty else { return }
     let ids = others.prefix(3).map { String($0.id.uuidString.prefix(8)).lowercased() }.joined(separator: ", ")
     let count = others.count == 1 ? "another item" : "\(others.count) other items"
@@ -108,8 +108,8 @@ struct AddCard: ParsableCommand {
             name: name, symbology: symbology.value, payload: payload, payloadCharset: charset, cardNumber: cardNumber,
             tags: tags, networkIDs: networks, validFrom: try validFrom.map { try Output.parseDate($0) },
             validTo: try validTo.map { try Output.parseDate($0, endOfDay: true) }, oneTime: oneTime)
-        let coffer = try vaultOption.open()
-        let item = try vaultCall { () throws(VaultError) in try coffer.vault.add(.card(card)) }
+        let coffer = try vaultOption.openItems()
+        let item = try cli { () throws(CofferError) in try coffer.add(.card(card)) }
         try reportAdded(item, in: coffer, json: output.json)
     }
 
@@ -170,8 +170,8 @@ struct AddOTP: ParsableCommand {
             let uri = try SecretInput.shared.secret("otpauth:// URI").trimmingCharacters(in: .whitespaces)
             otp = try OTPItem(token: try OTPToken(uri: uri), issuer: issuer, tags: tags)
         }
-        let coffer = try vaultOption.open()
-        let item = try vaultCall { () throws(VaultError) in try coffer.vault.add(.otp(otp)) }
+        let coffer = try vaultOption.openItems()
+        let item = try cli { () throws(CofferError) in try coffer.add(.otp(otp)) }
         try reportAdded(item, in: coffer, json: output.json)
     }
 
@@ -206,8 +206,8 @@ struct AddCredential: ParsableCommand {
     func run() throws {
         let value = try SecretInput.shared.secret("Value")
         let credential = try Credential(name: name, provider: provider, value: value, tags: tags)
-        let coffer = try vaultOption.open()
-        let item = try vaultCall { () throws(VaultError) in try coffer.vault.add(.credential(credential)) }
+        let coffer = try vaultOption.openItems()
+        let item = try cli { () throws(CofferError) in try coffer.add(.credential(credential)) }
         try reportAdded(item, in: coffer, json: output.json)
     }
 }
@@ -300,8 +300,8 @@ struct AddNote: ParsableCommand {
             text = rest.isEmpty ? nil : rest
         }
         let note = try Note(name: name, template: template, fields: fields, text: text, tags: tags)
-        let coffer = try vaultOption.open()
-        let item = try vaultCall { () throws(VaultError) in try coffer.vault.add(.note(note)) }
+        let coffer = try vaultOption.openItems()
+        let item = try cli { () throws(CofferError) in try coffer.add(.note(note)) }
         try reportAdded(item, in: coffer, json: output.json)
     }
 }

@@ -81,7 +81,8 @@ enum CLIError: Error, CustomStringConvertible {
                 return 77
             case .vault(.alreadyExists): return 73
             case .keystore(.locked): return 75
-            case .keystore(.unreachable): return 69
+            case .keystore(.unreachable), .agentNotRunning, .agentUnusable: return 69
+            case .agent(let failure) where failure.code == .wrongPassphrase: return 77
             case .vault(.conflict), .vault(.keyRotatedElsewhere): return 75
             case .vault(.newerFormat), .vault(.unknownMigrations), .vault(.tampered), .vault(.notAVault), .vault(.crypto):
                 return 65

@@ -103,7 +103,7 @@ struct List: ParsableCommand {
     @Flag(help: "Include archived cards.") var archived = false
 
     func run() throws {
-        let coffer = try vaultOption.open()
+        let coffer = try vaultOption.openItems()
         let now = Date()
         let items = try cli { () throws(CofferError) in try coffer.items(kind: kind) }.filter { item in
             if let tag, !item.content.tags.contains(where: { $0.caseInsensitiveCompare(tag) == .orderedSame }) { return false }
@@ -156,7 +156,7 @@ struct Show: ParsableCommand {
     @OptionGroup var drawing: DrawingOptions
 
     func run() throws {
-        let coffer = try vaultOption.open()
+        let coffer = try vaultOption.openItems()
         let item = try cli { () throws(CofferError) in try coffer.find(query) }
         let now = Date()
         let summary = ItemSummary(item, now: now)
@@ -308,21 +308,9 @@ struct Code: ParsableCommand {
     }
 
     func run() throws {
-        let coffer = try vaultOption.open()
-        let tokens: [Item]
-        if let query {
-            tokens = [try cli { () throws(CofferError) in try coffer.find(query, kind: .otp) }]
-        } else {
-            tokens = try cli { () throws(CofferError) in try coffer.items(kind: .otp) }.filter { item in
-                if case .otp(let otp) = item.content, case .hotp = otp.parameters.kind { return false }
-                return true
-            }
-        }
-        let now = Date()
-        var lines: [CodeLine] = []
-        for token in tokens {
-            let (code, remaining) = try cli { () throws(CofferError) in try coffer.code(for: token, at: now) }
-            lines.append(CodeLine(id: token.id.uuidString.lowercased(), name: token.content.name, code: code, secondsRemaining: remaining))
+        let coffer = try vaultOption.openItems()
+        let lines = try cli { () throws(CofferError) in try coffer.codes(matching: query, at: Date()) }.map { code in
+            CodeLine(id: code.id.uuidString.lowercased(), name: code.name, code: code.code, secondsRemaining: code.secondsRemaining)
         }
         if output.json {
             try Output.json(lines)

@@ -363,7 +363,7 @@ struct Run: ParsableCommand {
         let arguments = command.first == "--" ? Array(command.dropFirst()) : command
         guard let program = arguments.first else { throw CLIError.usage("give the program to run after --") }
         guard !mappings.isEmpty else { throw CLIError.usage("give at least one --env VARIABLE=credential") }
-        let coffer = try vaultOption.open()
+        let coffer = try vaultOption.openItems()
         var environment: [String: String] = [:]
         for mapping in mappings {
             guard let equals = mapping.firstIndex(of: "="), equals != mapping.startIndex else {
