@@ -19,7 +19,9 @@ public enum SignalPipe {
     // Written once by `install` before any handler can run; read by the handler (write(2) is async-signal-safe).
     nonisolated(unsafe) private static var writeEnd: Int32 = -1
 
-    /// Installs handlers for SIGHUP, SIGTERM and SIGINT and returns the pipe's read end (non-blocking).
+    /// Installs handlers for SIGHUP, SIGTERM and SIGINT, unblocks them (a process started from a thread that blocks
+    /// signals, as a dispatch worker does, inherits that mask and would never see them), and returns the pipe's read
+    /// end (non-blocking).
     public static func install() -> Int32 {
         var ends: [Int32] = [0, 0]
         guard pipe(&ends) == 0 else { return -1 }
@@ -36,6 +38,10 @@ public enum SignalPipe {
                 _ = write(SignalPipe.writeEnd, &byte, 1)
             }
         }
+        var handled = sigset_t()
+        sigemptyset(&handled)
+        for number in [SIGHUP, SIGTERM, SIGINT] { sigaddset(&handled, number) }
+        pthread_sigmask(SIG_UNBLOCK, &handled, nil)
         return ends[0]
     }
 

@@ -72,6 +72,8 @@ public enum UnixSocket {
             throw .system(operation: "cannot listen at \(path)", errno: code)
         }
         chmod(path, 0o600)
+        // Non-blocking, so a connection that went away between poll and accept cannot leave accept waiting.
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
         guard systemListen(descriptor, backlog) == 0 else {
             let code = errno
             close(descriptor)
@@ -86,6 +88,7 @@ public enum UnixSocket {
         let connection = systemAccept(listener)
         guard connection >= 0 else { throw .system(operation: "accept", errno: errno) }
         setCloseOnExec(connection)
+        _ = fcntl(connection, F_SETFL, fcntl(connection, F_GETFL) & ~O_NONBLOCK)
         do throws(SocketError) {
             let uid = try peerUID(connection)
             guard uid == currentUID else { throw SocketError.foreignPeer(uid: uid) }

@@ -76,10 +76,9 @@ extension AgentCommand {
         /// nothing on its standard streams, and waits until it answers.
         private func launch(socket: String) throws {
             let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/proc/self/exe")
-            if !FileManager.default.isExecutableFile(atPath: "/proc/self/exe") {
-                process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-            }
+            // This very binary (its real path, so `ps` shows what runs).
+            let selfPath = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+            process.executableURL = URL(fileURLWithPath: selfPath != "/proc/self/exe" ? selfPath : CommandLine.arguments[0])
             process.arguments = ["agent", "serve", "--detach", "--idle", timeoutOptions.idle, "--max", timeoutOptions.max]
             process.standardInput = FileHandle.nullDevice
             process.standardOutput = FileHandle.nullDevice
