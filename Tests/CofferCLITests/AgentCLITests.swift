@@ -1,4 +1,5 @@
 import CofferAgentWire
+import CofferKit
 import CofferPlatform
 import CofferTestSupport
 import Foundation
@@ -269,7 +270,13 @@ struct AgentCLITests {
             ("items key", TestSupport.hex(try #require(keys["items_key"]))),
             ("OTP secret", Array("12345678901234567890".utf8)),
         ]
-        let textCanaries = [Self.passphrase, Self.secret, Self.noteText, Self.addedText]
+        // CanaryScan spells bytes raw, in hex, base64 and escapes; base32 (how OTP secrets travel) is added here, for
+        // each of the five offsets a key can start at in a 40-bit group: the key less its first 0–4 bytes, less the
+        // last character (which the next byte shares).
+        let base32 = byteCanaries.flatMap { _, bytes in
+            (0..<5).map { skip in String(Base32.encode(bytes.dropFirst(skip)).dropLast()) }
+        }
+        let textCanaries = [Self.passphrase, Self.secret, Self.noteText, Self.addedText] + base32
         var files: [String] = []
         for root in [session.cli.home, session.runtime, session.temporary] {
             let enumerator = FileManager.default.enumerator(atPath: root)
