@@ -37,7 +37,7 @@ enum CLIError: Error, CustomStringConvertible {
         case .sync(_, _, let hint): return hint
         case .narrowTerminal: return "or write an image to scan from another screen: coffer barcode NAME --png FILE"
         case .coffer(.needsSecret):
-            return "run `coffer unlock` (passphrase) or `coffer unlock --recovery-code` once on this device"
+            return "run `coffer unlock` (passphrase) or `coffer unlock --recovery-code` once on this device, or `coffer agent start` to keep a passphrase-only vault unlocked for a while"
         case .coffer(.vault(.notFound)):
             return "create one with `coffer init`, or point --vault / COFFER_VAULT at an existing vault"
         case .coffer(.vault(.newerFormat)), .coffer(.vault(.unknownMigrations)):
