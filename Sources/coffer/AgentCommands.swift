@@ -56,10 +56,8 @@ extension AgentCommand {
 
         func run() throws {
             let socket = AgentCommand.socket
-            if try cli({ () throws(CofferError) in try Agent.status(socket: socket) }) == nil {
-                try launch(socket: socket)
-            }
             let location = vaultOption.location
+            // A vault that is missing, or opens without a passphrase, needs no agent: say so before starting one.
             do {
                 _ = try Coffer.open(at: location)
                 Output.note("This vault opens with this device's key, without a passphrase: the agent is not needed for it.")
@@ -67,6 +65,9 @@ extension AgentCommand {
             } catch .needsSecret {
             } catch {
                 guard case .keystore(let failure) = error, failure.storeCannotAnswer else { throw CLIError.coffer(error) }
+            }
+            if try cli({ () throws(CofferError) in try Agent.status(socket: socket) }) == nil {
+                try launch(socket: socket)
             }
             let passphrase = try SecretInput.shared.secret("Passphrase")
             try cli { () throws(CofferError) in try Agent.unlock(location, passphrase: passphrase, socket: socket) }

@@ -19,6 +19,8 @@ struct AgentCLITests {
     static let noteText = "canary-note-plaintext-Zq9"
     static let addedText = "canary-added-through-agent-Wp4"
     static let nobody = ["--reuid", "65534", "--regid", "65534", "--clear-groups"]
+    /// Tests that act as a second user (`setpriv --reuid`) need root; CI runs as root.
+    static let canSwitchUser = geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
 
     /// A CLI with its own runtime and temporary directories, and a passphrase-only vault holding a TOTP token and a
     /// note: made with a device slot, which is then removed with its key, as a user of such a vault would have it.
@@ -154,7 +156,7 @@ struct AgentCLITests {
         #expect(try session.heldVaults() == 1, "still running, still holding the vault")
     }
 
-    @Test("another uid: its connection is closed unanswered even when the modes would let it in")
+    @Test("another uid: its connection is closed unanswered even when the modes would let it in", .enabled(if: canSwitchUser, "needs root for setpriv --reuid"))
     func foreignPeerRefused() throws {
         let session = try Session()
         defer { session.stop() }
@@ -183,7 +185,7 @@ struct AgentCLITests {
         #expect(try session.heldVaults() == 1, "the agent serves its own user still")
     }
 
-    @Test("the client sends nothing to a socket whose listener runs as another uid, even with a socket file of ours")
+    @Test("the client sends nothing to a socket whose listener runs as another uid, even with a socket file of ours", .enabled(if: canSwitchUser, "needs root for setpriv --reuid"))
     func foreignAgentRefused() throws {
         let session = try Session(agent: false)
         let directory = session.runtime + "/coffer"
@@ -227,7 +229,7 @@ struct AgentCLITests {
         #expect(lines.last == "0", "the fake agent received \(lines.last ?? "nothing")")
     }
 
-    @Test("an agent run by another uid: its /proc environ is root's (not dumpable) and unreadable to that uid")
+    @Test("an agent run by another uid: its /proc environ is root's (not dumpable) and unreadable to that uid", .enabled(if: canSwitchUser, "needs root for setpriv --reuid"))
     func notDumpable() throws {
         let runtime = try TestSupport.temporaryDirectory("run")
         chown(runtime, 65534, 65534)
