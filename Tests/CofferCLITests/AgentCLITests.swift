@@ -96,6 +96,20 @@ struct AgentCLITests {
         #expect(refused.status == 77, "locked: the passphrase is needed again")
     }
 
+    @Test("at a terminal: the passphrase is typed for `agent start`; a command the agent does not serve says so and asks")
+    func terminal() throws {
+        let session = try Session(agent: false)
+        defer { session.stop() }
+        let start = try SyncCLITests.atTerminal(session.cli, ["agent", "start"], answers: [("Passphrase:", Self.passphrase)])
+        #expect(start.status == 0, "\(start.transcript)")
+        #expect(try session.heldVaults() == 1)
+        let edit = try SyncCLITests.atTerminal(session.cli, ["edit", "Locker", "--name", "Box"], answers: [("Passphrase:", Self.passphrase)])
+        #expect(edit.status == 0, "\(edit.transcript)")
+        #expect(edit.transcript.contains("the agent does not serve this command; the passphrase opens the vault this time"))
+        #expect(!edit.transcript.contains(Self.passphrase), "typed without echo")
+        #expect(try session.cli.ok(["list"]).stdout.contains("Box"), "served by the agent, which sees the other process's edit")
+    }
+
     @Test("SIGHUP locks and the agent lives on; SIGTERM ends it and removes the socket")
     func signals() throws {
         let session = try Session()
