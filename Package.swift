@@ -12,7 +12,7 @@ let privacyManifest: (resources: [Resource], exclude: [String]) = ([], ["Privacy
 
 let package = Package(
     name: "Coffer",
-    platforms: [.macOS(.v14), .iOS(.v17)],
+    platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "CofferKit", targets: ["CofferKit"]),
         .executable(name: "coffer", targets: ["coffer"]),
@@ -117,19 +117,20 @@ let package = Package(
         // The agent process: holds unlocked passphrase-only vaults, serves the socket, locks on timers and signals.
         .target(
             name: "CofferAgent",
-            dependencies: ["CofferKit", "CofferAgentWire", "CofferPlatform"],
+            dependencies: ["CofferKit", "CofferAgentWire", "CofferCrypto", "CofferPlatform"],
             swiftSettings: strict),
         .executableTarget(
             name: "coffer",
             dependencies: [
                 "CofferKit", "CofferAgent", "CofferSync", "CofferCue",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict),
         .executableTarget(
             name: "coffer-bench",
             dependencies: [
-                "CofferKit", "CofferCrypto", "CofferServer", "CofferServerStore", "CofferSync", "CofferSyncAPI", "CofferPlaces",
+                "CofferKit", "CofferCrypto", "CofferVault", "CofferServer", "CofferServerStore", "CofferSync", "CofferSyncAPI", "CofferPlaces",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),

@@ -1,4 +1,5 @@
 import CofferAgentWire
+import CofferCrypto
 import CofferKit
 import Foundation
 

@@ -1,4 +1,5 @@
 import CofferAgentWire
+import CofferCrypto
 import CofferPlatform
 import CofferVault
 import Foundation

@@ -1,12 +1,12 @@
+import CofferAgentWire
 @_exported import CofferBarcode
-@_exported import CofferCrypto
+import CofferCrypto
 @_exported import CofferInterop
-@_exported import CofferKeystore
+import CofferKeystore
 @_exported import CofferModel
 @_exported import CofferOTP
 @_exported import CofferPlaces
-@_exported import CofferVault
-import CofferAgentWire
+import CofferVault
 import CofferPlatform
 import Foundation
 import Logging
@@ -74,7 +74,8 @@ public enum CofferError: Error, Sendable, CustomStringConvertible {
 /// The facade a program uses: an unlocked vault plus the device key store, with the operations that need both
 /// (HOTP codes stored before shown, PIN-held signing keys, backups).
 public final class Coffer: Sendable {
-    public let vault: Vault
+    /// The store itself, for the sync layer that ships its rows; programs use the operations of the facade.
+    @_spi(Sync) public let vault: Vault
     public let location: CofferLocation
     /// The store that holds this vault's keys on this device.
     public let keystore: any DeviceKeystore

@@ -1,3 +1,4 @@
+import CofferCrypto
 import CofferKeystore
 import CofferPlatform
 import CofferVault
@@ -52,5 +53,39 @@ public struct CofferLocation: Sendable {
     /// The label of a device slot made here now, for a key kept in `store`.
     func deviceLabel(_ store: any DeviceKeystore) -> DeviceLabel {
         DeviceLabel(name: deviceName, keystore: store.kind.rawValue, createdAt: options.clock())
+    }
+}
+
+extension CofferLocation {
+    /// Whether a vault exists here.
+    public var vaultExists: Bool { Vault.exists(in: vaultDirectory) }
+
+    /// The vault's id, read without opening it (no key needed).
+    public func vaultID() throws(CofferError) -> UUID {
+        do {
+            return try Vault.peekID(in: vaultDirectory, options: options)
+        } catch {
+            throw .vault(error)
+        }
+    }
+
+    /// The key store of `kind` for this location's data directory (the file store lives there).
+    public func keystore(_ kind: KeystoreKind) -> any DeviceKeystore {
+        switch selection {
+        case .fixed(let store) where store.kind == kind: return store
+        case .fixed: return Keystores.open(kind, dataDirectory: DataLocations.dataDirectory(environment: ProcessInfo.processInfo.environment))
+        case .chosen(_, let data, _): return Keystores.open(kind, dataDirectory: data)
+        }
+    }
+}
+
+extension Coffer {
+    /// Checks a new PIN's shape (6 to 64 digits) before anything else is asked.
+    public static func checkPIN(_ pin: String) throws(CofferError) {
+        do {
+            _ = try PINProtection.pinBytes(pin)
+        } catch {
+            throw .vault(.crypto(error))
+        }
     }
 }

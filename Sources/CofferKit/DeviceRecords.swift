@@ -1,5 +1,7 @@
+import CofferCrypto
 import CofferKeystore
 import CofferPlatform
+import CofferVault
 import Foundation
 
 /// A key store as a person chooses it: a kind, or `auto` (the OS's store when it answers, else the file store),

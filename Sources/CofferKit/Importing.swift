@@ -1,3 +1,6 @@
+import CofferCrypto
+import CofferKeystore
+import CofferVault
 import Foundation
 
 extension Coffer {

@@ -1,3 +1,4 @@
+import CofferCrypto
 import CofferKeystore
 import CofferVault
 import Foundation

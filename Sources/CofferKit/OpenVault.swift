@@ -39,8 +39,6 @@ public protocol OpenVault: Sendable {
 }
 
 extension Coffer: OpenVault {
-    public var vaultID: UUID { vault.vaultID }
-
     public func codes(matching query: String?, at now: Date) throws(CofferError) -> [OneTimeCode] {
         let tokens: [Item]
         if let query {

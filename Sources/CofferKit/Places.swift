@@ -1,4 +1,7 @@
+import CofferCrypto
+import CofferKeystore
 import CofferPlaces
+import CofferVault
 import Foundation
 
 /// The vault's places, for the on-cue commands: what the user imported here, tiles cached from a server, the

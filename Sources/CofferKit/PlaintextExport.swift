@@ -1,3 +1,6 @@
+import CofferCrypto
+import CofferKeystore
+import CofferVault
 import Foundation
 
 /// The plaintext JSON export: CardOnCue's `GET /v1/user/export` shape (`user`, `cards` with decrypted payloads)

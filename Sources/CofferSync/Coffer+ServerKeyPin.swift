@@ -1,4 +1,4 @@
-import CofferKit
+@_spi(Sync) import CofferKit
 import CofferVault
 import Foundation
 

@@ -1,5 +1,5 @@
 import CofferCrypto
-import CofferKit
+@_spi(Sync) import CofferKit
 import CofferKeystore
 import CofferSyncAPI
 import CofferVault

@@ -2,7 +2,7 @@ import ArgumentParser
 import AsyncHTTPClient
 import CofferCrypto
 import CofferKeystore
-import CofferKit
+@_spi(Sync) import CofferKit
 import CofferModel
 import CofferServer
 import CofferServerStore

@@ -1,4 +1,6 @@
+import CofferCrypto
 import CofferKit
+import CofferVault
 import Crypto
 import Foundation
 import GRDB

@@ -47,7 +47,18 @@ struct CardSymbology: ExpressibleByArgument {
 struct Add: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Add an item. Secret values are read from the terminal or standard input.",
-        subcommands: [AddCard.self, AddOTP.self, AddCredential.self, AddKey.self, AddNote.self])
+        discussion: """
+            Secret values (a card's payload, a token's secret, a credential's value, a key's seed) are typed at a \
+            terminal prompt or piped on standard input, never given as arguments.
+
+            Examples:
+              coffer add card Costco --symbology ean13 --network costco
+              coffer add otp                  # paste an otpauth:// URI or a secret
+              coffer add credential OpenAI --provider openai
+              coffer add key 'Stellar main' --stellar-seed
+              coffer add note Passport --template kyc
+            """,
+        subcommands: [Add.NewCard.self, Add.NewToken.self, Add.NewCredential.self, Add.NewKey.self, Add.NewNote.self])
 }
 
 /// Prints the new item's id (the only output of a successful add), or its JSON; warns on standard error when another
@@ -68,240 +79,313 @@ func warnIfNameTaken(_ item: Item, in coffer: any OpenVault) {
     Output.warning("\(count) already named \"\(item.content.name)\" (\(ids)); a lookup by that name lists them all, ids tell them apart")
 }
 
-struct AddCard: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "card",
-        abstract: "Add a membership or loyalty card, or a one-time pass. The barcode payload (or, for a card without a barcode, its number) is read like a secret.")
+extension Add {
+    struct NewCard: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "card",
+            abstract: "Add a membership or loyalty card, or a one-time pass. The barcode payload (or, for a card without a barcode, its number) is read like a secret.",
+            discussion: """
+                At a terminal the payload is typed in view and shown back, as it will be drawn, before the card is \
+                added. A card without a barcode (--symbology none) keeps the number printed on it instead.
 
-    @OptionGroup var vaultOption: VaultOption
-    @OptionGroup var output: JSONOption
-    @Argument(help: "Card name, e.g. \"Costco\".") var name: String
-    @Option(help: "Barcode symbology, or none for a card without a barcode (shown by its number).")
-    var symbology: CardSymbology = CardSymbology(.qr)
-    @Option(help: "How the payload is read: as text (utf-8, iso-8859-1), or binary: all of stdin, byte for byte.")
-    var charset: PayloadCharset = .utf8
-    @Option(name: .customLong("network"), help: "Store network slug (repeatable), e.g. costco.")
-    var networks: [String] = []
-    @Option(name: .customLong("tag"), help: "Tag (repeatable).")
-    var tags: [String] = []
-    @Option(name: .customLong("valid-from"), help: "First valid day, YYYY-MM-DD.")
-    var validFrom: String?
-    @Option(name: .customLong("valid-to"), help: "Last valid day, YYYY-MM-DD.")
-    var validTo: String?
-    @Flag(name: .customLong("one-time"), help: "A pass that is used once (`coffer use` marks it).")
-    var oneTime = false
-    @Flag(name: .customLong("card-number"), help: "Also ask for the number printed on the card (when it differs from the payload).")
-    var askCardNumber = false
+                Examples:
+                  coffer add card Costco --symbology ean13 --network costco
+                  coffer add card Library --symbology code39 --tag city
+                  coffer add card 'Gym' --symbology none          # shown by its number
+                  printf '%s' "$PAYLOAD" | coffer add card Ticket --one-time
+                """)
 
-    func run() throws {
-        let payload: [UInt8]
-        if charset == .binary && !SecretInput.shared.interactive {
-            payload = try SecretInput.shared.remainingBytes()
-        } else if charset == .binary {
-            throw CLIError.usage("binary payloads are read from standard input (pipe the bytes in)")
-        } else {
-            let text = try SecretInput.shared.secret("Barcode payload")
-            payload = charset == .latin1 ? try latin1Bytes(text) : Array(text.utf8)
+        @OptionGroup var vaultOption: VaultOption
+        @OptionGroup var output: JSONOption
+        @Argument(help: "Card name, e.g. \"Costco\".") var name: String
+        @Option(help: "Barcode symbology, or none for a card without a barcode (shown by its number).")
+        var symbology: CardSymbology = CardSymbology(.qr)
+        @Option(help: "How the payload is read: as text (utf-8, iso-8859-1), or binary: all of stdin, byte for byte.")
+        var charset: PayloadCharset = .utf8
+        @Option(name: .customLong("network"), help: "Store network slug (repeatable), e.g. costco.")
+        var networks: [String] = []
+        @Option(name: .customLong("tag"), help: "Tag (repeatable).")
+        var tags: [String] = []
+        @Option(name: .customLong("valid-from"), help: "First valid day, YYYY-MM-DD.")
+        var validFrom: String?
+        @Option(name: .customLong("valid-to"), help: "Last valid day, YYYY-MM-DD.")
+        var validTo: String?
+        @Flag(name: .customLong("one-time"), help: "A pass that is used once (`coffer use` marks it).")
+        var oneTime = false
+        @Flag(name: .customLong("card-number"), help: "Also ask for the number printed on the card (when it differs from the payload).")
+        var askCardNumber = false
+
+        func run() throws {
+            let payload: [UInt8]
+            if charset == .binary && !SecretInput.shared.interactive {
+                payload = try SecretInput.shared.remainingBytes()
+            } else if charset == .binary {
+                throw CLIError.usage("binary payloads are read from standard input (pipe the bytes in)")
+            } else {
+                // Not a password: typed in view, and shown back before it is stored.
+                let text = try SecretInput.shared.visibleLine(symbology.value == nil ? "Card number" : "Barcode payload")
+                payload = charset == .latin1 ? try latin1Bytes(text) : Array(text.utf8)
+            }
+            let cardNumber = askCardNumber ? try SecretInput.shared.visibleLine("Printed card number") : nil
+            let card = try Card(
+                name: name, symbology: symbology.value, payload: payload, payloadCharset: charset, cardNumber: cardNumber,
+                tags: tags, networkIDs: networks, validFrom: try validFrom.map { try Output.parseDate($0) },
+                validTo: try validTo.map { try Output.parseDate($0, endOfDay: true) }, oneTime: oneTime)
+            if SecretInput.shared.interactive, charset != .binary {
+                try confirm(card)
+            }
+            let coffer = try vaultOption.openItems()
+            let item = try coffer.add(.card(card))
+            try reportAdded(item, in: coffer, json: output.json)
         }
-        let cardNumber = askCardNumber ? try SecretInput.shared.secret("Printed card number") : nil
-        let card = try Card(
-            name: name, symbology: symbology.value, payload: payload, payloadCharset: charset, cardNumber: cardNumber,
-            tags: tags, networkIDs: networks, validFrom: try validFrom.map { try Output.parseDate($0) },
-            validTo: try validTo.map { try Output.parseDate($0, endOfDay: true) }, oneTime: oneTime)
-        let coffer = try vaultOption.openItems()
-        let item = try cli { () throws(CofferError) in try coffer.add(.card(card)) }
-        try reportAdded(item, in: coffer, json: output.json)
-    }
 
-    private func latin1Bytes(_ text: String) throws -> [UInt8] {
-        try text.unicodeScalars.map { scalar in
-            guard scalar.value <= 0xFF else { throw CLIError.usage("the payload has characters outside ISO-8859-1") }
-            return UInt8(scalar.value)
+        /// Shows the card as it will be stored and drawn (an EAN-13 typed with 12 digits shows its 13th) and asks.
+        private func confirm(_ card: Card) throws {
+            let what: String
+            if let symbology = card.symbology {
+                what = "\(symbology.rawValue) \(symbology.digitsWithCheckDigit(card.payload) ?? card.payloadText)"
+            } else {
+                what = "no barcode, number \(card.payloadText)"
+            }
+            Output.note("\(card.name): \(what)" + (card.cardNumber.map { ", printed number \($0)" } ?? ""))
+            guard Terminal.confirm("Add this card?", defaultYes: true) == true else { throw CLIError.cancelled }
+        }
+
+        private func latin1Bytes(_ text: String) throws -> [UInt8] {
+            try text.unicodeScalars.map { scalar in
+                guard scalar.value <= 0xFF else { throw CLIError.usage("the payload has characters outside ISO-8859-1") }
+                return UInt8(scalar.value)
+            }
         }
     }
 }
 
-struct AddOTP: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "otp",
-        abstract: "Add a 2FA token from an otpauth:// URI on stdin, or from a base32 secret with --account.",
-        discussion: """
-            Examples:
-              coffer add otp < uri.txt                 (otpauth://totp/GitHub:alice?secret=…&issuer=GitHub)
-              coffer add otp --issuer GitHub --account alice   (then type the base32 secret)
-            """)
+extension Add {
+    struct NewToken: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "otp",
+            abstract: "Add a 2FA token from an otpauth:// URI or a base32 secret.",
+            discussion: """
+                At a terminal, paste the otpauth:// URI or the base32 secret a site shows under "can't scan the \
+                code?"; for a secret, the issuer and account are asked next. From a script, standard input holds the \
+                URI, or the secret with --account.
 
-    @OptionGroup var vaultOption: VaultOption
-    @OptionGroup var output: JSONOption
-    @Option(help: "Issuer (service name); fills in when a URI has none.") var issuer: String?
-    @Option(help: "Account name; when given, a base32 secret is read instead of a URI.") var account: String?
-    @Option(help: "totp, hotp or steam (with --account).") var type: String = "totp"
-    @Option(help: "SHA1, SHA256 or SHA512 (with --account).") var algorithm: String = "SHA1"
-    @Option(help: "Digits, 6 to 8 (with --account).") var digits: Int?
-    @Option(help: "TOTP period in seconds (with --account).") var period: Int = 30
-    @Option(help: "HOTP counter: the next value to use (with --account).") var counter: UInt64 = 0
-    @Option(name: .customLong("tag"), help: "Tag (repeatable).") var tags: [String] = []
+                Examples:
+                  coffer add otp                     # then paste the URI or the secret
+                  coffer add otp < uri.txt           # otpauth://totp/GitHub:alice?…
+                  coffer add otp --issuer GitHub --account alice   # then the secret
+                """)
 
-    func run() throws {
-        let otp: OTPItem
-        if let account {
-            let secretText = try SecretInput.shared.secret("Secret (base32)")
-            guard let algorithm = OTPAlgorithm(name: algorithm) else {
-                throw CLIError.coffer(.otp(.unsupportedAlgorithm))
+        @OptionGroup var vaultOption: VaultOption
+        @OptionGroup var output: JSONOption
+        @Option(help: "Issuer (service name); fills in when a URI has none.") var issuer: String?
+        @Option(help: "Account name; when given, a base32 secret is read instead of a URI.") var account: String?
+        @Option(help: "totp, hotp or steam (with --account).") var type: String = "totp"
+        @Option(help: "SHA1, SHA256 or SHA512 (with --account).") var algorithm: String = "SHA1"
+        @Option(help: "Digits, 6 to 8 (with --account).") var digits: Int?
+        @Option(help: "TOTP period in seconds (with --account).") var period: Int = 30
+        @Option(help: "HOTP counter: the next value to use (with --account).") var counter: UInt64 = 0
+        @Option(name: .customLong("tag"), help: "Tag (repeatable).") var tags: [String] = []
+
+        func run() throws {
+            let otp: OTPItem
+            let input = SecretInput.shared
+            if let account {
+                otp = try token(secret: try input.secret("Secret (base32)"), issuer: issuer ?? "", account: account)
+            } else {
+                let typed = try input.secret(input.interactive ? "otpauth:// URI or base32 secret" : "otpauth:// URI")
+                    .trimmingCharacters(in: .whitespaces)
+                if typed.lowercased().hasPrefix("otpauth://") {
+                    otp = try OTPItem(token: try OTPToken(uri: typed), issuer: issuer, tags: tags)
+                } else if input.interactive {
+                    // A bare secret, as sites show it under "can't scan the code?": checked first, then what it is for.
+                    _ = try Self.decodedSecret(typed)
+                    let issuerName = try issuer ?? input.visibleLine("Issuer (e.g. GitHub)")
+                    let accountName = try input.visibleLine("Account (e.g. you@example.org)")
+                    otp = try token(secret: typed, issuer: issuerName, account: accountName)
+                } else {
+                    throw CLIError.usage("standard input holds no otpauth:// URI; for a bare base32 secret give --account (and --issuer)")
+                }
             }
+            let coffer = try vaultOption.openItems()
+            let item = try coffer.add(.otp(otp))
+            try reportAdded(item, in: coffer, json: output.json)
+        }
+
+        /// A token from a base32 secret and the options' parameters.
+        private func token(secret text: String, issuer: String, account: String) throws -> OTPItem {
+            guard let algorithm = OTPAlgorithm(name: algorithm) else { throw OTPError.unsupportedAlgorithm }
             let kind: OTPParameters.Kind
             switch type.lowercased() {
             case "totp": kind = .totp(period: period)
             case "hotp": kind = .hotp(counter: counter)
             case "steam": kind = .steam
-            default: throw CLIError.coffer(.otp(.unsupportedType))
+            default: throw OTPError.unsupportedType
             }
-            let secret: [UInt8]
-            do {
-                secret = try Base32.decode(secretText)
-            } catch {
-                throw CLIError.badData(Self.base32Problem(secretText))
-            }
-            let parameters = try OTPParameters(secret: secret, algorithm: algorithm, digits: digits, kind: kind)
-            otp = try OTPItem(issuer: issuer ?? "", account: account, parameters: parameters, tags: tags)
+            let parameters = try OTPParameters(secret: try Self.decodedSecret(text), algorithm: algorithm, digits: digits, kind: kind)
+            let otp = try OTPItem(issuer: issuer, account: account, parameters: parameters, tags: tags)
             // An account an otpauth:// URI cannot carry (a colon) would leave the token out of URI exports.
             _ = try otp.token()
-        } else {
-            let uri = try SecretInput.shared.secret("otpauth:// URI").trimmingCharacters(in: .whitespaces)
-            otp = try OTPItem(token: try OTPToken(uri: uri), issuer: issuer, tags: tags)
+            return otp
         }
-        let coffer = try vaultOption.openItems()
-        let item = try cli { () throws(CofferError) in try coffer.add(.otp(otp)) }
-        try reportAdded(item, in: coffer, json: output.json)
-    }
 
-    /// Where a typed secret stops being base32. The position and the kind of character are named, never the
-    /// character itself: it is part of a secret.
-    static func base32Problem(_ text: String) -> String {
-        let ignored = Set(" \t-=".unicodeScalars)
-        for (offset, character) in text.unicodeScalars.enumerated() where !ignored.contains(character) {
-            let upper = Character(character).uppercased()
-            if upper.count == 1, let scalar = upper.unicodeScalars.first, ("A"..."Z").contains(scalar) || ("2"..."7").contains(scalar) {
-                continue
+        static func decodedSecret(_ text: String) throws -> [UInt8] {
+            do {
+                return try Base32.decode(text)
+            } catch {
+                throw CLIError.badData(base32Problem(text))
             }
-            let digit = ("0"..."9").contains(character)
-            return "the secret is not valid base32: character \(offset + 1) is "
-                + (digit ? "a digit base32 does not use (it has A–Z and 2–7; a 0, 1 or 8 is usually the letter O, I or B)"
-                    : "not in its alphabet (A–Z and 2–7)")
         }
-        return "the secret is not valid base32: data after the = padding"
+
+        /// Where a typed secret stops being base32. The position and the kind of character are named, never the
+        /// character itself: it is part of a secret.
+        static func base32Problem(_ text: String) -> String {
+            let ignored = Set(" \t-=".unicodeScalars)
+            for (offset, character) in text.unicodeScalars.enumerated() where !ignored.contains(character) {
+                let upper = Character(character).uppercased()
+                if upper.count == 1, let scalar = upper.unicodeScalars.first, ("A"..."Z").contains(scalar) || ("2"..."7").contains(scalar) {
+                    continue
+                }
+                let digit = ("0"..."9").contains(character)
+                return "the secret is not valid base32: character \(offset + 1) is "
+                    + (digit ? "a digit base32 does not use (it has A–Z and 2–7; a 0, 1 or 8 is usually the letter O, I or B)"
+                        : "not in its alphabet (A–Z and 2–7)")
+            }
+            return "the secret is not valid base32: data after the = padding"
+        }
     }
 }
 
-struct AddCredential: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "credential", abstract: "Add an API key, token or password (value read like a secret).")
+extension Add {
+    struct NewCredential: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "credential", abstract: "Add an API key, token or password (value read like a secret).",
+            discussion: """
+                Examples:
+                  coffer add credential OpenAI --provider openai   # then type the key
+                  pass show github/token | coffer add credential GitHub
+                """)
 
-    @OptionGroup var vaultOption: VaultOption
-    @OptionGroup var output: JSONOption
-    @Argument(help: "Name, e.g. \"OpenAI\".") var name: String
-    @Option(help: "Provider, e.g. openai.") var provider: String?
-    @Option(name: .customLong("tag"), help: "Tag (repeatable).") var tags: [String] = []
+        @OptionGroup var vaultOption: VaultOption
+        @OptionGroup var output: JSONOption
+        @Argument(help: "Name, e.g. \"OpenAI\".") var name: String
+        @Option(help: "Provider, e.g. openai.") var provider: String?
+        @Option(name: .customLong("tag"), help: "Tag (repeatable).") var tags: [String] = []
 
-    func run() throws {
-        let value = try SecretInput.shared.secret("Value")
-        let credential = try Credential(name: name, provider: provider, value: value, tags: tags)
-        let coffer = try vaultOption.openItems()
-        let item = try cli { () throws(CofferError) in try coffer.add(.credential(credential)) }
-        try reportAdded(item, in: coffer, json: output.json)
+        func run() throws {
+            let value = try SecretInput.shared.secret("Value")
+            let credential = try Credential(name: name, provider: provider, value: value, tags: tags)
+            let coffer = try vaultOption.openItems()
+            let item = try coffer.add(.credential(credential))
+            try reportAdded(item, in: coffer, json: output.json)
+        }
     }
 }
 
-struct AddKey: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "key",
-        abstract: "Add an Ed25519 signing key held under a PIN (seed, then PIN, from the terminal or stdin lines).")
+extension Add {
+    struct NewKey: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "key",
+            abstract: "Add an Ed25519 signing key held under a PIN (seed, then PIN, from the terminal or stdin lines).",
+            discussion: """
+                The key's seed is sealed under the PIN and a secret that never leaves this device: a copied vault \
+                cannot be PIN-guessed elsewhere, and ten wrong PINs lock the key.
 
-    @OptionGroup var vaultOption: VaultOption
-    @OptionGroup var output: JSONOption
-    @Argument(help: "Name, e.g. \"Stellar main\".") var name: String
-    @Flag(name: .customLong("stellar-seed"), help: "The seed is a Stellar secret key (S…); the public key shows as G….")
-    var stellar = false
-    @Option(name: .customLong("tag"), help: "Tag (repeatable).") var tags: [String] = []
+                Examples:
+                  coffer add key Release                  # 64 hex digits, then the PIN
+                  coffer add key 'Stellar main' --stellar-seed
+                """)
 
-    func run() throws {
-        let seedText = try SecretInput.shared.secret(stellar ? "Stellar secret seed (S…)" : "Ed25519 seed (64 hex digits)")
-        let seed: SecretBytes
-        if stellar {
-            seed = try StellarStrKey.decodeSeed(seedText)
-        } else {
-            seed = try hexSeed(seedText)
-        }
-        let pin = try SecretInput.shared.secret("New PIN (6+ digits)", confirm: true) { typed in
-            _ = try PINProtection.pinBytes(typed)
-        }
-        let coffer = try vaultOption.open()
-        let item = try cli { () throws(CofferError) in
-            try coffer.addSigningKey(name: name, seed: seed, flavor: stellar ? .stellar : .ed25519, pin: pin, tags: tags)
-        }
-        warnIfNameTaken(item, in: coffer)
-        if output.json {
-            try Output.json(ItemSummary(item, now: Date()))
-        } else if case .signingKey(let key) = item.content {
-            Output.line("\(item.id.uuidString.lowercased()) \(key.publicKeyText)")
-        }
-    }
+        @OptionGroup var vaultOption: VaultOption
+        @OptionGroup var output: JSONOption
+        @Argument(help: "Name, e.g. \"Stellar main\".") var name: String
+        @Flag(name: .customLong("stellar-seed"), help: "The seed is a Stellar secret key (S…); the public key shows as G….")
+        var stellar = false
+        @Option(name: .customLong("tag"), help: "Tag (repeatable).") var tags: [String] = []
 
-    private func hexSeed(_ text: String) throws -> SecretBytes {
-        let digits = Array(text.trimmingCharacters(in: .whitespaces).utf8)
-        guard digits.count == 64 else { throw CLIError.usage("an Ed25519 seed is 64 hex digits") }
-        var bytes: [UInt8] = []
-        for index in stride(from: 0, to: 64, by: 2) {
-            guard let byte = UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16) else {
-                throw CLIError.usage("an Ed25519 seed is 64 hex digits")
+        func run() throws {
+            let seedText = try SecretInput.shared.secret(stellar ? "Stellar secret seed (S…)" : "Ed25519 seed (64 hex digits)")
+            let seed: SecretBytes
+            if stellar {
+                seed = try StellarStrKey.decodeSeed(seedText)
+            } else {
+                seed = try hexSeed(seedText)
             }
-            bytes.append(byte)
+            let pin = try SecretInput.shared.secret("New PIN (6+ digits)", confirm: true) { typed in
+                try Coffer.checkPIN(typed)
+            }
+            let coffer = try vaultOption.open()
+            let item = try coffer.addSigningKey(name: name, seed: seed, flavor: stellar ? .stellar : .ed25519, pin: pin, tags: tags)
+            warnIfNameTaken(item, in: coffer)
+            if output.json {
+                try Output.json(ItemSummary(item, now: Date()))
+            } else if case .signingKey(let key) = item.content {
+                Output.line("\(item.id.uuidString.lowercased()) \(key.publicKeyText)")
+            }
         }
-        defer { bytes.withUnsafeMutableBytes { SecretBytes.wipe($0) } }
-        return SecretBytes(bytes)
+
+        private func hexSeed(_ text: String) throws -> SecretBytes {
+            let digits = Array(text.trimmingCharacters(in: .whitespaces).utf8)
+            guard digits.count == 64 else { throw CLIError.usage("an Ed25519 seed is 64 hex digits") }
+            var bytes: [UInt8] = []
+            for index in stride(from: 0, to: 64, by: 2) {
+                guard let byte = UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16) else {
+                    throw CLIError.usage("an Ed25519 seed is 64 hex digits")
+                }
+                bytes.append(byte)
+            }
+            defer { bytes.withUnsafeMutableBytes { SecretBytes.wipe($0) } }
+            return SecretBytes(bytes)
+        }
     }
 }
 
-struct AddNote: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "note",
-        abstract: "Add a note of labelled fields (contacts, KYC) and free text.",
-        discussion: """
-            Standard input holds `Label: value` lines; the first line that is not of that form, and everything after
-            it, is the note's free text. On a terminal the template's fields are asked for one by one.
-            """)
+extension Add {
+    struct NewNote: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "note",
+            abstract: "Add a note of labelled fields (contacts, KYC) and free text.",
+            discussion: """
+                Standard input holds `Label: value` lines; the first line that is not of that form, and everything \
+                after it, is the note's free text. On a terminal the template's fields are asked for one by one.
 
-    @OptionGroup var vaultOption: VaultOption
-    @OptionGroup var output: JSONOption
-    @Argument(help: "Name, e.g. \"KYC\".") var name: String
-    @Option(help: "Field template: free, contact or kyc.") var template: Note.Template = .free
-    @Option(name: .customLong("tag"), help: "Tag (repeatable).") var tags: [String] = []
+                Examples:
+                  coffer add note Passport --template kyc
+                  coffer add note Plumber < plumber.txt     # Phone: 555-0100, then text
+                """)
 
-    func run() throws {
-        var fields: [Note.Field] = []
-        var text: String?
-        if SecretInput.shared.interactive {
-            for label in Note.suggestedLabels(for: template) {
-                let value = try SecretInput.shared.secret(label)
-                if !value.isEmpty { fields.append(Note.Field(label: label, value: value)) }
+        @OptionGroup var vaultOption: VaultOption
+        @OptionGroup var output: JSONOption
+        @Argument(help: "Name, e.g. \"KYC\".") var name: String
+        @Option(help: "Field template: free, contact or kyc.") var template: Note.Template = .free
+        @Option(name: .customLong("tag"), help: "Tag (repeatable).") var tags: [String] = []
+
+        func run() throws {
+            var fields: [Note.Field] = []
+            var text: String?
+            if SecretInput.shared.interactive {
+                for label in Note.suggestedLabels(for: template) {
+                    let value = try SecretInput.shared.secret(label)
+                    if !value.isEmpty { fields.append(Note.Field(label: label, value: value)) }
+                }
+                let rest = try SecretInput.shared.remainingText("free text (optional)")
+                text = rest.isEmpty ? nil : rest
+            } else {
+                let input = try SecretInput.shared.remainingText("note")
+                var lines = input.split(separator: "\n", omittingEmptySubsequences: false)[...]
+                while let line = lines.first, let colon = line.firstIndex(of: ":"), colon != line.startIndex {
+                    let label = line[..<colon].trimmingCharacters(in: .whitespaces)
+                    guard !label.isEmpty, label.count <= 100 else { break }
+                    fields.append(Note.Field(label: label, value: line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+                    lines = lines.dropFirst()
+                }
+                let rest = lines.joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
+                text = rest.isEmpty ? nil : rest
             }
-            let rest = try SecretInput.shared.remainingText("free text (optional)")
-            text = rest.isEmpty ? nil : rest
-        } else {
-            let input = try SecretInput.shared.remainingText("note")
-            var lines = input.split(separator: "\n", omittingEmptySubsequences: false)[...]
-            while let line = lines.first, let colon = line.firstIndex(of: ":"), colon != line.startIndex {
-                let label = line[..<colon].trimmingCharacters(in: .whitespaces)
-                guard !label.isEmpty, label.count <= 100 else { break }
-                fields.append(Note.Field(label: label, value: line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
-                lines = lines.dropFirst()
-            }
-            let rest = lines.joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
-            text = rest.isEmpty ? nil : rest
+            let note = try Note(name: name, template: template, fields: fields, text: text, tags: tags)
+            let coffer = try vaultOption.openItems()
+            let item = try coffer.add(.note(note))
+            try reportAdded(item, in: coffer, json: output.json)
         }
-        let note = try Note(name: name, template: template, fields: fields, text: text, tags: tags)
-        let coffer = try vaultOption.openItems()
-        let item = try cli { () throws(CofferError) in try coffer.add(.note(note)) }
-        try reportAdded(item, in: coffer, json: output.json)
     }
 }

@@ -9,9 +9,14 @@ struct AgentCommand: ParsableCommand {
         commandName: "agent",
         abstract: "Keep passphrase-only vaults unlocked in a background process for a while.",
         discussion: """
-            The agent holds the vault's keys in locked, non-dumpable memory and does the decryption itself; commands
-            ask it over a socket in $XDG_RUNTIME_DIR/coffer that only this user can reach. It locks after --idle
+            The agent holds the vault's keys in locked, non-dumpable memory and does the decryption itself; commands \
+            ask it over a socket in $XDG_RUNTIME_DIR/coffer that only this user can reach. It locks after --idle \
             without use, after --max at most, on `coffer lock` and on SIGHUP; SIGTERM wipes and stops it.
+
+            Examples:
+              coffer agent start
+              coffer agent status --json
+              coffer agent stop
             """,
         subcommands: [Start.self, Status.self, Stop.self, Serve.self])
 
@@ -49,7 +54,16 @@ struct AgentTimeoutOptions: ParsableArguments {
 extension AgentCommand {
     struct Start: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Start the agent if it is not running, and unlock the vault in it (asks the passphrase).")
+            abstract: "Start the agent if it is not running, and unlock the vault in it (asks the passphrase).",
+            discussion: """
+                The passphrase is read from the terminal without echo, or from standard input, and sent over the \
+                socket only after the agent is checked to run as this user.
+
+                Examples:
+                  coffer agent start
+                  coffer agent start --idle 5m --max 8h
+                  coffer agent start --vault ~/work-vault
+                """)
 
         @OptionGroup var vaultOption: VaultOption
         @OptionGroup var timeoutOptions: AgentTimeoutOptions
@@ -64,13 +78,13 @@ extension AgentCommand {
                 return
             } catch .needsSecret {
             } catch {
-                guard case .keystore(let failure) = error, failure.storeCannotAnswer else { throw CLIError.coffer(error) }
+                guard case .keystore(let failure) = error, failure.storeCannotAnswer else { throw error }
             }
-            if try cli({ () throws(CofferError) in try Agent.status(socket: socket) }) == nil {
+            if (try Agent.status(socket: socket)) == nil {
                 try launch(socket: socket)
             }
             let passphrase = try SecretInput.shared.secret("Passphrase")
-            try cli { () throws(CofferError) in try Agent.unlock(location, passphrase: passphrase, socket: socket) }
+            try Agent.unlock(location, passphrase: passphrase, socket: socket)
         }
 
         /// Starts `coffer agent serve` in a session of its own (so the terminal's hang-up does not reach it), with
@@ -86,7 +100,7 @@ extension AgentCommand {
             process.standardError = FileHandle.nullDevice
             try process.run()
             for _ in 0..<200 {
-                if try cli({ () throws(CofferError) in try Agent.status(socket: socket) }) != nil { return }
+                if (try Agent.status(socket: socket)) != nil { return }
                 if !process.isRunning { break }
                 usleep(25_000)
             }
@@ -95,7 +109,15 @@ extension AgentCommand {
     }
 
     struct Status: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show the vaults the agent holds and when each locks.")
+        static let configuration = CommandConfiguration(
+            abstract: "Show the vaults the agent holds and when each locks.",
+            discussion: """
+                A status query is not a use: it never delays a lock.
+
+                Examples:
+                  coffer agent status
+                  coffer agent status --json
+                """)
 
         @OptionGroup var output: JSONOption
 
@@ -124,7 +146,7 @@ extension AgentCommand {
         }
 
         func run() throws {
-            let status = try cli { () throws(CofferError) in try Agent.status(socket: AgentCommand.socket) }
+            let status = try Agent.status(socket: AgentCommand.socket)
             let held = (status?.vaults ?? []).map { vault in
                 Report.Held(
                     vault: vault.vault, vaultID: vault.vaultID.count == 16 ? UUID(bytes: vault.vaultID).uuidString.lowercased() : "",
@@ -161,10 +183,15 @@ extension AgentCommand {
     }
 
     struct Stop: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Lock every vault and stop the agent.")
+        static let configuration = CommandConfiguration(
+            abstract: "Lock every vault and stop the agent.",
+            discussion: """
+                Examples:
+                  coffer agent stop
+                """)
 
         func run() throws {
-            if try !cli({ () throws(CofferError) in try Agent.stop(socket: AgentCommand.socket) }) {
+            if !(try Agent.stop(socket: AgentCommand.socket)) {
                 Output.note("No agent is running.")
             }
         }
@@ -172,7 +199,14 @@ extension AgentCommand {
 
     struct Serve: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Run the agent in the foreground (for a service manager; `coffer agent start` runs it in the background).")
+            abstract: "Run the agent in the foreground (for a service manager; `coffer agent start` runs it in the background).",
+            discussion: """
+                contrib/systemd/coffer-agent.service runs it as a systemd user service.
+
+                Examples:
+                  coffer agent serve
+                  coffer agent serve --idle 10m --max 12h
+                """)
 
         @OptionGroup var timeoutOptions: AgentTimeoutOptions
         @Flag(help: .hidden) var detach = false
@@ -194,10 +228,15 @@ extension AgentCommand {
 
 /// `coffer lock`: the agent forgets every vault now.
 struct LockCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "lock", abstract: "Lock every vault the agent holds.")
+    static let configuration = CommandConfiguration(
+        commandName: "lock", abstract: "Lock every vault the agent holds.",
+        discussion: """
+            Examples:
+              coffer lock
+            """)
 
     func run() throws {
-        if try !cli({ () throws(CofferError) in try Agent.lock(nil, socket: AgentCommand.socket) }) {
+        if !(try Agent.lock(nil, socket: AgentCommand.socket)) {
             Output.note("No agent is running.")
         }
     }

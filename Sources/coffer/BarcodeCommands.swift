@@ -35,9 +35,13 @@ struct BarcodeCommand: ParsableCommand {
         commandName: "barcode",
         abstract: "Draw a card's barcode in the terminal or to PNG, SVG or PGM; or encode stdin with --symbology.",
         discussion: """
-            coffer barcode Costco                      draw it here (quiet zone included)
-            coffer barcode Costco --png costco.png --scale 6
-            printf 'HELLO' | coffer barcode --symbology qr --svg hello.svg
+            The symbol is drawn with its quiet zone in the terminal's own colours, or written as an image to scan \
+            from another screen. With --symbology and no name, standard input is encoded instead of a card.
+
+            Examples:
+              coffer barcode Costco                       # drawn here
+              coffer barcode Costco --png costco.png --scale 6
+              printf 'HELLO' | coffer barcode --symbology qr --svg hello.svg
             """)
 
     @OptionGroup var vaultOption: VaultOption
@@ -62,7 +66,7 @@ struct BarcodeCommand: ParsableCommand {
         switch (card, symbology) {
         case (let query?, nil):
             let coffer = try vaultOption.openItems()
-            let item = try cli { () throws(CofferError) in try coffer.find(query, kind: .card) }
+            let item = try coffer.find(query, kind: .card)
             guard case .card(let card) = item.content else { return }
             guard let drawn = try card.barcode(options: options) else {
                 throw CLIError.badData("this card has no barcode: it is shown by its number (`coffer show` prints it)")
@@ -83,11 +87,22 @@ struct BarcodeCommand: ParsableCommand {
 
 struct OTPCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "otp", abstract: "Hand a 2FA token to another authenticator.", subcommands: [QR.self])
+        commandName: "otp", abstract: "Hand a 2FA token to another authenticator.",
+        discussion: """
+            Examples:
+              coffer otp qr GitHub                      # scan it with another app
+            """, subcommands: [QR.self])
 
     struct QR: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Draw a token's otpauth:// URI as a QR code, to scan into a phone. It shows the secret.")
+            abstract: "Draw a token's otpauth:// URI as a QR code, to scan into a phone. It shows the secret.",
+            discussion: """
+                Anyone who sees the code can copy the token: draw it only where nobody watches.
+
+                Examples:
+                  coffer otp qr GitHub
+                  coffer otp qr GitHub --png github.png
+                """)
 
         @OptionGroup var vaultOption: VaultOption
         @OptionGroup var drawing: DrawingOptions
@@ -95,7 +110,7 @@ struct OTPCommand: ParsableCommand {
 
         func run() throws {
             let coffer = try vaultOption.open()
-            let item = try cli { () throws(CofferError) in try coffer.find(query, kind: .otp) }
+            let item = try coffer.find(query, kind: .otp)
             guard case .otp(let otp) = item.content else { return }
             let uri = try otp.token().uri
             let barcode = try CofferBarcode.encode(Array(uri.utf8), as: .qr, options: BarcodeOptions(qrErrorCorrection: .M, charset: .utf8))

@@ -4,13 +4,19 @@ import CofferLogging
 import Foundation
 
 @main
-struct CofferCommand: ParsableCommand {
+struct CofferCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "coffer",
         abstract: "A private vault for cards, 2FA codes, keys and notes.",
         discussion: """
-            Secrets are read from the terminal (without echo) or from standard input, never from arguments.
-            The vault lives in $XDG_DATA_HOME/coffer/vault unless --vault or COFFER_VAULT says otherwise.
+            Secrets are read from the terminal (without echo) or from standard input, never from arguments. The \
+            vault lives in $XDG_DATA_HOME/coffer/vault unless --vault or COFFER_VAULT says otherwise.
+
+            Examples:
+              coffer init --passphrase
+              coffer add card Costco --symbology ean13
+              coffer show Costco
+              coffer code GitHub
             """,
         version: "0.1.0",
         subcommands: [
@@ -18,30 +24,25 @@ struct CofferCommand: ParsableCommand {
             Restore.self, Sign.self, PassphraseCommand.self, RecoveryCodeCommand.self, Slots.self, RotateKey.self,
             Export.self, Import.self, Run.self, BarcodeCommand.self, OTPCommand.self, SyncCommand.self,
             PlacesCommand.self, NetworksCommand.self, NearCommand.self, RegionsCommand.self, CueCommand.self,
-            KeystoreCommand.self, AgentCommand.self, LockCommand.self,
+            KeystoreCommand.self, ClipboardRestore.self, AgentCommand.self, LockCommand.self,
         ])
 
-    static func main() {
+    static func main() async {
         // Before anything else: a plain stdin-to-image run needs neither the command tree nor logging.
         if let barcode = BarcodeFastPath(arguments: CommandLine.arguments.dropFirst()) { barcode.run() }
         CofferLog.bootstrap(environment: ProcessInfo.processInfo.environment)
         let arguments = Array(CommandLine.arguments.dropFirst())
         if let unknown = ArgumentHints.unknownCommandAskingForHelp(arguments) {
             // ArgumentParser would print the root help and exit 0, as if the command existed.
-            Terminal.writeError("coffer: error: unknown command '\(unknown)'\n")
-            if let nearest = ArgumentHints.nearestCommand(to: unknown) { Terminal.writeError("coffer: hint: did you mean `coffer \(nearest)`?\n") }
-            Foundation.exit(64)
+            let hint = ArgumentHints.nearestCommand(to: unknown).map { "did you mean `coffer \($0)`?" }
+            exit(reporting: CLIError.other("unknown command '\(unknown)'", status: .usage, hint: hint))
         }
         do {
-            var command = try leafCommand(arguments) ?? parseAsRoot(CueCommand.normalizedArguments(arguments))
-            try command.run()
+            try await execute(arguments)
+        } catch let error as any ReportableError {
+            exit(reporting: error)
         } catch {
-            if error is CLIError || error is CofferError || error is VaultError || error is ModelError
-                || error is OTPError || error is BarcodeError || error is KeystoreError || error is CofferCryptoError
-                || error is StellarStrKey.StrKeyError
-            {
-                exit(reporting: CLIError.from(error))
-            }
+            // ArgumentParser's own errors: help, --version, and its parse and validation errors.
             let code = exitCode(for: error)
             if code == .success {
                 exit(withError: error)
@@ -49,9 +50,19 @@ struct CofferCommand: ParsableCommand {
             // ArgumentParser's message starts with its own "Error: "; ours already says "coffer: error:".
             var message = fullMessage(for: error)
             if message.hasPrefix("Error: ") { message.removeFirst("Error: ".count) }
-            Terminal.writeError("coffer: error: \(message)\n")
-            if let hint = ArgumentHints.hint(for: arguments, message: message) { Terminal.writeError("coffer: hint: \(hint)\n") }
-            Foundation.exit(code.rawValue)
+            let hint = ArgumentHints.hint(for: arguments, message: message)
+            exit(reporting: CLIError.other(message, status: ExitStatus(rawValue: code.rawValue) ?? .usage, hint: hint))
+        }
+    }
+
+    /// Parses `arguments` and runs the command they name. Nonisolated, so that the command is made and run in one
+    /// isolation domain rather than sent from the main actor.
+    nonisolated static func execute(_ arguments: [String]) async throws {
+        var command = try leafCommand(arguments) ?? parseAsRoot(CueCommand.normalizedArguments(arguments))
+        if var asyncCommand = command as? any AsyncParsableCommand {
+            try await asyncCommand.run()
+        } else {
+            try command.run()
         }
     }
 
@@ -63,6 +74,7 @@ struct CofferCommand: ParsableCommand {
             return nil
         }
         let rest = Array(arguments.dropFirst())
+        if let plain = plainForm(name, rest) { return plain }
         switch name {
         case "code": return try? Code.parse(rest)
         case "show": return try? Show.parse(rest)
@@ -72,11 +84,64 @@ struct CofferCommand: ParsableCommand {
         }
     }
 
+    /// The commonest forms, a command and at most one name without options, made without the parser: parsing even
+    /// one command reflects over all its options, which costs about as much as the lookup itself. Every property is
+    /// set here to what parsing these arguments gives; anything else (an option, a name starting with "-") is left to
+    /// the parser. `CLITests` runs these forms throughout, and `KindnessTests.plainForms` checks them against it.
+    static func plainForm(_ name: String, _ rest: [String]) -> (any ParsableCommand)? {
+        guard rest.count <= 1, !(rest.first?.hasPrefix("-") ?? false) else { return nil }
+        let query = rest.first
+        var vaultOption = VaultOption()
+        vaultOption.vault = nil
+        vaultOption.keystore = nil
+        guard (try? vaultOption.validate()) != nil else { return nil }
+        var output = JSONOption()
+        output.json = false
+        switch (name, query) {
+        case ("code", _):
+            var command = Code()
+            command.vaultOption = vaultOption
+            command.output = output
+            command.query = query
+            command.clip = false
+            return command
+        case ("show", let query?):
+            var drawing = DrawingOptions()
+            drawing.invert = false
+            drawing.noColor = false
+            var command = Show()
+            command.vaultOption = vaultOption
+            command.output = output
+            command.query = query
+            command.reveal = false
+            command.noBarcode = false
+            command.clip = false
+            command.drawing = drawing
+            return command
+        case ("list", nil):
+            var command = List()
+            command.vaultOption = vaultOption
+            command.output = output
+            command.kind = nil
+            command.tag = nil
+            command.network = nil
+            command.archived = false
+            return command
+        case ("use", let query?):
+            var command = Use()
+            command.vaultOption = vaultOption
+            command.query = query
+            return command
+        default:
+            return nil
+        }
+    }
+
     /// Prints `failure` (and its hint) the way every command reports errors, and exits with its code.
-    static func exit(reporting failure: CLIError) -> Never {
-        Terminal.writeError("coffer: error: \(failure.description)\n")
+    static func exit(reporting failure: any ReportableError) -> Never {
+        Terminal.writeError("coffer: error: \(failure.message)\n")
         if let hint = failure.hint { Terminal.writeError("coffer: hint: \(hint)\n") }
-        Foundation.exit(failure.exitCode)
+        Foundation.exit(failure.status.rawValue)
     }
 }
 
@@ -148,18 +213,18 @@ struct VaultOption: ParsableArguments {
         } catch .needsSecret {
             return .needsPassphrase(.needsSecret)
         } catch {
-            guard case .keystore(let failure) = error, failure.storeCannotAnswer else { throw CLIError.coffer(error) }
+            guard case .keystore(let failure) = error, failure.storeCannotAnswer else { throw error }
             return .needsPassphrase(error)
         }
     }
 
     private func openWithPassphrase(_ location: CofferLocation, because reason: CofferError) throws -> Coffer {
-        guard SecretInput.shared.interactive else { throw CLIError.coffer(reason) }
+        guard SecretInput.shared.interactive else { throw reason }
         if case .keystore(let failure) = reason {
             Output.warning("\(failure.description); the passphrase opens the vault this time")
         }
         let passphrase = try SecretInput.shared.secret("Passphrase")
-        return try cli { () throws(CofferError) in try Coffer.open(at: location, unlock: .passphrase(passphrase), addDeviceSlot: false) }
+        return try Coffer.open(at: location, unlock: .passphrase(passphrase), addDeviceSlot: false)
     }
 
     /// The vault as the agent serves it, when an agent runs and holds it. An agent that cannot be trusted (its socket
@@ -204,7 +269,15 @@ struct DeviceNameOption: ParsableArguments {
 
 struct Init: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Create a vault, opened by this device's key (and a passphrase with --passphrase).")
+        abstract: "Create a vault, opened by this device's key (and a passphrase with --passphrase).",
+        discussion: """
+            Without --passphrase, only this device opens the vault: add a passphrase or a recovery code before \
+            relying on it.
+
+            Examples:
+              coffer init --passphrase
+              coffer init --vault ~/vaults/work --keystore secret-service
+            """)
 
     @OptionGroup var vaultOption: VaultOption
     @OptionGroup var device: DeviceNameOption
@@ -212,15 +285,14 @@ struct Init: ParsableCommand {
     var passphrase = false
     @Flag(help: "Stretch the passphrase with scrypt (N=2^15, r=8, p=1) instead of PBKDF2-HMAC-SHA256 (600,000 iterations).")
     var scrypt = false
+    @OptionGroup var newPassphrase: NewPassphraseOptions
 
     func run() throws {
-        let secret = passphrase ? try SecretInput.shared.secret("New passphrase", confirm: true) : nil
-        let coffer = try cli { () throws(CofferError) in
-            try Coffer.initialize(
-                at: vaultOption.location(deviceName: device.deviceName), passphrase: secret, kdf: scrypt ? .defaultScrypt : .defaultPBKDF2)
-        }
+        let secret = passphrase ? try newPassphrase.read() : nil
+        let coffer = try Coffer.initialize(
+            at: vaultOption.location(deviceName: device.deviceName), passphrase: secret, kdf: scrypt ? .defaultScrypt : .defaultPBKDF2)
         // On standard error even from a script: where the vault is matters there too, and stdout stays empty.
-        Output.note("Created vault \(coffer.vault.vaultID.uuidString.lowercased()) in \(coffer.vault.directory)")
+        Output.note("Created vault \(coffer.vaultID.uuidString.lowercased()) in \(coffer.directory)")
         if SecretInput.shared.interactive, !passphrase {
             Output.note("Only this device can open it. Add a passphrase (`coffer passphrase set`) or a recovery code (`coffer recovery-code new`) before you rely on it.")
         }
@@ -229,7 +301,15 @@ struct Init: ParsableCommand {
 
 struct Unlock: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Open the vault with its passphrase or a recovery code and let this device open it from now on.")
+        abstract: "Open the vault with its passphrase or a recovery code and let this device open it from now on.",
+        discussion: """
+            Run it once on a new device (or after its slot was removed): the passphrase or recovery code opens the \
+            vault and this device gets its own slot.
+
+            Examples:
+              coffer unlock
+              coffer unlock --recovery-code --device-name laptop
+            """)
 
     @OptionGroup var vaultOption: VaultOption
     @OptionGroup var device: DeviceNameOption
@@ -241,25 +321,6 @@ struct Unlock: ParsableCommand {
             recoveryCode
             ? .recoveryCode(try SecretInput.shared.secret("Recovery code"))
             : .passphrase(try SecretInput.shared.secret("Passphrase"))
-        _ = try cli { () throws(CofferError) in try Coffer.open(at: vaultOption.location(deviceName: device.deviceName), unlock: unlock) }
-    }
-}
-
-/// Runs a library call, turning its typed error into the CLI's.
-func cli<Result>(_ body: () throws(CofferError) -> Result) throws(CLIError) -> Result {
-    do {
-        return try body()
-    } catch {
-        throw .coffer(error)
-    }
-}
-
-/// Runs a vault call on an open coffer.
-func vaultCall<Result>(_ body: () throws(VaultError) -> Result) throws(CLIError) -> Result {
-    do {
-        return try body()
-    } catch {
-        if case .model(let model) = error { throw .coffer(.model(model)) }
-        throw .coffer(.vault(error))
+        _ = try Coffer.open(at: vaultOption.location(deviceName: device.deviceName), unlock: unlock)
     }
 }

@@ -1,108 +1,314 @@
+import CofferCue
 import CofferKit
+import CofferPlatform
+import CofferSync
 import Foundation
 
-/// Errors the command line reports; each maps to a documented exit code (README "Exit codes").
-enum CLIError: Error, CustomStringConvertible {
+/// The exit codes of `coffer`, one per row of the README's "Exit codes" table (sysexits(3) where one fits).
+/// `ExitCodeTests` checks the table and the codes real failures give against each other.
+enum ExitStatus: Int32, CaseIterable, Sendable {
+    case success = 0
+    /// I/O, storage, or anything without a better code.
+    case failure = 1
+    /// Bad arguments, an unknown command, missing input, a confirmation left out, a name several items match.
+    case usage = 64
+    /// Input that cannot be used: invalid item fields, URI or seed; a damaged or newer-format vault.
+    case badData = 65
+    /// No vault, no such item or slot, no places for a position.
+    case notFound = 66
+    /// A server, gpsd or the key store cannot be reached.
+    case unavailable = 69
+    /// Already exists.
+    case alreadyExists = 73
+    /// Try again: something changed meanwhile, the key store is locked, the terminal is too narrow.
+    case tryAgain = 75
+    /// The sync server broke the protocol.
+    case protocolViolation = 76
+    /// Not permitted: a wrong passphrase, recovery code or PIN; a locked key; no device key; a session ended.
+    case notPermitted = 77
+    /// `coffer run`: the program cannot be executed.
+    case cannotExecute = 126
+    /// `coffer run`: there is no such program.
+    case noProgram = 127
+}
+
+/// An error as the command line reports it: one line that never holds a secret, an optional hint (`coffer: hint:`),
+/// and the exit code. Each domain's error conforms here, in one place, so that commands throw library errors as they
+/// come and `CofferCommand.main` reports them all the same way.
+protocol ReportableError: Error {
+    var message: String { get }
+    var hint: String? { get }
+    var status: ExitStatus { get }
+}
+
+extension ReportableError where Self: CustomStringConvertible {
+    var message: String { description }
+}
+
+/// Errors the command line itself raises.
+enum CLIError: ReportableError, CustomStringConvertible {
     case usage(String)
     case noInput(String)
-    case coffer(CofferError)
     case failure(String)
     /// Input a command cannot use (exit 65), from a layer without its own error type here.
     case badData(String)
-    /// A sync failure, with its sysexits code and an optional hint.
-    case sync(String, exitCode: Int32, hint: String?)
     /// The user ended a prompt with Ctrl-D, or answered no to a confirmation.
     case cancelled
     /// The terminal is too narrow for the symbol (exit 75: widen it and try again, or write an image).
     case narrowTerminal(String)
     /// `coffer run` could not start its program: 127 when there is none, 126 when it cannot be executed (as shells do).
-    case launch(String, exitCode: Int32)
+    case launch(String, status: ExitStatus)
+    /// A failure with its own code and hint, for the few messages only a command can word (places, positions).
+    case other(String, status: ExitStatus, hint: String?)
 
     var description: String {
         switch self {
-        case .usage(let message): return message
+        case .usage(let message), .failure(let message), .badData(let message), .narrowTerminal(let message): return message
         case .noInput(let what): return "no \(SecretInput.lowercasedFirst(what)) given: type it on a terminal or pipe it on standard input"
-        case .coffer(let error): return error.description
-        case .failure(let message), .badData(let message): return message
-        case .sync(let message, _, _): return message
-        case .launch(let message, _): return message
+        case .launch(let message, _), .other(let message, _, _): return message
         case .cancelled: return "cancelled; nothing changed"
-        case .narrowTerminal(let message): return message
         }
     }
 
-    /// A follow-up line for errors a user can fix.
     var hint: String? {
         switch self {
-        case .sync(_, _, let hint): return hint
         case .narrowTerminal: return "or write an image to scan from another screen: coffer barcode NAME --png FILE"
-        case .coffer(.needsSecret):
-            return "run `coffer unlock` (passphrase) or `coffer unlock --recovery-code` once on this device, or `coffer agent start` to keep a passphrase-only vault unlocked for a while"
-        case .coffer(.vault(.notFound)):
-            return "create one with `coffer init`, or point --vault / COFFER_VAULT at an existing vault"
-        case .coffer(.vault(.newerFormat)), .coffer(.vault(.unknownMigrations)):
-            return "this vault was written by a newer Coffer; install that version to open it"
-        case .coffer(.ambiguous):
-            return "give the full name or an id prefix (4+ characters) of the one you mean"
-        case .coffer(.vault(.noSlot(.passphrase))):
-            return "add one with `coffer passphrase set` or `coffer recovery-code new`"
-        case .coffer(.vault(.tampered)):
-            return "`coffer rm --purge ID` removes a damaged item; a backup restores into a fresh vault (`coffer import --format backup FILE --vault NEW`)"
-        case .coffer(.syncedVault):
-            return "a synced vault is rotated through its server: `coffer rotate-key` does that"
-        case .coffer(.vault(.deviceKeyMismatch)):
-            return "this device's slot was removed or replaced; `coffer unlock` (passphrase or recovery code) gives it a new one"
-        case .coffer(.keystore(.locked)):
-            return "unlock the key store (log in to the desktop session, or unlock the keyring) and run the command again; nothing was changed"
-        case .coffer(.keystore(.unreachable)):
-            return "`coffer keystore status` shows which store holds this vault's keys here; once it answers, `coffer keystore migrate --to file` moves them"
-        case .coffer(.keyBoundElsewhere):
-            return "PIN-held keys never leave the device they were added on; keep the seed's own backup"
+        case .other(_, _, let hint): return hint
         default: return nil
         }
     }
 
-    /// Exit codes follow sysexits(3).
-    var exitCode: Int32 {
+    var status: ExitStatus {
         switch self {
-        case .usage, .noInput: return 64
-        case .failure: return 1
-        case .badData: return 65
-        case .sync(_, let code, _): return code
-        case .launch(_, let code): return code
-        case .cancelled: return 1
-        case .narrowTerminal: return 75
-        case .coffer(let error):
-            switch error {
-            case .noMatch, .vault(.notFound), .vault(.itemNotFound), .vault(.slotNotFound), .vault(.noSlot): return 66
-            case .ambiguous: return 64
-            case .wrongKind, .model, .otp: return 65
-            case .needsSecret, .keyBoundElsewhere, .vault(.wrongPassphrase), .vault(.wrongRecoveryCode), .vault(.deviceKeyMismatch):
-                return 77
-            case .vault(.alreadyExists): return 73
-            case .keystore(.locked): return 75
-            case .keystore(.unreachable), .agentNotRunning, .agentUnusable: return 69
-            case .agent(let failure) where failure.code == .wrongPassphrase: return 77
-            case .vault(.conflict), .vault(.keyRotatedElsewhere): return 75
-            case .vault(.newerFormat), .vault(.unknownMigrations), .vault(.tampered), .vault(.notAVault), .vault(.crypto):
-                return 65
-            default: return 1
-            }
+        case .usage, .noInput: return .usage
+        case .failure, .cancelled: return .failure
+        case .badData: return .badData
+        case .narrowTerminal: return .tryAgain
+        case .launch(_, let status), .other(_, let status, _): return status
+        }
+    }
+}
+
+extension CofferError: ReportableError {
+    var hint: String? {
+        switch self {
+        case .vault(let error): return error.hint
+        case .keystore(let error): return error.hint
+        case .model(let error): return error.hint
+        case .needsSecret:
+            return "run `coffer unlock` (passphrase) or `coffer unlock --recovery-code` once on this device, or `coffer agent start` to keep a passphrase-only vault unlocked for a while"
+        case .ambiguous: return "give the full name or an id prefix (4+ characters) of the one you mean"
+        case .syncedVault: return "a synced vault is rotated through its server: `coffer rotate-key` does that"
+        case .keyBoundElsewhere: return "PIN-held keys never leave the device they were added on; keep the seed's own backup"
+        case .otp, .places, .noMatch, .wrongKind, .keystoreNotRecorded, .keystoreUnchanged, .keystoreCopyDiffers: return nil
+        case .agentNotRunning, .agentUnusable, .agent: return nil
         }
     }
 
-    static func from(_ error: any Error) -> CLIError {
-        switch error {
-        case let error as CLIError: return error
-        case let error as CofferError: return .coffer(error)
-        case let error as VaultError: return .coffer(.vault(error))
-        case let error as ModelError: return .coffer(.model(error))
-        case let error as OTPError: return .coffer(.otp(error))
-        case let error as KeystoreError: return .coffer(.keystore(error))
-        case let error as CofferCryptoError: return .coffer(.vault(.crypto(error)))
-        case let error as BarcodeError: return .badData(error.description)
-        case let error as StellarStrKey.StrKeyError: return .coffer(.model(.invalidField(field: "seed", rule: error.description)))
-        default: return .failure("unexpected \(String(describing: type(of: error)))")
+    var status: ExitStatus {
+        switch self {
+        case .vault(let error): return error.status
+        case .keystore(let error): return error.status
+        case .model(let error): return error.status
+        case .otp(let error): return error.status
+        case .places(let error): return error.status
+        case .noMatch: return .notFound
+        case .ambiguous: return .usage
+        case .wrongKind: return .badData
+        case .needsSecret, .keyBoundElsewhere: return .notPermitted
+        case .syncedVault, .keystoreNotRecorded, .keystoreUnchanged, .keystoreCopyDiffers: return .failure
+        case .agentNotRunning, .agentUnusable: return .unavailable
+        case .agent(let failure):
+            switch failure.code {
+            case .wrongPassphrase: return .notPermitted
+            case .noMatch, .notHeld, .cannotOpen: return .notFound
+            case .ambiguous, .badRequest: return .usage
+            case .wrongKind: return .badData
+            case .failed: return .failure
+            }
+        }
+    }
+}
+
+extension VaultError: ReportableError {
+    var hint: String? {
+        switch self {
+        case .notFound: return "create one with `coffer init`, or point --vault / COFFER_VAULT at an existing vault"
+        case .newerFormat, .unknownMigrations: return "this vault was written by a newer Coffer; install that version to open it"
+        case .noSlot(.passphrase): return "add one with `coffer passphrase set` or `coffer recovery-code new`"
+        case .tampered:
+            return "`coffer rm --purge ID` removes a damaged item; a backup restores into a fresh vault (`coffer import --format backup FILE --vault NEW`)"
+        case .deviceKeyMismatch:
+            return "this device's slot was removed or replaced; `coffer unlock` (passphrase or recovery code) gives it a new one"
+        case .model(let error): return error.hint
+        default: return nil
+        }
+    }
+
+    var status: ExitStatus {
+        switch self {
+        case .notFound, .itemNotFound, .slotNotFound, .noSlot: return .notFound
+        case .wrongPassphrase, .wrongRecoveryCode, .deviceKeyMismatch: return .notPermitted
+        case .alreadyExists: return .alreadyExists
+        case .conflict, .keyRotatedElsewhere: return .tryAgain
+        case .newerFormat, .unknownMigrations, .tampered, .notAVault, .crypto: return .badData
+        case .model(let error): return error.status
+        case .lastSlot, .noPreparedRotation, .storage, .file: return .failure
+        }
+    }
+}
+
+extension ModelError: ReportableError {
+    var hint: String? {
+        switch self {
+        case .keyLocked: return "the seed's own backup brings the key back: `coffer rm --purge` it, then `coffer add key`"
+        default: return nil
+        }
+    }
+
+    /// A wrong PIN and a locked key are refusals, not bad data: the item itself is fine.
+    var status: ExitStatus {
+        switch self {
+        case .wrongPIN, .keyLocked: return .notPermitted
+        default: return .badData
+        }
+    }
+}
+
+extension KeystoreError: ReportableError {
+    var hint: String? {
+        switch self {
+        case .locked:
+            return "unlock the key store (log in to the desktop session, or unlock the keyring) and run the command again; nothing was changed"
+        case .unreachable:
+            return "`coffer keystore status` shows which store holds this vault's keys here; once it answers, `coffer keystore migrate --to file` moves them"
+        case .invalidAccountName, .corruptEntry: return nil
+        }
+    }
+
+    var status: ExitStatus {
+        switch self {
+        case .locked: return .tryAgain
+        case .unreachable: return .unavailable
+        case .invalidAccountName, .corruptEntry: return .failure
+        }
+    }
+}
+
+extension OTPError: ReportableError {
+    var hint: String? { nil }
+    var status: ExitStatus { .badData }
+}
+
+extension BarcodeError: ReportableError {
+    var hint: String? { nil }
+    var status: ExitStatus { .badData }
+}
+
+extension CofferCryptoError: ReportableError {
+    var hint: String? { nil }
+    var status: ExitStatus { .badData }
+}
+
+extension StellarStrKey.StrKeyError: ReportableError {
+    var message: String { "seed: \(description)" }
+    var hint: String? { nil }
+    var status: ExitStatus { .badData }
+}
+
+extension PlacesError: ReportableError {
+    var hint: String? { nil }
+    var status: ExitStatus { .badData }
+}
+
+extension InteropError: ReportableError {
+    var hint: String? { nil }
+    var status: ExitStatus {
+        switch self {
+        case .wrongPassword: return .notPermitted
+        case .passwordRequired: return .usage
+        default: return .badData
+        }
+    }
+}
+
+extension AegisExporter.ExportError: ReportableError {
+    var hint: String? { nil }
+    var status: ExitStatus { .failure }
+}
+
+extension PrivateFileError: ReportableError {
+    var hint: String? {
+        if case .alreadyExists = self { return "add --force to replace it" }
+        return nil
+    }
+
+    var status: ExitStatus {
+        switch self {
+        case .notFound: return .notFound
+        case .alreadyExists: return .alreadyExists
+        case .tooLarge: return .badData
+        default: return .failure
+        }
+    }
+}
+
+extension PositionSourceError: ReportableError {
+    var hint: String? { nil }
+    var status: ExitStatus { .unavailable }
+}
+
+extension SyncClientError: ReportableError {
+    var hint: String? {
+        switch self {
+        case .transport: return "local changes stay queued; run `coffer sync` again when online"
+        case .server(401, "unauthorized", "Invalid email or passphrase"): return nil
+        case .server(401, _, _): return "log in again: coffer sync login --server URL --email EMAIL"
+        case .server(409, "account_exists", _): return "use `coffer sync login` to link this vault to the existing account"
+        case .pinMismatch:
+            return "if the server's key was changed as planned, pin the new one: coffer sync pin --sha256 NEW (or --reset --yes)"
+        default: return nil
+        }
+    }
+
+    var status: ExitStatus {
+        switch self {
+        case .transport: return .unavailable
+        case .server(401, _, _): return .notPermitted
+        case .server(429, _, _): return .tryAgain
+        case .server(409, "account_exists", _): return .alreadyExists
+        case .invalidServerURL, .pinNeedsHTTPS: return .usage
+        // EX_PROTOCOL: the remote side broke the protocol.
+        case .pinMismatch: return .protocolViolation
+        default: return .failure
+        }
+    }
+}
+
+extension SyncError: ReportableError {
+    var hint: String? {
+        switch self {
+        case .client(let error): return error.hint
+        case .coffer(let error): return error.hint
+        case .notLinked: return "run `coffer sync register` or `coffer sync login`"
+        case .alreadyLinked, .differentVault: return "`coffer sync logout` unlinks this vault"
+        case .verification(.newerKeyEpoch): return "it asks for the sync passphrase once; nothing here was changed"
+        case .weakKDF, .accountParametersChanged:
+            return "if you made the account that way or changed its passphrase elsewhere, pass --allow-weak-kdf or --accept-parameter-change"
+        default: return nil
+        }
+    }
+
+    var status: ExitStatus {
+        switch self {
+        case .client(let error): return error.status
+        case .coffer(let error): return error.status
+        case .notLinked: return .usage
+        case .alreadyLinked, .differentVault: return .alreadyExists
+        case .wrongPassphrase, .verification(.newerKeyEpoch): return .notPermitted
+        case .tooManyConflicts: return .tryAgain
+        case .verification, .weakKDF, .accountParametersChanged: return .protocolViolation
+        case .crypto, .nothingToRepublish, .historyIncomplete, .vaultPassphraseNeeded: return .failure
         }
     }
 }

@@ -1,3 +1,5 @@
+import ArgumentParser
+import CofferKit
 import Foundation
 
 /// Secrets come from the terminal without echo, or from standard input (one line per secret, in the order the
@@ -31,6 +33,19 @@ final class SecretInput: @unchecked Sendable {
             throw CLIError.usage("\(Self.lowercasedFirst(what)) is not valid UTF-8")
         }
         try check(text)
+        return text
+    }
+
+    /// One line that is not a secret: typed with echo on a terminal (so the user sees it), else the next line of stdin.
+    func visibleLine(_ what: String) throws -> String {
+        if interactive {
+            guard let typed = Terminal.readVisible(prompt: "\(what): ") else { throw CLIError.cancelled }
+            return typed
+        }
+        guard let line = try nextLine() else { throw CLIError.noInput(what) }
+        guard let text = String(validating: line, as: UTF8.self) else {
+            throw CLIError.usage("\(Self.lowercasedFirst(what)) is not valid UTF-8")
+        }
         return text
     }
 
@@ -92,5 +107,34 @@ final class SecretInput: @unchecked Sendable {
         }
         buffer = bytes[...]
         return bytes[...]
+    }
+}
+
+/// `--allow-weak-passphrase`, and the reading of a new passphrase: asked twice on a terminal, its strength shown after
+/// the first entry, refused below `PassphraseStrength.floorBits` unless the flag insists.
+struct NewPassphraseOptions: ParsableArguments {
+    @Flag(
+        name: .customLong("allow-weak-passphrase"),
+        help: "Keep a new passphrase even when it is easy to guess (below about \(PassphraseStrength.floorBits) bits).")
+    var allowWeak = false
+
+    func read(_ what: String = "New passphrase") throws -> String {
+        try SecretInput.shared.secret(what, confirm: true) { typed in
+            try Self.check(PassphraseStrength(estimating: typed), allowWeak: allowWeak)
+        }
+    }
+
+    static func check(_ strength: PassphraseStrength, allowWeak: Bool) throws {
+        let reason = strength.weakness.map { ": \($0.rawValue)" } ?? ""
+        switch strength.rating {
+        case .tooWeak where !allowWeak:
+            throw CLIError.other(
+                "this passphrase is too easy to guess, \(strength.description)\(reason); at least \(PassphraseStrength.floorBits) bits are needed",
+                status: .badData, hint: "four or more random words make a strong one; --allow-weak-passphrase keeps this one anyway")
+        case .tooWeak, .weak:
+            Output.warning("this passphrase is weak, \(strength.description)\(reason); four or more random words make a strong one")
+        case .fair, .strong:
+            if SecretInput.shared.interactive { Output.note("Passphrase strength: \(strength.description)") }
+        }
     }
 }

@@ -15,11 +15,20 @@ struct KeystoreCommand: ParsableCommand {
             The store is chosen by --keystore, else COFFER_KEYSTORE, else this device's record for the vault \
             (written when the vault was created or unlocked here). A locked or unreachable store is reported as \
             such: Coffer never takes it for an empty one.
+
+            Examples:
+              coffer keystore status
+              coffer keystore migrate --to secret-service
             """,
         subcommands: [Status.self, Migrate.self], defaultSubcommand: Status.self)
 
     struct Status: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Which store holds this vault's keys here, and whether it answers.")
+        static let configuration = CommandConfiguration(abstract: "Which store holds this vault's keys here, and whether it answers.",
+            discussion: """
+                Examples:
+                  coffer keystore status
+                  coffer keystore status --json
+                """)
         @OptionGroup var vaultOption: VaultOption
         @OptionGroup var output: JSONOption
 
@@ -42,12 +51,12 @@ struct KeystoreCommand: ParsableCommand {
 
         func run() throws {
             let location = vaultOption.location
-            let vaultID = try vaultCall { () throws(VaultError) in try Vault.peekID(in: location.vaultDirectory) }
-            let resolved = try cli { () throws(CofferError) in try location.keystore(for: vaultID, creating: false) }
+            let vaultID = try location.vaultID()
+            let resolved = try location.keystore(for: vaultID, creating: false)
             let status = resolved.store.status()
             var reason: String?
             if case .unreachable(let why) = status { reason = why }
-            let record = try cli { () throws(CofferError) in try location.deviceRecords?.record(for: vaultID) }
+            let record = try location.deviceRecords?.record(for: vaultID)
             let unfinished = record?.keystore == resolved.store.kind ? record?.previous : nil
             let deviceKey: String
             switch status {
@@ -75,7 +84,13 @@ struct KeystoreCommand: ParsableCommand {
     struct Migrate: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Move this vault's keys to another store: copy, check, record, then delete from the old store.",
-            discussion: "A crash at any point leaves a vault that opens; running the command again finishes the move.")
+            discussion: """
+                A crash at any point leaves a vault that opens; running the command again finishes the move.
+
+                Examples:
+                  coffer keystore migrate --to secret-service
+                  coffer keystore migrate --to file
+                """)
         @OptionGroup var vaultOption: VaultOption
         @Option(help: ArgumentHelp("The store to move to: file, secret-service or keychain.", valueName: "store"))
         var to: String
@@ -91,13 +106,10 @@ struct KeystoreCommand: ParsableCommand {
         func run() throws {
             guard case .kind(let kind)? = KeystoreChoice(to) else { return }
             let coffer = try vaultOption.open()
-            let data = DataLocations.dataDirectory(environment: ProcessInfo.processInfo.environment)
-            let target = Keystores.open(kind, dataDirectory: data)
-            try cli { () throws(CofferError) in
-                _ = try coffer.migrateKeys(to: target) { step in
-                    // Crash tests stop the process here and kill it: each step must leave a vault that opens.
-                    if step == stopAfter { raise(SIGSTOP) }
-                }
+            let target = vaultOption.location.keystore(kind)
+            _ = try coffer.migrateKeys(to: target) { step in
+                // Crash tests stop the process here and kill it: each step must leave a vault that opens.
+                if step == stopAfter { raise(SIGSTOP) }
             }
         }
     }

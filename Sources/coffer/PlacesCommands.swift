@@ -12,151 +12,183 @@ struct PlacesCommand: ParsableCommand {
         commandName: "places",
         abstract: "Store networks and locations for on-cue cards: from a server's public tiles, or imported here.",
         discussion: """
+            A server learns at most the coarse cell (about 40 × 20 km) whose tile is fetched, never a position; \
+            `--pack-at` fetches a whole region (about 1,250 × 625 km) once, so that not even the cell is asked for.
+
             Examples:
-              coffer places from https://cards.example.org     use a server's public places (no account)
-              coffer places import stores.geojson              or keep places in the vault, no server at all
+              coffer places from https://cards.example.org   # a server's places
+              coffer places import stores.geojson             # or no server at all
               coffer places import --network costco costco.csv
               coffer places status
-            A server learns at most the coarse cell (about 40 × 20 km) whose tile is fetched, never a position;
-            `--pack` fetches a whole region (about 1,250 × 625 km) once, so that not even the cell is asked for.
             """,
-        subcommands: [PlacesFrom.self, PlacesImport.self, PlacesStatus.self, PlacesClear.self])
+        subcommands: [PlacesCommand.From.self, PlacesCommand.Import.self, PlacesCommand.Status.self, PlacesCommand.Clear.self])
 }
 
-struct PlacesFrom: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "from", abstract: "Use a coffer-server's public places (its directory of networks, and tiles as needed).")
+extension PlacesCommand {
+    struct From: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "from", abstract: "Use a coffer-server's public places (its directory of networks, and tiles as needed).",
+            discussion: """
+                No account is needed: the server's places are public. Only the directory of networks is fetched now; \
+                tiles follow when a position needs them.
 
-    @OptionGroup var vaultOption: VaultOption
-    @Argument(help: "Server URL (https://, or http:// on loopback).") var server: String
-    @Option(help: ArgumentHelp("Also fetch the wide pack (a geohash-2 cell) holding this position now.", valueName: "lat,lon"))
-    var packAt: String?
+                Examples:
+                  coffer places from https://cards.example.org
+                  coffer places from https://cards.example.org --pack-at 37.77,-122.42
+                """)
 
-    func run() throws {
-        let coffer = try vaultOption.open()
-        let client: PlacesClient
-        do {
-            client = try PlacesClient(server: server)
-        } catch {
-            throw CLIError.usage(error.description)
-        }
-        let pack = try packAt.map { text in Geohash.encode(try PositionArgument.parse(text), precision: 2) }
-        let fetched = try SyncCLI.wait { () async throws -> (networks: [Network], pack: PlaceTile?) in
+        @OptionGroup var vaultOption: VaultOption
+        @Argument(help: "Server URL (https://, or http:// on loopback).") var server: String
+        @Option(help: ArgumentHelp("Also fetch the wide pack (a geohash-2 cell) holding this position now.", valueName: "lat,lon"))
+        var packAt: String?
+
+        func run() async throws {
+            let coffer = try vaultOption.open()
+            let client: PlacesClient
+            do {
+                client = try PlacesClient(server: server)
+            } catch {
+                throw CLIError.usage(error.description)
+            }
+            let pack = try packAt.map { text in Geohash.encode(try PositionArgument.parse(text), precision: 2) }
             let networks = try await client.networks()
-            var tile: PlaceTile?
-            if let pack, case .tile(let found, _) = try await client.tile(pack, kind: .pack, etag: nil) { tile = found }
-            return (networks, tile)
-        }
-        guard let url = URL(string: client.server) else { throw CLIError.usage("the server must be an http:// or https:// URL") }
-        try cli { () throws(CofferError) in
+            var packTile: PlaceTile?
+            if let pack, case .tile(let found, _) = try await client.tile(pack, kind: .pack, etag: nil) { packTile = found }
+            let fetched = (networks: networks, pack: packTile)
+            guard let url = URL(string: client.server) else { throw CLIError.usage("the server must be an http:// or https:// URL") }
             try coffer.places.useServer(url, directory: fetched.networks)
             if let tile = fetched.pack { try coffer.places.storeTile(tile, etag: nil, fetchedAt: Date()) }
-        }
-        if SecretInput.shared.interactive {
-            Output.note("Using \(Output.count(fetched.networks.count, "network")) from \(client.server)"
-                + (fetched.pack.map { ", and \(Output.count($0.locationCount, "location")) of the region" } ?? ""))
+            if SecretInput.shared.interactive {
+                Output.note("Using \(Output.count(fetched.networks.count, "network")) from \(client.server)"
+                    + (fetched.pack.map { ", and \(Output.count($0.locationCount, "location")) of the region" } ?? ""))
+            }
         }
     }
 }
 
-struct PlacesImport: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "import",
-        abstract: "Import places files into the vault (CardOnCue CSV, GeoJSON, GeoJSON sequence, Overpass JSON).",
-        discussion: "Networks first, then their locations: a locations CSV needs --network. Each file is one transaction.")
+extension PlacesCommand {
+    struct Import: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "import",
+            abstract: "Import places files into the vault (CardOnCue CSV, GeoJSON, GeoJSON sequence, Overpass JSON).",
+            discussion: """
+                Networks first, then their locations: a locations CSV needs --network. Each file is one transaction.
 
-    @OptionGroup var vaultOption: VaultOption
-    @Option(help: "The network the file's locations belong to.") var network: String?
-    @Flag(help: "Remove the network's locations that the file no longer holds.") var replace = false
-    @Option(help: "The file's format when detection is not enough: \(PlaceFormat.allCases.map(\.rawValue).joined(separator: ", ")).")
-    var format: String?
-    @Argument(help: "Files, in order.") var files: [String]
+                Examples:
+                  coffer places import networks.csv
+                  coffer places import --network costco costco.csv
+                  coffer places import stores.geojson overpass.json
+                """)
 
-    func validate() throws {
-        if let format, PlaceFormat(rawValue: format) == nil { throw ValidationError("unknown format \(format)") }
-        if let network, !Network.isSlug(network) { throw ValidationError("--network must be a network id (a–z, 0–9 and -)") }
-    }
+        @OptionGroup var vaultOption: VaultOption
+        @Option(help: "The network the file's locations belong to.") var network: String?
+        @Flag(help: "Remove the network's locations that the file no longer holds.") var replace = false
+        @Option(help: "The file's format when detection is not enough: \(PlaceFormat.allCases.map(\.rawValue).joined(separator: ", ")).")
+        var format: String?
+        @Argument(help: "Files, in order.") var files: [String]
 
-    func run() throws {
-        let coffer = try vaultOption.open()
-        for file in files {
-            guard let data = FileManager.default.contents(atPath: file) else {
-                throw CLIError.noInput("places file \(file) (missing or unreadable)")
+        func validate() throws {
+            if let format, PlaceFormat(rawValue: format) == nil { throw ValidationError("unknown format \(format)") }
+            if let network, !Network.isSlug(network) { throw ValidationError("--network must be a network id (a–z, 0–9 and -)") }
+        }
+
+        func run() throws {
+            let coffer = try vaultOption.open()
+            for file in files {
+                guard let data = FileManager.default.contents(atPath: file) else {
+                    throw CLIError.noInput("places file \(file) (missing or unreadable)")
+                }
+                let result: PlaceImport
+                do {
+                    result = try coffer.places.importPlaces(
+                        Array(data), format: format.flatMap(PlaceFormat.init(rawValue:)), network: network, replacing: replace)
+                } catch .places(let error) {
+                    throw CLIError.badData("\(file): \(error)")
+                } catch {
+                    throw error
+                }
+                if SecretInput.shared.interactive || !result.skipped.isEmpty {
+                    Output.note("\(file): \(Output.count(result.networks.count, "network")), \(Output.count(result.locations.count, "location"))"
+                        + (result.skipped.isEmpty ? "" : ", \(result.skipped.count) skipped"))
+                }
+                for skipped in result.skipped.prefix(10) { Output.note("  skipped record \(skipped.record): \(skipped.reason)") }
             }
-            let result: PlaceImport
-            do {
-                result = try coffer.places.importPlaces(
-                    Array(data), format: format.flatMap(PlaceFormat.init(rawValue:)), network: network, replacing: replace)
-            } catch .places(let error) {
-                throw CLIError.badData("\(file): \(error)")
-            } catch {
-                throw CLIError.coffer(error)
-            }
-            if SecretInput.shared.interactive || !result.skipped.isEmpty {
-                Output.note("\(file): \(Output.count(result.networks.count, "network")), \(Output.count(result.locations.count, "location"))"
-                    + (result.skipped.isEmpty ? "" : ", \(result.skipped.count) skipped"))
-            }
-            for skipped in result.skipped.prefix(10) { Output.note("  skipped record \(skipped.record): \(skipped.reason)") }
         }
     }
 }
 
-struct PlacesStatus: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "status", abstract: "What places the vault holds.")
+extension PlacesCommand {
+    struct Status: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "status", abstract: "What places the vault holds.",
+            discussion: """
+                Examples:
+                  coffer places status
+                  coffer places status --json
+                """)
 
-    @OptionGroup var vaultOption: VaultOption
-    @OptionGroup var output: JSONOption
+        @OptionGroup var vaultOption: VaultOption
+        @OptionGroup var output: JSONOption
 
-    struct Status: Encodable {
-        var server: String?
-        var networks: Int
-        var importedLocations: Int
-        var cachedTiles: Int
-        var cachedLocations: Int
+        struct Status: Encodable {
+            var server: String?
+            var networks: Int
+            var importedLocations: Int
+            var cachedTiles: Int
+            var cachedLocations: Int
 
-        enum CodingKeys: String, CodingKey {
-            case server, networks
-            case importedLocations = "imported_locations"
-            case cachedTiles = "cached_tiles"
-            case cachedLocations = "cached_locations"
+            enum CodingKeys: String, CodingKey {
+                case server, networks
+                case importedLocations = "imported_locations"
+                case cachedTiles = "cached_tiles"
+                case cachedLocations = "cached_locations"
+            }
         }
-    }
 
-    func run() throws {
-        let coffer = try vaultOption.open()
-        let status = try cli { () throws(CofferError) in
+        func run() throws {
+            let coffer = try vaultOption.open()
             let places = coffer.places
             let tiles = try places.cachedTiles()
-            return Status(
+            let status = Status(
                 server: try places.server()?.absoluteString, networks: try places.networks().count,
                 importedLocations: try places.localTile()?.locationCount ?? 0, cachedTiles: tiles.count,
                 cachedLocations: tiles.reduce(0) { $0 + $1.tile.locationCount })
+            if output.json { return try Output.json(status) }
+            Output.line("Server:    \(status.server ?? "none (places imported here only)")")
+            Output.line("Networks:  \(status.networks)")
+            Output.line("Imported:  \(Output.count(status.importedLocations, "location"))")
+            Output.line("Cached:    \(Output.count(status.cachedTiles, "tile")), \(Output.count(status.cachedLocations, "location"))")
         }
-        if output.json { return try Output.json(status) }
-        Output.line("Server:    \(status.server ?? "none (places imported here only)")")
-        Output.line("Networks:  \(status.networks)")
-        Output.line("Imported:  \(Output.count(status.importedLocations, "location"))")
-        Output.line("Cached:    \(Output.count(status.cachedTiles, "tile")), \(Output.count(status.cachedLocations, "location"))")
     }
 }
 
-struct PlacesClear: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "clear", abstract: "Forget the server, cached tiles and the cue state (imported places stay unless --all).")
+extension PlacesCommand {
+    struct Clear: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "clear", abstract: "Forget the server, cached tiles and the cue state (imported places stay unless --all).",
+            discussion: """
+                Examples:
+                  coffer places clear
+                """)
 
-    @OptionGroup var vaultOption: VaultOption
-    @Flag(help: "Also remove the places imported here.") var all = false
+        @OptionGroup var vaultOption: VaultOption
+        @Flag(help: "Also remove the places imported here.") var all = false
 
-    func run() throws {
-        let coffer = try vaultOption.open()
-        try cli { () throws(CofferError) in try coffer.places.clear(importedToo: all) }
+        func run() throws {
+            let coffer = try vaultOption.open()
+            try coffer.places.clear(importedToo: all)
+        }
     }
 }
 
 /// `coffer networks`: the directory of networks known here.
 struct NetworksCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "networks", abstract: "List store networks (for `coffer edit CARD --add-network ID`).")
+        commandName: "networks", abstract: "List store networks (for `coffer edit CARD --add-network ID`).",
+        discussion: """
+            Examples:
+              coffer networks --search cost
+              coffer networks --category grocery --json
+            """)
 
     @OptionGroup var vaultOption: VaultOption
     @Option(help: "Only networks whose name or other names contain this (any case).") var search: String?
@@ -186,9 +218,7 @@ struct NetworksCommand: ParsableCommand {
 
     func run() throws {
         let coffer = try vaultOption.open()
-        let networks = try cli { () throws(CofferError) in
-            try coffer.places.networks() + (try coffer.places.serverDirectory())
-        }
+        let networks = try coffer.places.networks() + (try coffer.places.serverDirectory())
         var seen: Set<String> = []
         let chosen = networks.filter { network in
             seen.insert(network.id).inserted && (category == nil || network.category.rawValue == category)
@@ -243,25 +273,30 @@ enum PositionArgument {
 }
 
 /// Fetches the tile for `position` when a server is set and it is missing or old, and says so when nothing covers it.
-func preparePlaces(_ coffer: Coffer, at position: GeoPoint) throws {
-    let outcome = try SyncCLI.wait { try await PlacesResolver(coffer: coffer).prepare(position) }
+func preparePlaces(_ coffer: Coffer, at position: GeoPoint) async throws {
+    let outcome = try await PlacesResolver(coffer: coffer).prepare(position)
     switch outcome {
     case .ready:
         break
     case .staleTile(let why):
         Output.warning("using cached places: \(why)")
     case .noPlaces:
-        throw CLIError.sync(
-            "no places cover this position", exitCode: 66,
+        throw CLIError.other(
+            "no places cover this position", status: .notFound,
             hint: "run `coffer places from URL` (a server's public places) or `coffer places import FILE`")
     case .unreachable(let why):
-        throw CLIError.sync("no places for this area yet: \(why)", exitCode: 69, hint: "try again when online")
+        throw CLIError.other("no places for this area yet: \(why)", status: .unavailable, hint: "try again when online")
     }
 }
 
-struct NearCommand: ParsableCommand {
+struct NearCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "near", abstract: "Valid cards with a store near a position, nearest first.")
+        commandName: "near", abstract: "Valid cards with a store near a position, nearest first.",
+        discussion: """
+            Examples:
+              coffer near --at 37.7749,-122.4194
+              coffer near --at 37.7749,-122.4194 --within 5km --json
+            """)
 
     @OptionGroup var vaultOption: VaultOption
     @Option(help: ArgumentHelp("The position, or - to read it from standard input.", valueName: "lat,lon")) var at: String
@@ -287,14 +322,12 @@ struct NearCommand: ParsableCommand {
         }
     }
 
-    func run() throws {
+    func run() async throws {
         let position = try PositionArgument.parse(at)
         let radius = try PositionArgument.distance(within)
         let coffer = try vaultOption.open()
-        try preparePlaces(coffer, at: position)
-        let near = try cli { () throws(CofferError) in
-            try coffer.places.near(position, cards: try coffer.places.cueCards(at: Date()), radius: radius)
-        }
+        try await preparePlaces(coffer, at: position)
+        let near = try coffer.places.near(position, cards: try coffer.places.cueCards(at: Date()), radius: radius)
         let lines = near.map {
             NearLine(
                 cardID: $0.card.id, card: $0.card.name, storeID: $0.region.id, store: $0.region.name, networkID: $0.region.networkID,
@@ -315,10 +348,15 @@ struct NearCommand: ParsableCommand {
     }
 }
 
-struct RegionsCommand: ParsableCommand {
+struct RegionsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "regions",
-        abstract: "The regions to monitor at a position: at most 20 within 50 km, your cards' networks first.")
+        abstract: "The regions to monitor at a position: at most 20 within 50 km, your cards' networks first.",
+        discussion: """
+            Examples:
+              coffer regions --at 37.7749,-122.4194
+              coffer regions --at 37.7749,-122.4194 --max 100   # Android's limit
+            """)
 
     @OptionGroup var vaultOption: VaultOption
     @Option(help: ArgumentHelp("The position, or - to read it from standard input.", valueName: "lat,lon")) var at: String
@@ -346,13 +384,11 @@ struct RegionsCommand: ParsableCommand {
         }
     }
 
-    func run() throws {
+    func run() async throws {
         let position = try PositionArgument.parse(at)
         let coffer = try vaultOption.open()
-        try preparePlaces(coffer, at: position)
-        let regions = try cli { () throws(CofferError) in
-            try coffer.places.regions(at: position, cards: try coffer.places.cueCards(at: Date()), limit: max)
-        }
+        try await preparePlaces(coffer, at: position)
+        let regions = try coffer.places.regions(at: position, cards: try coffer.places.cueCards(at: Date()), limit: max)
         if output.json {
             return try Output.json(regions.map {
                 RegionLine(id: $0.id, networkID: $0.networkID, network: $0.networkName, name: $0.name, radiusMeters: $0.radius,
@@ -367,15 +403,20 @@ struct RegionsCommand: ParsableCommand {
     }
 }
 
-struct CueCommand: ParsableCommand {
+struct CueCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cue",
         abstract: "Follow your position and show the right card when you reach one of its stores.",
         discussion: """
-            Positions come from gpsd (--gpsd, its JSON protocol on TCP 2947) or from a file or standard input of NMEA \
-            sentences or "lat,lon" lines (--follow). The monitored regions are chosen again after moving more than \
-            max(500 m, the largest radius) or after 6 hours; each arrival is announced once per visit, as a desktop \
-            notification when a session bus answers, and on standard output. Ctrl-C stops.
+            Positions come from gpsd (--gpsd, its JSON protocol on TCP 2947) or from a file or standard input of \
+            NMEA sentences or "lat,lon" lines (--follow). The monitored regions are chosen again after moving more \
+            than max(500 m, the largest radius) or after 6 hours; each arrival is announced once per visit, as a \
+            desktop notification when a session bus answers, and on standard output. Ctrl-C stops.
+
+            Examples:
+              coffer cue --gpsd
+              coffer cue --gpsd 192.168.1.20:2947
+              coffer cue --follow drive.nmea --no-notify --json
             """)
 
     @OptionGroup var vaultOption: VaultOption
@@ -407,7 +448,7 @@ struct CueCommand: ParsableCommand {
         guard (1...RegionRules.androidLimit).contains(max) else { throw ValidationError("--max must be 1 to \(RegionRules.androidLimit)") }
     }
 
-    func run() throws {
+    func run() async throws {
         let coffer = try vaultOption.open()
         let fixes: AsyncThrowingStream<PositionFix, any Error>
         let sourceName: String
@@ -429,12 +470,12 @@ struct CueCommand: ParsableCommand {
         let stop = Signals.onTermination { task.cancel() }
         defer { stop.cancel() }
         do {
-            try SyncCLI.wait { try await task.value }
+            try await task.value
         } catch is CancellationError {
             return
         } catch let error as PositionSourceError {
-            throw CLIError.sync(
-                "\(error)", exitCode: 69,
+            throw CLIError.other(
+                "\(error)", status: .unavailable,
                 hint: follow == nil ? "is gpsd running? (`gpspipe -w` shows its reports); \(sourceName)" : nil)
         }
     }

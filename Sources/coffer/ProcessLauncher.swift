@@ -20,6 +20,6 @@ enum ProcessLauncher {
         let code = errno
         // As shells do: 127 when there is no such program, 126 when it cannot be executed.
         throw CLIError.launch(
-            "cannot run \(program): \(String(cString: strerror(code)))", exitCode: code == ENOENT || code == ENOTDIR ? 127 : 126)
+            "cannot run \(program): \(String(cString: strerror(code)))", status: code == ENOENT || code == ENOTDIR ? .noProgram : .cannotExecute)
     }
 }

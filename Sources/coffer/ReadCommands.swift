@@ -93,7 +93,13 @@ struct ItemSummary: Encodable {
 }
 
 struct List: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List items (archived cards only with --archived).")
+    static let configuration = CommandConfiguration(abstract: "List items (archived cards only with --archived).",
+        discussion: """
+            Examples:
+              coffer list
+              coffer list --kind card --tag travel
+              coffer list --network costco --json
+            """)
 
     @OptionGroup var vaultOption: VaultOption
     @OptionGroup var output: JSONOption
@@ -105,7 +111,7 @@ struct List: ParsableCommand {
     func run() throws {
         let coffer = try vaultOption.openItems()
         let now = Date()
-        let items = try cli { () throws(CofferError) in try coffer.items(kind: kind) }.filter { item in
+        let items = try coffer.items(kind: kind).filter { item in
             if let tag, !item.content.tags.contains(where: { $0.caseInsensitiveCompare(tag) == .orderedSame }) { return false }
             if case .card(let card) = item.content {
                 if card.isArchived && !archived { return false }
@@ -146,18 +152,38 @@ struct Show: ParsableCommand {
         query.allSatisfy { $0.isLetter || $0.isNumber || "-_.".contains($0) } ? query : "'" + query.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 
-    static let configuration = CommandConfiguration(abstract: "Show one item's fields (credential values masked unless --reveal).")
+    static let configuration = CommandConfiguration(abstract: "Show one item's fields (credential values masked unless --reveal).",
+        discussion: """
+            A name finds its item when it is the exact name, the name without case or accents, an id prefix, or a \
+            unique prefix or part of a name. A card's barcode is drawn below its fields.
+
+            Examples:
+              coffer show Costco
+              coffer show OpenAI --reveal
+              coffer show OpenAI --clip             # the value, cleared in 45 s
+              coffer show 3f2a --json
+            """)
 
     @OptionGroup var vaultOption: VaultOption
     @OptionGroup var output: JSONOption
     @Argument(help: "Name, id or unique id prefix.") var query: String
     @Flag(help: "Print a credential's full value.") var reveal = false
+    @Flag(help: "Copy a credential's value or a card's number to the clipboard (cleared after 45 s, or $COFFER_CLIP_TIME).")
+    var clip = false
     @Flag(name: .customLong("no-barcode"), help: "Do not draw a card's barcode.") var noBarcode = false
     @OptionGroup var drawing: DrawingOptions
 
     func run() throws {
         let coffer = try vaultOption.openItems()
-        let item = try cli { () throws(CofferError) in try coffer.find(query) }
+        let item = try coffer.find(query)
+        if clip {
+            switch item.content {
+            case .credential(let credential): return try Clipboard.copy(credential.value, what: "the value of \(credential.name)")
+            case .card(let card): return try Clipboard.copy(card.payloadText, what: "the number of \(card.name)")
+            case .otp: throw CLIError.usage("a token's code is copied with `coffer code NAME --clip`")
+            case .signingKey, .note: throw CLIError.usage("--clip copies a credential's value or a card's number")
+            }
+        }
         let now = Date()
         let summary = ItemSummary(item, now: now)
         if output.json {
@@ -221,7 +247,7 @@ struct Show: ParsableCommand {
             rows.append(("Algorithm", "Ed25519"))
             if key.isLocked {
                 rows.append(("Status", "Locked after too many wrong PINs"))
-            } else if try cli({ () throws(CofferError) in try coffer.deviceSecret(for: key) }) == nil {
+            } else if (try coffer.deviceSecret(for: key)) == nil {
                 rows.append(("Status", "Bound to another device"))
             }
         case .note(let note):
@@ -230,8 +256,12 @@ struct Show: ParsableCommand {
         }
         if !summary.tags.isEmpty { rows.append(("Tags", summary.tags.joined(separator: ", "))) }
         let width = rows.map(\.0.count).max() ?? 0
+        // Lines after the first (note text, multi-line notes) start under the first line's value.
+        let indent = String(repeating: " ", count: width + 2)
         for (label, value) in rows {
-            Output.line("\(Output.styled(pad(label + ":", width + 1), .bold)) \(value)")
+            let lines = value.split(separator: "\n", omittingEmptySubsequences: false)
+            let text = lines.enumerated().map { $0.offset == 0 || $0.element.isEmpty ? String($0.element) : indent + $0.element }
+            Output.line("\(Output.styled(pad(label + ":", width + 1), .bold)) \(text.joined(separator: "\n"))")
         }
         if case .card(let card) = item.content, !noBarcode {
             Output.line()
@@ -243,9 +273,9 @@ struct Show: ParsableCommand {
                 }
             } catch {
                 // The details are shown; only the drawing failed.
-                let failure = CLIError.from(error)
-                Output.warning("cannot draw the barcode: \(failure.description)")
-                if case .narrowTerminal = failure {
+                let message = (error as? any ReportableError)?.message ?? "\(type(of: error))"
+                Output.warning("cannot draw the barcode: \(message)")
+                if case CLIError.narrowTerminal = error {
                     Output.note("coffer: hint: write an image to scan from another screen: coffer barcode \(Self.quoted(query)) --png FILE")
                 }
             }
@@ -289,11 +319,24 @@ struct ItemDetail: Encodable {
 struct Code: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print current one-time codes (all time-based tokens, or the one named).",
-        discussion: "For an HOTP token the counter is advanced and stored before its code is printed.")
+        discussion: """
+            Piped, only the code is printed. For an HOTP token the counter is advanced and stored before its code is \
+            printed.
+
+            Examples:
+              coffer code
+              coffer code GitHub
+              coffer code git --clip                # copied, cleared in 45 s
+            """)
 
     @OptionGroup var vaultOption: VaultOption
     @OptionGroup var output: JSONOption
     @Argument(help: "Token name (\"Issuer (account)\", issuer, account, or id).") var query: String?
+    @Flag(help: "Copy the code to the clipboard instead of printing it (cleared after 45 s, or $COFFER_CLIP_TIME).") var clip = false
+
+    func validate() throws {
+        if clip, query == nil { throw ValidationError("--clip copies one code: name the token") }
+    }
 
     struct CodeLine: Encodable {
         let id: String
@@ -309,8 +352,12 @@ struct Code: ParsableCommand {
 
     func run() throws {
         let coffer = try vaultOption.openItems()
-        let lines = try cli { () throws(CofferError) in try coffer.codes(matching: query, at: Date()) }.map { code in
+        let lines = try coffer.codes(matching: query, at: Date()).map { code in
             CodeLine(id: code.id.uuidString.lowercased(), name: code.name, code: code.code, secondsRemaining: code.secondsRemaining)
+        }
+        if clip, let line = lines.first {
+            try Clipboard.copy(line.code, what: "the code for \(line.name)")
+            return
         }
         if output.json {
             try Output.json(lines)

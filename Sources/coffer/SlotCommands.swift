@@ -5,7 +5,12 @@ import Foundation
 struct Slots: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List the ways the vault can be opened: one device slot per device, the passphrase, the recovery code.",
-        subcommands: [ListSlots.self, RemoveSlot.self], defaultSubcommand: ListSlots.self)
+        discussion: """
+            Examples:
+              coffer slots
+              coffer slots remove 5c1e9a02
+            """,
+        subcommands: [Slots.List.self, Slots.Remove.self], defaultSubcommand: Slots.List.self)
 }
 
 extension SlotType: ExpressibleByArgument {
@@ -17,84 +22,98 @@ extension SlotType: ExpressibleByArgument {
     public static var allValueStrings: [String] { allCases.map(\.name) }
 }
 
-struct RemoveSlot: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "remove",
-        abstract: "Remove one slot by id (`coffer slots` shows them), or the passphrase or recovery slot (never the last one).")
-    @OptionGroup var vaultOption: VaultOption
-    @Argument(help: "A slot id or a unique prefix of 4+ characters; or passphrase, recovery, or device when there is one device slot.")
-    var slot: String
+extension Slots {
+    struct Remove: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "remove",
+            abstract: "Remove one slot by id (`coffer slots` shows them), or the passphrase or recovery slot (never the last one).",
+            discussion: """
+                Examples:
+                  coffer slots remove 5c1e9a02       # a device slot, by id
+                  coffer slots remove --type recovery
+                """)
+        @OptionGroup var vaultOption: VaultOption
+        @Argument(help: "A slot id or a unique prefix of 4+ characters; or passphrase, recovery, or device when there is one device slot.")
+        var slot: String
 
-    func run() throws {
-        let coffer = try vaultOption.open()
-        let slots = try vaultCall { () throws(VaultError) in try coffer.vault.slots() }
-        let id = try Self.resolve(slot, in: slots)
-        try vaultCall { () throws(VaultError) in try coffer.vault.removeSlot(id: id) }
-    }
+        func run() throws {
+            let coffer = try vaultOption.open()
+            let slots = try coffer.slots()
+            let id = try Self.resolve(slot, in: slots)
+            try coffer.removeSlot(id: id)
+        }
 
-    /// The one slot `query` names: a type with exactly one slot, or an id prefix.
-    static func resolve(_ query: String, in slots: [SlotInfo]) throws -> UUID {
-        if let type = SlotType(argument: query) {
-            let matching = slots.filter { $0.type == type }
-            guard !matching.isEmpty else { throw CLIError.coffer(.vault(.noSlot(type))) }
+        /// The one slot `query` names: a type with exactly one slot, or an id prefix.
+        static func resolve(_ query: String, in slots: [SlotInfo]) throws -> UUID {
+            if let type = SlotType(argument: query) {
+                let matching = slots.filter { $0.type == type }
+                guard !matching.isEmpty else { throw VaultError.noSlot(type) }
+                guard matching.count == 1 else {
+                    throw CLIError.usage("the vault has \(matching.count) \(type.name) slots; name one by id (`coffer slots`)")
+                }
+                return matching[0].id
+            }
+            let lowered = query.lowercased()
+            guard lowered.count >= 4 else { throw CLIError.usage("a slot id prefix has at least 4 characters") }
+            let matching = slots.filter { $0.id.uuidString.lowercased().hasPrefix(lowered) }
             guard matching.count == 1 else {
-                throw CLIError.usage("the vault has \(matching.count) \(type.name) slots; name one by id (`coffer slots`)")
+                if matching.isEmpty { throw VaultError.slotNotFound }
+                throw CLIError.usage("\(matching.count) slots start with \(query); give more of the id")
             }
             return matching[0].id
         }
-        let lowered = query.lowercased()
-        guard lowered.count >= 4 else { throw CLIError.usage("a slot id prefix has at least 4 characters") }
-        let matching = slots.filter { $0.id.uuidString.lowercased().hasPrefix(lowered) }
-        guard matching.count == 1 else {
-            if matching.isEmpty { throw CLIError.coffer(.vault(.slotNotFound)) }
-            throw CLIError.usage("\(matching.count) slots start with \(query); give more of the id")
-        }
-        return matching[0].id
     }
 }
 
-struct ListSlots: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "list", abstract: "List the slots.")
-    @OptionGroup var vaultOption: VaultOption
-    @OptionGroup var output: JSONOption
+extension Slots {
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List the slots.",
+            discussion: """
+                Examples:
+                  coffer slots list
+                  coffer slots list --json
+                """)
+        @OptionGroup var vaultOption: VaultOption
+        @OptionGroup var output: JSONOption
 
-    struct SlotLine: Encodable {
-        let id: String
-        let type: String
-        let kdf: String?
-        /// A device slot's name, key store and date, and whether it is this device's.
-        let name: String?
-        let keystore: String?
-        let created: Date?
-        let thisDevice: Bool?
+        struct SlotLine: Encodable {
+            let id: String
+            let type: String
+            let kdf: String?
+            /// A device slot's name, key store and date, and whether it is this device's.
+            let name: String?
+            let keystore: String?
+            let created: Date?
+            let thisDevice: Bool?
 
-        enum CodingKeys: String, CodingKey {
-            case id, type, kdf, name, keystore, created
-            case thisDevice = "this_device"
-        }
-    }
-
-    func run() throws {
-        let coffer = try vaultOption.open()
-        let slots = try vaultCall { () throws(VaultError) in try coffer.vault.slots() }
-        let lines = slots.map { slot in
-            SlotLine(
-                id: slot.id.uuidString.lowercased(), type: slot.type.name, kdf: slot.kdf?.description, name: slot.device?.name,
-                keystore: slot.device?.keystore, created: slot.device?.createdAt,
-                thisDevice: slot.type == .device ? slot.id == coffer.vault.openedSlotID : nil)
-        }
-        if output.json {
-            try Output.json(lines)
-            return
-        }
-        for line in lines {
-            var detail = line.kdf ?? ""
-            if line.type == SlotType.device.name {
-                let day = line.created.map { Output.isoDay.string(from: $0) } ?? "(before names)"
-                detail = "\(pad(line.name ?? "unnamed", 16))  \(pad(line.keystore ?? "", 14))  \(day)"
-                    + (line.thisDevice == true ? "  (this device)" : "")
+            enum CodingKeys: String, CodingKey {
+                case id, type, kdf, name, keystore, created
+                case thisDevice = "this_device"
             }
-            Output.line("\(String(line.id.prefix(8)))  \(pad(line.type, 10))  \(detail)")
+        }
+
+        func run() throws {
+            let coffer = try vaultOption.open()
+            let slots = try coffer.slots()
+            let lines = slots.map { slot in
+                SlotLine(
+                    id: slot.id.uuidString.lowercased(), type: slot.type.name, kdf: slot.kdf?.description, name: slot.device?.name,
+                    keystore: slot.device?.keystore, created: slot.device?.createdAt,
+                    thisDevice: slot.type == .device ? slot.id == coffer.openedSlotID : nil)
+            }
+            if output.json {
+                try Output.json(lines)
+                return
+            }
+            for line in lines {
+                var detail = line.kdf ?? ""
+                if line.type == SlotType.device.name {
+                    let day = line.created.map { Output.isoDay.string(from: $0) } ?? "(before names)"
+                    detail = "\(pad(line.name ?? "unnamed", 16))  \(pad(line.keystore ?? "", 14))  \(day)"
+                        + (line.thisDevice == true ? "  (this device)" : "")
+                }
+                Output.line("\(String(line.id.prefix(8)))  \(pad(line.type, 10))  \(detail)")
+            }
         }
     }
 }

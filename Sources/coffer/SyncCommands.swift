@@ -2,7 +2,6 @@ import ArgumentParser
 import CofferKit
 import CofferSync
 import CofferVault
-import Dispatch
 import Foundation
 import Synchronization
 
@@ -12,294 +11,362 @@ struct SyncCommand: ParsableCommand {
         commandName: "sync",
         abstract: "Sync this vault through a coffer-server (end-to-end encrypted).",
         discussion: """
-            The server stores only encrypted items and a wrapped copy of the vault key; it never sees the passphrase.
-            Examples:
-              coffer sync register --server https://sync.example.org --email ada@example.org
-              coffer sync login --server https://sync.example.org --email ada@example.org   (on a new device)
-              coffer sync                     push and pull
-              coffer sync status              account, verified state and its fingerprint, queued changes, conflict copies
+            The server stores only encrypted items and a wrapped copy of the vault key; it never sees the \
+            passphrase.
 
-            Every pull is verified: the server must show a state of the vault that a device holding its key published,
-            continuing the newest one this device verified, with every row it commits to. A server that drops,
-            replays, rolls back or forges anything is refused and nothing is applied.
+            Every pull is verified: the server must show a state of the vault that a device holding its key \
+            published, continuing the newest one this device verified, with every row it commits to. A server that \
+            drops, replays, rolls back or forges anything is refused and nothing is applied.
+
+            Examples:
+              coffer sync register --server https://sync.example.org --email ada@x.org
+              coffer sync login --server https://sync.example.org --email ada@x.org
+              coffer sync                          # push and pull
+              coffer sync status
             """,
         subcommands: [
-            SyncNow.self, SyncRegister.self, SyncLogin.self, SyncStatus.self, SyncPassphrase.self, SyncRepublish.self,
-            SyncAdopt.self, SyncLogout.self, SyncRevoke.self, SyncPin.self,
+            SyncCommand.Now.self, SyncCommand.Register.self, SyncCommand.Login.self, SyncCommand.Status.self, SyncCommand.Passphrase.self, SyncCommand.Republish.self,
+            SyncCommand.Adopt.self, SyncCommand.Logout.self, SyncCommand.Revoke.self, SyncCommand.Pin.self,
         ],
-        defaultSubcommand: SyncNow.self)
+        defaultSubcommand: SyncCommand.Now.self)
 }
 
-struct SyncNow: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "now", abstract: "Push local changes and pull remote ones (the default).")
+extension SyncCommand {
+    struct Now: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "now", abstract: "Push local changes and pull remote ones (the default).",
+            discussion: """
+                Examples:
+                  coffer sync
+                  coffer sync now --json
+                """)
 
-    @OptionGroup var vaultOption: VaultOption
-    @OptionGroup var output: JSONOption
+        @OptionGroup var vaultOption: VaultOption
+        @OptionGroup var output: JSONOption
 
-    func run() throws {
-        let coffer = try vaultOption.open()
-        var session = try SyncCLI.session(coffer)
-        let bar = SyncCLI.Progress("syncing")
-        let first = session
-        let outcome = try SyncCLI.wait { () async throws -> Result<SyncReport, SyncError> in
+        func run() async throws {
+            let coffer = try vaultOption.open()
+            var session = try SyncCLI.session(coffer)
+            let bar = SyncCLI.Progress("syncing")
+            let first: Result<SyncReport, SyncError>
             do {
-                return .success(try await first.sync(progress: bar.update))
-            } catch let error as SyncError {
-                return .failure(error)
+                first = .success(try await session.sync(progress: bar.update))
+            } catch {
+                first = .failure(error)
+            }
+            bar.finish()
+            let report: SyncReport
+            switch first {
+            case .success(let done):
+                report = done
+            case .failure(let error):
+                guard case .verification(.newerKeyEpoch) = error, Terminal.standardInputIsTTY else { throw error }
+                // Another device rotated the master key: at a terminal, the sync passphrase takes the new one here.
+                Output.note("another device changed the vault's master key: your sync passphrase takes the new one")
+                guard let account = try coffer.syncAccount() else { throw SyncError.notLinked }
+                let passphrase = try SecretInput.shared.secret("Sync passphrase")
+                session = try await SyncCLI.login(
+                    location: coffer.location, client: session.client, email: account.account, passphrase: passphrase,
+                    allowWeakKDF: false, acceptParameterChange: false, expect: nil)
+                let again = SyncCLI.Progress("syncing")
+                report = try await session.sync(progress: again.update)
+                again.finish()
+            }
+            if let rotation = report.finishedRotation { SyncCLI.announce(rotation, json: output.json) }
+            if output.json {
+                try Output.json(SyncCLI.ReportJSON(report))
+                return
+            }
+            if report.merge.conflictCopies > 0 {
+                Output.warning("\(Output.count(report.merge.conflictCopies, "item")) changed here and elsewhere: the other version won, yours is kept as a copy (see `coffer sync status`)")
             }
         }
-        bar.finish()
-        let report: SyncReport
-        switch outcome {
-        case .success(let done):
-            report = done
-        case .failure(.verification(.newerKeyEpoch)) where Terminal.standardInputIsTTY:
-            // Another device rotated the master key: at a terminal, the sync passphrase takes the new one here.
-            Output.note("another device changed the vault's master key: your sync passphrase takes the new one")
-            guard let account = try coffer.vault.syncAccount() else { throw CLIError.sync(SyncError.notLinked.description, exitCode: 64, hint: nil) }
+    }
+}
+
+extension SyncCommand {
+    struct Register: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "register", abstract: "Create a sync account for this vault (asks for the account passphrase).",
+            discussion: """
+                Examples:
+                  coffer sync register --server https://sync.example.org --email ada@x.org
+                  coffer sync register --server URL --email ada@x.org --pin-first-use
+                """)
+
+        @OptionGroup var vaultOption: VaultOption
+        @Option(help: "Server URL (https://, or http:// on loopback).") var server: String
+        @Option(help: "Account email.") var email: String
+        @Flag(help: "Stretch the passphrase with scrypt instead of PBKDF2.") var scrypt = false
+        @OptionGroup var pinning: PinOptions
+        @OptionGroup var newPassphrase: NewPassphraseOptions
+
+        func run() async throws {
+            let coffer = try vaultOption.open()
+            let client = try await pinning.client(server, stored: try coffer.serverKeyPin())
+            let passphrase = try newPassphrase.read("Sync passphrase")
+            let session = SyncSession(coffer: coffer, client: client)
+            let kdf: PassphraseKDF = scrypt ? .defaultScrypt : .defaultPBKDF2
+            try await session.register(email: email, passphrase: passphrase, kdf: kdf)
+            try coffer.setServerKeyPin(client.pin)
+            let bar = SyncCLI.Progress("uploading")
+            _ = try await session.sync(progress: bar.update)
+            bar.finish()
+        }
+    }
+}
+
+extension SyncCommand {
+    struct Login: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "login",
+            abstract: "Log in to a sync account; on a device without a vault, creates this device's copy and pulls it.",
+            discussion: """
+                Compare the fingerprint with `coffer sync status` on a device you trust, and give it with --expect: \
+                a server that shows this device another vault state is then refused before anything is stored.
+
+                Examples:
+                  coffer sync login --server https://sync.example.org --email ada@x.org
+                  coffer sync login --server URL --email EMAIL --expect 12:ABCD-EFGH-JKMN-PQRS
+                """)
+
+        @OptionGroup var vaultOption: VaultOption
+        @Option(help: "Server URL (https://, or http:// on loopback).") var server: String
+        @Option(help: "Account email.") var email: String
+        @Option(help: ArgumentHelp(
+            "The vault-state fingerprint to expect, as `coffer sync status` shows it on another device (EPOCH:XXXX-XXXX-XXXX-XXXX).",
+            valueName: "fingerprint"))
+        var expect: String?
+        @Flag(help: "Accept passphrase stretching below Coffer's defaults (PBKDF2 600,000 or scrypt 2^15), for an account made that way.")
+        var allowWeakKdf = false
+        @Flag(help: "Accept account stretching parameters that differ from the ones this device knows.")
+        var acceptParameterChange = false
+        @OptionGroup var pinning: PinOptions
+
+        func run() async throws {
+            let location = vaultOption.location
+            let stored = location.vaultExists ? try vaultOption.open().serverKeyPin() : nil
+            let client = try await pinning.client(server, stored: stored)
             let passphrase = try SecretInput.shared.secret("Sync passphrase")
-            session = try SyncCLI.login(
-                location: coffer.location, client: session.client, email: account.account, passphrase: passphrase,
-                allowWeakKDF: false, acceptParameterChange: false, expect: nil)
-            let relinked = session
-            let again = SyncCLI.Progress("syncing")
-            report = try SyncCLI.wait { try await relinked.sync(progress: again.update) }
-            again.finish()
-        case .failure(let error):
-            throw SyncCLI.mapped(error)
-        }
-        if let rotation = report.finishedRotation { SyncCLI.announce(rotation, json: output.json) }
-        if output.json {
-            try Output.json(SyncCLI.ReportJSON(report))
-            return
-        }
-        if report.merge.conflictCopies > 0 {
-            Output.warning("\(Output.count(report.merge.conflictCopies, "item")) changed here and elsewhere: the other version won, yours is kept as a copy (see `coffer sync status`)")
+            let session = try await SyncCLI.login(
+                location: location, client: client, email: email, passphrase: passphrase, allowWeakKDF: allowWeakKdf,
+                acceptParameterChange: acceptParameterChange, expect: expect)
+            try session.coffer.setServerKeyPin(client.pin)
+            let bar = SyncCLI.Progress("downloading")
+            let expected = expect
+            _ = try await session.sync(expect: expected, progress: bar.update)
+            bar.finish()
         }
     }
 }
 
-struct SyncRegister: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "register", abstract: "Create a sync account for this vault (asks for the account passphrase).")
+extension SyncCommand {
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "status", abstract: "Show the account, queued changes and conflict copies.",
+            discussion: """
+                Examples:
+                  coffer sync status
+                  coffer sync status --json
+                """)
 
-    @OptionGroup var vaultOption: VaultOption
-    @Option(help: "Server URL (https://, or http:// on loopback).") var server: String
-    @Option(help: "Account email.") var email: String
-    @Flag(help: "Stretch the passphrase with scrypt instead of PBKDF2.") var scrypt = false
-    @OptionGroup var pinning: PinOptions
+        @OptionGroup var vaultOption: VaultOption
+        @OptionGroup var output: JSONOption
 
-    func run() throws {
-        let coffer = try vaultOption.open()
-        let client = try pinning.client(server, stored: try coffer.serverKeyPin())
-        let passphrase = try SecretInput.shared.secret("Sync passphrase", confirm: true)
-        let session = SyncSession(coffer: coffer, client: client)
-        let kdf: PassphraseKDF = scrypt ? .defaultScrypt : .defaultPBKDF2
-        try SyncCLI.wait { try await session.register(email: email, passphrase: passphrase, kdf: kdf) }
-        try coffer.setServerKeyPin(client.pin)
-        let bar = SyncCLI.Progress("uploading")
-        _ = try SyncCLI.wait { try await session.sync(progress: bar.update) }
-        bar.finish()
-    }
-}
-
-struct SyncLogin: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "login",
-        abstract: "Log in to a sync account; on a device without a vault, creates this device's copy and pulls it.")
-
-    @OptionGroup var vaultOption: VaultOption
-    @Option(help: "Server URL (https://, or http:// on loopback).") var server: String
-    @Option(help: "Account email.") var email: String
-    @Option(help: ArgumentHelp(
-        "The vault-state fingerprint to expect, as `coffer sync status` shows it on another device (EPOCH:XXXX-XXXX-XXXX-XXXX).",
-        valueName: "fingerprint"))
-    var expect: String?
-    @Flag(help: "Accept passphrase stretching below Coffer's defaults (PBKDF2 600,000 or scrypt 2^15), for an account made that way.")
-    var allowWeakKdf = false
-    @Flag(help: "Accept account stretching parameters that differ from the ones this device knows.")
-    var acceptParameterChange = false
-    @OptionGroup var pinning: PinOptions
-
-    func run() throws {
-        let location = vaultOption.location
-        let stored = Vault.exists(in: location.vaultDirectory) ? try vaultOption.open().serverKeyPin() : nil
-        let client = try pinning.client(server, stored: stored)
-        let passphrase = try SecretInput.shared.secret("Sync passphrase")
-        let session = try SyncCLI.login(
-            location: location, client: client, email: email, passphrase: passphrase, allowWeakKDF: allowWeakKdf,
-            acceptParameterChange: acceptParameterChange, expect: expect)
-        try session.coffer.setServerKeyPin(client.pin)
-        let bar = SyncCLI.Progress("downloading")
-        let expected = expect
-        _ = try SyncCLI.wait { try await session.sync(expect: expected, progress: bar.update) }
-        bar.finish()
-    }
-}
-
-struct SyncStatus: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "status", abstract: "Show the account, queued changes and conflict copies.")
-
-    @OptionGroup var vaultOption: VaultOption
-    @OptionGroup var output: JSONOption
-
-    func run() throws {
-        let coffer = try vaultOption.open()
-        let session = try SyncCLI.session(coffer)
-        let status = try SyncCLI.wait { try await session.status() }
-        let conflicts = status.conflicts.map { copy in
-            SyncCLI.ConflictJSON(
-                copy: copy.copyID.uuidString.lowercased(), original: copy.originalID.uuidString.lowercased(),
-                name: (try? coffer.vault.item(id: copy.copyID).content.name) ?? "", detectedAt: copy.detectedAt)
-        }
-        let head = try SyncCLI.wait { try session.verifiedHead() }
-        let headJSON = head.map { head in
-            SyncCLI.HeadJSON(
-                epoch: head.manifest.epoch, fingerprint: head.manifest.fingerprint,
-                device: head.manifest.device.uuidString.lowercased(), madeHere: head.madeHere,
-                madeAt: Date(timeIntervalSince1970: Double(head.manifest.madeAt) / 1000))
-        }
-        if output.json {
-            try Output.json(SyncCLI.StatusJSON(
-                server: status.account.server, account: status.account.account, online: status.server != nil,
-                lastSync: status.account.lastSync, pending: status.pending, serverItems: status.server?.itemCount,
-                verified: headJSON, serverEpoch: status.server?.headEpoch, conflicts: conflicts))
-            return
-        }
-        Output.line("account   \(status.account.account) on \(status.account.server)")
-        Output.line("server    \(status.server.map { "reachable, \(Output.count($0.itemCount, "item")), state epoch \($0.headEpoch)" } ?? "unreachable")")
-        Output.line("last sync \(status.account.lastSync.map { ISO8601DateFormatter().string(from: $0) } ?? "never")")
-        if let headJSON {
-            let maker = headJSON.madeHere ? "this device" : "device \(headJSON.device.prefix(8))"
-            Output.line("verified  epoch \(headJSON.epoch), made by \(maker) at \(ISO8601DateFormatter().string(from: headJSON.madeAt))")
-            Output.line("          fingerprint \(headJSON.fingerprint) (the same on every device that is up to date)")
-        } else {
-            Output.line("verified  nothing yet (run `coffer sync`)")
-        }
-        Output.line("queued    \(status.pending) local changes")
-        if conflicts.isEmpty {
-            Output.line("conflicts none")
-        } else {
-            Output.line("conflicts \(Output.count(conflicts.count, "copy", "copies")) kept (yours lost to a change made elsewhere):")
-            for conflict in conflicts {
-                Output.line("  \(conflict.copy.prefix(8))  \(conflict.name)  (copy of \(conflict.original.prefix(8)))")
+        func run() async throws {
+            let coffer = try vaultOption.open()
+            let session = try SyncCLI.session(coffer)
+            let status = try await session.status()
+            let conflicts = status.conflicts.map { copy in
+                SyncCLI.ConflictJSON(
+                    copy: copy.copyID.uuidString.lowercased(), original: copy.originalID.uuidString.lowercased(),
+                    name: (try? coffer.item(id: copy.copyID).content.name) ?? "", detectedAt: copy.detectedAt)
+            }
+            let head = try session.verifiedHead()
+            let headJSON = head.map { head in
+                SyncCLI.HeadJSON(
+                    epoch: head.manifest.epoch, fingerprint: head.manifest.fingerprint,
+                    device: head.manifest.device.uuidString.lowercased(), madeHere: head.madeHere,
+                    madeAt: Date(timeIntervalSince1970: Double(head.manifest.madeAt) / 1000))
+            }
+            if output.json {
+                try Output.json(SyncCLI.StatusJSON(
+                    server: status.account.server, account: status.account.account, online: status.server != nil,
+                    lastSync: status.account.lastSync, pending: status.pending, serverItems: status.server?.itemCount,
+                    verified: headJSON, serverEpoch: status.server?.headEpoch, conflicts: conflicts))
+                return
+            }
+            Output.line("account   \(status.account.account) on \(status.account.server)")
+            Output.line("server    \(status.server.map { "reachable, \(Output.count($0.itemCount, "item")), state epoch \($0.headEpoch)" } ?? "unreachable")")
+            Output.line("last sync \(status.account.lastSync.map { ISO8601DateFormatter().string(from: $0) } ?? "never")")
+            if let headJSON {
+                let maker = headJSON.madeHere ? "this device" : "device \(headJSON.device.prefix(8))"
+                Output.line("verified  epoch \(headJSON.epoch), made by \(maker) at \(ISO8601DateFormatter().string(from: headJSON.madeAt))")
+                Output.line("          fingerprint \(headJSON.fingerprint) (the same on every device that is up to date)")
+            } else {
+                Output.line("verified  nothing yet (run `coffer sync`)")
+            }
+            Output.line("queued    \(status.pending) local changes")
+            if conflicts.isEmpty {
+                Output.line("conflicts none")
+            } else {
+                Output.line("conflicts \(Output.count(conflicts.count, "copy", "copies")) kept (yours lost to a change made elsewhere):")
+                for conflict in conflicts {
+                    Output.line("  \(conflict.copy.prefix(8))  \(conflict.name)  (copy of \(conflict.original.prefix(8)))")
+                }
             }
         }
     }
 }
 
-struct SyncPassphrase: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "passphrase",
-        abstract: "Change the sync account's passphrase (asks for the current and the new one).",
-        discussion: """
-            The server gets a new wrapped copy of the vault key and a new auth key, together with a vault-state
-            record that names the new slot: a server that later hands out the old slot is caught. Other devices
-            keep syncing; a new device logs in with the new passphrase. This vault's own passphrase is unchanged.
-            """)
+extension SyncCommand {
+    struct Passphrase: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "passphrase",
+            abstract: "Change the sync account's passphrase (asks for the current and the new one).",
+            discussion: """
+                The server gets a new wrapped copy of the vault key and a new auth key, together with a vault-state \
+                record that names the new slot: a server that later hands out the old slot is caught. Other devices \
+                keep syncing; a new device logs in with the new passphrase. This vault's own passphrase is \
+                unchanged.
 
-    @OptionGroup var vaultOption: VaultOption
-    @Flag(help: "Stretch the new passphrase with scrypt instead of PBKDF2.") var scrypt = false
+                Examples:
+                  coffer sync passphrase
+                  coffer sync passphrase --scrypt
+                """)
 
-    func run() throws {
-        let coffer = try vaultOption.open()
-        let session = try SyncCLI.session(coffer)
-        let current = try SecretInput.shared.secret("Current sync passphrase")
-        let new = try SecretInput.shared.secret("New sync passphrase", confirm: true)
-        let kdf: PassphraseKDF = scrypt ? .defaultScrypt : .defaultPBKDF2
-        try SyncCLI.wait { try await session.changePassphrase(current: current, new: new, kdf: kdf) }
-    }
-}
+        @OptionGroup var vaultOption: VaultOption
+        @Flag(help: "Stretch the new passphrase with scrypt instead of PBKDF2.") var scrypt = false
+        @OptionGroup var newPassphrase: NewPassphraseOptions
 
-struct SyncRepublish: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "republish",
-        abstract: "Put this device's verified vault state back on a server that was restored from a backup.",
-        discussion: """
-            When a server comes back from a backup, devices report that it shows an older state of the vault, one
-            they verified before. Run republish on the device that synced last: it checks that the server's state is
-            one it verified, puts back the history the server lost and pushes every item that differs, with local
-            changes. Other devices then sync as usual. A state this device never verified is refused.
-            """)
-
-    @OptionGroup var vaultOption: VaultOption
-    @OptionGroup var output: JSONOption
-
-    func run() throws {
-        let coffer = try vaultOption.open()
-        let session = try SyncCLI.session(coffer)
-        let bar = SyncCLI.Progress("republishing")
-        let report = try SyncCLI.wait { try await session.republish(progress: bar.update) }
-        bar.finish()
-        if output.json {
-            try Output.json(SyncCLI.ReportJSON(report))
-            return
-        }
-        if let head = report.head {
-            Output.note("republished: \(Output.count(report.pushed, "item")), state epoch \(head.epoch), fingerprint \(head.fingerprint)")
+        func run() async throws {
+            let coffer = try vaultOption.open()
+            let session = try SyncCLI.session(coffer)
+            let current = try SecretInput.shared.secret("Current sync passphrase")
+            let new = try newPassphrase.read("New sync passphrase")
+            let kdf: PassphraseKDF = scrypt ? .defaultScrypt : .defaultPBKDF2
+            try await session.changePassphrase(current: current, new: new, kdf: kdf)
         }
     }
 }
 
-struct SyncAdopt: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "adopt",
-        abstract: "Accept the server's current vault state as a new device would (after a revoke or a server restore).",
-        discussion: """
-            A device refuses a server whose vault state is older than, or does not continue, the state it verified.
-            When that is expected (sync was revoked, or the server was restored from a backup), adopt forgets this
-            device's verified state and accepts the server's current one, which must carry the fingerprint you give:
-            read it with `coffer sync status` on a device you trust. Local changes stay queued and are pushed after.
-            """)
+extension SyncCommand {
+    struct Republish: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "republish",
+            abstract: "Put this device's verified vault state back on a server that was restored from a backup.",
+            discussion: """
+                When a server comes back from a backup, devices report that it shows an older state of the vault, \
+                one they verified before. Run republish on the device that synced last: it checks that the server's \
+                state is one it verified, puts back the history the server lost and pushes every item that differs, \
+                with local changes. Other devices then sync as usual. A state this device never verified is refused.
 
-    @OptionGroup var vaultOption: VaultOption
-    @Option(help: ArgumentHelp("The fingerprint the server's state must have (EPOCH:XXXX-XXXX-XXXX-XXXX).", valueName: "fingerprint"))
-    var expect: String?
-    @Flag(help: "Accept whatever state the server shows, without a fingerprint to check (trust on first use).")
-    var trustServer = false
+                Examples:
+                  coffer sync republish
+                """)
 
-    func run() throws {
-        guard expect != nil || trustServer else {
-            throw CLIError.usage("adopt needs --expect FINGERPRINT (from `coffer sync status` on a trusted device) or --trust-server")
+        @OptionGroup var vaultOption: VaultOption
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let coffer = try vaultOption.open()
+            let session = try SyncCLI.session(coffer)
+            let bar = SyncCLI.Progress("republishing")
+            let report = try await session.republish(progress: bar.update)
+            bar.finish()
+            if output.json {
+                try Output.json(SyncCLI.ReportJSON(report))
+                return
+            }
+            if let head = report.head {
+                Output.note("republished: \(Output.count(report.pushed, "item")), state epoch \(head.epoch), fingerprint \(head.fingerprint)")
+            }
         }
-        let coffer = try vaultOption.open()
-        let session = try SyncCLI.session(coffer)
-        try SyncCLI.wait { try session.adopt() }
-        let expected = expect
-        _ = try SyncCLI.wait { try await session.sync(expect: expected) }
     }
 }
 
-struct SyncLogout: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "logout", abstract: "End this device's session and unlink the vault; the items stay here.")
+extension SyncCommand {
+    struct Adopt: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "adopt",
+            abstract: "Accept the server's current vault state as a new device would (after a revoke or a server restore).",
+            discussion: """
+                A device refuses a server whose vault state is older than, or does not continue, the state it \
+                verified. When that is expected (sync was revoked, or the server was restored from a backup), adopt \
+                forgets this device's verified state and accepts the server's current one, which must carry the \
+                fingerprint you give: read it with `coffer sync status` on a device you trust. Local changes stay \
+                queued and are pushed after.
 
-    @OptionGroup var vaultOption: VaultOption
+                Examples:
+                  coffer sync adopt --expect 12:ABCD-EFGH-JKMN-PQRS
+                  coffer sync adopt --trust-server
+                """)
 
-    func run() throws {
-        let coffer = try vaultOption.open()
-        let session = try SyncCLI.session(coffer)
-        try SyncCLI.wait { try await session.logout() }
+        @OptionGroup var vaultOption: VaultOption
+        @Option(help: ArgumentHelp("The fingerprint the server's state must have (EPOCH:XXXX-XXXX-XXXX-XXXX).", valueName: "fingerprint"))
+        var expect: String?
+        @Flag(help: "Accept whatever state the server shows, without a fingerprint to check (trust on first use).")
+        var trustServer = false
+
+        func validate() throws {
+            guard expect != nil || trustServer else {
+                throw ValidationError("adopt needs --expect FINGERPRINT (from `coffer sync status` on a trusted device) or --trust-server")
+            }
+        }
+
+        func run() async throws {
+            let coffer = try vaultOption.open()
+            let session = try SyncCLI.session(coffer)
+            try session.adopt()
+            let expected = expect
+            _ = try await session.sync(expect: expected)
+        }
     }
 }
 
-struct SyncRevoke: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "revoke", abstract: "Delete every copy the server holds of this account's items (the account and local items stay).")
+extension SyncCommand {
+    struct Logout: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "logout", abstract: "End this device's session and unlink the vault; the items stay here.",
+            discussion: """
+                Examples:
+                  coffer sync logout
+                """)
 
-    @OptionGroup var vaultOption: VaultOption
-    @Flag(help: "Confirm the deletion of every server copy.") var yes = false
+        @OptionGroup var vaultOption: VaultOption
 
-    func run() throws {
-        guard yes else { throw CLIError.usage("revoke deletes every server copy; pass --yes to confirm") }
-        let coffer = try vaultOption.open()
-        let session = try SyncCLI.session(coffer)
-        let deleted = try SyncCLI.wait { try await session.revoke() }
-        Output.note("deleted \(deleted) server copies")
+        func run() async throws {
+            let coffer = try vaultOption.open()
+            let session = try SyncCLI.session(coffer)
+            try await session.logout()
+        }
     }
 }
 
-/// Glue between the synchronous command line and the async sync client.
+extension SyncCommand {
+    struct Revoke: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "revoke", abstract: "Delete every copy the server holds of this account's items (the account and local items stay).",
+            discussion: """
+                Examples:
+                  coffer sync revoke --yes
+                """)
+
+        @OptionGroup var vaultOption: VaultOption
+        @Flag(help: "Confirm the deletion of every server copy.") var yes = false
+
+        func validate() throws {
+            guard yes else { throw ValidationError("revoke deletes every server copy; pass --yes to confirm") }
+        }
+
+        func run() async throws {
+            let coffer = try vaultOption.open()
+            let session = try SyncCLI.session(coffer)
+            let deleted = try await session.revoke()
+            Output.note("deleted \(deleted) server copies")
+        }
+    }
+}
+
+/// What the sync commands share: the progress bar, logging in, the client and the session of a linked vault.
 enum SyncCLI {
     /// The progress bar, shared with the sync task.
     final class Progress: Sendable {
@@ -323,36 +390,32 @@ enum SyncCLI {
     static func login(
         location: CofferLocation, client: SyncClient, email: String, passphrase: String, allowWeakKDF: Bool,
         acceptParameterChange: Bool, expect: String?
-    ) throws -> SyncSession {
+    ) async throws -> SyncSession {
         var vaultPassphrase: String?
         while true {
-            let localPassphrase = vaultPassphrase
-            let attempt = try wait { () async throws -> Result<SyncSession, SyncError> in
-                do {
-                    return .success(try await SyncSession.login(
-                        location: location, client: client, email: email, passphrase: passphrase, localPassphrase: localPassphrase,
-                        allowWeakKDF: allowWeakKDF, acceptParameterChange: acceptParameterChange, expect: expect))
-                } catch let error as SyncError {
-                    return .failure(error)
-                }
+            let attempt: Result<SyncSession, SyncError>
+            do {
+                attempt = .success(try await SyncSession.login(
+                    location: location, client: client, email: email, passphrase: passphrase, localPassphrase: vaultPassphrase,
+                    allowWeakKDF: allowWeakKDF, acceptParameterChange: acceptParameterChange, expect: expect))
+            } catch {
+                attempt = .failure(error)
             }
-            switch attempt {
-            case .success(let session):
-                if let keyChange = session.keyChange {
-                    let items = Output.count(keyChange.itemCount, "item")
-                    Output.note("this vault now uses the master key another device rotated to (\(items) re-encrypted here)")
-                    announce(keyChange)
-                }
-                return session
-            case .failure(.vaultPassphraseNeeded) where vaultPassphrase == nil:
+            if case .failure(let error) = attempt {
+                guard case .vaultPassphraseNeeded = error else { throw error }
+                guard vaultPassphrase == nil else { throw VaultError.wrongPassphrase }
                 // The master key was rotated on another device; this vault's own passphrase slot needs its passphrase.
                 Output.note("this vault has a passphrase of its own: it is needed to re-wrap it under the new key")
                 vaultPassphrase = try SecretInput.shared.secret("This vault's passphrase")
-            case .failure(.vaultPassphraseNeeded):
-                throw CLIError.coffer(.vault(.wrongPassphrase))
-            case .failure(let error):
-                throw mapped(error)
+                continue
             }
+            let session = try attempt.get()
+            if let keyChange = session.keyChange {
+                let items = Output.count(keyChange.itemCount, "item")
+                Output.note("this vault now uses the master key another device rotated to (\(items) re-encrypted here)")
+                announce(keyChange)
+            }
+            return session
         }
     }
 
@@ -376,76 +439,10 @@ enum SyncCLI {
     }
 
     static func session(_ coffer: Coffer) throws -> SyncSession {
-        guard let account = try coffer.vault.syncAccount() else {
-            throw CLIError.sync(SyncError.notLinked.description, exitCode: 64, hint: "run `coffer sync register` or `coffer sync login`")
+        guard let account = try coffer.syncAccount() else {
+            throw SyncError.notLinked
         }
         return SyncSession(coffer: coffer, client: try client(account.server, pin: try coffer.serverKeyPin()))
-    }
-
-    /// Runs `body` to completion on the concurrency runtime while this thread waits.
-    @discardableResult
-    static func wait<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
-        let result = Mutex<Result<T, any Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            let outcome: Result<T, any Error>
-            do {
-                outcome = .success(try await body())
-            } catch {
-                outcome = .failure(error)
-            }
-            result.withLock { $0 = outcome }
-            done.signal()
-        }
-        done.wait()
-        switch result.withLock({ $0 }) {
-        case .success(let value)?: return value
-        case .failure(let error)?: throw mapped(error)
-        case nil: throw CLIError.failure("sync ended without a result")
-        }
-    }
-
-    static func mapped(_ error: any Error) -> any Error {
-        guard let error = error as? SyncError else { return error }
-        switch error {
-        case .client(.transport):
-            return CLIError.sync(error.description, exitCode: 69, hint: "local changes stay queued; run `coffer sync` again when online")
-        case .client(.server(401, "unauthorized", "Invalid email or passphrase")):
-            return CLIError.sync(error.description, exitCode: 77, hint: nil)
-        case .client(.server(401, _, _)):
-            return CLIError.sync(error.description, exitCode: 77, hint: "log in again: coffer sync login --server URL --email EMAIL")
-        case .client(.server(429, _, _)), .tooManyConflicts:
-            return CLIError.sync(error.description, exitCode: 75, hint: nil)
-        case .client(.server(409, "account_exists", _)):
-            return CLIError.sync(error.description, exitCode: 73, hint: "use `coffer sync login` to link this vault to the existing account")
-        case .client(.invalidServerURL), .client(.pinNeedsHTTPS):
-            return CLIError.usage(error.description)
-        case .client(.pinMismatch):
-            return CLIError.sync(
-                error.description, exitCode: 76,
-                hint: "if the server's key was changed as planned, pin the new one: coffer sync pin --sha256 NEW (or --reset --yes)")
-        case .wrongPassphrase:
-            return CLIError.sync(error.description, exitCode: 77, hint: nil)
-        case .notLinked:
-            return CLIError.sync(error.description, exitCode: 64, hint: "run `coffer sync register` or `coffer sync login`")
-        case .alreadyLinked, .differentVault:
-            return CLIError.sync(error.description, exitCode: 73, hint: "`coffer sync logout` unlinks this vault")
-        case .coffer(let error):
-            return CLIError.coffer(error)
-        case .verification(.newerKeyEpoch):
-            return CLIError.sync(error.description, exitCode: 77, hint: "it asks for the sync passphrase once; nothing here was changed")
-        case .verification:
-            // EX_PROTOCOL: the remote side broke the protocol.
-            return CLIError.sync(error.description, exitCode: 76, hint: nil)
-        case .nothingToRepublish, .historyIncomplete:
-            return CLIError.sync(error.description, exitCode: 1, hint: nil)
-        case .weakKDF, .accountParametersChanged:
-            return CLIError.sync(
-                error.description, exitCode: 76,
-                hint: "if you made the account that way or changed its passphrase elsewhere, pass --allow-weak-kdf or --accept-parameter-change")
-        default:
-            return CLIError.sync(error.description, exitCode: 1, hint: nil)
-        }
     }
 
     struct ReportJSON: Encodable {

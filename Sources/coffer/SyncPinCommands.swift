@@ -17,79 +17,80 @@ struct PinOptions: ParsableArguments {
 
     /// The client for `server`: pinned to the flag's key, to the key presented now (first use), or to `stored`, this
     /// vault's pin, which a login or register without a pin flag keeps.
-    func client(_ server: String, stored: ServerKeyPin?) throws -> SyncClient {
-        if pinSHA256 != nil, pinFirstUse { throw CLIError.usage("give --pin-sha256 or --pin-first-use, not both") }
-        if let pinSHA256 {
-            guard let pin = ServerKeyPin(pinSHA256) else {
-                throw CLIError.usage("--pin-sha256 must be the base64 of a 32-byte SHA-256 (optionally after sha256//)")
-            }
+    func validate() throws {
+        if pinSHA256 != nil, pinFirstUse { throw ValidationError("give --pin-sha256 or --pin-first-use, not both") }
+        if let pinSHA256, ServerKeyPin(pinSHA256) == nil {
+            throw ValidationError("--pin-sha256 must be the base64 of a 32-byte SHA-256 (optionally after sha256//)")
+        }
+    }
+
+    func client(_ server: String, stored: ServerKeyPin?) async throws -> SyncClient {
+        if let pin = pinSHA256.flatMap(ServerKeyPin.init) {
             return try SyncCLI.client(server, pin: pin)
         }
         if pinFirstUse {
             let probe = try SyncCLI.client(server, pin: stored)
-            let pin = try SyncCLI.wait { try await SyncCLI.call { () throws(SyncClientError) in try await probe.presentedKey() } }
+            let pin = try await probe.presentedKey()
             return try SyncCLI.client(server, pin: pin)
         }
         return try SyncCLI.client(server, pin: stored)
     }
 }
 
-/// `coffer sync pin`: show, set or renew the pin of the sync server's public key.
-struct SyncPin: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "pin",
-        abstract: "Show or change the pin of the sync server's public key (checked on every connection).",
-        discussion: """
-            With no option, prints the pin (sha256//BASE64) or `none`. Before a planned change of the server's key, \
-            pin the new key with --sha256 (the operator tells it: openssl x509 -in cert.pem -pubkey -noout | \
-            openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64). --reset pins the key the server \
-            presents now and --remove stops pinning; both need --yes, as they accept whatever key is presented.
-            """)
+extension SyncCommand {
+    /// `coffer sync pin`: show, set or renew the pin of the sync server's public key.
+    struct Pin: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "pin",
+            abstract: "Show or change the pin of the sync server's public key (checked on every connection).",
+            discussion: """
+                With no option, prints the pin (sha256//BASE64) or `none`. Before a planned change of the server's \
+                key, pin the new key with --sha256 (the operator tells it: openssl x509 -in cert.pem -pubkey -noout \
+                | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64). --reset pins the key \
+                the server presents now and --remove stops pinning; both need --yes, as they accept whatever key is \
+                presented.
 
-    @OptionGroup var vaultOption: VaultOption
-    @Option(help: ArgumentHelp("Pin this key instead (base64 SHA-256, optionally after sha256//).", valueName: "base64"))
-    var sha256: String?
-    @Flag(help: "Pin the key the server presents now.") var reset = false
-    @Flag(help: "Stop pinning.") var remove = false
-    @Flag(help: "Confirm --reset or --remove.") var yes = false
+                Examples:
+                  coffer sync pin
+                  coffer sync pin --sha256 'sha256//n4bQgYhMfWWaL+qgxVrQFaO/TxsrC4Is…'
+                  coffer sync pin --reset --yes
+                """)
 
-    func run() throws {
-        guard [sha256 != nil, reset, remove].filter({ $0 }).count <= 1 else {
-            throw CLIError.usage("give one of --sha256, --reset and --remove")
-        }
-        let coffer = try vaultOption.open()
-        let current = try coffer.serverKeyPin()
-        if let sha256 {
-            guard let pin = ServerKeyPin(sha256) else {
-                throw CLIError.usage("--sha256 must be the base64 of a 32-byte SHA-256 (optionally after sha256//)")
+        @OptionGroup var vaultOption: VaultOption
+        @Option(help: ArgumentHelp("Pin this key instead (base64 SHA-256, optionally after sha256//).", valueName: "base64"))
+        var sha256: String?
+        @Flag(help: "Pin the key the server presents now.") var reset = false
+        @Flag(help: "Stop pinning.") var remove = false
+        @Flag(help: "Confirm --reset or --remove.") var yes = false
+
+        func validate() throws {
+            guard [sha256 != nil, reset, remove].filter({ $0 }).count <= 1 else {
+                throw ValidationError("give one of --sha256, --reset and --remove")
             }
-            try coffer.setServerKeyPin(pin)
-            print(pin)
-        } else if reset {
-            guard yes else { throw CLIError.usage("--reset trusts whatever key the server presents now; pass --yes to confirm") }
-            guard let account = try coffer.vault.syncAccount() else {
-                throw CLIError.sync(SyncError.notLinked.description, exitCode: 64, hint: "run `coffer sync register` or `coffer sync login`")
+            if let sha256, ServerKeyPin(sha256) == nil {
+                throw ValidationError("--sha256 must be the base64 of a 32-byte SHA-256 (optionally after sha256//)")
             }
-            let probe = try SyncCLI.client(account.server)
-            let pin = try SyncCLI.wait { try await SyncCLI.call { () throws(SyncClientError) in try await probe.presentedKey() } }
-            try coffer.setServerKeyPin(pin)
-            print(pin)
-        } else if remove {
-            guard yes else { throw CLIError.usage("--remove stops checking the server's key; pass --yes to confirm") }
-            try coffer.setServerKeyPin(nil)
-        } else {
-            print(current.map(\.description) ?? "none")
+            if reset, !yes { throw ValidationError("--reset trusts whatever key the server presents now; pass --yes to confirm") }
+            if remove, !yes { throw ValidationError("--remove stops checking the server's key; pass --yes to confirm") }
         }
-    }
-}
 
-extension SyncCLI {
-    /// A client call as a `SyncError`, which `SyncCLI.wait` turns into the CLI's error and exit code.
-    static func call<T>(_ body: () async throws(SyncClientError) -> T) async throws(SyncError) -> T {
-        do {
-            return try await body()
-        } catch {
-            throw .client(error)
+        func run() async throws {
+            let coffer = try vaultOption.open()
+            let current = try coffer.serverKeyPin()
+            if let pin = sha256.flatMap(ServerKeyPin.init) {
+                try coffer.setServerKeyPin(pin)
+                print(pin)
+            } else if reset {
+                guard let account = try coffer.syncAccount() else { throw SyncError.notLinked }
+                let probe = try SyncCLI.client(account.server)
+                let pin = try await probe.presentedKey()
+                try coffer.setServerKeyPin(pin)
+                print(pin)
+            } else if remove {
+                try coffer.setServerKeyPin(nil)
+            } else {
+                print(current.map(\.description) ?? "none")
+            }
         }
     }
 }

@@ -53,18 +53,26 @@ enum Terminal {
         return readLine(from: descriptor)
     }
 
-    /// Asks a yes/no question on the controlling terminal (echo on); only "y" or "yes" is yes. Nil when there is no
-    /// terminal or the answer is end of input (Ctrl-D).
-    static func confirm(_ question: String) -> Bool? {
+    /// Asks a yes/no question on the controlling terminal (echo on). Only "y" or "yes" is yes, unless `defaultYes`,
+    /// when an empty answer is yes too. Nil when there is no terminal or the answer is end of input (Ctrl-D).
+    static func confirm(_ question: String, defaultYes: Bool = false) -> Bool? {
+        guard let answer = readVisible(prompt: "\(question) \(defaultYes ? "[Y/n]" : "[y/N]") ") else { return nil }
+        let word = answer.trimmingCharacters(in: .whitespaces).lowercased()
+        return ["y", "yes"].contains(word) || (defaultYes && word.isEmpty)
+    }
+
+    /// Prompts on the controlling terminal and reads one line with echo on, for what is not a secret (a card's
+    /// payload, an issuer). Nil when there is no terminal or the answer is end of input (Ctrl-D).
+    static func readVisible(prompt: String) -> String? {
         let descriptor = open("/dev/tty", O_RDWR | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
-        writeString("\(question) [y/N] ", to: descriptor)
+        writeString(prompt, to: descriptor)
         guard let answer = readLine(from: descriptor) else {
             writeString("\n", to: descriptor)
             return nil
         }
-        return ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased())
+        return answer
     }
 
     /// Writes `text` to standard error.

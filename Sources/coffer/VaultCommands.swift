@@ -8,111 +8,137 @@ struct PassphraseCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "passphrase",
         abstract: "Set, change or remove the vault passphrase (re-wraps one key; no item is rewritten).",
+        discussion: """
+            Examples:
+              coffer passphrase set
+              coffer passphrase change --scrypt
+              coffer passphrase remove
+            """,
         subcommands: [Set.self, Change.self, RemovePassphrase.self])
 
     struct Set: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Add a passphrase slot.")
+        static let configuration = CommandConfiguration(abstract: "Add a passphrase slot.",
+            discussion: """
+                A new passphrase is asked twice; its strength is shown, and one that is easy to guess is refused \
+                unless --allow-weak-passphrase insists.
+
+                Examples:
+                  coffer passphrase set
+                  coffer passphrase set --scrypt
+                """)
         @OptionGroup var vaultOption: VaultOption
         @Flag(help: "Use scrypt (N=2^15, r=8, p=1) instead of PBKDF2-HMAC-SHA256 (600,000 iterations).") var scrypt = false
+        @OptionGroup var newPassphrase: NewPassphraseOptions
 
         func run() throws {
             let coffer = try vaultOption.open()
-            let slots = try vaultCall { () throws(VaultError) in try coffer.vault.slots() }
+            let slots = try coffer.slots()
             if slots.contains(where: { $0.type == .passphrase }) {
                 throw CLIError.usage("the vault already has a passphrase; use `coffer passphrase change`")
             }
-            let passphrase = try SecretInput.shared.secret("New passphrase", confirm: true)
-            try vaultCall { () throws(VaultError) in
-                _ = try coffer.vault.setPassphrase(passphrase, kdf: scrypt ? .defaultScrypt : .defaultPBKDF2)
-            }
+            let passphrase = try newPassphrase.read()
+            _ = try coffer.setPassphrase(passphrase, kdf: scrypt ? .defaultScrypt : .defaultPBKDF2)
         }
     }
 
     struct Change: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Replace the passphrase (asks for the current one first).")
+        static let configuration = CommandConfiguration(abstract: "Replace the passphrase (asks for the current one first).",
+            discussion: """
+                Examples:
+                  coffer passphrase change
+                """)
         @OptionGroup var vaultOption: VaultOption
         @Flag(help: "Use scrypt for the new passphrase.") var scrypt = false
+        @OptionGroup var newPassphrase: NewPassphraseOptions
 
         func run() throws {
             let coffer = try vaultOption.open()
             let current = try SecretInput.shared.secret("Current passphrase")
             // Proves the person changing it knows it; opening checks it against the slot.
-            _ = try vaultCall { () throws(VaultError) in
-                try Vault.open(in: coffer.vault.directory, unlock: .passphrase(current), options: coffer.location.options)
-            }
-            let passphrase = try SecretInput.shared.secret("New passphrase", confirm: true)
-            try vaultCall { () throws(VaultError) in
-                _ = try coffer.vault.setPassphrase(passphrase, kdf: scrypt ? .defaultScrypt : .defaultPBKDF2)
-            }
+            try coffer.checkPassphrase(current)
+            let passphrase = try newPassphrase.read()
+            _ = try coffer.setPassphrase(passphrase, kdf: scrypt ? .defaultScrypt : .defaultPBKDF2)
         }
     }
 
     struct RemovePassphrase: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "remove", abstract: "Remove the passphrase slot.")
+        static let configuration = CommandConfiguration(commandName: "remove", abstract: "Remove the passphrase slot.",
+            discussion: """
+                Examples:
+                  coffer passphrase remove
+                """)
         @OptionGroup var vaultOption: VaultOption
 
         func run() throws {
             let coffer = try vaultOption.open()
-            try vaultCall { () throws(VaultError) in try coffer.vault.removeSlots(ofType: .passphrase) }
+            try coffer.removeSlots(ofType: .passphrase)
         }
     }
 }
 
 struct RecoveryCodeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "recovery-code", abstract: "Manage the recovery code.", subcommands: [New.self])
+        commandName: "recovery-code", abstract: "Manage the recovery code.",
+        discussion: """
+            Examples:
+              coffer recovery-code new
+            """, subcommands: [New.self])
 
     struct New: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Print a new recovery code once (any previous code stops working). Store it offline.")
+            abstract: "Print a new recovery code once (any previous code stops working). Store it offline.",
+            discussion: """
+                Examples:
+                  coffer recovery-code new
+                  coffer recovery-code new --yes > /media/usb/coffer-recovery.txt
+                """)
         @OptionGroup var vaultOption: VaultOption
         @Flag(help: "Do not ask (needed when not at a terminal): the code written down before stops working.") var yes = false
 
         func run() throws {
             let coffer = try vaultOption.open()
-            if try vaultCall({ () throws(VaultError) in try coffer.vault.slots() }).contains(where: { $0.type == .recovery }) {
+            if (try coffer.slots()).contains(where: { $0.type == .recovery }) {
                 try SecretInput.shared.requireConfirmation(
                     "Replace the recovery code? The one written down will stop working.", confirmed: yes,
                     consequence: "a new recovery code voids the one written down")
             }
-            let code = try vaultCall { () throws(VaultError) in try coffer.vault.newRecoveryCode() }
+            let code = try coffer.newRecoveryCode()
             Output.note("Write this code down and keep it offline. It opens the vault; it will not be shown again.")
             Output.line(code)
         }
     }
 }
 
-struct RotateKey: ParsableCommand {
+struct RotateKey: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rotate-key",
         abstract: "Replace the master key and re-encrypt every item in one transaction (after a suspected compromise).",
         discussion: """
-            A synced vault is rotated through its sync server (asks for the sync passphrase too): the re-encrypted
-            items, the account's new wrapped key and the new vault state land there in one step. Other devices then
+            A synced vault is rotated through its sync server (asks for the sync passphrase too): the re-encrypted \
+            items, the account's new wrapped key and the new vault state land there in one step. Other devices then \
             report that the key changed and take the new one with `coffer sync login` (the sync passphrase, once).
+
+            Examples:
+              coffer rotate-key
             """)
     @OptionGroup var vaultOption: VaultOption
 
-    func run() throws {
+    func run() async throws {
         let coffer = try vaultOption.open()
-        let slots = try vaultCall { () throws(VaultError) in try coffer.vault.slots() }
+        let slots = try coffer.slots()
         let passphrase = slots.contains { $0.type == .passphrase } ? try SecretInput.shared.secret("Passphrase") : nil
-        if try vaultCall({ () throws(VaultError) in try coffer.vault.syncAccount() }) != nil {
+        if (try coffer.syncAccount()) != nil {
             let session = try SyncCLI.session(coffer)
             let accountPassphrase = try SecretInput.shared.secret("Sync passphrase")
             let bar = SyncCLI.Progress("re-encrypting")
-            let report = try SyncCLI.wait {
-                try await session.rotateMasterKey(accountPassphrase: accountPassphrase, vaultPassphrase: passphrase, progress: bar.update)
-            }
+            let report = try await session.rotateMasterKey(accountPassphrase: accountPassphrase, vaultPassphrase: passphrase, progress: bar.update)
             bar.finish()
             SyncCLI.announce(report.rotation)
             Output.note("other devices take the new key with `coffer sync login` (they ask for the sync passphrase once)")
             return
         }
         let bar = ProgressBar(label: "Re-encrypting")
-        let result = try cli { () throws(CofferError) in
-            try coffer.rotateMasterKey(passphrase: passphrase) { done, total in bar.update(done, of: total) }
-        }
+        let result = try coffer.rotateMasterKey(passphrase: passphrase) { done, total in bar.update(done, of: total) }
         bar.finish()
         SyncCLI.announce(result)
     }
@@ -122,12 +148,17 @@ struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Export the vault: an encrypted backup, plaintext JSON, or 2FA tokens for another app.",
         discussion: """
-            coffer export --format backup FILE                encrypted; opens with the passphrase or recovery code
-            coffer export --format json --plaintext [FILE]    every secret in the clear (stdout without FILE)
-            coffer export --to aegis FILE                     an encrypted Aegis vault (asks for its new password)
-            coffer export --to otpauth --plaintext [FILE]     one otpauth:// URI per line
-            coffer export --to google --plaintext [FILE]      Google Authenticator migration URIs
-            coffer export --to catima --plaintext FILE        the cards as a Catima backup (zip)
+            A backup is encrypted and opens with the passphrase or the recovery code. Every other format holds the \
+            secrets in plaintext (or, for Aegis, under a new password) and needs --plaintext; items a format cannot \
+            hold are listed and left out.
+
+            Examples:
+              coffer export --format backup vault.coffer-backup
+              coffer export --format json --plaintext > everything.json
+              coffer export --to aegis aegis.json     # asks for its password
+              coffer export --to otpauth --plaintext tokens.txt
+              coffer export --to google --plaintext --qr
+              coffer export --to catima --plaintext cards.zip
             """)
 
     enum Format: String, ExpressibleByArgument {
@@ -148,27 +179,36 @@ struct Export: ParsableCommand {
     @OptionGroup var drawing: DrawingOptions
     @Argument(help: "Output file (required for backups and Aegis; stdout otherwise when omitted).") var file: String?
 
+    func validate() throws {
+        switch (format, to) {
+        case (.backup?, nil) where file == nil: throw ValidationError("give the backup file: coffer export --format backup FILE")
+        case (nil, .catima?) where file == nil: throw ValidationError("give the zip file: coffer export --to catima --plaintext FILE")
+        case (nil, .aegis?) where file == nil: throw ValidationError("give the Aegis file: coffer export --to aegis FILE")
+        case (_?, nil), (nil, _?): break
+        default: throw ValidationError("give one of --format backup|json or --to aegis|otpauth|google|catima")
+        }
+    }
+
     func run() throws {
         if let file, !force, FileManager.default.fileExists(atPath: file) {
             throw CLIError.usage("\(file) exists; add --force to replace it")
         }
         switch (format, to) {
         case (.backup?, nil):
-            guard let file else { throw CLIError.usage("give the backup file: coffer export --format backup FILE") }
+            guard let file else { return }
             let coffer = try vaultOption.open()
-            try vaultCall { () throws(VaultError) in try coffer.vault.writeBackup(to: file) }
+            try coffer.writeBackup(to: file)
         case (.json?, nil):
             try requirePlaintext("a JSON export")
             let coffer = try vaultOption.open()
-            let items = try cli { () throws(CofferError) in try coffer.items() }
-            let export = PlaintextExport(items: items, vaultID: coffer.vault.vaultID, createdAt: coffer.vault.createdAt)
+            let items = try coffer.items()
+            let export = PlaintextExport(items: items, vaultID: coffer.vaultID, createdAt: coffer.createdAt)
             try emit(Array(try export.encoded()) + [0x0A])
             reportLeftOut(export.leftOut)
         case (nil, .catima?):
             try requirePlaintext("the catima export")
-            guard file != nil else { throw CLIError.usage("give the zip file: coffer export --to catima --plaintext FILE") }
             let coffer = try vaultOption.open()
-            let items = try cli { () throws(CofferError) in try coffer.items() }
+            let items = try coffer.items()
             let cards = items.compactMap { item -> Card? in
                 guard case .card(let card) = item.content else { return nil }
                 return card
@@ -180,16 +220,15 @@ struct Export: ParsableCommand {
         case (nil, let target?):
             try exportTokens(to: target)
         default:
-            throw CLIError.usage("give one of --format backup|json or --to aegis|otpauth|google")
+            return
         }
     }
 
     private func exportTokens(to target: Target) throws {
         if target != .aegis { try requirePlaintext("the \(target.rawValue) export") }
-        guard target != .aegis || file != nil else { throw CLIError.usage("give the Aegis file: coffer export --to aegis FILE") }
         let password = target == .aegis ? try SecretInput.shared.secret("New password for the Aegis file", confirm: true) : nil
         let coffer = try vaultOption.open()
-        let items = try cli { () throws(CofferError) in try coffer.items() }
+        let items = try coffer.items()
         let tokens = items.compactMap { item -> OTPItem? in
             guard case .otp(let otp) = item.content else { return nil }
             return otp
@@ -198,11 +237,7 @@ struct Export: ParsableCommand {
         switch target {
         case .aegis:
             guard let password else { return }
-            do {
-                try emit(Array(try AegisExporter.export(tokens, password: password, random: SystemRandom())))
-            } catch let error as AegisExporter.ExportError {
-                throw CLIError.failure(error.description)
-            }
+            try emit(Array(try AegisExporter.export(tokens, password: password, random: SystemRandom())))
         case .otpauth:
             let (text, leftOut) = OTPAuthListExporter.export(tokens)
             try emit(Array(text.utf8))
@@ -247,11 +282,7 @@ struct Export: ParsableCommand {
             FileHandle.standardOutput.write(Data(bytes))
             return
         }
-        do {
-            try PrivateFiles.write(bytes, to: file)
-        } catch {
-            throw CLIError.failure(error.description)
-        }
+        try PrivateFiles.write(bytes, to: file)
     }
 }
 
@@ -259,14 +290,17 @@ struct Import: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Import another app's export (--from), or an encrypted Coffer backup (--format backup).",
         discussion: """
-            coffer import --from aegis aegis-export.json      formats: \(ImportFormats.names.joined(separator: ", "))
-            coffer import --from coffer-json export.json      Coffer's own plaintext export (coffer export --format json)
-            coffer import --from keepass Passwords.kdbx       KeePass/KeePassXC: credentials, OTP tokens and notes
-            coffer import --from steam maFiles.zip            Steam Desktop Authenticator: a maFile, or the zipped folder
-            coffer import --from pkpass passes.pkpasses       Apple Wallet: one pass, or a bundle of them
-            coffer import --format backup vault.coffer-backup  restores when there is no vault yet, else adds its items
-            Passwords are asked on the terminal or read from standard input. Entries already in the vault are skipped;
-            entries that cannot be read are listed with the reason. Everything read is added in one transaction.
+            Formats: \(ImportFormats.names.joined(separator: ", ")). Passwords are asked on the terminal or read \
+            from standard input. Entries already in the vault are skipped; entries that cannot be read are listed \
+            with the reason. Everything read is added in one transaction. A backup restores when there is no vault \
+            yet, else adds its items.
+
+            Examples:
+              coffer import --from aegis aegis-export.json
+              coffer import --from keepass Passwords.kdbx
+              coffer import --from steam maFiles.zip
+              coffer import --from pkpass passes.pkpasses
+              coffer import --format backup vault.coffer-backup
             """)
 
     @OptionGroup var vaultOption: VaultOption
@@ -276,41 +310,36 @@ struct Import: ParsableCommand {
     var recoveryCode = false
     @Argument(help: "The file to import.") var file: String
 
-    func run() throws {
+    func validate() throws {
         switch (from, format) {
-        case (let name?, nil): try importFile(from: name)
-        case (nil, "backup"): try importBackup()
-        case (nil, let other?): throw CLIError.usage("unknown import format \(other); use --format backup or --from FORMAT")
-        default: throw CLIError.usage("give --from FORMAT (another app) or --format backup (a Coffer backup)")
+        case (_?, nil), (nil, "backup"): break
+        case (nil, let other?): throw ValidationError("unknown import format \(other); use --format backup or --from FORMAT")
+        default: throw ValidationError("give --from FORMAT (another app) or --format backup (a Coffer backup)")
+        }
+        if let from, ImportFormats.importer(named: from) == nil {
+            throw ValidationError("unknown format \(from); known: \(ImportFormats.names.joined(separator: ", "))")
         }
     }
 
+    func run() throws {
+        if let from { try importFile(from: from) } else { try importBackup() }
+    }
+
     private func importFile(from name: String) throws {
-        guard let importer = ImportFormats.importer(named: name) else {
-            throw CLIError.usage("unknown format \(name); known: \(ImportFormats.names.joined(separator: ", "))")
-        }
-        let data: [UInt8]
-        do {
-            data = try PrivateFiles.read(file, limit: importSizeLimit)
-        } catch {
-            throw CLIError.failure(error.description)
-        }
+        guard let importer = ImportFormats.importer(named: name) else { return }
+        let data = try PrivateFiles.read(file, limit: importSizeLimit)
         let coffer = try vaultOption.open()
-        var result: ImportResult
+        let result: ImportResult
         do {
             result = try importer.read(data, password: nil)
         } catch .passwordRequired {
             let password = try SecretInput.shared.secret("Password for \(file)")
-            result = try readWithPassword(importer, data, password)
-        } catch {
-            throw CLIError.badData(error.description)
+            result = try importer.read(data, password: password)
         }
         let bar = ProgressBar(label: "Importing")
         // The bar's line is ended before any message, whether the import succeeds or fails.
         let outcome = Result {
-            try cli { () throws(CofferError) in
-                try coffer.addImported(result.items) { done, total in bar.update(done, of: total) }
-            }
+            try coffer.addImported(result.items) { done, total in bar.update(done, of: total) }
         }
         bar.finish()
         let summary = try outcome.get()
@@ -324,28 +353,20 @@ struct Import: ParsableCommand {
         }
     }
 
-    private func readWithPassword(_ importer: any Importer.Type, _ data: [UInt8], _ password: String) throws -> ImportResult {
-        do {
-            return try importer.read(data, password: password)
-        } catch .wrongPassword {
-            throw CLIError.coffer(.vault(.wrongPassphrase))
-        } catch {
-            throw CLIError.badData(error.description)
-        }
-    }
-
     private func importBackup() throws {
         let unlock: UnlockMethod =
             recoveryCode
             ? .recoveryCode(try SecretInput.shared.secret("Backup recovery code"))
             : .passphrase(try SecretInput.shared.secret("Backup passphrase"))
         let location = vaultOption.location
-        if !Vault.exists(in: location.vaultDirectory) {
-            _ = try cli { () throws(CofferError) in try Coffer.restore(backup: file, to: location, unlock: unlock) }
+        if !location.vaultExists {
+            let restored = try Coffer.restore(backup: file, to: location, unlock: unlock)
+            let count = try restored.itemCount()
+            Output.note("Restored \(Output.count(count, "item")) into a new vault in \(restored.directory).")
             return
         }
         let coffer = try vaultOption.open()
-        let (imported, skipped) = try cli { () throws(CofferError) in try coffer.importBackup(file, unlock: unlock) }
+        let (imported, skipped) = try coffer.importBackup(file, unlock: unlock)
         Output.note("Imported \(Output.count(imported, "item"))\(skipped > 0 ? "; skipped \(skipped) already present" : "").")
     }
 }
@@ -353,35 +374,50 @@ struct Import: ParsableCommand {
 struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run a program with credentials in its environment; nothing is printed.",
-        discussion: "Example: coffer run --env OPENAI_API_KEY=OpenAI -- python app.py")
+        discussion: """
+            The credentials exist only in the program's environment: nothing is printed, and the program's exit \
+            status becomes coffer's.
+
+            Examples:
+              coffer run --env OPENAI_API_KEY=OpenAI -- python app.py
+              coffer run --env GH_TOKEN=GitHub --env NPM_TOKEN=npm -- make release
+            """)
 
     @OptionGroup var vaultOption: VaultOption
     @Option(name: .customLong("env"), help: "VARIABLE=credential name (repeatable).") var mappings: [String] = []
     @Argument(parsing: .captureForPassthrough, help: "The program and its arguments, after --.") var command: [String] = []
 
+    private var arguments: [String] { command.first == "--" ? Array(command.dropFirst()) : command }
+
+    func validate() throws {
+        guard !arguments.isEmpty else { throw ValidationError("give the program to run after --") }
+        guard !mappings.isEmpty else { throw ValidationError("give at least one --env VARIABLE=credential") }
+        for mapping in mappings {
+            guard let equals = mapping.firstIndex(of: "="), equals != mapping.startIndex else {
+                throw ValidationError("--env takes VARIABLE=credential name")
+            }
+            let variable = mapping[..<equals]
+            guard variable.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }), !(variable.first?.isNumber ?? true) else {
+                throw ValidationError("\(variable) is not a valid environment variable name")
+            }
+        }
+    }
+
     func run() throws {
-        let arguments = command.first == "--" ? Array(command.dropFirst()) : command
-        guard let program = arguments.first else { throw CLIError.usage("give the program to run after --") }
-        guard !mappings.isEmpty else { throw CLIError.usage("give at least one --env VARIABLE=credential") }
+        let arguments = arguments
+        guard let program = arguments.first else { return }
         let coffer = try vaultOption.openItems()
         var environment: [String: String] = [:]
         for mapping in mappings {
-            guard let equals = mapping.firstIndex(of: "="), equals != mapping.startIndex else {
-                throw CLIError.usage("--env takes VARIABLE=credential name")
-            }
+            guard let equals = mapping.firstIndex(of: "=") else { continue }
             let variable = String(mapping[..<equals])
-            guard variable.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }), !(variable.first?.isNumber ?? true) else {
-                throw CLIError.usage("\(variable) is not a valid environment variable name")
-            }
             let name = String(mapping[mapping.index(after: equals)...])
-            let item = try cli { () throws(CofferError) in
-                let credential = Result { () throws(CofferError) in try coffer.find(name, kind: .credential) }
-                if case .failure(.noMatch) = credential {
-                    // Named, but not a credential: say what it is rather than "no item matches".
-                    throw .wrongKind(expected: .credential, found: try coffer.find(name).kind)
-                }
-                return try credential.get()
+            let credential = Result { () throws(CofferError) in try coffer.find(name, kind: .credential) }
+            if case .failure(.noMatch) = credential {
+                // Named, but not a credential: say what it is rather than "no item matches".
+                throw CofferError.wrongKind(expected: .credential, found: try coffer.find(name).kind)
             }
+            let item = try credential.get()
             guard case .credential(let credential) = item.content else { continue }
             environment[variable] = credential.value
         }

@@ -4,29 +4,39 @@ import Foundation
 
 struct Use: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Record that a card was used at the till: a one-time pass is then used up; any card comes first next time at its stores.")
+        abstract: "Record that a card was used at the till: a one-time pass is then used up; any card comes first next time at its stores.",
+        discussion: """
+            Examples:
+              coffer use Costco
+              coffer use 'Museum ticket'           # a one-time pass is used up
+            """)
 
     @OptionGroup var vaultOption: VaultOption
     @Argument(help: "Card name or id.") var query: String
 
     func run() throws {
         let coffer = try vaultOption.open()
-        let item = try cli { () throws(CofferError) in try coffer.find(query, kind: .card) }
+        let item = try coffer.find(query, kind: .card)
         let now = Date()
-        try vaultCall { () throws(VaultError) in
-            _ = try coffer.vault.modify(id: item.id) { content in
-                guard case .card(var card) = content else { throw ModelError.notOneTime }
-                if card.oneTime { try card.markUsed(at: now) }
-                card.metadata[CardPlaces.lastUsedKey] = now.formatted(.iso8601)
-                content = .card(card)
-            }
+        _ = try coffer.update(item) { content in
+            guard case .card(var card) = content else { throw ModelError.notOneTime }
+            if card.oneTime { try card.markUsed(at: now) }
+            card.metadata[CardPlaces.lastUsedKey] = now.formatted(.iso8601)
+            content = .card(card)
         }
     }
 }
 
 struct Edit: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Change an item's fields (--payload reads a new card payload or credential value like a secret).")
+        abstract: "Change an item's fields (--payload reads a new card payload or credential value like a secret).",
+        discussion: """
+            Examples:
+              coffer edit Costco --add-network costco --prefer-at costco
+              coffer edit GitHub --account alice@example.org
+              coffer edit OpenAI --payload              # then type the new value
+              coffer edit 'Gym' --valid-to 2027-06-30 --add-tag sport
+            """)
 
     @OptionGroup var vaultOption: VaultOption
     @Argument(help: "Name, id or unique id prefix.") var query: String
@@ -55,7 +65,7 @@ struct Edit: ParsableCommand {
 
     func run() throws {
         let coffer = try vaultOption.open()
-        let item = try cli { () throws(CofferError) in try coffer.find(query) }
+        let item = try coffer.find(query)
         try checkOptions(for: item.kind)
         var newSecret: String?
         if payload {
@@ -63,47 +73,45 @@ struct Edit: ParsableCommand {
         }
         let validFromDate = try validFrom.map { $0 == "none" ? nil : try Output.parseDate($0) }
         let validToDate = try validTo.map { $0 == "none" ? nil : try Output.parseDate($0, endOfDay: true) }
-        try vaultCall { () throws(VaultError) in
-            _ = try coffer.vault.modify(id: item.id) { content in
-                switch content {
-                case .card(var card):
-                    if let name { card.name = name }
-                    card.tags = edited(card.tags)
-                    card.networkIDs = card.networkIDs.filter { !removeNetworks.map { $0.lowercased() }.contains($0) } + addNetworks
-                    for network in noPreferAt { card.metadata[CardPlaces.preferredPrefix + network] = nil }
-                    for network in preferAt { card.metadata[CardPlaces.preferredPrefix + network] = "true" }
-                    if let validFromDate { card.validFrom = validFromDate }
-                    if let validToDate { card.validTo = validToDate }
-                    if let symbology { card.symbology = symbology.value }
-                    if let newSecret { card.payload = try payloadBytes(newSecret, charset: card.payloadCharset) }
-                    try card.validate()
-                    content = .card(card)
-                case .otp(var otp):
-                    if let issuer { otp.issuer = issuer }
-                    if let account { otp.account = account }
-                    otp.tags = edited(otp.tags)
-                    try otp.validate()
-                    // A new account must fit an otpauth:// URI (no colon); an older one that does not is kept.
-                    if account != nil { _ = try otp.token() }
-                    content = .otp(otp)
-                case .credential(var credential):
-                    if let name { credential.name = name }
-                    if let provider { credential.provider = provider }
-                    if let newSecret { credential.value = newSecret }
-                    credential.tags = edited(credential.tags)
-                    try credential.validate()
-                    content = .credential(credential)
-                case .signingKey(var key):
-                    if let name { key.name = name }
-                    key.tags = edited(key.tags)
-                    try key.validate()
-                    content = .signingKey(key)
-                case .note(var note):
-                    if let name { note.name = name }
-                    note.tags = edited(note.tags)
-                    try note.validate()
-                    content = .note(note)
-                }
+        _ = try coffer.update(item) { content in
+            switch content {
+            case .card(var card):
+                if let name { card.name = name }
+                card.tags = edited(card.tags)
+                card.networkIDs = card.networkIDs.filter { !removeNetworks.map { $0.lowercased() }.contains($0) } + addNetworks
+                for network in noPreferAt { card.metadata[CardPlaces.preferredPrefix + network] = nil }
+                for network in preferAt { card.metadata[CardPlaces.preferredPrefix + network] = "true" }
+                if let validFromDate { card.validFrom = validFromDate }
+                if let validToDate { card.validTo = validToDate }
+                if let symbology { card.symbology = symbology.value }
+                if let newSecret { card.payload = try payloadBytes(newSecret, charset: card.payloadCharset) }
+                try card.validate()
+                content = .card(card)
+            case .otp(var otp):
+                if let issuer { otp.issuer = issuer }
+                if let account { otp.account = account }
+                otp.tags = edited(otp.tags)
+                try otp.validate()
+                // A new account must fit an otpauth:// URI (no colon); an older one that does not is kept.
+                if account != nil { _ = try otp.token() }
+                content = .otp(otp)
+            case .credential(var credential):
+                if let name { credential.name = name }
+                if let provider { credential.provider = provider }
+                if let newSecret { credential.value = newSecret }
+                credential.tags = edited(credential.tags)
+                try credential.validate()
+                content = .credential(credential)
+            case .signingKey(var key):
+                if let name { key.name = name }
+                key.tags = edited(key.tags)
+                try key.validate()
+                content = .signingKey(key)
+            case .note(var note):
+                if let name { note.name = name }
+                note.tags = edited(note.tags)
+                try note.validate()
+                content = .note(note)
             }
         }
     }
@@ -159,7 +167,13 @@ struct Edit: ParsableCommand {
 
 struct Remove: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "rm", abstract: "Archive a card (restore brings it back), or delete an item for good with --purge.")
+        commandName: "rm", abstract: "Archive a card (restore brings it back), or delete an item for good with --purge.",
+        discussion: """
+            Examples:
+              coffer rm Costco                       # archived; restore brings it back
+              coffer rm OpenAI --purge
+              coffer rm 3f2a9c10-… --purge --yes   # from a script
+            """)
 
     @OptionGroup var vaultOption: VaultOption
     @Argument(help: "Name, id or unique id prefix.") var query: String
@@ -172,46 +186,46 @@ struct Remove: ParsableCommand {
         if purge, let id = UUID(uuidString: query) {
             try SecretInput.shared.requireConfirmation(
                 "Delete item \(id.uuidString.lowercased()) for good?", confirmed: yes, consequence: "--purge deletes for good")
-            try vaultCall { () throws(VaultError) in try coffer.vault.purge(id: id) }
+            try coffer.purge(id: id)
             return
         }
-        let item = try cli { () throws(CofferError) in try coffer.find(query) }
+        let item = try coffer.find(query)
         if purge {
             try SecretInput.shared.requireConfirmation(
                 "Delete \(item.kind.rawValue.replacingOccurrences(of: "_", with: " ")) \"\(item.content.name)\" for good? It cannot be undone.",
                 confirmed: yes, consequence: "--purge deletes for good")
-            try vaultCall { () throws(VaultError) in try coffer.vault.purge(id: item.id) }
+            try coffer.purge(id: item.id)
             return
         }
         guard item.kind == .card else {
             throw CLIError.usage("only cards can be archived; `coffer rm --purge` deletes a \(item.kind.rawValue) for good")
         }
         let now = Date()
-        try vaultCall { () throws(VaultError) in
-            _ = try coffer.vault.modify(id: item.id) { content in
-                guard case .card(var card) = content else { return }
-                card.archivedAt = now
-                content = .card(card)
-            }
+        _ = try coffer.update(item) { content in
+            guard case .card(var card) = content else { return }
+            card.archivedAt = now
+            content = .card(card)
         }
     }
 }
 
 struct Restore: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Bring an archived card back.")
+    static let configuration = CommandConfiguration(abstract: "Bring an archived card back.",
+        discussion: """
+            Examples:
+              coffer restore Costco
+            """)
 
     @OptionGroup var vaultOption: VaultOption
     @Argument(help: "Card name or id.") var query: String
 
     func run() throws {
         let coffer = try vaultOption.open()
-        let item = try cli { () throws(CofferError) in try coffer.find(query, kind: .card) }
-        try vaultCall { () throws(VaultError) in
-            _ = try coffer.vault.modify(id: item.id) { content in
-                guard case .card(var card) = content else { return }
-                card.archivedAt = nil
-                content = .card(card)
-            }
+        let item = try coffer.find(query, kind: .card)
+        _ = try coffer.update(item) { content in
+            guard case .card(var card) = content else { return }
+            card.archivedAt = nil
+            content = .card(card)
         }
     }
 }
@@ -220,8 +234,12 @@ struct Sign: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Sign standard input with a PIN-held key; prints the signature in hex.",
         discussion: """
-            The PIN is asked on the terminal. Without a terminal, the first line of standard input is the PIN and
+            The PIN is asked on the terminal. Without a terminal, the first line of standard input is the PIN and \
             the rest is the message.
+
+            Examples:
+              coffer sign Release < release.tar.gz
+              printf 'hello' | coffer sign 'Stellar main' --base64
             """)
 
     @OptionGroup var vaultOption: VaultOption
@@ -231,7 +249,7 @@ struct Sign: ParsableCommand {
 
     func run() throws {
         let coffer = try vaultOption.open()
-        let item = try cli { () throws(CofferError) in try coffer.find(query, kind: .signingKey) }
+        let item = try coffer.find(query, kind: .signingKey)
         let pin: String
         // With the message piped in, a person at a terminal still types the PIN there.
         if !SecretInput.shared.interactive, Terminal.standardErrorIsTTY,
@@ -242,7 +260,7 @@ struct Sign: ParsableCommand {
             pin = try SecretInput.shared.secret("PIN")
         }
         let message = try SecretInput.shared.remainingBytes()
-        let signature = try cli { () throws(CofferError) in try coffer.sign(message, with: item, pin: pin) }
+        let signature = try coffer.sign(message, with: item, pin: pin)
         let text = base64 ? Data(signature).base64EncodedString() : signature.map { String(format: "%02x", $0) }.joined()
         if output.json, case .signingKey(let key) = item.content {
             try Output.json(["signature": text, "public_key": key.publicKeyText])

@@ -177,13 +177,13 @@ struct CLITests {
         let signature = try cli.ok(["sign", "Stellar main"], input: "654321\nhello").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(signature.count == 128)
         let wrongPIN = try cli.run(["sign", "Stellar main"], input: "111111\nhello")
-        #expect(wrongPIN.status == 65 && wrongPIN.stderr.contains("9 attempts left"))
+        #expect(wrongPIN.status == 77 && wrongPIN.stderr.contains("9 attempts left"))
     }
 
     @Test("Passphrase, recovery code, backup and restore on a second device, key rotation")
     func slotsAndBackups() throws {
         let cli = try CLI()
-        try cli.ok(["init", "--passphrase"], input: "first passphrase\n")
+        try cli.ok(["init", "--passphrase"], input: "first copper meadow harbor\n")
         try cli.ok(["add", "credential", "API"], input: "value-1\n")
         var code = try cli.ok(["recovery-code", "new"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(code.split(separator: "-").count == 8)
@@ -194,24 +194,24 @@ struct CLITests {
         #expect(unconfirmed.status == 64 && unconfirmed.stderr.contains("voids the one written down; pass --yes to confirm"))
         let replaced = try cli.ok(["recovery-code", "new", "--yes"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(replaced != code)
-        try cli.ok(["slots", "remove", "recovery"], input: "first passphrase\n")
+        try cli.ok(["slots", "remove", "recovery"], input: "first copper meadow harbor\n")
         // With no recovery code left, a new one voids nothing and needs no confirmation.
         code = try cli.ok(["recovery-code", "new"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(code.split(separator: "-").count == 8)
         #expect(try cli.run(["passphrase", "change"], input: "not it\nnew one\n").status == 77)
-        try cli.ok(["passphrase", "change"], input: "first passphrase\nsecond passphrase\n")
+        try cli.ok(["passphrase", "change"], input: "first copper meadow harbor\nsecond violet tundra pencil\n")
         let backup = cli.home + "/backup.coffer"
         try cli.ok(["export", "--format", "backup", backup])
 
         let other = try CLI()
-        try other.ok(["import", "--format", "backup", backup], input: "second passphrase\n")
+        try other.ok(["import", "--format", "backup", backup], input: "second violet tundra pencil\n")
         #expect(try other.ok(["show", "API", "--reveal"]).stdout.contains("value-1"))
         let third = try CLI()
-        #expect(try third.run(["import", "--format", "backup", backup], input: "first passphrase\n").status == 77)
+        #expect(try third.run(["import", "--format", "backup", backup], input: "first copper meadow harbor\n").status == 77)
         try third.ok(["import", "--format", "backup", "--recovery-code", backup], input: code + "\n")
         #expect(try third.ok(["list"]).stdout.contains("API"))
 
-        let rotated = try cli.ok(["rotate-key"], input: "second passphrase\n")
+        let rotated = try cli.ok(["rotate-key"], input: "second violet tundra pencil\n")
         let newCode = rotated.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(newCode != code && newCode.split(separator: "-").count == 8)
         #expect(try cli.ok(["show", "API", "--reveal"]).stdout.contains("value-1"))

@@ -1,4 +1,4 @@
-import CofferKit
+@_spi(Sync) import CofferKit
 import CofferTestSupport
 import Foundation
 import Testing
@@ -59,7 +59,7 @@ struct EveryFormatTests {
     @Test("Import every fixture, add a token an older Coffer stored with a colon in its account, then export every format")
     func everyFixtureThenEveryExport() throws {
         let cli = try CLI()
-        try cli.ok(["init", "--passphrase"], input: "every format passphrase\n")
+        try cli.ok(["init", "--passphrase"], input: "every format velvet lantern\n")
         for (format, file, password) in Self.imports {
             let result = try cli.run(["import", "--from", format, Self.fixtures + "/" + file], input: password.map { $0 + "\n" } ?? "")
             #expect(result.status == 0 && result.stderr.contains("Imported"), "\(format) \(file): \(result.stderr)")
@@ -102,7 +102,7 @@ struct EveryFormatTests {
         let backup = cli.home + "/vault.backup"
         try cli.ok(["export", "--format", "backup", backup])
         let restored = try CLI()
-        try restored.ok(["import", "--format", "backup", backup], input: "every format passphrase\n")
+        try restored.ok(["import", "--format", "backup", backup], input: "every format velvet lantern\n")
         #expect(try Self.counts(restored) == counts)
 
         // Aegis keeps issuer and account apart, so it carries every token.

@@ -1,4 +1,5 @@
-import CofferKit
+@_spi(Sync) import CofferKit
+import CofferVault
 import CofferTestSupport
 import Foundation
 import GRDB
@@ -13,7 +14,7 @@ import Glibc
 /// gnome-keyring-daemon (read back by secret-tool), and `coffer keystore migrate` killed at each step.
 @Suite("Key stores and device slots (CLI)", .serialized)
 struct KeystoreCLITests {
-    static let passphrase = "keystore test passphrase"
+    static let passphrase = "keystore thistle marble orbit"
     static let secretServiceTrait = Testing.ConditionTrait.enabled(
         if: SecretServiceSession.available,
         Comment(rawValue: "NOTICE: no Secret Service here: \(SecretServiceSession.unavailableReason ?? "")"))

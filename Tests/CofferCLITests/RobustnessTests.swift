@@ -65,18 +65,18 @@ struct RobustnessTests {
     @Test("A damaged passphrase slot does not lock out the device slot")
     func damagedOtherSlot() throws {
         let cli = try CLI()
-        try cli.ok(["init", "--passphrase"], input: "a passphrase\n")
+        try cli.ok(["init", "--passphrase"], input: "a quiet copper lantern\n")
         try DatabaseQueue(path: cli.vaultFile).write { db in
             try db.execute(sql: "UPDATE slot SET kdf = x'0100000001' WHERE type = 2")
         }
         try cli.ok(["add", "credential", "Still works"], input: "v\n")
-        #expect(try cli.run(["unlock"], input: "a passphrase\n").status == 65)
+        #expect(try cli.run(["unlock"], input: "a quiet copper lantern\n").status == 65)
     }
 
     @Test("A failed backup import leaves nothing behind")
     func failedImportCleansUp() throws {
         let source = try CLI()
-        try source.ok(["init", "--passphrase"], input: "backup pass\n")
+        try source.ok(["init", "--passphrase"], input: "backup velvet meadow harbor\n")
         let backup = source.home + "/b.coffer"
         try source.ok(["export", "--format", "backup", backup])
         #expect(try source.run(["export", "--format", "backup", backup]).status == 64)
@@ -103,12 +103,12 @@ struct RobustnessTests {
     @Test("A signing key restored on another device is reported as bound there, and no PIN attempt is counted")
     func boundElsewhere() throws {
         let first = try CLI()
-        try first.ok(["init", "--passphrase"], input: "shared pass\n")
+        try first.ok(["init", "--passphrase"], input: "shared orbit thistle pencil\n")
         try first.ok(["add", "key", "K"], input: "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60\n123456\n")
         let backup = first.home + "/b.coffer"
         try first.ok(["export", "--format", "backup", backup])
         let second = try CLI()
-        try second.ok(["import", "--format", "backup", backup], input: "shared pass\n")
+        try second.ok(["import", "--format", "backup", backup], input: "shared orbit thistle pencil\n")
         let result = try second.run(["sign", "K"], input: "123456\nmessage")
         #expect(result.status == 77 && result.stderr.contains("bound to the device"))
         #expect(try second.ok(["show", "K"]).stdout.contains("Bound to another device"))

@@ -3,14 +3,14 @@ import Foundation
 import GRDB
 import Testing
 
-import CofferKit
+@_spi(Sync) import CofferKit
 
 @Suite("Secrets and crashes")
 struct SafetyTests {
     @Test("Canary secrets never reach stdout, stderr, logs, a child's argv, the vault or the key store")
     func canaries() throws {
         let cli = try CLI(extraEnvironment: ["COFFER_LOG": "trace"])
-        let canaries = (0..<7).map { "CANARY\($0)X\(UUID().uuidString.prefix(8))" }
+        let canaries = (0..<7).map { "CANARY\($0)X\(UUID().uuidString.prefix(18))" }
         let base32Canary = "CANARYAAAAAAAAAAAAAAAAAAAAAAAAAA"
         var transcript = ""
         func record(_ arguments: [String], input: String = "") throws {

@@ -1,6 +1,6 @@
 @_spi(Testing) import CofferCrypto
 import CofferKeystore
-import CofferKit
+@_spi(Sync) import CofferKit
 @testable import CofferSync
 import CofferSyncAPI
 import CofferTestSupport

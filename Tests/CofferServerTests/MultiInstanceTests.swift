@@ -1,5 +1,5 @@
 @_spi(Testing) import CofferCrypto
-import CofferKit
+@_spi(Sync) import CofferKit
 import CofferSync
 import CofferSyncAPI
 import CofferTestSupport

@@ -118,6 +118,26 @@ public enum TestSupport {
         }
     }
 
+    /// Runs the oracle script `name` (in Tests/oracles) with `input` as JSON on standard input and returns its JSON
+    /// array. Fails, never skips, when Python or the script's package is missing: CI installs them.
+    public static func pythonOracle(_ name: String, input: Any) throws -> [Any] {
+        let script = repositoryRoot.appendingPathComponent("Tests/oracles/\(name)").path
+        let python = ProcessInfo.processInfo.environment["COFFER_PYTHON"] ?? "python3"
+        let result: ProcessResult
+        do {
+            result = try run("/usr/bin/env", [python, script], input: Array(try JSONSerialization.data(withJSONObject: input)))
+        } catch {
+            throw OracleError.unavailable("python3 for \(name) (pip install -r Tests/oracles/requirements.txt)")
+        }
+        guard result.status == 0 else {
+            throw OracleError.failed("\(name) exit \(result.status): \(result.stderr.suffix(400))")
+        }
+        guard let answers = try JSONSerialization.jsonObject(with: Data(result.standardOutput), options: [.fragmentsAllowed]) as? [Any] else {
+            throw OracleError.failed("\(name) did not answer with a JSON array")
+        }
+        return answers
+    }
+
     /// Sends requests to Tests/oracles/openssl_oracle.py (Python `cryptography`/`hashlib`, i.e. OpenSSL) and
     /// returns its answers. Fails, never skips, when Python or the package is missing: CI installs them.
     public static func openSSLOracle(_ requests: [[String: Any]]) throws -> [Any] {

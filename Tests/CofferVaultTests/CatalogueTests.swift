@@ -3,7 +3,7 @@ import Foundation
 import GRDB
 import Testing
 
-@testable import CofferKit
+@_spi(Sync) @testable import CofferKit
 @testable import CofferModel
 @testable import CofferVault
 

@@ -4,7 +4,7 @@ import GRDB
 import Testing
 
 @_spi(Testing) @testable import CofferCrypto
-@testable import CofferKit
+@_spi(Sync) @testable import CofferKit
 @testable import CofferVault
 
 struct KitFixture {

@@ -4,7 +4,7 @@ import GRDB
 import Testing
 
 @_spi(Testing) @testable import CofferCrypto
-@testable import CofferKit
+@_spi(Sync) @testable import CofferKit
 @testable import CofferVault
 
 /// One device slot per device, and a key store that is locked or unreachable never taken for an empty one.

@@ -4,7 +4,7 @@ import Testing
 
 @_spi(Testing) @testable import CofferCrypto
 @testable import CofferKeystore
-@testable import CofferKit
+@_spi(Sync) @testable import CofferKit
 
 /// The rules every device key store keeps (the `DeviceKeystore` contract), run against each backend this machine
 /// has: the file store, the in-memory store, and the Secret Service (a real gnome-keyring-daemon on a private bus).
