@@ -22,7 +22,7 @@ struct AgentBenchCommand: ParsableCommand {
         guard FileManager.default.isExecutableFile(atPath: CLIBench.coffer) else {
             throw BenchError("no coffer binary at \(CLIBench.coffer): build it with `swift build -c release --product coffer`")
         }
-        let passphrase = "bench agent passphrase"
+        let passphrase = "Vq7-bench-Kz9-agent-mW4-Lp2"
         let secret = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"
         let device = try Self.home("device")
         let agent = try Self.home("agent")
