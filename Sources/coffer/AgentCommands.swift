@@ -80,7 +80,13 @@ extension AgentCommand {
             } catch {
                 guard case .keystore(let failure) = error, failure.storeCannotAnswer else { throw error }
             }
-            if (try Agent.status(socket: socket)) == nil {
+            if let running = try Agent.status(socket: socket) {
+                let asked = timeoutOptions.timeouts
+                if running.idleTimeoutMilliseconds != asked.idleMilliseconds || running.maximumMilliseconds != asked.maximumMilliseconds {
+                    Output.note(
+                        "The running agent keeps its own times (\(Status.duration(running.idleTimeoutMilliseconds)) idle, \(Status.duration(running.maximumMilliseconds)) at most); `coffer agent stop` first to change them.")
+                }
+            } else {
                 try launch(socket: socket)
             }
             let passphrase = try SecretInput.shared.secret("Passphrase")
