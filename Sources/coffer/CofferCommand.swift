@@ -38,7 +38,13 @@ struct CofferCommand: AsyncParsableCommand {
             exit(reporting: CLIError.other("unknown command '\(unknown)'", status: .usage, hint: hint))
         }
         do {
-            try await execute(arguments)
+            // The everyday commands are synchronous: run here, on the main thread, without a hop to the concurrency
+            // runtime's threads (on a busy machine each hop waits for a core).
+            if var leaf = leafCommand(arguments) {
+                try leaf.run()
+            } else {
+                try await execute(arguments)
+            }
         } catch let error as any ReportableError {
             exit(reporting: error)
         } catch {
@@ -58,7 +64,7 @@ struct CofferCommand: AsyncParsableCommand {
     /// Parses `arguments` and runs the command they name. Nonisolated, so that the command is made and run in one
     /// isolation domain rather than sent from the main actor.
     nonisolated static func execute(_ arguments: [String]) async throws {
-        var command = try leafCommand(arguments) ?? parseAsRoot(CueCommand.normalizedArguments(arguments))
+        var command = try parseAsRoot(CueCommand.normalizedArguments(arguments))
         if var asyncCommand = command as? any AsyncParsableCommand {
             try await asyncCommand.run()
         } else {
