@@ -275,9 +275,13 @@ public final class Coffer: Sendable {
 
     /// The live items, optionally of one kind.
     public func items(kind: ItemKind? = nil) throws(CofferError) -> [Item] {
-        let all = try Self.vaultCall { () throws(VaultError) in try vault.items() }
-        guard let kind else { return all }
-        return all.filter { $0.kind == kind }
+        try items(kind: kind) { $0 }
+    }
+
+    /// The live items (of `kind`) as `transform` makes them, oldest first, keeping only what it returns: a listing
+    /// of a large vault holds its lines, not every item (`Vault.items(kind:_:)`).
+    public func items<T>(kind: ItemKind? = nil, _ transform: (Item) throws -> T?) throws(CofferError) -> [T] {
+        try Self.vaultCall { () throws(VaultError) in try vault.items(kind: kind, transform) }
     }
 
     /// Adds an item; returns it with its new id and revision 1.
