@@ -125,6 +125,18 @@ public struct AgentVault: OpenVault {
         try Self.items(from: Agent.exchange(.items(vault: vault, kind: kind?.rawValue), socket: socket))
     }
 
+    /// The agent sends the items whole; they are transformed here as they are read from its answer.
+    public func items<T>(kind: ItemKind?, _ transform: (Item) throws -> T?) throws(CofferError) -> [T] {
+        let items = try items(kind: kind)
+        do {
+            return try items.compactMap(transform)
+        } catch let error as CofferError {
+            throw error
+        } catch {
+            throw .vault(.storage("a listing could not be made: \(type(of: error))"))
+        }
+    }
+
     public func find(_ query: String, kind: ItemKind?) throws(CofferError) -> Item {
         let response = try Self.exchange(.find(vault: vault, query: query, kind: kind?.rawValue), query: query, socket: socket)
         guard let item = try Self.items(from: response).first else { throw .noMatch(query) }

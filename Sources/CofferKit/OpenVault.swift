@@ -24,6 +24,8 @@ public protocol OpenVault: Sendable {
     var vaultID: UUID { get }
     /// The live items, optionally of one kind.
     func items(kind: ItemKind?) throws(CofferError) -> [Item]
+    /// The live items (of `kind`) as `transform` makes them, keeping only what it returns (`Coffer.items(kind:_:)`).
+    func items<T>(kind: ItemKind?, _ transform: (Item) throws -> T?) throws(CofferError) -> [T]
     /// One item found the way `ItemLookup` says.
     func find(_ query: String, kind: ItemKind?) throws(CofferError) -> Item
     /// The named token's code, or every time-based token's when `query` is nil (HOTP counters are stored before
