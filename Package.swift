@@ -42,7 +42,11 @@ let package = Package(
     ],
     targets: [
         // Operating-system seams: file modes, atomic writes, locks. Nothing above this calls POSIX directly.
-        .target(name: "CofferPlatform", swiftSettings: strict),
+        .target(name: "CofferPlatform", dependencies: ["CCofferPlatform"], swiftSettings: strict),
+        // The one C call Swift cannot make (prctl is variadic).
+        .target(name: "CCofferPlatform"),
+        // The agent's request/response protocol (docs/FORMAT.md §12): bytes only, no sockets, no keys.
+        .target(name: "CofferAgentWire", swiftSettings: strict),
         // Argon2 (RFC 9106): the reference implementation, Debian's libargon2-dev.
         .systemLibrary(name: "CArgon2", path: "Sources/CArgon2", pkgConfig: "libargon2", providers: [.apt(["libargon2-dev"])]),
         .target(
@@ -65,6 +69,7 @@ let package = Package(
         .executableTarget(name: "FuzzBarcode", dependencies: ["CofferBarcode", "FuzzSupport"], swiftSettings: strict),
         .executableTarget(name: "FuzzImport", dependencies: ["CofferInterop", "FuzzSupport"], swiftSettings: strict),
         .executableTarget(name: "FuzzItemContent", dependencies: ["CofferModel", "FuzzSupport"], swiftSettings: strict),
+        .executableTarget(name: "FuzzAgentWire", dependencies: ["CofferAgentWire", "FuzzSupport"], swiftSettings: strict),
         .executableTarget(name: "FuzzWire", dependencies: ["CofferSyncAPI", "CofferCrypto", "FuzzSupport"], swiftSettings: strict),
         // Places and the on-cue rules: geometry, geohash cells, region choice, surfacing, tiles and importers.
         // Pure Swift and Foundation: no SQL, HTTP or terminal.
@@ -103,15 +108,21 @@ let package = Package(
             name: "CofferKit",
             dependencies: [
                 "CofferVault", "CofferKeystore", "CofferModel", "CofferOTP", "CofferCrypto", "CofferBarcode",
-                "CofferInterop", "CofferLogging", "CofferPlaces", "CofferPlatform", .product(name: "Logging", package: "swift-log"),
+                "CofferInterop", "CofferLogging", "CofferPlaces", "CofferPlatform", "CofferAgentWire",
+                .product(name: "Logging", package: "swift-log"),
             ],
             exclude: privacyManifest.exclude,
             resources: privacyManifest.resources,
             swiftSettings: strict),
+        // The agent process: holds unlocked passphrase-only vaults, serves the socket, locks on timers and signals.
+        .target(
+            name: "CofferAgent",
+            dependencies: ["CofferKit", "CofferAgentWire", "CofferCrypto", "CofferPlatform"],
+            swiftSettings: strict),
         .executableTarget(
             name: "coffer",
             dependencies: [
-                "CofferKit", "CofferSync", "CofferCue",
+                "CofferKit", "CofferAgent", "CofferSync", "CofferCue",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -234,9 +245,15 @@ let package = Package(
             exclude: ["Golden"],
             swiftSettings: strict),
         .testTarget(
+            name: "CofferAgentTests",
+            dependencies: ["CofferAgent", "CofferAgentWire", "CofferKit", "CofferPlatform", "CofferTestSupport"],
+            exclude: ["Golden"],
+            swiftSettings: strict),
+        .testTarget(
             name: "CofferCLITests",
             dependencies: [
-                "coffer", "coffer-server", "CofferKit", "CofferTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+                "coffer", "coffer-server", "CofferKit", "CofferTestSupport", "CofferPlatform", "CofferAgentWire",
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict),
     ]

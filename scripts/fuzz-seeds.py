@@ -2,7 +2,7 @@
 """Writes seed inputs for one fuzz target into a directory, made from the committed test fixtures, so that each
 fuzzing run starts from files the parsers accept instead of from nothing.
 
-    scripts/fuzz-seeds.py FuzzImport|FuzzBarcode|FuzzItemContent|FuzzWire DIR
+    scripts/fuzz-seeds.py FuzzImport|FuzzBarcode|FuzzItemContent|FuzzWire|FuzzAgentWire DIR
 
 Each target's input starts with selector bytes (see the target's source); the seeds prepend them to the fixture.
 """
@@ -165,8 +165,24 @@ def wire_seeds():
         yield bytes([len(WIRE_BODIES)]) + base64.b64decode(text)
 
 
+def agent_wire_seeds():
+    # docs/FORMAT.md §11: byte 0 even for a request, odd for an answer; then the body.
+    def data(value):
+        return len(value).to_bytes(4, "big") + value
+    yield bytes([0, 1, 1])                                                   # status
+    yield bytes([0, 1, 2]) + data(b"/v") + data(b"pass\x00\xff")            # unlock
+    yield bytes([0, 1, 3, 0])                                                # lock all
+    yield bytes([0, 1, 5]) + data(b"/v") + data(b"name") + b"\x01" + data(b"otp")  # find
+    yield bytes([0, 1, 6]) + data(b"/v") + b"\x00" + (59000).to_bytes(8, "big")    # codes
+    yield bytes([0, 1, 7]) + data(b"/v") + data(b"note") + data(b"\x01\x02")     # add
+    yield bytes([1, 1, 1]) + (42).to_bytes(4, "big") + (600000).to_bytes(8, "big") + (1).to_bytes(8, "big") + b"\x07" \
+        + (1).to_bytes(4, "big") + data(b"/v") + data(bytes(16)) + (1).to_bytes(8, "big") + (2).to_bytes(8, "big")
+    yield bytes([1, 1, 3]) + (1).to_bytes(4, "big") + data(bytes(16)) + data(b"A") + data(b"123456") + (7).to_bytes(4, "big")
+    yield bytes([1, 1, 4, 4]) + data(b"m") + (1).to_bytes(4, "big") + data(bytes(16)) + data(b"otp") + data(b"n")
+
+
 SEEDS = {"FuzzImport": fixture_seeds, "FuzzBarcode": barcode_seeds, "FuzzItemContent": item_content_seeds,
-         "FuzzWire": wire_seeds}
+         "FuzzWire": wire_seeds, "FuzzAgentWire": agent_wire_seeds}
 
 
 def main():

@@ -24,6 +24,10 @@ command -v gnome-keyring-daemon >/dev/null || missing_apt+=(gnome-keyring)
 command -v secret-tool >/dev/null || missing_apt+=(libsecret-tools)
 command -v gdbus >/dev/null || missing_apt+=(libglib2.0-bin)
 ls /usr/lib/*/libsecret-1.so.0 >/dev/null 2>&1 || missing_apt+=(libsecret-1-0)
+# The agent's tests act as a second user (setpriv, util-linux) with a socket client in Debian's /usr/bin/python3,
+# which that user can run.
+command -v setpriv >/dev/null || missing_apt+=(util-linux)
+[ -x /usr/bin/python3 ] || missing_apt+=(python3)
 # The web vault's barcode encoder runs in Node for the tests that compare it with the native one.
 command -v node >/dev/null || missing_apt+=(nodejs)
 # KeePass databases are written at test time by KeePassXC and pykeepass (Debian's, for /usr/bin/python3, with

@@ -1,3 +1,4 @@
+import CofferAgentWire
 @_exported import CofferBarcode
 import CofferCrypto
 @_exported import CofferInterop
@@ -34,6 +35,12 @@ public enum CofferError: Error, Sendable, CustomStringConvertible {
     case keystoreUnchanged(KeystoreKind)
     /// A key read back from the new store is not the one written (nothing was recorded or deleted).
     case keystoreCopyDiffers(account: String)
+    /// No agent listens at the socket.
+    case agentNotRunning
+    /// The agent's socket cannot be trusted or used (another user's, or it answered out of protocol).
+    case agentUnusable(String)
+    /// The agent refused the request.
+    case agent(AgentFailure)
 
     public var description: String {
         switch self {
@@ -57,6 +64,9 @@ public enum CofferError: Error, Sendable, CustomStringConvertible {
         case .keystoreUnchanged(let kind): return "this vault's keys are already in the \(kind.displayName)"
         case .keystoreCopyDiffers(let account):
             return "the new key store did not give back \(account) as written; the vault still uses the old store"
+        case .agentNotRunning: return "no agent is running"
+        case .agentUnusable(let reason): return "cannot use the agent: \(reason)"
+        case .agent(let failure): return failure.message
         }
     }
 }
@@ -265,9 +275,13 @@ public final class Coffer: Sendable {
 
     /// The live items, optionally of one kind.
     public func items(kind: ItemKind? = nil) throws(CofferError) -> [Item] {
-        let all = try Self.vaultCall { () throws(VaultError) in try vault.items() }
-        guard let kind else { return all }
-        return all.filter { $0.kind == kind }
+        try items(kind: kind) { $0 }
+    }
+
+    /// The live items (of `kind`) as `transform` makes them, oldest first, keeping only what it returns: a listing
+    /// of a large vault holds its lines, not every item (`Vault.items(kind:_:)`).
+    public func items<T>(kind: ItemKind? = nil, _ transform: (Item) throws -> T?) throws(CofferError) -> [T] {
+        try Self.vaultCall { () throws(VaultError) in try vault.items(kind: kind, transform) }
     }
 
     /// Adds an item; returns it with its new id and revision 1.

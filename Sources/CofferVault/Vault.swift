@@ -163,16 +163,22 @@ public final class Vault: @unchecked Sendable {
     }
 
     /// The id of the vault in `directory`, read without unlocking it (to find its device key).
+    /// Reads through one read-only connection, so that finding the key of a vault writes and syncs nothing; the
+    /// migrations run when the vault is opened.
     public static func peekID(in directory: String, options: VaultOptions = VaultOptions()) throws(VaultError) -> UUID {
         let path = databasePath(in: directory)
         guard PrivateFiles.exists(path) else { throw .notFound(path: directory) }
         do {
-            try checkIsVault(path, options: options)
             try restrictModes(directory: directory)
-            let database = try openDatabase(path, options: options)
+            let database = try openDatabase(path, options: options, readonly: true)
             defer { try? database.close() }
-            try runMigrations(database)
-            return UUID(bytes: try database.read { db in try readHeader(db) }.vaultID)
+            return try database.read { db in
+                guard try db.tableExists("grdb_migrations"), try db.tableExists("vault") else { throw VaultError.notAVault }
+                guard let id = try Data.fetchOne(db, sql: "SELECT vault_id FROM vault WHERE singleton = 1"), id.count == 16 else {
+                    throw VaultError.tampered("the vault header")
+                }
+                return UUID(bytes: Array(id))
+            }
         } catch let error as VaultError {
             throw error
         } catch {
@@ -208,13 +214,29 @@ public final class Vault: @unchecked Sendable {
         var configuration = Configuration()
         configuration.busyMode = .timeout(options.busyTimeout)
         configuration.readonly = readonly
-        configuration.journalMode = readonly ? .default : .wal
+        // WAL is a property of the file, set once below when a vault is made. Asking GRDB for it on every open would
+        // write a transaction and sync the disk each time the WAL file is absent, as it is after the last close:
+        // then even reading a code would write.
+        configuration.journalMode = .default
         configuration.prepareDatabase { db in
             // Acknowledged writes survive power loss, not only process crashes.
             try db.execute(sql: "PRAGMA synchronous = FULL")
             try db.execute(sql: "PRAGMA secure_delete = ON")
+            // The catalogue is one large value: reading it through a memory map costs one fault per page, not a
+            // system call per page.
+            try db.execute(sql: "PRAGMA mmap_size = 268435456")
         }
-        return try DatabaseQueue(path: path, configuration: configuration)
+        let database = try DatabaseQueue(path: path, configuration: configuration)
+        if !readonly {
+            try database.writeWithoutTransaction { db in
+                if try String.fetchOne(db, sql: "PRAGMA journal_mode") != "wal" {
+                    guard try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL") == "wal" else {
+                        throw VaultError.storage("the vault cannot use write-ahead logging here")
+                    }
+                }
+            }
+        }
+        return database
     }
 
     /// Applies pending migrations, refusing a vault that a newer Coffer migrated further.

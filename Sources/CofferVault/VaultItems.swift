@@ -51,16 +51,45 @@ extension Vault {
     /// Every live item, decrypted, oldest first (ties by id). Any box that fails authentication stops
     /// the listing with `.tampered`: a modified vault is never shown half-read. Rows are opened on all cores.
     public func items() throws(VaultError) -> [Item] {
-        let rows = try read { db, keys in
-            (try Row.fetchAll(db, sql: "SELECT \(ItemRow.columns) FROM item WHERE deleted = 0 AND \(Self.itemRowCondition)").map(ItemRow.init(stored:)), keys)
-        }
-        let opened = try openAll(rows.0, keys: rows.1)
-        // Creation order; ties (items added together) by id, compared as integers: cheap and stable.
-        return opened.sorted { first, second in
-            if first.createdAt != second.createdAt { return first.createdAt < second.createdAt }
-            return first.id.byteOrder < second.id.byteOrder
-        }
+        try items(kind: nil) { $0 }
     }
+
+    /// Every live item (of `kind`) as `transform` makes it, oldest first (ties by id), `transform` dropping those
+    /// it returns nil for. Items are read and opened a batch at a time and only what `transform` keeps is held, so a
+    /// listing of a large vault never has every item and every box in memory at once. As with `items()`, any box that
+    /// fails authentication stops it with `.tampered` before anything is returned.
+    public func items<T>(kind: ItemKind?, _ transform: (Item) throws -> T?) throws(VaultError) -> [T] {
+        var kept: [(createdAt: Date, order: (UInt64, UInt64), value: T)] = []
+        try read { db, keys in
+            let filter = (kind == nil ? "" : " AND kind = ?") + " AND \(Self.itemRowCondition)"
+            let arguments: StatementArguments = kind.map { [$0.rawValue] } ?? []
+            let cursor = try Row.fetchCursor(
+                db, sql: "SELECT \(ItemRow.columns) FROM item WHERE deleted = 0\(filter)", arguments: arguments)
+            var batch: [ItemRow] = []
+            batch.reserveCapacity(Self.openingBatch)
+            func flush() throws {
+                for item in try openAll(batch, keys: keys) {
+                    if let value = try transform(item) { kept.append((item.createdAt, item.id.byteOrder, value)) }
+                }
+                batch.removeAll(keepingCapacity: true)
+            }
+            while let row = try cursor.next() {
+                batch.append(try ItemRow(stored: row))
+                if batch.count == Self.openingBatch { try flush() }
+            }
+            try flush()
+        }
+        // Creation order; ties (items added together) by id, compared as integers: cheap and stable.
+        kept.sort { first, second in
+            if first.createdAt != second.createdAt { return first.createdAt < second.createdAt }
+            return first.order < second.order
+        }
+        return kept.map(\.value)
+    }
+
+    /// How many rows a listing opens at a time (in parallel): enough to keep every core busy, few enough that their
+    /// boxes and items stay small next to what the listing keeps.
+    static let openingBatch = 2_048
 
     /// Decrypts and decodes `rows` in parallel chunks; the first failure wins.
     func openAll(_ rows: [ItemRow], keys: Keys) throws(VaultError) -> [Item] {

@@ -123,7 +123,7 @@ struct CLIBench {
         return home
     }
 
-    private static func run(_ arguments: [String], input: String = "", environment: [String]) throws {
+    static func run(_ arguments: [String], input: String = "", environment: [String]) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: coffer)
         process.arguments = arguments

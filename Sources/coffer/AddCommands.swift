@@ -63,7 +63,7 @@ struct Add: ParsableCommand {
 
 /// Prints the new item's id (the only output of a successful add), or its JSON; warns on standard error when another
 /// item already has its name (allowed: two cards of one store are common; but a lookup by that name then lists both).
-func reportAdded(_ item: Item, in coffer: Coffer, json: Bool) throws {
+func reportAdded(_ item: Item, in coffer: any OpenVault, json: Bool) throws {
     warnIfNameTaken(item, in: coffer)
     if json {
         try Output.json(ItemSummary(item, now: Date()))
@@ -72,7 +72,7 @@ func reportAdded(_ item: Item, in coffer: Coffer, json: Bool) throws {
     }
 }
 
-func warnIfNameTaken(_ item: Item, in coffer: Coffer) {
+func warnIfNameTaken(_ item: Item, in coffer: any OpenVault) {
     guard let others = try? coffer.items(named: item.content.name, excluding: item.id), !others.isEmpty else { return }
     let ids = others.prefix(3).map { String($0.id.uuidString.prefix(8)).lowercased() }.joined(separator: ", ")
     let count = others.count == 1 ? "another item" : "\(others.count) other items"
@@ -134,7 +134,7 @@ extension Add {
             if SecretInput.shared.interactive, charset != .binary {
                 try confirm(card)
             }
-            let coffer = try vaultOption.open()
+            let coffer = try vaultOption.openItems()
             let item = try coffer.add(.card(card))
             try reportAdded(item, in: coffer, json: output.json)
         }
@@ -207,7 +207,7 @@ extension Add {
                     throw CLIError.usage("standard input holds no otpauth:// URI; for a bare base32 secret give --account (and --issuer)")
                 }
             }
-            let coffer = try vaultOption.open()
+            let coffer = try vaultOption.openItems()
             let item = try coffer.add(.otp(otp))
             try reportAdded(item, in: coffer, json: output.json)
         }
@@ -275,7 +275,7 @@ extension Add {
         func run() throws {
             let value = try SecretInput.shared.secret("Value")
             let credential = try Credential(name: name, provider: provider, value: value, tags: tags)
-            let coffer = try vaultOption.open()
+            let coffer = try vaultOption.openItems()
             let item = try coffer.add(.credential(credential))
             try reportAdded(item, in: coffer, json: output.json)
         }
@@ -383,7 +383,7 @@ extension Add {
                 text = rest.isEmpty ? nil : rest
             }
             let note = try Note(name: name, template: template, fields: fields, text: text, tags: tags)
-            let coffer = try vaultOption.open()
+            let coffer = try vaultOption.openItems()
             let item = try coffer.add(.note(note))
             try reportAdded(item, in: coffer, json: output.json)
         }

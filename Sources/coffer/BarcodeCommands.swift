@@ -65,7 +65,7 @@ struct BarcodeCommand: ParsableCommand {
         let barcode: EncodedBarcode
         switch (card, symbology) {
         case (let query?, nil):
-            let coffer = try vaultOption.open()
+            let coffer = try vaultOption.openItems()
             let item = try coffer.find(query, kind: .card)
             guard case .card(let card) = item.content else { return }
             guard let drawn = try card.barcode(options: options) else {

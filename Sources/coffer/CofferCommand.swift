@@ -24,7 +24,7 @@ struct CofferCommand: AsyncParsableCommand {
             Restore.self, Sign.self, PassphraseCommand.self, RecoveryCodeCommand.self, Slots.self, RotateKey.self,
             Export.self, Import.self, Run.self, BarcodeCommand.self, OTPCommand.self, SyncCommand.self,
             PlacesCommand.self, NetworksCommand.self, NearCommand.self, RegionsCommand.self, CueCommand.self,
-            KeystoreCommand.self, ClipboardRestore.self,
+            KeystoreCommand.self, ClipboardRestore.self, AgentCommand.self, LockCommand.self,
         ])
 
     static func main() async {
@@ -38,7 +38,13 @@ struct CofferCommand: AsyncParsableCommand {
             exit(reporting: CLIError.other("unknown command '\(unknown)'", status: .usage, hint: hint))
         }
         do {
-            try await execute(arguments)
+            // The everyday commands are synchronous: run here, on the main thread, without a hop to the concurrency
+            // runtime's threads (on a busy machine each hop waits for a core).
+            if var leaf = leafCommand(arguments) {
+                try leaf.run()
+            } else {
+                try await execute(arguments)
+            }
         } catch let error as any ReportableError {
             exit(reporting: error)
         } catch {
@@ -58,7 +64,7 @@ struct CofferCommand: AsyncParsableCommand {
     /// Parses `arguments` and runs the command they name. Nonisolated, so that the command is made and run in one
     /// isolation domain rather than sent from the main actor.
     nonisolated static func execute(_ arguments: [String]) async throws {
-        var command = try leafCommand(arguments) ?? parseAsRoot(CueCommand.normalizedArguments(arguments))
+        var command = try parseAsRoot(CueCommand.normalizedArguments(arguments))
         if var asyncCommand = command as? any AsyncParsableCommand {
             try await asyncCommand.run()
         } else {
@@ -180,20 +186,66 @@ struct VaultOption: ParsableArguments {
 
     /// Opens the vault with this device's key; on a device without one, or whose key store is locked or out of
     /// reach, asks for the passphrase on a terminal (without adding a device slot or a key: a vault whose device slot
-    /// was removed keeps asking; `coffer unlock` adds one).
+    /// was removed keeps asking; `coffer unlock` adds one). The agent serves only `openItems()`'s commands: when it
+    /// holds the vault, the user is told why the passphrase is asked all the same.
     func open() throws -> Coffer {
-        do {
-            return try Coffer.open(at: location)
-        } catch .needsSecret where SecretInput.shared.interactive {
-            let passphrase = try SecretInput.shared.secret("Passphrase")
-            return try Coffer.open(at: location, unlock: .passphrase(passphrase), addDeviceSlot: false)
-        } catch {
-            guard SecretInput.shared.interactive, case .keystore(let failure) = error, failure.storeCannotAnswer else {
-                throw error
+        let location = location
+        switch try openWithDeviceKey(location) {
+        case .opened(let coffer): return coffer
+        case .needsPassphrase(let reason):
+            if SecretInput.shared.interactive, heldByAgent(location) != nil {
+                Output.note("the agent does not serve this command; the passphrase opens the vault this time")
             }
+            return try openWithPassphrase(location, because: reason)
+        }
+    }
+
+    /// Opens the vault for the everyday item commands: with this device's key, else through the agent when it holds
+    /// the vault (no passphrase asked, no KDF run), else with the passphrase as `open()` does.
+    func openItems() throws -> any OpenVault {
+        let location = location
+        switch try openWithDeviceKey(location) {
+        case .opened(let coffer): return coffer
+        case .needsPassphrase(let reason):
+            if let held = heldByAgent(location) { return held }
+            return try openWithPassphrase(location, because: reason)
+        }
+    }
+
+    private enum DeviceKeyOpen {
+        case opened(Coffer)
+        /// No device key here (`.needsSecret`), or its store cannot answer.
+        case needsPassphrase(CofferError)
+    }
+
+    private func openWithDeviceKey(_ location: CofferLocation) throws -> DeviceKeyOpen {
+        do {
+            return .opened(try Coffer.open(at: location))
+        } catch .needsSecret {
+            return .needsPassphrase(.needsSecret)
+        } catch {
+            guard case .keystore(let failure) = error, failure.storeCannotAnswer else { throw error }
+            return .needsPassphrase(error)
+        }
+    }
+
+    private func openWithPassphrase(_ location: CofferLocation, because reason: CofferError) throws -> Coffer {
+        guard SecretInput.shared.interactive else { throw reason }
+        if case .keystore(let failure) = reason {
             Output.warning("\(failure.description); the passphrase opens the vault this time")
-            let passphrase = try SecretInput.shared.secret("Passphrase")
-            return try Coffer.open(at: location, unlock: .passphrase(passphrase), addDeviceSlot: false)
+        }
+        let passphrase = try SecretInput.shared.secret("Passphrase")
+        return try Coffer.open(at: location, unlock: .passphrase(passphrase), addDeviceSlot: false)
+    }
+
+    /// The vault as the agent serves it, when an agent runs and holds it. An agent that cannot be trusted (its socket
+    /// is another user's) is never sent anything: the command warns and goes on without it.
+    private func heldByAgent(_ location: CofferLocation) -> AgentVault? {
+        do {
+            return try Agent.open(location, socket: AgentCommand.socket)
+        } catch {
+            Output.warning("\(error.description); going on without the agent")
+            return nil
         }
     }
 }

@@ -95,11 +95,13 @@ extension CofferError: ReportableError {
         case .vault(let error): return error.hint
         case .keystore(let error): return error.hint
         case .model(let error): return error.hint
-        case .needsSecret: return "run `coffer unlock` (passphrase) or `coffer unlock --recovery-code` once on this device"
+        case .needsSecret:
+            return "run `coffer unlock` (passphrase) or `coffer unlock --recovery-code` once on this device, or `coffer agent start` to keep a passphrase-only vault unlocked for a while"
         case .ambiguous: return "give the full name or an id prefix (4+ characters) of the one you mean"
         case .syncedVault: return "a synced vault is rotated through its server: `coffer rotate-key` does that"
         case .keyBoundElsewhere: return "PIN-held keys never leave the device they were added on; keep the seed's own backup"
         case .otp, .places, .noMatch, .wrongKind, .keystoreNotRecorded, .keystoreUnchanged, .keystoreCopyDiffers: return nil
+        case .agentNotRunning, .agentUnusable, .agent: return nil
         }
     }
 
@@ -115,6 +117,15 @@ extension CofferError: ReportableError {
         case .wrongKind: return .badData
         case .needsSecret, .keyBoundElsewhere: return .notPermitted
         case .syncedVault, .keystoreNotRecorded, .keystoreUnchanged, .keystoreCopyDiffers: return .failure
+        case .agentNotRunning, .agentUnusable: return .unavailable
+        case .agent(let failure):
+            switch failure.code {
+            case .wrongPassphrase: return .notPermitted
+            case .noMatch, .notHeld, .cannotOpen: return .notFound
+            case .ambiguous, .badRequest: return .usage
+            case .wrongKind: return .badData
+            case .failed: return .failure
+            }
         }
     }
 }

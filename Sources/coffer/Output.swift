@@ -31,13 +31,35 @@ enum Output {
     }
 
     static func json(_ value: some Encodable) throws {
+        line(try jsonText(value))
+    }
+
+    /// `value` as `json` prints it.
+    static func jsonText(_ value: some Encodable) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
         // Foundation prints an empty array as "[", a blank line and "]"; scripts and people expect `[]`. JSON text has
         // no raw newline inside a string, so the pattern can only be an empty array.
         let text = String(decoding: try encoder.encode(value), as: UTF8.self)
-        line(text.replacingOccurrences(of: #"\[\n\s*\n\s*\]"#, with: "[]", options: .regularExpression))
+        return text.replacingOccurrences(of: #"\[\n\s*\n\s*\]"#, with: "[]", options: .regularExpression)
+    }
+
+    /// `value` as an element of an array that `json` prints: indented one level. A long listing encodes each
+    /// element as it comes and prints `jsonArray` of them, the same text as `json` of the whole array without holding
+    /// every value.
+    static func jsonElement(_ value: some Encodable) throws -> String {
+        try jsonText(value).split(separator: "\n", omittingEmptySubsequences: false).map { "  " + $0 }.joined(separator: "\n")
+    }
+
+    /// Prints elements made by `jsonElement` as one JSON array.
+    static func jsonArray(_ elements: [String]) {
+        guard !elements.isEmpty else { return line("[]") }
+        raw("[\n")
+        for start in stride(from: 0, to: elements.count, by: 1_000) {
+            let end = min(start + 1_000, elements.count)
+            raw(elements[start..<end].joined(separator: ",\n") + (end == elements.count ? "\n]\n" : ",\n"))
+        }
     }
 
     enum Tone { case dim, bold, red, yellow, green }

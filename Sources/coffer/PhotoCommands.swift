@@ -67,9 +67,12 @@ struct PhotoOutputOptions: ParsableArguments {
         if side == nil, out != nil || force { throw ValidationError("--out and --force go with --photo SIDE") }
     }
 
-    /// Writes the photo asked for, if one was; returns whether it was asked.
-    func writeIfAsked(_ item: Item, from coffer: Coffer) throws -> Bool {
-        guard let side, let out else { return false }
+    /// Whether a photo was asked for.
+    var isAsked: Bool { side != nil }
+
+    /// Writes the photo asked for.
+    func write(_ item: Item, from coffer: Coffer) throws {
+        guard let side, let out else { return }
         guard item.kind == .card else { throw CLIError.usage("only cards have photos") }
         guard let (_, image) = try coffer.photo(side, of: item) else {
             throw CLIError.usage("\"\(item.content.name)\" has no \(side.rawValue) photo")
@@ -80,7 +83,6 @@ struct PhotoOutputOptions: ParsableArguments {
             if case .alreadyExists = error { throw CLIError.usage("\(out) exists; add --force to replace it") }
             throw CLIError.failure(error.description)
         }
-        return true
     }
 }
 

@@ -109,36 +109,45 @@ struct List: ParsableCommand {
     @Flag(help: "Include archived cards.") var archived = false
 
     func run() throws {
-        let coffer = try vaultOption.open()
+        let coffer = try vaultOption.openItems()
         let now = Date()
-        let items = try coffer.items(kind: kind).filter { item in
-            if let tag, !item.content.tags.contains(where: { $0.caseInsensitiveCompare(tag) == .orderedSame }) { return false }
-            if case .card(let card) = item.content {
-                if card.isArchived && !archived { return false }
-                if let network, !card.networkIDs.contains(network.lowercased()) { return false }
-            } else if network != nil {
-                return false
-            }
-            return true
-        }
+        // Each item becomes what is printed as it is opened (its summary for JSON, else its line): a listing of a
+        // large vault holds its lines, not every item.
         if output.json {
-            try Output.json(items.map { ItemSummary($0, now: now) })
+            Output.jsonArray(try coffer.items(kind: kind) { item in wanted(item) ? try Output.jsonElement(ItemSummary(item, now: now)) : nil })
             return
         }
-        if items.isEmpty, kind == nil, tag == nil, network == nil {
+        let lines = try coffer.items(kind: kind) { item in wanted(item) ? Self.line(ItemSummary(item, now: now)) : nil }
+        if lines.isEmpty, kind == nil, tag == nil, network == nil {
             Output.note("The vault is empty. Add an item with `coffer add card NAME` (or otp, credential, key, note), or `coffer import`.")
         }
-        for item in items {
-            let summary = ItemSummary(item, now: now)
-            var line = "\(String(summary.id.prefix(8)))  \(pad(summary.kind, 11))  \(summary.name)"
-            if let status = summary.status {
-                let tone: Output.Tone = status == "Expired" || status == "Used" ? .red : .yellow
-                line += "  " + Output.styled(status, tone)
-            }
-            if summary.locked == true { line += "  " + Output.styled("Locked", .red) }
-            if !summary.tags.isEmpty { line += "  " + Output.styled(summary.tags.map { "#\($0)" }.joined(separator: " "), .dim) }
-            Output.line(line)
+        // A write per thousand lines, not per line.
+        for start in stride(from: 0, to: lines.count, by: 1_000) {
+            Output.raw(lines[start..<min(start + 1_000, lines.count)].joined(separator: "\n") + "\n")
         }
+    }
+
+    /// Whether the options keep `item`.
+    private func wanted(_ item: Item) -> Bool {
+        if let tag, !item.content.tags.contains(where: { $0.caseInsensitiveCompare(tag) == .orderedSame }) { return false }
+        if case .card(let card) = item.content {
+            if card.isArchived && !archived { return false }
+            if let network, !card.networkIDs.contains(network.lowercased()) { return false }
+        } else if network != nil {
+            return false
+        }
+        return true
+    }
+
+    static func line(_ summary: ItemSummary) -> String {
+        var line = "\(String(summary.id.prefix(8)))  \(pad(summary.kind, 11))  \(summary.name)"
+        if let status = summary.status {
+            let tone: Output.Tone = status == "Expired" || status == "Used" ? .red : .yellow
+            line += "  " + Output.styled(status, tone)
+        }
+        if summary.locked == true { line += "  " + Output.styled("Locked", .red) }
+        if !summary.tags.isEmpty { line += "  " + Output.styled(summary.tags.map { "#\($0)" }.joined(separator: " "), .dim) }
+        return line
     }
 }
 
@@ -175,9 +184,14 @@ struct Show: ParsableCommand {
     @OptionGroup var photoOutput: PhotoOutputOptions
 
     func run() throws {
-        let coffer = try vaultOption.open()
+        if photoOutput.isAsked {
+            // Photos are read from the vault itself (the agent does not serve them).
+            let coffer = try vaultOption.open()
+            try photoOutput.write(try coffer.find(query), from: coffer)
+            return
+        }
+        let coffer = try vaultOption.openItems()
         let item = try coffer.find(query)
-        if try photoOutput.writeIfAsked(item, from: coffer) { return }
         if clip {
             switch item.content {
             case .credential(let credential): return try Clipboard.copy(credential.value, what: "the value of \(credential.name)")
@@ -357,21 +371,9 @@ struct Code: ParsableCommand {
     }
 
     func run() throws {
-        let coffer = try vaultOption.open()
-        let tokens: [Item]
-        if let query {
-            tokens = [try coffer.find(query, kind: .otp)]
-        } else {
-            tokens = try coffer.items(kind: .otp).filter { item in
-                if case .otp(let otp) = item.content, case .hotp = otp.parameters.kind { return false }
-                return true
-            }
-        }
-        let now = Date()
-        var lines: [CodeLine] = []
-        for token in tokens {
-            let (code, remaining) = try coffer.code(for: token, at: now)
-            lines.append(CodeLine(id: token.id.uuidString.lowercased(), name: token.content.name, code: code, secondsRemaining: remaining))
+        let coffer = try vaultOption.openItems()
+        let lines = try coffer.codes(matching: query, at: Date()).map { code in
+            CodeLine(id: code.id.uuidString.lowercased(), name: code.name, code: code.code, secondsRemaining: code.secondsRemaining)
         }
         if clip, let line = lines.first {
             try Clipboard.copy(line.code, what: "the code for \(line.name)")

@@ -409,7 +409,7 @@ struct Run: ParsableCommand {
     func run() throws {
         let arguments = arguments
         guard let program = arguments.first else { return }
-        let coffer = try vaultOption.open()
+        let coffer = try vaultOption.openItems()
         var environment: [String: String] = [:]
         for mapping in mappings {
             guard let equals = mapping.firstIndex(of: "=") else { continue }

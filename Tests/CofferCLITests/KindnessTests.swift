@@ -272,3 +272,25 @@ struct PlainFormTests {
         #expect(CofferCommand.plainForm(arguments[0], Array(arguments.dropFirst())) == nil)
     }
 }
+
+@Suite("JSON listings element by element")
+struct JSONListingTests {
+    struct Row: Encodable {
+        let id: String
+        let tags: [String]
+        let nested: [String: [Int]]
+        let at: Date
+    }
+
+    @Test("elements encoded one by one and joined print the same text as the whole array encoded at once")
+    func sameText() throws {
+        let rows = (0..<5).map { index in
+            Row(id: "id-\(index)/x", tags: index.isMultiple(of: 2) ? [] : ["a", "b"], nested: ["k": index == 3 ? [] : [index]],
+                at: Date(timeIntervalSince1970: Double(index) * 1_000_000))
+        }
+        let whole = try Output.jsonText(rows)
+        let elements = try rows.map { try Output.jsonElement($0) }
+        #expect("[\n" + elements.joined(separator: ",\n") + "\n]" == whole)
+        #expect(try Output.jsonText([Row]()) == "[]")
+    }
+}

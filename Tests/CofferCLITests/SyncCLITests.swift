@@ -215,9 +215,14 @@ struct SyncCLITests {
 
         var clientKills = 0, serverKills = 0, finished = 0
         let startEpoch = try #require(try Self.verifiedEpoch(a))
+        // Kills land within the time a whole rotation takes on this machine, measured first, so that they fall
+        // inside it on a fast machine and a slow one alike.
+        let clock = ContinuousClock()
+        let whole = try clock.measure { try a.ok(["rotate-key"], input: "\(passphrase)\n") }
+        let wholeMicroseconds = max(UInt32(whole / .microseconds(1)), 50_000)
         for attempt in 0..<14 {
             let (process, _) = try a.start(["rotate-key"], input: "\(passphrase)\n")
-            usleep(UInt32.random(in: 200_000..<2_500_000))
+            usleep(UInt32.random(in: wholeMicroseconds / 10..<wholeMicroseconds * 9 / 10))
             if attempt % 3 == 2 {
                 // The server dies under the rotation, and comes back.
                 server.crash()

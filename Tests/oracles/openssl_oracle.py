@@ -496,6 +496,12 @@ def answer(request):
                           request.get("pin_device_secret"))
     if op == "read_prepared_rotation":
         return read_prepared_rotation(request["path"], request["passphrase"])
+    if op == "vault_keys":
+        # The master key and the items key a passphrase opens: what a canary scan looks for after an agent session.
+        db = sqlite3.connect(f"file:{request['path']}?mode=ro", uri=True)
+        vault_id = db.execute("SELECT vault_id FROM vault").fetchone()[0]
+        master, _ = unlock(db, "slot", vault_id, "passphrase", request["passphrase"])
+        return {"master": master.hex(), "items_key": hkdf(master, vault_id, b"coffer/v1/items").hex()}
     if op == "read_catalogue":
         return read_catalogue(request["path"], request["passphrase"])
     if op == "read_content":

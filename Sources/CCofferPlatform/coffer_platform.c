@@ -1,0 +1,49 @@
+#if defined(__linux__)
+#define _GNU_SOURCE
+#endif
+#include "coffer_platform.h"
+#include <errno.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <unistd.h>
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
+
+int coffer_set_not_dumpable(void) {
+#if defined(__linux__)
+    return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+int coffer_is_dumpable(void) {
+#if defined(__linux__)
+    return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+#else
+    return -1;
+#endif
+}
+
+int coffer_peer_uid(int descriptor, unsigned int *uid) {
+#if defined(__linux__)
+    struct ucred credentials;
+    socklen_t length = sizeof(credentials);
+    if (getsockopt(descriptor, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) return -1;
+    *uid = (unsigned int)credentials.uid;
+    return 0;
+#else
+    uid_t user;
+    gid_t group;
+    if (getpeereid(descriptor, &user, &group) != 0) return -1;
+    *uid = (unsigned int)user;
+    return 0;
+#endif
+}
+
+int coffer_memlock_resource(void) {
+    return RLIMIT_MEMLOCK;
+}

@@ -1,0 +1,19 @@
+#ifndef COFFER_PLATFORM_H
+#define COFFER_PLATFORM_H
+
+/// Marks this process not dumpable (Linux `prctl(PR_SET_DUMPABLE, 0)`): no core file, no same-uid ptrace, and its
+/// /proc entries become root's. `prctl` is variadic, so Swift cannot call it directly. Returns 0, or -1 with errno
+/// set (ENOSYS where the system has no such call).
+int coffer_set_not_dumpable(void);
+
+/// Whether this process is dumpable: 1 yes, 0 no, -1 unknown.
+int coffer_is_dumpable(void);
+
+/// The uid of the process at the other end of the Unix socket `descriptor` (`SO_PEERCRED` on Linux, whose
+/// `struct ucred` Swift's Glibc module does not show; `getpeereid` elsewhere). Returns 0, or -1 with errno set.
+int coffer_peer_uid(int descriptor, unsigned int *uid);
+
+/// `RLIMIT_MEMLOCK`, which Swift's Glibc module does not show.
+int coffer_memlock_resource(void);
+
+#endif

@@ -1,0 +1,237 @@
+import CofferAgentWire
+import CofferCrypto
+import CofferPlatform
+import CofferVault
+import Foundation
+
+/// What `coffer agent status` shows (the agent's own report).
+public typealias AgentStatus = CofferAgentWire.AgentStatus
+/// Why the agent refused a request (`CofferError.agent`).
+public typealias AgentFailure = CofferAgentWire.AgentFailure
+
+/// The client side of the agent (docs/FORMAT.md §11): finds its socket, checks that the agent runs as this user
+/// before anything is sent, and turns answers into the facade's types and errors.
+public enum Agent {
+    /// `$XDG_RUNTIME_DIR/coffer/agent.sock`; without a runtime directory, a private directory in `$TMPDIR` (or
+    /// /tmp) named after the uid, as ssh-agent does.
+    public static func socketPath(environment: [String: String]) -> String {
+        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
+            return "\(runtime)/coffer/agent.sock"
+        }
+        let temporary = environment["TMPDIR"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
+        return "\(temporary)/coffer-agent-\(UnixSocket.currentUID)/agent.sock"
+    }
+
+    /// The absolute, symlink-free path the agent knows a vault by.
+    public static func vaultKey(_ location: CofferLocation) -> String {
+        let absolute = location.vaultDirectory.hasPrefix("/")
+            ? location.vaultDirectory : FileManager.default.currentDirectoryPath + "/" + location.vaultDirectory
+        return URL(fileURLWithPath: absolute).standardizedFileURL.resolvingSymlinksInPath().path
+    }
+
+    /// The agent's status, or nil when none runs at `socket`.
+    public static func status(socket: String) throws(CofferError) -> AgentStatus? {
+        guard let response = try exchangeIfRunning(.status, socket: socket) else { return nil }
+        guard case .status(let status) = response else { throw .agentUnusable("unexpected answer") }
+        return status
+    }
+
+    /// Hands the agent the vault's passphrase; the agent opens the vault and holds it.
+    public static func unlock(_ location: CofferLocation, passphrase: String, socket: String) throws(CofferError) {
+        _ = try exchange(.unlock(vault: vaultKey(location), passphrase: Array(passphrase.utf8)), socket: socket)
+    }
+
+    /// Makes the agent forget one vault (or all, with nil); false when no agent runs.
+    @discardableResult
+    public static func lock(_ location: CofferLocation?, socket: String) throws(CofferError) -> Bool {
+        try exchangeIfRunning(.lock(vault: location.map(vaultKey)), socket: socket) != nil
+    }
+
+    /// Stops the agent (it wipes its keys and removes its socket); false when none runs.
+    @discardableResult
+    public static func stop(socket: String) throws(CofferError) -> Bool {
+        try exchangeIfRunning(.stop, socket: socket) != nil
+    }
+
+    /// The vault as the agent serves it, or nil when no agent runs or it does not hold this vault. The status
+    /// request that checks this does not count as use.
+    public static func open(_ location: CofferLocation, socket: String) throws(CofferError) -> AgentVault? {
+        guard let status = try status(socket: socket) else { return nil }
+        let key = vaultKey(location)
+        guard let held = status.vaults.first(where: { $0.vault == key }), held.vaultID.count == 16 else { return nil }
+        return AgentVault(socket: socket, vault: key, vaultID: UUID(bytes: held.vaultID), location: location)
+    }
+
+    /// The answer, or nil when no agent runs. (A Result, because `catch .case` on a typed throw can crash the
+    /// compiler.)
+    static func exchangeIfRunning(_ request: AgentRequest, socket: String) throws(CofferError) -> AgentResponse? {
+        let result = Result { () throws(CofferError) in try exchange(request, socket: socket) }
+        if case .failure(.agentNotRunning) = result { return nil }
+        return try result.get()
+    }
+
+    /// One request and its answer over a fresh connection; a failure answer becomes the facade's error.
+    static func exchange(_ request: AgentRequest, socket: String) throws(CofferError) -> AgentResponse {
+        let descriptor: Int32
+        do {
+            descriptor = try UnixSocket.connect(to: socket)
+        } catch .notRunning {
+            throw .agentNotRunning
+        } catch {
+            throw .agentUnusable(error.description)
+        }
+        defer { UnixSocket.close(descriptor) }
+        // Unlocking runs the KDF in the agent; everything else answers at once.
+        UnixSocket.setTimeout(descriptor, milliseconds: 120_000)
+        let response: AgentResponse
+        do {
+            var frame = AgentFrame.framed(request.encoded())
+            defer { frame.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) } }
+            try frame.withUnsafeBytes { try UnixSocket.send($0, on: descriptor) }
+            var header = [UInt8](repeating: 0, count: 4)
+            try header.withUnsafeMutableBytes { try UnixSocket.receive(into: $0, on: descriptor) }
+            let length = try wire { () throws(AgentWireError) in try AgentFrame.length(header: header, limit: AgentWire.maximumResponse) }
+            var body = [UInt8](repeating: 0, count: length)
+            try body.withUnsafeMutableBytes { try UnixSocket.receive(into: $0, on: descriptor) }
+            response = try wire { () throws(AgentWireError) in try AgentResponse(decoding: body) }
+        } catch let error as SocketError {
+            throw .agentUnusable(error.description)
+        } catch let error as CofferError {
+            throw error
+        } catch {
+            throw .agentUnusable(String(describing: type(of: error)))
+        }
+        if case .failure(let failure) = response { throw .agent(failure) }
+        return response
+    }
+
+    private static func wire<Result>(_ body: () throws(AgentWireError) -> Result) throws(CofferError) -> Result {
+        do {
+            return try body()
+        } catch {
+            throw .agentUnusable(error.description)
+        }
+    }
+}
+
+/// A vault the agent holds: every operation is one request, and the master key stays in the agent.
+public struct AgentVault: OpenVault {
+    let socket: String
+    let vault: String
+    public let vaultID: UUID
+    let location: CofferLocation
+
+    public func items(kind: ItemKind?) throws(CofferError) -> [Item] {
+        try Self.items(from: Agent.exchange(.items(vault: vault, kind: kind?.rawValue), socket: socket))
+    }
+
+    /// The agent sends the items whole; they are transformed here as they are read from its answer.
+    public func items<T>(kind: ItemKind?, _ transform: (Item) throws -> T?) throws(CofferError) -> [T] {
+        let items = try items(kind: kind)
+        do {
+            return try items.compactMap(transform)
+        } catch let error as CofferError {
+            throw error
+        } catch {
+            throw .vault(.storage("a listing could not be made: \(type(of: error))"))
+        }
+    }
+
+    public func find(_ query: String, kind: ItemKind?) throws(CofferError) -> Item {
+        let response = try Self.exchange(.find(vault: vault, query: query, kind: kind?.rawValue), query: query, socket: socket)
+        guard let item = try Self.items(from: response).first else { throw .noMatch(query) }
+        return item
+    }
+
+    public func codes(matching query: String?, at now: Date) throws(CofferError) -> [OneTimeCode] {
+        let response = try Self.exchange(
+            .codes(vault: vault, query: query, atMilliseconds: UnixTime.milliseconds(now)), query: query ?? "", socket: socket)
+        guard case .codes(let codes) = response else { throw .agentUnusable("unexpected answer") }
+        return try codes.map { (code) throws(CofferError) in
+            guard code.id.count == 16 else { throw .agentUnusable("malformed item id") }
+            return OneTimeCode(id: UUID(bytes: code.id), name: code.name, code: code.code, secondsRemaining: code.secondsRemaining.map(Int.init))
+        }
+    }
+
+    @discardableResult
+    public func add(_ content: ItemContent) throws(CofferError) -> Item {
+        let encoded: Data
+        do {
+            encoded = try ItemContentCoding.encode(content, createdAt: location.options.clock())
+        } catch {
+            throw .model(error)
+        }
+        guard let item = try Self.items(from: Agent.exchange(.add(vault: vault, kind: content.kind.rawValue, content: Array(encoded)), socket: socket)).first
+        else { throw .agentUnusable("unexpected answer") }
+        return item
+    }
+
+    public func items(named name: String, excluding: UUID?) throws(CofferError) -> [ItemLookup.Candidate] {
+        let candidates = try items(kind: nil).map { ItemLookup.Candidate(id: $0.id, content: $0.content) }
+        return ItemLookup.sameName(name, in: candidates, excluding: excluding)
+    }
+
+    /// PIN secrets are device keys of their own, kept in this device's store, not in the agent.
+    public func deviceSecret(for key: SigningKey) throws(CofferError) -> SecretBytes? {
+        let store = try location.keystore(for: vaultID, creating: false).store
+        let account = Coffer.pinAccount(UUID(bytes: key.boundVaultID))
+        guard let secret = try Coffer.keystore({ () throws(KeystoreError) in try store.secret(for: account) }),
+            PINProtection.secretIdentifier(secret) == key.deviceSecretID
+        else { return nil }
+        return secret
+    }
+
+    static func items(from response: AgentResponse) throws(CofferError) -> [Item] {
+        guard case .items(let items) = response else { throw .agentUnusable("unexpected answer") }
+        return try items.map { (item) throws(CofferError) in try Item(agentItem: item) }
+    }
+
+    /// A lookup's request; the agent's "no match" and "ambiguous" become the facade's, as a local lookup throws them.
+    static func exchange(_ request: AgentRequest, query: String, socket: String) throws(CofferError) -> AgentResponse {
+        let result = Result { () throws(CofferError) in try Agent.exchange(request, socket: socket) }
+        if case .failure(.agent(let failure)) = result { throw mapped(failure, query: query) }
+        return try result.get()
+    }
+
+    static func mapped(_ failure: AgentFailure, query: String) -> CofferError {
+        switch failure.code {
+        case .noMatch: return .noMatch(query)
+        case .ambiguous:
+            let candidates = failure.candidates.compactMap { candidate -> ItemLookup.Candidate? in
+                guard candidate.id.count == 16, let kind = ItemKind(rawValue: candidate.kind) else { return nil }
+                return ItemLookup.Candidate(id: UUID(bytes: candidate.id), kind: kind, name: candidate.name, names: [candidate.name], foldedNames: [])
+            }
+            return .ambiguous(query, candidates: candidates)
+        default: return .agent(failure)
+        }
+    }
+}
+
+extension Item {
+    /// An item as it crossed the socket; content that does not parse is refused.
+    init(agentItem: AgentItem) throws(CofferError) {
+        guard agentItem.id.count == 16, let kind = ItemKind(rawValue: agentItem.kind) else { throw .agentUnusable("malformed item") }
+        let decoded: (content: ItemContent, createdAt: Date)
+        do {
+            decoded = try ItemContentCoding.decode(Data(agentItem.content), kind: kind)
+        } catch {
+            throw .model(error)
+        }
+        self.init(
+            id: UUID(bytes: agentItem.id), revision: agentItem.revision, createdAt: decoded.createdAt,
+            updatedAt: UnixTime.date(milliseconds: agentItem.updatedAtMilliseconds), content: decoded.content)
+    }
+
+    /// This item as it crosses the socket.
+    public var agentItem: AgentItem {
+        get throws(CofferError) {
+            let content: Data
+            do {
+                content = try ItemContentCoding.encode(self.content, createdAt: createdAt)
+            } catch {
+                throw .model(error)
+            }
+            return AgentItem(id: id.bytes, kind: kind.rawValue, revision: revision, updatedAtMilliseconds: UnixTime.milliseconds(updatedAt), content: Array(content))
+        }
+    }
+}
