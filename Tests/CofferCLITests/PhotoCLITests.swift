@@ -118,7 +118,7 @@ struct PhotoCLITests {
         try #require(FileManager.default.isExecutableFile(atPath: SyncCLITests.serverBinary), "build coffer-server first (swift build)")
         let server = try SyncCLITests.Server()
         try server.start()
-        let passphrase = "photo passphrase \(UUID().uuidString.prefix(6))"
+        let passphrase = "photo meadow harbor pencil \(UUID().uuidString.prefix(6))"
         let email = "photo-\(UUID().uuidString.prefix(8).lowercased())@example.org"
         let a = try CLI()
         try a.ok(["init"])

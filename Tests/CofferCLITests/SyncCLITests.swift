@@ -70,7 +70,7 @@ struct SyncCLITests {
         try #require(FileManager.default.isExecutableFile(atPath: Self.serverBinary), "build coffer-server first (swift build)")
         let server = try Server()
         try server.start()
-        let passphrase = "sync passphrase \(UUID().uuidString.prefix(6))"
+        let passphrase = "sync velvet thistle copper \(UUID().uuidString.prefix(6))"
         let email = "cli-\(UUID().uuidString.prefix(8).lowercased())@example.org"
 
         let a = try CLI()
@@ -201,7 +201,7 @@ struct SyncCLITests {
         let server = try Server()
         try server.start()
         defer { server.stop() }
-        let passphrase = "rotation passphrase \(UUID().uuidString.prefix(6))"
+        let passphrase = "rotation orbit marble lantern \(UUID().uuidString.prefix(6))"
         let email = "rotate-\(UUID().uuidString.prefix(8).lowercased())@example.org"
         let a = try CLI()
         // Enough items that a rotation takes a while: re-sealing, staging in batches, the commit.
