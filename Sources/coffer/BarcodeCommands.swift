@@ -101,7 +101,7 @@ struct OTPCommand: ParsableCommand {
 
                 Examples:
                   coffer otp qr GitHub
-                  coffer otp qr GitHub --png github.png
+                  coffer otp qr GitHub --invert             # on a dark terminal
                 """)
 
         @OptionGroup var vaultOption: VaultOption

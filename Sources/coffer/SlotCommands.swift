@@ -30,16 +30,23 @@ extension Slots {
             discussion: """
                 Examples:
                   coffer slots remove 5c1e9a02       # a device slot, by id
-                  coffer slots remove --type recovery
+                  coffer slots remove recovery
                 """)
         @OptionGroup var vaultOption: VaultOption
         @Argument(help: "A slot id or a unique prefix of 4+ characters; or passphrase, recovery, or device when there is one device slot.")
         var slot: String
+        @Flag(help: "Do not ask before removing this device's own slot (needed when not at a terminal).") var yes = false
 
         func run() throws {
             let coffer = try vaultOption.open()
             let slots = try coffer.slots()
             let id = try Self.resolve(slot, in: slots)
+            if id == coffer.openedSlotID {
+                // The slot this command opened the vault with: afterwards this device needs the passphrase again.
+                try SecretInput.shared.requireConfirmation(
+                    "Remove this device's own slot? The vault will then ask for its passphrase here.", confirmed: yes,
+                    consequence: "that is this device's own slot; removing it locks this device out until `coffer unlock`")
+            }
             try coffer.removeSlot(id: id)
         }
 

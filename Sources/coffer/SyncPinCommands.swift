@@ -52,7 +52,7 @@ extension SyncCommand {
 
                 Examples:
                   coffer sync pin
-                  coffer sync pin --sha256 'sha256//n4bQgYhMfWWaL+qgxVrQFaO/TxsrC4Is…'
+                  coffer sync pin --sha256 gsc4Ad6vTH/DH4ATThDbaYnW+9LNaVVLbGLOKcF0my8=
                   coffer sync pin --reset --yes
                 """)
 

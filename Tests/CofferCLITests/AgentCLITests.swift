@@ -39,7 +39,7 @@ struct AgentCLITests {
             try cli.ok(["init", "--passphrase"], input: "\(pass)\n\(pass)\n")
             try cli.ok(["add", "otp", "--issuer", "Example", "--account", "me", "--digits", "8"], input: AgentCLITests.secret + "\n")
             try cli.ok(["add", "note", "Locker"], input: AgentCLITests.noteText)
-            try cli.ok(["slots", "remove", "device"], input: "\(pass)\n")
+            try cli.ok(["slots", "remove", "device", "--yes"], input: "\(pass)\n")
             for file in try FileManager.default.contentsOfDirectory(atPath: cli.home + "/data/coffer/keystore") {
                 try FileManager.default.removeItem(atPath: cli.home + "/data/coffer/keystore/" + file)
             }

@@ -145,7 +145,7 @@ struct KeystoreCLITests {
             // A recovery code costs no KDF, so the 8 processes reach the store at the same moment.
             let code = try cli.ok(["recovery-code", "new"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
             // Back to a vault with no device slot and no device key, so that every process races to create both.
-            try cli.ok(["slots", "remove", "device"], input: "\(Self.passphrase)\n")
+            try cli.ok(["slots", "remove", "device", "--yes"], input: "\(Self.passphrase)\n")
             if let session {
                 _ = try session.secretTool(["clear", "account", account])
             } else {

@@ -294,3 +294,62 @@ struct JSONListingTests {
         #expect(try Output.jsonText([Row]()) == "[]")
     }
 }
+
+@Suite("Help examples run")
+struct HelpExampleTests {
+    /// An example line as the words a shell would pass (single quotes honoured), without its comment, redirections
+    /// and anything after a pipe; nil for lines that are not a `coffer` command.
+    static func words(_ line: Substring) -> [String]? {
+        var text = line.trimmingCharacters(in: .whitespaces)
+        if let pipe = text.range(of: " | ") { text = String(text[pipe.upperBound...]) }
+        if let comment = text.range(of: "  #") { text = String(text[..<comment.lowerBound]) }
+        guard text.hasPrefix("coffer ") else { return nil }
+        var words: [String] = [], current = "", quoted = false, skipNext = false
+        for character in text + " " {
+            if character == "'" { quoted.toggle(); continue }
+            if character == " " && !quoted {
+                if !current.isEmpty {
+                    if skipNext { skipNext = false } else if current == "<" || current == ">" { skipNext = true } else { words.append(current) }
+                }
+                current = ""
+            } else {
+                current.append(character)
+            }
+        }
+        return Array(words.dropFirst())
+    }
+
+    @Test("every example in every command's help parses and validates as written")
+    func examplesParse() throws {
+        var checked = 0
+        for (path, type) in KindnessTests.commands() {
+            for line in type.configuration.discussion.split(separator: "\n") where line.hasPrefix("  ") {
+                guard let arguments = Self.words(line) else { continue }
+                do {
+                    _ = try CofferCommand.parseAsRoot(CueCommand.normalizedArguments(arguments))
+                    checked += 1
+                } catch {
+                    Issue.record("\(path.joined(separator: " ")): `\(line.trimmingCharacters(in: .whitespaces))` does not parse: \(CofferCommand.message(for: error))")
+                }
+            }
+        }
+        #expect(checked >= 100)
+    }
+}
+
+@Suite("Removing this device's own slot")
+struct OwnSlotTests {
+    @Test("asks, or needs --yes from a script; another slot goes without asking")
+    func ownSlot() throws {
+        let cli = try CLI()
+        try cli.ok(["init", "--passphrase"], input: "velvet thistle copper orbit\n")
+        let refused = try cli.run(["slots", "remove", "device"])
+        #expect(refused.status == 64)
+        #expect(refused.stderr.contains("this device's own slot") && refused.stderr.contains("--yes"))
+        #expect(try cli.ok(["slots"]).stdout.contains("(this device)"))
+        try cli.ok(["recovery-code", "new"])
+        try cli.ok(["slots", "remove", "recovery"])
+        try cli.ok(["slots", "remove", "device", "--yes"])
+        #expect(try cli.run(["slots"]).status == 77)
+    }
+}
