@@ -25,9 +25,9 @@ struct AgentCommand: ParsableCommand {
 
 /// `--idle` and `--max`, as `10m`, `12h`, `90s` or plain seconds.
 struct AgentTimeoutOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Lock a vault after this long without use (default 10m).", valueName: "duration"))
+    @Option(help: ArgumentHelp("Lock a vault after this long without use, such as 30s, 10m or 1h.", valueName: "duration"))
     var idle = "10m"
-    @Option(help: ArgumentHelp("Lock a vault this long after it was unlocked, used or not (default 12h).", valueName: "duration"))
+    @Option(help: ArgumentHelp("Lock a vault this long after it was unlocked, used or not.", valueName: "duration"))
     var max = "12h"
 
     func validate() throws {
