@@ -72,7 +72,10 @@ struct RequestFuzzTests {
             var random = SplitMix64(seed: seed)
             let deadline = Date().addingTimeInterval(seconds)
             var requests = 0
-            while Date() < deadline {
+            // At least `minimum` requests however long they take: the suite's other tests share the two-core pool
+            // and can hold this loop back, and what is checked is each answer, not how many fit in the time.
+            let minimum = 50
+            while Date() < deadline || requests < minimum {
                 let endpoint = Self.endpoints[Int(random.next() % UInt64(Self.endpoints.count))]
                 let path = endpoint.path + Self.query(&random, endpoint.parameters)
                 var headers = HTTPFields()
@@ -86,8 +89,7 @@ struct RequestFuzzTests {
                 }
                 if answer.status.code >= 500 || (answer.status.code >= 400 && answer.error == nil) { return }
             }
-            // The suite runs beside it on two cores: a floor that shows the run happened, not a speed.
-            #expect(requests >= 20, "seed \(seed): only \(requests) requests in \(seconds) s")
+            print("request fuzz: seed \(seed), \(requests) requests")
         }
     }
 }
