@@ -85,18 +85,32 @@ final class ServerCore: Sendable {
         return try await startSession(userID: user.id)
     }
 
+    /// Rotates the refresh token. A device that sends a retry key may present the same token again after losing the
+    /// answer and gets the same successor (same `jti`, newly signed); without the key, or once the successor was used,
+    /// a second presentation is a replay and ends the family (docs/FORMAT.md §8.5).
     func refresh(_ request: RefreshRequest, address: String?) async throws -> AuthResponse {
         try await limitAnonymous(address: address)
+        let retryKey = try request.retryKey.map { text in
+            guard let key = RefreshRetryKey(base64URL: text) else {
+                throw APIError.invalidRequest("The retry key is not 32 bytes in unpadded base64url", field: "retry_key")
+            }
+            return key
+        }
         guard let claims = await tokens.verify(request.refreshToken, kind: .refresh),
               let userID = UUID(uuidString: claims.sub), let family = UUID(uuidString: claims.sid),
               let tokenID = UUID(uuidString: claims.jti)
         else { throw APIError.invalidRefreshToken }
         let newTokenID = UUID()
         switch try await store.rotateRefreshToken(
-            userID: userID, family: family, tokenID: tokenID, newTokenID: newTokenID, now: now, expiresAt: tokens.refreshExpiry)
+            userID: userID, family: family, tokenID: tokenID, newTokenID: newTokenID, retryKeyDigest: retryKey?.digest,
+            now: now, expiresAt: tokens.refreshExpiry)
         {
         case .rotated:
             return try await tokenResponse(userID: userID, family: family, refreshTokenID: newTokenID)
+        case .retried(let successor):
+            try await store.audit(AuditEvent(at: now, kind: .refreshRetried, userID: userID, address: address, detail: "answer lost"))
+            logger.info("spent refresh token presented again with its retry key; its successor issued again")
+            return try await tokenResponse(userID: userID, family: family, refreshTokenID: successor)
         case .reused:
             sessions.forget(family: family)
             try await store.audit(AuditEvent(at: now, kind: .refreshReused, userID: userID, address: address, detail: "family revoked"))

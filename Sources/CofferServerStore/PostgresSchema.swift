@@ -455,6 +455,15 @@ enum PostgresSchema {
             """,
             "REVOKE ALL ON FUNCTION coffer_authorize(uuid, text, bigint, bigint, integer) FROM PUBLIC",
         ]),
+        // Refresh retries (docs/FORMAT.md §8.5): a spent token names the token it was exchanged for and keeps the
+        // SHA-256 of the retry key its device sent. The table's row-level security covers the new columns.
+        Migration(version: 10, statements: [
+            """
+            ALTER TABLE refresh_tokens
+                ADD COLUMN successor uuid,
+                ADD COLUMN retry_key_hash bytea CHECK (retry_key_hash IS NULL OR octet_length(retry_key_hash) = 32)
+            """,
+        ]),
     ]
 
     /// Signatures of the functions the app role may execute: the request path's. Each takes its user from

@@ -292,13 +292,14 @@ public final class PostgresServerStore: ServerStore {
     }
 
     public func rotateRefreshToken(
-        userID: UUID, family: UUID, tokenID: UUID, newTokenID: UUID, now: Date, expiresAt: Date
+        userID: UUID, family: UUID, tokenID: UUID, newTokenID: UUID, retryKeyDigest: [UInt8]?, now: Date, expiresAt: Date
     ) async throws(ServerStoreError) -> RefreshOutcome {
         let nowMS = UnixTime.milliseconds(now)
         let expiresMS = UnixTime.milliseconds(expiresAt)
+        let digest = retryKeyDigest.map { Data($0) }
         return try await transaction(as: userID) { connection -> RefreshOutcome in
             // Locking the family first serialises every presentation of its tokens: of two concurrent rotations
-            // with the same token, the second sees `used_at` set and revokes the family.
+            // with the same token, the second sees `used_at` set and revokes the family, or retries.
             guard case let (sessionExpires, revoked)? = try await connection.rows(
                 """
                 SELECT \(unescaped: Self.milliseconds("expires_at")), revoked FROM sessions
@@ -306,22 +307,45 @@ public final class PostgresServerStore: ServerStore {
                 """, logger: logger
             ).first?.decode((Int64, Bool).self)
             else { return .invalid }
-            guard case let (used, tokenExpires)? = try await connection.rows(
+            guard case let (used, tokenExpires, successor, stored)? = try await connection.rows(
                 """
-                SELECT used_at IS NOT NULL, \(unescaped: Self.milliseconds("expires_at")) FROM refresh_tokens
+                SELECT used_at IS NOT NULL, \(unescaped: Self.milliseconds("expires_at")), successor, retry_key_hash
+                FROM refresh_tokens
                 WHERE id = \(tokenID) AND family = \(family) AND user_id = \(userID) FOR UPDATE
                 """, logger: logger
-            ).first?.decode((Bool, Int64).self)
+            ).first?.decode((Bool, Int64, UUID?, Data?).self)
             else { return .invalid }
             if revoked { return .invalid }
             if used {
+                if let retryKeyDigest, let stored, RefreshRetryKey.sameDigest(Array(stored), retryKeyDigest), let successor,
+                   sessionExpires > nowMS,
+                   try await !connection.rows(
+                       """
+                       SELECT 1 FROM refresh_tokens
+                       WHERE id = \(successor) AND family = \(family) AND used_at IS NULL
+                         AND expires_at > \(unescaped: Self.timestamp(nowMS))
+                       """, logger: logger
+                   ).isEmpty
+                {
+                    try await connection.rows(
+                        """
+                        UPDATE refresh_tokens SET expires_at = \(unescaped: Self.timestamp(expiresMS)) WHERE id = \(successor)
+                        """, logger: logger)
+                    try await connection.rows(
+                        """
+                        UPDATE sessions SET expires_at = \(unescaped: Self.timestamp(expiresMS)) WHERE family = \(family)
+                        """, logger: logger)
+                    return .retried(successor: successor)
+                }
                 try await connection.rows("UPDATE sessions SET revoked = true WHERE family = \(family)", logger: logger)
                 return .reused
             }
             guard tokenExpires > nowMS, sessionExpires > nowMS else { return .invalid }
             try await connection.rows(
                 """
-                UPDATE refresh_tokens SET used_at = \(unescaped: Self.timestamp(nowMS)) WHERE id = \(tokenID)
+                UPDATE refresh_tokens
+                SET used_at = \(unescaped: Self.timestamp(nowMS)), successor = \(newTokenID), retry_key_hash = \(digest)
+                WHERE id = \(tokenID)
                 """, logger: logger)
             try await connection.rows(
                 """

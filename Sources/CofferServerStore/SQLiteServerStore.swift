@@ -160,6 +160,14 @@ public final class SQLiteServerStore: ServerStore, MaintenanceStore {
                 ) WITHOUT ROWID;
                 """)
         }
+        // Refresh retries (docs/FORMAT.md §8.5): a spent token names the token it was exchanged for and keeps the
+        // SHA-256 of the retry key its device sent.
+        migrator.registerMigration("s7-refresh-retry") { db in
+            try db.execute(sql: """
+                ALTER TABLE refresh_tokens ADD COLUMN successor TEXT;
+                ALTER TABLE refresh_tokens ADD COLUMN retry_key_hash BLOB CHECK (retry_key_hash IS NULL OR length(retry_key_hash) = 32);
+                """)
+        }
         return migrator
     }()
 
@@ -310,7 +318,7 @@ public final class SQLiteServerStore: ServerStore, MaintenanceStore {
     }
 
     public func rotateRefreshToken(
-        userID: UUID, family: UUID, tokenID: UUID, newTokenID: UUID, now: Date, expiresAt: Date
+        userID: UUID, family: UUID, tokenID: UUID, newTokenID: UUID, retryKeyDigest: [UInt8]?, now: Date, expiresAt: Date
     ) async throws(ServerStoreError) -> RefreshOutcome {
         try await write { db -> RefreshOutcome in
             let user = Self.key(userID), familyKey = Self.key(family)
@@ -319,22 +327,41 @@ public final class SQLiteServerStore: ServerStore, MaintenanceStore {
                 arguments: [familyKey, user])
             else { return .invalid }
             guard let token = try Row.fetchOne(
-                db, sql: "SELECT used_at, expires_at FROM refresh_tokens WHERE id = ? AND family = ? AND user_id = ?",
+                db,
+                sql: """
+                    SELECT used_at, expires_at, successor, retry_key_hash FROM refresh_tokens
+                    WHERE id = ? AND family = ? AND user_id = ?
+                    """,
                 arguments: [Self.key(tokenID), familyKey, user])
             else { return .invalid }
             let revoked: Bool = session["revoked"]
             if revoked { return .invalid }
+            let nowMS = UnixTime.milliseconds(now), expiresMS = UnixTime.milliseconds(expiresAt)
             if (token["used_at"] as Int64?) != nil {
+                if let retryKeyDigest, let stored = token["retry_key_hash"] as Data?,
+                   RefreshRetryKey.sameDigest(Array(stored), retryKeyDigest),
+                   let successorKey = token["successor"] as String?, let successor = UUID(uuidString: successorKey),
+                   (session["expires_at"] as Int64) > nowMS,
+                   try Bool.fetchOne(
+                       db,
+                       sql: "SELECT 1 FROM refresh_tokens WHERE id = ? AND family = ? AND used_at IS NULL AND expires_at > ?",
+                       arguments: [successorKey, familyKey, nowMS]) ?? false
+                {
+                    try db.execute(sql: "UPDATE refresh_tokens SET expires_at = ? WHERE id = ?", arguments: [expiresMS, successorKey])
+                    try db.execute(sql: "UPDATE sessions SET expires_at = ? WHERE family = ?", arguments: [expiresMS, familyKey])
+                    return .retried(successor: successor)
+                }
                 try db.execute(sql: "UPDATE sessions SET revoked = 1 WHERE family = ?", arguments: [familyKey])
                 return .reused
             }
-            let nowMS = UnixTime.milliseconds(now)
             guard (token["expires_at"] as Int64) > nowMS, (session["expires_at"] as Int64) > nowMS else { return .invalid }
-            try db.execute(sql: "UPDATE refresh_tokens SET used_at = ? WHERE id = ?", arguments: [nowMS, Self.key(tokenID)])
+            try db.execute(
+                sql: "UPDATE refresh_tokens SET used_at = ?, successor = ?, retry_key_hash = ? WHERE id = ?",
+                arguments: [nowMS, Self.key(newTokenID), retryKeyDigest.map { Data($0) }, Self.key(tokenID)])
             try db.execute(
                 sql: "INSERT INTO refresh_tokens (id, family, user_id, expires_at) VALUES (?, ?, ?, ?)",
-                arguments: [Self.key(newTokenID), familyKey, user, UnixTime.milliseconds(expiresAt)])
-            try db.execute(sql: "UPDATE sessions SET expires_at = ? WHERE family = ?", arguments: [UnixTime.milliseconds(expiresAt), familyKey])
+                arguments: [Self.key(newTokenID), familyKey, user, expiresMS])
+            try db.execute(sql: "UPDATE sessions SET expires_at = ? WHERE family = ?", arguments: [expiresMS, familyKey])
             return .rotated
         }
     }

@@ -34,10 +34,14 @@ public protocol ServerStore: PlaceStore {
 
     /// Starts a session family with its first refresh token.
     func createSession(userID: UUID, family: UUID, tokenID: UUID, now: Date, expiresAt: Date) async throws(ServerStoreError)
-    /// Exchanges refresh token `tokenID` of `family` for `newTokenID`, atomically. A token presented twice revokes
-    /// its whole family (`.reused`).
+    /// Exchanges refresh token `tokenID` of `family` for `newTokenID`, atomically, and keeps `retryKeyDigest` (the
+    /// SHA-256 of the device's `RefreshRetryKey`, when it sent one) with the spent token. A spent token presented again
+    /// with the same digest, while the token it was exchanged for is unused and unexpired and the family live, answers
+    /// `.retried` with that token, whose expiry (and the family's) becomes `expiresAt`: its holder lost the first
+    /// answer. Any other second presentation (no digest, another one, the successor already exchanged itself, an
+    /// expired successor) revokes the whole family (`.reused`). Digests are compared in constant time.
     func rotateRefreshToken(
-        userID: UUID, family: UUID, tokenID: UUID, newTokenID: UUID, now: Date, expiresAt: Date
+        userID: UUID, family: UUID, tokenID: UUID, newTokenID: UUID, retryKeyDigest: [UInt8]?, now: Date, expiresAt: Date
     ) async throws(ServerStoreError) -> RefreshOutcome
     /// The check of authenticated requests: counts `requests` requests (at least one) against counter `key` (as
     /// `increment` counts one) and tells whether the family exists, is not revoked, has not expired and belongs to a
@@ -117,6 +121,15 @@ public protocol MaintenanceStore: Sendable {
 }
 
 extension ServerStore {
+    /// A rotation without a retry key (CardOnCue's clients): a second presentation of the token is always a replay.
+    public func rotateRefreshToken(
+        userID: UUID, family: UUID, tokenID: UUID, newTokenID: UUID, now: Date, expiresAt: Date
+    ) async throws(ServerStoreError) -> RefreshOutcome {
+        try await rotateRefreshToken(
+            userID: userID, family: family, tokenID: tokenID, newTokenID: newTokenID, retryKeyDigest: nil, now: now,
+            expiresAt: expiresAt)
+    }
+
     /// A push without a manifest: the CardOnCue face's writes and accounts that keep no verified state.
     public func push(userID: UUID, writes: [ItemWrite], now: Date) async throws(ServerStoreError) -> PushOutcome {
         try await push(userID: userID, writes: writes, manifest: nil, now: now)
@@ -212,6 +225,9 @@ public struct UserRecord: Sendable, Equatable {
 public enum RefreshOutcome: Sendable, Equatable {
     /// The token was current; it is now spent and `newTokenID` is the family's current token.
     case rotated
+    /// The token had been spent with the retry key presented again, and the token it was exchanged for is still the
+    /// family's current one: that token, `successor`, is issued again.
+    case retried(successor: UUID)
     /// The token had been spent before: the family is now revoked.
     case reused
     /// Unknown token, revoked or expired family.
@@ -396,6 +412,8 @@ public struct AuditEvent: Sendable, Equatable {
         /// operator, by the request that crossed the line.
         case loginAlert = "login_alert"
         case refreshReused = "refresh_reused"
+        /// A spent refresh token presented again with its retry key: the device lost the answer, the session goes on.
+        case refreshRetried = "refresh_retried"
         case passphraseChanged = "passphrase_changed"
         case masterKeyRotated = "master_key_rotated"
         case logout

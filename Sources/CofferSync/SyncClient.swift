@@ -99,8 +99,10 @@ public struct SyncClient: Sendable {
         try await call(.POST, "/v1/auth/login", body: request)
     }
 
-    public func refresh(_ refreshToken: String) async throws(SyncClientError) -> AuthResponse {
-        try await call(.POST, "/v1/auth/refresh", body: RefreshRequest(refreshToken: refreshToken))
+    /// Exchanges `refreshToken` for a new pair. With `retryKey`, the same token may be presented again with the same
+    /// key if this answer is lost (`RefreshRetryKey`).
+    public func refresh(_ refreshToken: String, retryKey: RefreshRetryKey? = nil) async throws(SyncClientError) -> AuthResponse {
+        try await call(.POST, "/v1/auth/refresh", body: RefreshRequest(refreshToken: refreshToken, retryKey: retryKey?.base64URL))
     }
 
     public func logout(accessToken: String) async throws(SyncClientError) {

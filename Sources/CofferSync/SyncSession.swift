@@ -662,18 +662,34 @@ public struct SyncSession: Sendable {
 
     // MARK: Tokens
 
+    /// Refreshes the session. The retry key goes into the key store with the token before the request, so that a
+    /// process killed, or a connection dropped, after the server rotated the token but before its answer was stored
+    /// presents the token again with the same key and gets the same successor instead of ending the session; a key
+    /// found stored is such a refresh's, and is sent again.
     func freshAccessToken() async throws(SyncError) -> String {
-        guard let stored = try keystore({ () throws(KeystoreError) in try coffer.keystore.secret(for: coffer.syncTokenAccount) })
+        guard let stored = try keystore({ () throws(KeystoreError) in try coffer.keystore.secret(for: coffer.syncTokenAccount) }),
+              var entry = SyncTokenEntry(stored)
         else { throw .client(.server(status: 401, code: "unauthorized", message: "log in again: coffer sync login")) }
-        let refreshToken = String(decoding: stored.bytes, as: UTF8.self)
-        let answer = try await client { () throws(SyncClientError) in try await client.refresh(refreshToken) }
+        if entry.retryKey == nil {
+            entry.retryKey = RefreshRetryKey(random: coffer.location.options.random)
+            try store(entry)
+        }
+        let pending = entry
+        let answer = try await client { () throws(SyncClientError) in
+            try await client.refresh(pending.refreshToken, retryKey: pending.retryKey)
+        }
         try storeRefreshToken(answer.refreshToken)
         return answer.accessToken
     }
 
+    /// Stores a new refresh token, which clears a retry key stored with the one before.
     func storeRefreshToken(_ token: String) throws(SyncError) {
+        try store(SyncTokenEntry(refreshToken: token))
+    }
+
+    private func store(_ entry: SyncTokenEntry) throws(SyncError) {
         try keystore { () throws(KeystoreError) in
-            try coffer.keystore.replaceSecret(SecretBytes(utf8: token), for: coffer.syncTokenAccount)
+            try coffer.keystore.replaceSecret(entry.secret, for: coffer.syncTokenAccount)
         }
     }
 

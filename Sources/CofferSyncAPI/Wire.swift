@@ -127,11 +127,21 @@ public struct LoginRequest: Codable, Sendable {
     }
 }
 
-/// `POST /v1/auth/refresh`.
+/// `POST /v1/auth/refresh`. `retryKey` (unpadded base64url of a `RefreshRetryKey`) lets the device present the same
+/// refresh token again after losing the answer (docs/FORMAT.md §8.2); clients without it (CardOnCue's) get plain
+/// rotation, where any second presentation ends the session.
 public struct RefreshRequest: Codable, Sendable {
     public var refreshToken: String
-    enum CodingKeys: String, CodingKey { case refreshToken = "refresh_token" }
-    public init(refreshToken: String) { self.refreshToken = refreshToken }
+    public var retryKey: String?
+    enum CodingKeys: String, CodingKey {
+        case refreshToken = "refresh_token"
+        case retryKey = "retry_key"
+    }
+
+    public init(refreshToken: String, retryKey: String? = nil) {
+        self.refreshToken = refreshToken
+        self.retryKey = retryKey
+    }
 }
 
 /// `POST /v1/account/passphrase`: proves the current passphrase and replaces slot and auth hash in one step.

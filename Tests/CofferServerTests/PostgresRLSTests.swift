@@ -163,7 +163,7 @@ struct PostgresRLSTests {
                 ).decode(Int.self) {
                     versions.append(version)
                 }
-                #expect(versions == Array(1...9))
+                #expect(versions == Array(1...10))
 
                 // Every SECURITY DEFINER function pins its search_path, with pg_temp last.
                 var settings: [String] = []

@@ -93,6 +93,100 @@ struct StoreConformanceTests {
         }
     }
 
+    @Test("refresh retry: the rotation's key gets the same successor while it is unused; any other second presentation revokes", arguments: Backend.allCases)
+    func refreshRetry(backend: Backend) async throws {
+        try await backend.withStore { store in
+            let user = try await Self.newUser(store)
+            let key = RefreshRetryKey(bytes: Array(repeating: 7, count: 32))!.digest
+            let otherKey = RefreshRetryKey(bytes: Array(repeating: 8, count: 32))!.digest
+            func rotate(_ family: UUID, _ token: UUID, _ digest: [UInt8]?, at now: Date = Self.now, next: UUID = UUID()) async throws -> RefreshOutcome {
+                try await store.rotateRefreshToken(
+                    userID: user, family: family, tokenID: token, newTokenID: next, retryKeyDigest: digest, now: now, expiresAt: now + 3600)
+            }
+            func session() async throws -> (family: UUID, first: UUID) {
+                let family = UUID(), first = UUID()
+                try await store.createSession(userID: user, family: family, tokenID: first, now: Self.now, expiresAt: Self.now + 3600)
+                return (family, first)
+            }
+
+            // The answer was lost: the same key gets the same successor, as often as it is asked, and moves the expiry.
+            let (family, first) = try await session()
+            let second = UUID()
+            #expect(try await rotate(family, first, key, next: second) == .rotated)
+            #expect(try await rotate(family, first, key, at: Self.now + 60) == .retried(successor: second))
+            #expect(try await rotate(family, first, key, at: Self.now + 1800) == .retried(successor: second))
+            #expect(try await Self.isActive(store, userID: user, family: family, now: Self.now + 3600 + 60))
+            // Once the successor was exchanged itself, the spent token is a replay even with its key.
+            let third = UUID()
+            #expect(try await rotate(family, second, key, at: Self.now + 1800, next: third) == .rotated)
+            #expect(try await rotate(family, first, key, at: Self.now + 1800) == .reused)
+            #expect(!(try await Self.isActive(store, userID: user, family: family, now: Self.now + 1800)))
+            #expect(try await rotate(family, third, nil, at: Self.now + 1800) == .invalid)
+
+            // A wrong key, no key, or a key where the rotation had none: the family goes.
+            for (spentWith, presented) in [(key, otherKey), (key, nil), (nil, key), (nil, nil)] as [([UInt8]?, [UInt8]?)] {
+                let (family, first) = try await session()
+                let second = UUID()
+                #expect(try await rotate(family, first, spentWith, next: second) == .rotated)
+                #expect(try await rotate(family, first, presented) == .reused)
+                #expect(!(try await Self.isActive(store, userID: user, family: family, now: Self.now)))
+                #expect(try await rotate(family, second, spentWith) == .invalid)
+            }
+
+            // A successor that expired is not handed out again.
+            let (late, lateFirst) = try await session()
+            #expect(try await rotate(late, lateFirst, key) == .rotated)
+            #expect(try await rotate(late, lateFirst, key, at: Self.now + 3601) == .reused)
+
+            // Another user's id never retries this user's rotation.
+            let (mine, mineFirst) = try await session()
+            #expect(try await rotate(mine, mineFirst, key) == .rotated)
+            let other = try await Self.newUser(store)
+            #expect(try await store.rotateRefreshToken(
+                userID: other, family: mine, tokenID: mineFirst, newTokenID: UUID(), retryKeyDigest: key, now: Self.now,
+                expiresAt: Self.now + 3600) == .invalid)
+            #expect(try await Self.isActive(store, userID: user, family: mine, now: Self.now))
+        }
+    }
+
+    @Test("refresh retry: concurrent retries get one successor; a keyless replay racing a retry ends the family", arguments: Backend.allCases)
+    func refreshRetryConcurrent(backend: Backend) async throws {
+        try await backend.withStore { store in
+            let user = try await Self.newUser(store)
+            let key = RefreshRetryKey(bytes: Array(repeating: 9, count: 32))!.digest
+            for round in 0..<5 {
+                let family = UUID(), first = UUID(), second = UUID()
+                try await store.createSession(userID: user, family: family, tokenID: first, now: Self.now, expiresAt: Self.now + 3600)
+                #expect(try await store.rotateRefreshToken(
+                    userID: user, family: family, tokenID: first, newTokenID: second, retryKeyDigest: key, now: Self.now,
+                    expiresAt: Self.now + 3600) == .rotated)
+                // Round 0..2: several retries at once, all honest. Later rounds: a thief without the key joins them.
+                let thief = round >= 3
+                let outcomes = try await withThrowingTaskGroup(of: RefreshOutcome.self) { group in
+                    for index in 0..<6 {
+                        let digest = thief && index == 3 ? nil : key
+                        group.addTask {
+                            try await store.rotateRefreshToken(
+                                userID: user, family: family, tokenID: first, newTokenID: UUID(), retryKeyDigest: digest, now: Self.now,
+                                expiresAt: Self.now + 3600)
+                        }
+                    }
+                    var outcomes: [RefreshOutcome] = []
+                    for try await outcome in group { outcomes.append(outcome) }
+                    return outcomes
+                }
+                if thief {
+                    #expect(outcomes.filter { $0 == .reused }.count == 1)
+                    #expect(outcomes.allSatisfy { $0 == .reused || $0 == .invalid || $0 == .retried(successor: second) })
+                    #expect(!(try await Self.isActive(store, userID: user, family: family, now: Self.now)))
+                } else {
+                    #expect(outcomes == Array(repeating: .retried(successor: second), count: 6))
+                    #expect(try await Self.isActive(store, userID: user, family: family, now: Self.now))
+                }
+            }
+        }
+    }
+
     @Test("push: all or nothing, conflicts carry the stored rows, feed in change order with pages", arguments: Backend.allCases)
     func pushAndChanges(backend: Backend) async throws {
         try await backend.withStore { store in

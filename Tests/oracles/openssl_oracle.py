@@ -508,6 +508,12 @@ def answer(request):
         return read_content(request["kind"], h(request["content"]))
     if op == "read_export":
         return read_export(request["path"])
+    if op == "refresh_retry":
+        # docs/FORMAT.md §8.2 and §8.3: the retry key's wire text, the digest the server keeps, the key store entry.
+        key, token = h(request["key"]), request["token"].encode()
+        assert len(key) == 32
+        return {"wire": base64.urlsafe_b64encode(key).rstrip(b"=").decode(), "digest": hashlib.sha256(key).hexdigest(),
+                "entry": (b"\x01" + key + token).hex(), "idle_entry": token.hex()}
     raise ValueError(f"unknown op {op}")
 
 
