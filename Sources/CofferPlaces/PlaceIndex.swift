@@ -202,29 +202,27 @@ public struct PlaceIndex: Sendable {
         let isFirst: (Int32) -> Bool = first.count <= 8 ? { first.contains($0) } : { [set = Set(first)] in set.contains($0) }
         // A hair wider than the circle, so that rounding at its edge never leaves out a place inside it.
         func ringBoxes(_ reach: Double) -> [GeoBox] { GeoBox.around(position, radius: reach * 1.000_001 + 1) }
+        // Each ring's distances are kept, so that the last ring's candidates are offered without computing them again.
         var reach = min(radius, 1_000)
-        var ring = ringBoxes(reach)
+        var ring: [(location: Int, distance: Double)] = []
         while true {
+            ring.removeAll(keepingCapacity: true)
             var inside = 0
-            for box in ring {
+            for box in ringBoxes(reach) {
                 forEach(in: box) { location in
-                    if Haversine.distance(
+                    let distance = Haversine.distance(
                         latitude1: position.latitude, longitude1: position.longitude, latitude2: latitudes[location],
-                        longitude2: longitudes[location]) <= reach
-                    {
-                        inside += 1
-                    }
+                        longitude2: longitudes[location])
+                    if distance <= reach { inside += 1 }
+                    ring.append((location, distance))
                 }
             }
             if inside >= limit || reach >= radius { break }
             reach = min(radius, reach * 3)
-            ring = ringBoxes(reach)
         }
-        for box in ring {
-            forEach(in: box) { location in
-                guard !isFirst(networkOf[location]) else { return }
-                selector.consider(index: location, latitude: latitudes[location], longitude: longitudes[location], priority: 2)
-            }
+        for (location, distance) in ring where !isFirst(networkOf[location]) {
+            selector.consider(
+                index: location, latitude: latitudes[location], longitude: longitudes[location], priority: 2, distance: distance)
         }
         return selector.picks
     }

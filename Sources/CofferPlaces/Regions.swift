@@ -100,16 +100,31 @@ public struct RegionSelector {
     public mutating func consider(index: Int, latitude: Double, longitude: Double, priority: Int) {
         guard limit > 0 else { return }
         if picks.count == limit, let worst = picks.last, priority > worst.priority { return }
-        var inBox = false
-        for box in boxes where box.contains(latitude: latitude, longitude: longitude) {
-            inBox = true
-            break
-        }
-        guard inBox else { return }
+        guard inBoxes(latitude: latitude, longitude: longitude) else { return }
         let distance = Haversine.distance(
             latitude1: position.latitude, longitude1: position.longitude, latitude2: latitude, longitude2: longitude)
-        guard distance <= radius else { return }
-        let pick = Pick(index: index, priority: priority, distance: distance)
+        place(Pick(index: index, priority: priority, distance: distance))
+    }
+
+    /// The same, for a caller that has already computed `distance` as `Haversine.distance(position, candidate)`: the
+    /// choice is the one `consider(index:latitude:longitude:priority:)` makes.
+    @inline(__always)
+    public mutating func consider(index: Int, latitude: Double, longitude: Double, priority: Int, distance: Double) {
+        guard limit > 0 else { return }
+        if picks.count == limit, let worst = picks.last, priority > worst.priority { return }
+        guard inBoxes(latitude: latitude, longitude: longitude) else { return }
+        place(Pick(index: index, priority: priority, distance: distance))
+    }
+
+    @inline(__always)
+    private func inBoxes(latitude: Double, longitude: Double) -> Bool {
+        for box in boxes where box.contains(latitude: latitude, longitude: longitude) { return true }
+        return false
+    }
+
+    @inline(__always)
+    private mutating func place(_ pick: Pick) {
+        guard pick.distance <= radius else { return }
         if picks.count == limit, let worst = picks.last, !precedes(pick, worst) { return }
         var slot = picks.count
         while slot > 0 && precedes(pick, picks[slot - 1]) { slot -= 1 }

@@ -34,7 +34,7 @@ enum ChangesJSON {
             buffer.writeStaticString(item.deleted ? #""deleted":true,"id":""# : #""deleted":false,"id":""#)
             writeLowercased(item.id, into: &buffer)
             buffer.writeStaticString(#"","kind":"#)
-            writeString(item.kind, into: &buffer)
+            JSONBytes.writeString(item.kind, into: &buffer)
             buffer.writeStaticString(#","revision":"#)
             buffer.writeString(String(item.revision))
             buffer.writeStaticString(#","updated_at":"#)
@@ -44,8 +44,6 @@ enum ChangesJSON {
         buffer.writeStaticString("]}")
         return buffer
     }
-
-    private static let hexDigits: StaticString = "0123456789abcdef"
 
     /// Base64 with padding, straight into the buffer. It needs no JSON escaping: '/' is written bare, as
     /// `withoutEscapingSlashes` has it.
@@ -63,7 +61,7 @@ enum ChangesJSON {
     private static func writeLowercased(_ id: UUID, into buffer: inout ByteBuffer) {
         buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 36) { output in
             withUnsafeBytes(of: id.uuid) { bytes in
-                let digits = hexDigits.utf8Start
+                let digits = Hex.digits.utf8Start
                 var position = 0
                 for (index, byte) in bytes.enumerated() {
                     if index == 4 || index == 6 || index == 8 || index == 10 {
@@ -77,29 +75,5 @@ enum ChangesJSON {
                 return position
             }
         }
-    }
-
-    /// A JSON string with JSONEncoder's escapes: `"` and `\`, the short forms of five control characters and `\u00xx`
-    /// for the others; everything else, UTF-8 included, as is.
-    private static func writeString(_ text: String, into buffer: inout ByteBuffer) {
-        buffer.writeInteger(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): buffer.writeStaticString(#"\""#)
-            case UInt8(ascii: "\\"): buffer.writeStaticString(#"\\"#)
-            case 0x08: buffer.writeStaticString(#"\b"#)
-            case 0x09: buffer.writeStaticString(#"\t"#)
-            case 0x0A: buffer.writeStaticString(#"\n"#)
-            case 0x0C: buffer.writeStaticString(#"\f"#)
-            case 0x0D: buffer.writeStaticString(#"\r"#)
-            case 0..<0x20:
-                buffer.writeStaticString(#"\u00"#)
-                buffer.writeInteger(hexDigits.utf8Start[Int(byte >> 4)])
-                buffer.writeInteger(hexDigits.utf8Start[Int(byte & 0x0F)])
-            default:
-                buffer.writeInteger(byte)
-            }
-        }
-        buffer.writeInteger(UInt8(ascii: "\""))
     }
 }

@@ -21,7 +21,7 @@ enum LoginAlert {
     /// instances). Counters are readable by every request, so the key hides the account id.
     static func gateKey(_ userID: UUID) -> String {
         let digest = SHA256.hash(data: Array("coffer/v1/login-alert\u{0}\(userID.uuidString.lowercased())".utf8))
-        return "login-alert:" + digest.map { String(format: "%02x", $0) }.joined()
+        return "login-alert:" + Hex.lowercase(digest)
     }
 }
 

@@ -38,7 +38,7 @@ public enum OperatorToken {
     }
 
     static func hash(_ token: String) -> String {
-        SHA256.hash(data: Data(token.utf8)).map { String(format: "%02x", $0) }.joined()
+        Hex.lowercase(SHA256.hash(data: Data(token.utf8)))
     }
 
     /// Whether `authorization` is `Bearer <the operator token>`, compared in constant time.

@@ -41,7 +41,7 @@ struct PlacesRoutes {
         v1.post("region-refresh") { request, context in
             _ = try await routes.authenticate(request, context)
             let body = try await routes.decode(RegionRefreshRequest.self, request, context)
-            return JSONResponse.make(try await core.regionRefresh(body))
+            return JSONResponse.make(body: RegionRefreshJSON.body(try await core.regionRefresh(body)))
         }
         v1.get("places/tiles/:cell") { request, context in
             try await tile(request, context, kind: .cell)

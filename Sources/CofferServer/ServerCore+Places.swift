@@ -165,7 +165,7 @@ extension ServerCore {
         } catch {
             throw APIError(.contentTooLarge, "too_large", "This cell holds too many places for one tile")
         }
-        let digest = SHA256.hash(data: tile.bytes).prefix(16).map { String(format: "%02x", $0) }.joined()
+        let digest = Hex.lowercase(SHA256.hash(data: tile.bytes).prefix(16))
         let entry = TileCache.Entry(version: version, tile: tile, etag: "\"\(digest)\"")
         tileCache.store(entry, cell: cell)
         return entry

@@ -13,7 +13,8 @@ import Synchronization
 /// - with several instances on one database each instance's requests reach the shared counter within `freshness`
 ///   (or at once past half the limit), so the others' unreported requests are at most one second's worth;
 /// - a session revoked through this instance is refused here at once (`forget`), through another one within
-///   `freshness`.
+///   `freshness` and the time one store check takes;
+/// - a session's requests that arrive while its check is in flight do not each go to the store (single flight).
 final class SessionGate: Sendable {
     /// What the gate knows of one session family.
     private struct Entry {
@@ -54,10 +55,23 @@ final class SessionGate: Sendable {
     func check(
         userID: UUID, family: UUID, counter key: String, limit: Int, window: Int, now: Date, store: any ServerStore
     ) async throws(ServerStoreError) -> Decision {
+        try await check(userID: userID, family: family, limit: limit, window: window, now: now) { requests throws(ServerStoreError) in
+            try await store.authorize(userID: userID, family: family, counter: key, requests: requests, window: window, now: now)
+        }
+    }
+
+    /// The same, with the store's check (`ServerStore.authorize` of `requests` requests) as a function.
+    func check(
+        userID: UUID, family: UUID, limit: Int, window: Int, now: Date,
+        authorize: (Int) async throws(ServerStoreError) -> Authorization
+    ) async throws(ServerStoreError) -> Decision {
         let windowStart = CounterWindow.start(now, window: window)
         let toReport: Int? = entries.withLock { entries in
-            if var entry = entries[family], entry.userID == userID, entry.window == windowStart,
-               now.timeIntervalSince(entry.checkedAt) < freshness, now >= entry.checkedAt, 2 * (entry.count + 1) <= limit
+            // While a check of this session is in flight, the one before it stays trusted for up to a second more:
+            // concurrent requests of one session wait for that check's answer rather than each making its own.
+            if var entry = entries[family], entry.userID == userID, entry.window == windowStart, now >= entry.checkedAt,
+               now.timeIntervalSince(entry.checkedAt) < (entry.reporting > 0 ? 2 * freshness : freshness),
+               2 * (entry.count + 1) <= limit
             {
                 entry.unreported += 1
                 entries[family] = entry
@@ -77,8 +91,7 @@ final class SessionGate: Sendable {
 
         let checked: Authorization
         do {
-            checked = try await store.authorize(
-                userID: userID, family: family, counter: key, requests: toReport, window: window, now: now)
+            checked = try await authorize(toReport)
         } catch {
             // Not reported: counted again with the next check.
             entries.withLock { entries in

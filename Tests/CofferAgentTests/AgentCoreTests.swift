@@ -49,7 +49,7 @@ struct AgentFixture {
     }
 }
 
-@Suite("Agent core: timers, requests, failures")
+@Suite("Agent core: timers, requests, failures", .offCooperativePool)
 struct AgentCoreTests {
     @Test("RFC 6238's vector comes out of the agent, computed there (the secret never crosses the socket)")
     func codes() throws {

@@ -5,7 +5,7 @@ import Testing
 
 /// The socket protocol (docs/FORMAT.md §11): every request and answer shape locked byte for byte by a golden file,
 /// and hostile bodies refused without a crash.
-@Suite struct AgentWireTests {
+@Suite(.offCooperativePool) struct AgentWireTests {
     static let id = Array(0x10...0x1F).map(UInt8.init)
 
     static let requests: [(String, AgentRequest)] = [

@@ -1,4 +1,5 @@
 @testable import CofferBarcode
+import CofferTestSupport
 import Testing
 
 /// An Aztec vector: payload plus the options to encode it with.
@@ -103,7 +104,7 @@ private func isFullRange(_ matrix: BitMatrix) -> Bool {
     }
 }
 
-@Suite("Aztec")
+@Suite("Aztec", .offCooperativePool)
 struct AztecEncoderTests {
     @Test("zxing-cpp reads back the exact bytes", arguments: AztecCorpus.cases)
     func roundTrip(_ payload: AztecCase) throws {

@@ -1,4 +1,5 @@
 @testable import CofferBarcode
+import CofferTestSupport
 import Testing
 
 /// Square symbol sizes with their data capacities, as listed in ISO/IEC 16022 Table 7.
@@ -95,7 +96,7 @@ enum DataMatrixCorpus {
     }()
 }
 
-@Suite("Data Matrix")
+@Suite("Data Matrix", .offCooperativePool)
 struct DataMatrixEncoderTests {
     @Test("zxing-cpp reads back the exact bytes", arguments: DataMatrixCorpus.cases)
     func roundTrip(_ payload: TwoDPayloadCase) throws {

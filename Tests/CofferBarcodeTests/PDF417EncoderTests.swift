@@ -1,5 +1,6 @@
 @testable import CofferBarcode
 import Foundation
+import CofferTestSupport
 import Testing
 
 /// A PDF417 vector: payload plus the options to encode it with.
@@ -106,7 +107,7 @@ private func reportedLevel(_ level: Int, _ matrix: BitMatrix) -> String {
     return "\((2 << level) * 100 / (rows * columns))%"
 }
 
-@Suite("PDF417")
+@Suite("PDF417", .offCooperativePool)
 struct PDF417EncoderTests {
     @Test("zxing-cpp reads back the exact bytes", arguments: PDF417Corpus.cases)
     func roundTrip(_ payload: PDF417Case) throws {

@@ -1,11 +1,12 @@
 import Foundation
+import CofferTestSupport
 import Testing
 
 @testable import CofferBarcode
 
 /// Throughput checks. Floors are loose in debug builds; run `swift test -c release --filter SpeedTests` for the
 /// figures that matter (printed on stdout).
-@Suite(.serialized)
+@Suite(.serialized, .offCooperativePool)
 struct SpeedTests {
     static let optimized = !_isDebugAssertConfiguration()
 

@@ -7,7 +7,7 @@ import Testing
 /// The web vault draws barcodes with this module compiled to WebAssembly (scripts/build-wasm.sh, Embedded Swift):
 /// for every symbology its grid must be the native encoder's, module for module, and zxing-cpp must read the payload
 /// back from it. The WebAssembly runs in Node through the web app's own loader (Web/app/js/barcode.js).
-@Suite("CofferBarcode as WebAssembly", .serialized)
+@Suite("CofferBarcode as WebAssembly", .serialized, .offCooperativePool)
 struct WasmBarcodeTests {
     struct Case: Sendable, CustomTestStringConvertible {
         let symbology: Symbology

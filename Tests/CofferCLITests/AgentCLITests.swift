@@ -11,7 +11,7 @@ import Glibc
 
 /// The agent as a user runs it (`coffer agent start`, `code`, `lock`, signals), and as an attacker on the same
 /// machine meets it (another uid, hostile bytes, a socket of someone else's, files left behind).
-@Suite("Agent, whole processes", .serialized)
+@Suite("Agent, whole processes", .serialized, .offCooperativePool)
 struct AgentCLITests {
     static let passphrase = "canary-agent-passphrase-Qx7"
     /// RFC 6238's SHA-1 key, base32.

@@ -7,7 +7,7 @@ import Testing
 /// `coffer barcode --symbology … --png …` skips ArgumentParser (BarcodeFastPath). These tests run the real binary
 /// both ways (`COFFER_NO_FAST_PATH=1` forces ArgumentParser) and require the same files, bytes, messages and exit
 /// codes; and they pin down which argument lists the fast path takes.
-@Suite("coffer barcode fast path")
+@Suite("coffer barcode fast path", .offCooperativePool)
 struct BarcodeFastPathTests {
     /// One invocation. `{dir}` in an argument is replaced by a fresh directory shared by both runs.
     struct Case: CustomTestStringConvertible, Sendable {

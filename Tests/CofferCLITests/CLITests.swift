@@ -3,7 +3,7 @@ import Foundation
 import GRDB
 import Testing
 
-@Suite("coffer command line")
+@Suite("coffer command line", .offCooperativePool)
 struct CLITests {
     @Test("Names as people type them: an exact name wins, accents and case are forgiven, a unique part finds its item, several are listed with ids")
     func finding() throws {
@@ -323,7 +323,7 @@ struct CLITests {
     }
 }
 
-@Suite("coffer barcodes")
+@Suite("coffer barcodes", .offCooperativePool)
 struct CLIBarcodeTests {
     /// Decodes image files with zxing-cpp (PyPI) and returns each one's raw bytes as hex.
     func decode(_ paths: [String]) throws -> [String] {
@@ -369,7 +369,7 @@ struct CLIBarcodeTests {
     }
 }
 
-@Suite("coffer import and export with other apps")
+@Suite("coffer import and export with other apps", .offCooperativePool)
 struct CLIInteropTests {
     let fixtures = TestSupport.repositoryRoot.appendingPathComponent("Tests/CofferInteropTests/Fixtures").path
 

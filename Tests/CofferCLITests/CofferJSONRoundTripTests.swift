@@ -3,7 +3,7 @@ import CofferTestSupport
 import Foundation
 import Testing
 
-@Suite("coffer export --format json and import --from coffer-json")
+@Suite("coffer export --format json and import --from coffer-json", .offCooperativePool)
 struct CofferJSONRoundTripTests {
     /// Fields `coffer add` cannot set (card metadata and notes, token and credential notes), brought in by a
     /// hand-written export so the vault holds every field the format has.
@@ -137,7 +137,7 @@ struct CofferJSONRoundTripTests {
     }
 }
 
-@Suite("Import progress")
+@Suite("Import progress", .offCooperativePool)
 struct ImportProgressTests {
     @Test("addImported reports progress while checking and writing, ending at (n, n) once stored", arguments: [0, 1, 300, 1_000])
     func progressReachesTotal(count: Int) throws {

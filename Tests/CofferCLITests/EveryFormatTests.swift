@@ -5,7 +5,7 @@ import Testing
 
 /// Every importer's fixtures go into one vault, then out through every export format: no item blocks an export,
 /// and each export holds every item its format can carry and lists the others with the reason (issue 15, point 6).
-@Suite("Every fixture in, every format out")
+@Suite("Every fixture in, every format out", .offCooperativePool)
 struct EveryFormatTests {
     static let fixtures = TestSupport.repositoryRoot.appendingPathComponent("Tests/CofferInteropTests/Fixtures").path
 

@@ -5,7 +5,7 @@ import Testing
 /// `coffer import --from keepass` on databases KeePassXC and pykeepass write during the test, as a user leaving
 /// KeePassXC would run it: the password on standard input, every entry in one transaction, a wrong password or a
 /// damaged file refused with one line and nothing added.
-@Suite("coffer import --from keepass")
+@Suite("coffer import --from keepass", .offCooperativePool)
 struct KeePassCLITests {
     static let password = "keepass fixture pw ✓"
 

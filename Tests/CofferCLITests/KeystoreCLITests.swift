@@ -12,7 +12,7 @@ import Glibc
 /// Key stores and device slots through the real `coffer` binary: a locked or unreachable store is never taken for an
 /// empty one, each device keeps its own slot in a shared vault folder, the Secret Service backend against a real
 /// gnome-keyring-daemon (read back by secret-tool), and `coffer keystore migrate` killed at each step.
-@Suite("Key stores and device slots (CLI)", .serialized)
+@Suite("Key stores and device slots (CLI)", .serialized, .offCooperativePool)
 struct KeystoreCLITests {
     static let passphrase = "keystore thistle marble orbit"
     static let secretServiceTrait = Testing.ConditionTrait.enabled(

@@ -7,7 +7,7 @@ import Testing
 
 /// The walk-through's findings (issue 14, point 5): what a person meets at the terminal, driven through a
 /// pseudo-terminal where a terminal matters.
-@Suite("Kind at every step")
+@Suite("Kind at every step", .offCooperativePool)
 struct KindnessTests {
     // MARK: - Passphrases
 
@@ -253,7 +253,7 @@ struct KindnessTests {
     }
 }
 
-@Suite("The everyday forms made without the parser")
+@Suite("The everyday forms made without the parser", .offCooperativePool)
 struct PlainFormTests {
     @Test("each plain form is the command the parser makes from the same arguments", arguments: [
         ["code"], ["code", "git"], ["show", "Costco"], ["list"], ["use", "Costco"],
@@ -273,7 +273,7 @@ struct PlainFormTests {
     }
 }
 
-@Suite("JSON listings element by element")
+@Suite("JSON listings element by element", .offCooperativePool)
 struct JSONListingTests {
     struct Row: Encodable {
         let id: String
@@ -295,7 +295,7 @@ struct JSONListingTests {
     }
 }
 
-@Suite("Help examples run")
+@Suite("Help examples run", .offCooperativePool)
 struct HelpExampleTests {
     /// An example line as the words a shell would pass (single quotes honoured), without its comment, redirections
     /// and anything after a pipe; nil for lines that are not a `coffer` command.
@@ -337,7 +337,7 @@ struct HelpExampleTests {
     }
 }
 
-@Suite("Removing this device's own slot")
+@Suite("Removing this device's own slot", .offCooperativePool)
 struct OwnSlotTests {
     @Test("asks, or needs --yes from a script; another slot goes without asking")
     func ownSlot() throws {

@@ -8,7 +8,7 @@ import Testing
 /// `coffer places`, `near`, `regions` and `cue` as a user runs them: places imported into the vault, cards linked to
 /// networks, and the fixture track (Fixtures/track.*) replayed from a file, through a real gpsd (gpsfake), and with
 /// a notification server on a private session bus. Expected arrivals and refreshes come from make_track.py.
-@Suite("on cue, from the command line", .serialized)
+@Suite("on cue, from the command line", .serialized, .offCooperativePool)
 struct OnCueCLITests {
     static let fixtures = TestSupport.repositoryRoot.appendingPathComponent("Tests/CofferPlacesTests/Fixtures")
 

@@ -4,7 +4,7 @@ import Testing
 
 /// `coffer edit --photo/--remove-photo`, `coffer show --photo --out`, and photos through Catima backups, driven through
 /// the real binary.
-@Suite("Card photos at the command line")
+@Suite("Card photos at the command line", .offCooperativePool)
 struct PhotoCLITests {
     static func write(_ bytes: [UInt8], _ path: String) throws {
         try Data(bytes).write(to: URL(fileURLWithPath: path))

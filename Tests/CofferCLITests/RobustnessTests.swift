@@ -3,7 +3,7 @@ import Foundation
 import GRDB
 import Testing
 
-@Suite("Hostile files and exact input")
+@Suite("Hostile files and exact input", .offCooperativePool)
 struct RobustnessTests {
     @Test("Piped secrets lose a CRLF line ending; signed messages are the exact bytes after the PIN line")
     func exactInput() throws {

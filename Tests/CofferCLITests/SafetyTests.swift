@@ -5,7 +5,7 @@ import Testing
 
 @_spi(Sync) import CofferKit
 
-@Suite("Secrets and crashes")
+@Suite("Secrets and crashes", .offCooperativePool)
 struct SafetyTests {
     @Test("Canary secrets never reach stdout, stderr, logs, a child's argv, the vault or the key store")
     func canaries() throws {

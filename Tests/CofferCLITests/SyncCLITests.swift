@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// `coffer sync` end to end: two `coffer` homes ("devices") and a real `coffer-server` process on 127.0.0.1.
-@Suite("coffer sync", .serialized)
+@Suite("coffer sync", .serialized, .offCooperativePool)
 struct SyncCLITests {
     static let serverBinary: String = {
         let sibling = URL(fileURLWithPath: CLI.binary).deletingLastPathComponent().appendingPathComponent("coffer-server").path

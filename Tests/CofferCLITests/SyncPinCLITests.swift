@@ -4,7 +4,7 @@ import Testing
 
 /// `coffer sync pin` and the pin flags of `coffer sync register|login`, without TLS (the TLS side is proved against a
 /// real server in CofferServerTests' PinningTests).
-@Suite("coffer sync pin", .serialized)
+@Suite("coffer sync pin", .serialized, .offCooperativePool)
 struct SyncPinCLITests {
     static let digest = Data((0..<32).map { UInt8($0) }).base64EncodedString()
     static let other = Data((0..<32).map { UInt8(255 - $0) }).base64EncodedString()

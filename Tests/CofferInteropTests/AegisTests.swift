@@ -6,7 +6,7 @@ import CofferTestSupport
 import Foundation
 import Testing
 
-@Suite struct AegisTests {
+@Suite(.offCooperativePool) struct AegisTests {
     struct Expected: Decodable {
         struct Vault: Decodable {
             let items: [ExpectedOTP]

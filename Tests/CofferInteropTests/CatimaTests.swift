@@ -24,7 +24,7 @@ enum CatimaFixtures {
     }
 }
 
-@Suite struct CatimaTests {
+@Suite(.offCooperativePool) struct CatimaTests {
     @Test(arguments: ["catima_v2.zip", "catima_v2_stored.zip"])
     func importsVersion2(file: String) throws {
         let result = try CatimaImporter.read(CatimaFixtures.bytes("catima", file), password: nil)

@@ -6,7 +6,7 @@ import Testing
 
 @testable import CofferInterop
 
-@Suite struct EnteEncryptedTests {
+@Suite(.offCooperativePool) struct EnteEncryptedTests {
     struct Expected: Decodable {
         let password: String
         let items: [ExpectedOTP]
@@ -56,7 +56,7 @@ import Testing
 }
 
 /// HChaCha20, Poly1305 and the secretstream's first message against the draft and RFC vectors and libsodium.
-@Suite struct SodiumSecretStreamTests {
+@Suite(.offCooperativePool) struct SodiumSecretStreamTests {
     static func oracle(_ requests: [[String: Any]]) throws -> [[UInt8]] {
         let script = TestSupport.repositoryRoot.appendingPathComponent("Tests/oracles/sodium_oracle.py").path
         let result = try TestSupport.run("/usr/bin/python3", [script], input: Array(try JSONSerialization.data(withJSONObject: requests)))
@@ -121,7 +121,7 @@ import Testing
     }
 }
 
-@Suite struct StratumTests {
+@Suite(.offCooperativePool) struct StratumTests {
     struct Expected: Decodable {
         let password: String
         let items: [ExpectedOTP]

@@ -7,7 +7,7 @@ import Testing
 
 @testable import CofferInterop
 
-@Suite struct KeePassTests {
+@Suite(.offCooperativePool) struct KeePassTests {
     static func read(_ file: String, password: String?) throws -> ImportResult {
         try KeePassImporter.read(KeePassFixtures.bytes(file), password: password)
     }
@@ -222,7 +222,7 @@ import Testing
 }
 
 /// The primitives KeePass needs beyond swift-crypto's AEADs, against PyCryptodome (Tests/oracles/keepass_oracle.py).
-@Suite struct KeePassCryptoTests {
+@Suite(.offCooperativePool) struct KeePassCryptoTests {
     static func oracle(_ requests: [[String: Any]]) throws -> [[UInt8]] {
         let script = TestSupport.repositoryRoot.appendingPathComponent("Tests/oracles/keepass_oracle.py").path
         let result = try TestSupport.run("/usr/bin/python3", [script], input: Array(try JSONSerialization.data(withJSONObject: requests)))

@@ -8,7 +8,7 @@ import CofferOTP
 ///
 /// All invocations run in one `/bin/sh` process, so a few hundred tuples take well under a second. Failures name the
 /// tuple index and seed only: the random secrets are never printed.
-@Suite("oathtool oracle")
+@Suite("oathtool oracle", .offCooperativePool)
 struct OathtoolOracleTests {
     struct Tuple {
         var secret: [UInt8]

@@ -3,7 +3,7 @@ import CofferTestSupport
 import Foundation
 import Testing
 
-@Suite("Distances and geohash cells against outside oracles")
+@Suite("Distances and geohash cells against outside oracles", .offCooperativePool)
 struct GeometryTests {
     static func point(_ latitude: Double, _ longitude: Double) -> GeoPoint { GeoPoint(latitude: latitude, longitude: longitude)! }
 

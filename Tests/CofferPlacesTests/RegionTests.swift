@@ -3,7 +3,7 @@ import CofferTestSupport
 import Foundation
 import Testing
 
-@Suite("Region choice, refresh and tiles")
+@Suite("Region choice, refresh and tiles", .offCooperativePool)
 struct RegionTests {
     /// 10,000 locations of 40 networks clustered around 25 towns (some at the antimeridian and near a pole), so that
     /// positions see from none to hundreds of candidates.
@@ -161,7 +161,7 @@ struct RegionTests {
     }
 }
 
-@Suite("Tiles: halo, padding and format")
+@Suite("Tiles: halo, padding and format", .offCooperativePool)
 struct TileTests {
     @Test("every location within 50 km of any point of a cell is in the cell's halo (against the oracle)")
     func haloHoldsEverything() throws {
@@ -270,7 +270,7 @@ struct TileTests {
     }
 }
 
-@Suite("Tile format v1, locked")
+@Suite("Tile format v1, locked", .offCooperativePool)
 struct GoldenTileTests {
     static let golden = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden/golden_tile_v1.bin")
 

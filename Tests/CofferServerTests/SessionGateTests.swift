@@ -1,6 +1,7 @@
 @testable import CofferServer
 import CofferServerStore
 import Foundation
+import Synchronization
 import Testing
 
 /// The request check answered from memory: fewer store round trips, the same counts, bounded staleness.
@@ -95,5 +96,60 @@ struct SessionGateTests {
             // A token of another user naming this family is never admitted from this family's entry.
             #expect(try await gate.check(userID: UUID(), family: family, counter: key, limit: 100, window: 60, now: Self.now + 1, store: store) == .inactive)
         }
+    }
+
+    @Test("requests of a session that arrive while its check is in flight wait for that check, not each its own")
+    func singleFlight() async throws {
+        let gate = SessionGate()
+        let user = UUID(), family = UUID()
+        let calls = CallLog()
+        let answer = Self.answer
+        // A fresh check, then past its freshness one request goes to the store and is held there.
+        _ = try await gate.check(userID: user, family: family, limit: 1_000, window: 60, now: Self.now) { requests throws(ServerStoreError) in
+            calls.record(requests)
+            return answer(requests)
+        }
+        let (held, release) = AsyncStream<Void>.makeStream()
+        let (entered, enter) = AsyncStream<Void>.makeStream()
+        let slow = Task {
+            try await gate.check(userID: user, family: family, limit: 1_000, window: 60, now: Self.now + 1.2) { requests throws(ServerStoreError) in
+                calls.record(requests)
+                enter.yield()
+                for await _ in held { break }
+                return answer(1 + requests)
+            }
+        }
+        for await _ in entered { break }
+        // Meanwhile ten more requests of the session: admitted from memory, none of them a store check.
+        for offset in 0..<10 {
+            let decision = try await gate.check(
+                userID: user, family: family, limit: 1_000, window: 60, now: Self.now + 1.3 + Double(offset) * 0.01
+            ) { requests throws(ServerStoreError) in
+                calls.record(requests)
+                return answer(requests)
+            }
+            #expect(decision == .admitted)
+        }
+        release.yield()
+        #expect(try await slow.value == .admitted)
+        #expect(calls.all == [1, 1])
+        // Once that check has answered, its own freshness applies: a request past it goes to the store and reports
+        // the ten admitted meanwhile.
+        _ = try await gate.check(userID: user, family: family, limit: 1_000, window: 60, now: Self.now + 3.3) { requests throws(ServerStoreError) in
+            calls.record(requests)
+            return answer(requests)
+        }
+        #expect(calls.all == [1, 1, 11])
+    }
+
+    private static func answer(_ count: Int) -> Authorization {
+        Authorization(counter: CounterState(count: count, windowEnds: now + 50), sessionActive: true)
+    }
+
+    /// The store checks a gate asked for, by how many requests each reported.
+    private final class CallLog: Sendable {
+        private let calls = Mutex<[Int]>([])
+        func record(_ requests: Int) { calls.withLock { $0.append(requests) } }
+        var all: [Int] { calls.withLock { $0 } }
     }
 }

@@ -5,7 +5,7 @@ import Testing
 
 /// The DocC getting-started article (Sources/CofferKit/CofferKit.docc/GettingStarted.md), run: its code blocks are
 /// the body of `article()`, checked line by line, so the article cannot drift from the library.
-@Suite("DocC getting-started article")
+@Suite("DocC getting-started article", .offCooperativePool)
 struct GettingStartedTests {
     @Test("the article's code runs: a vault, a card, a token, a code, and the vault opened again")
     func article() throws {

@@ -6,7 +6,7 @@ import Testing
 
 /// The strength estimate behind the warning and the floor for new passphrases, checked against our own judgement of
 /// typical passphrases and against Dropbox's zxcvbn (Python port) as an outside estimator.
-@Suite("Passphrase strength")
+@Suite("Passphrase strength", .offCooperativePool)
 struct PassphraseStrengthTests {
     struct Vector: CustomTestStringConvertible, Sendable {
         let passphrase: String
