@@ -12,14 +12,10 @@ import Darwin
 /// `coffer sync` whose refresh answer never arrives: the server rotated the refresh token, and the device was killed,
 /// or the network dropped the answer, before it stored the new one. The next `coffer sync` must go on without a new
 /// login (docs/FORMAT.md §8.2, §8.3), while a copied refresh token alone still ends the session.
-@Suite("coffer sync survives a lost refresh answer", .serialized)
+@Suite("coffer sync survives a lost refresh answer", .serialized, .offCooperativePool)
 struct RefreshRetryCLITests {
     @Test("the refresh answer is lost after the server rotated the token; the next sync goes on with no login", arguments: RefreshCutProxy.Cut.allCases)
-    func lostAnswer(cut: RefreshCutProxy.Cut) async throws {
-        try await TestSupport.onOwnThread { try Self.lostAnswerRun(cut) }
-    }
-
-    static func lostAnswerRun(_ cut: RefreshCutProxy.Cut) throws {
+    func lostAnswer(cut: RefreshCutProxy.Cut) throws {
         try #require(FileManager.default.isExecutableFile(atPath: SyncCLITests.serverBinary), "build coffer-server first (swift build)")
         let server = try SyncCLITests.Server()
         try server.start()
@@ -69,11 +65,7 @@ struct RefreshRetryCLITests {
     }
 
     @Test("a copied refresh token without its device's retry key still ends the session")
-    func copiedToken() async throws {
-        try await TestSupport.onOwnThread { try Self.copiedTokenRun() }
-    }
-
-    static func copiedTokenRun() throws {
+    func copiedToken() throws {
         try #require(FileManager.default.isExecutableFile(atPath: SyncCLITests.serverBinary), "build coffer-server first (swift build)")
         let server = try SyncCLITests.Server()
         try server.start()
