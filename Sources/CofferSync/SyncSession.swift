@@ -1,6 +1,7 @@
 import CofferCrypto
 @_spi(Sync) import CofferKit
 import CofferKeystore
+import CofferPlatform
 import CofferSyncAPI
 import CofferVault
 import Crypto
@@ -665,22 +666,29 @@ public struct SyncSession: Sendable {
     /// Refreshes the session. The retry key goes into the key store with the token before the request, so that a
     /// process killed, or a connection dropped, after the server rotated the token but before its answer was stored
     /// presents the token again with the same key and gets the same successor instead of ending the session; a key
-    /// found stored is such a refresh's, and is sent again.
+    /// found stored is such a refresh's, and is sent again. Reading the entry and storing a new key happen under the
+    /// vault's refresh lock (docs/FORMAT.md §1), so that two processes of this device refreshing at once send one
+    /// token with one key: the second gets the successor the first did, where it would otherwise end the session.
     func freshAccessToken() async throws(SyncError) -> String {
-        guard let stored = try keystore({ () throws(KeystoreError) in try coffer.keystore.secret(for: coffer.syncTokenAccount) }),
-              var entry = SyncTokenEntry(stored)
-        else { throw .client(.server(status: 401, code: "unauthorized", message: "log in again: coffer sync login")) }
-        if entry.retryKey == nil {
-            entry.retryKey = RefreshRetryKey(random: coffer.location.options.random)
-            try store(entry)
+        let pending = try FileLock.withLock(coffer.location.vaultDirectory + "/" + Self.refreshLockName) { () throws(SyncError) in
+            guard let stored = try keystore({ () throws(KeystoreError) in try coffer.keystore.secret(for: coffer.syncTokenAccount) }),
+                  var entry = SyncTokenEntry(stored)
+            else { throw .client(.server(status: 401, code: "unauthorized", message: "log in again: coffer sync login")) }
+            if entry.retryKey == nil {
+                entry.retryKey = RefreshRetryKey(random: coffer.location.options.random)
+                try store(entry)
+            }
+            return entry
         }
-        let pending = entry
         let answer = try await client { () throws(SyncClientError) in
             try await client.refresh(pending.refreshToken, retryKey: pending.retryKey)
         }
         try storeRefreshToken(answer.refreshToken)
         return answer.accessToken
     }
+
+    /// The empty file in the vault directory whose `flock` serialises this device's refresh preparations.
+    static let refreshLockName = "sync-refresh.lock"
 
     /// Stores a new refresh token, which clears a retry key stored with the one before.
     func storeRefreshToken(_ token: String) throws(SyncError) {

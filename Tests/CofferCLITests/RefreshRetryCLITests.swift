@@ -64,6 +64,28 @@ struct RefreshRetryCLITests {
         #expect(proxy.cuts == 1)
     }
 
+    @Test("two `coffer sync` at once on one device both keep the session")
+    func concurrentSyncs() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: SyncCLITests.serverBinary), "build coffer-server first (swift build)")
+        let server = try SyncCLITests.Server()
+        try server.start()
+        defer { server.stop() }
+        let a = try CLI()
+        try a.ok(["init"])
+        let email = "twice-\(UUID().uuidString.prefix(8).lowercased())@example.org"
+        try a.ok(["sync", "register", "--server", server.url, "--email", email], input: "twice copper meadow lantern 41\n")
+        // Before the refresh lock, most such pairs drew two keys for one token and the second ended the session.
+        for _ in 0..<10 {
+            let first = try a.start(["sync"]).0, second = try a.start(["sync"]).0
+            first.waitUntilExit()
+            second.waitUntilExit()
+            #expect(first.terminationStatus != 77 && second.terminationStatus != 77)
+        }
+        try a.ok(["sync"])
+        let audit = try TestSupport.run(SyncCLITests.serverBinary, ["audit", "--data", server.data])
+        #expect(!audit.stdout.contains("refresh_reused"))
+    }
+
     @Test("a copied refresh token without its device's retry key still ends the session")
     func copiedToken() throws {
         try #require(FileManager.default.isExecutableFile(atPath: SyncCLITests.serverBinary), "build coffer-server first (swift build)")
