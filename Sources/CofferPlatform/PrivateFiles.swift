@@ -44,7 +44,9 @@ public enum PrivateFiles {
     /// Mode of every file Coffer creates: owner read/write only.
     public static let fileMode: UInt32 = 0o600
 
-    /// Creates `path` and any missing parents with mode 0700, and tightens an existing final directory to 0700.
+    /// Creates `path` and any missing parents with mode 0700, and tightens an existing final directory to 0700 when
+    /// it is this user's own: never a shared one (sticky, as `/tmp` is) or another user's, whose mode is not Coffer's
+    /// to change (a lock or a data directory named inside `/tmp` once turned `/tmp` itself to 0700).
     public static func createDirectory(_ path: String) throws(PrivateFileError) {
         var prefix = path.hasPrefix("/") ? "/" : ""
         for component in path.split(separator: "/", omittingEmptySubsequences: true) {
@@ -54,6 +56,10 @@ public enum PrivateFiles {
             }
             prefix += "/"
         }
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw .cannotCreateDirectory(path: path, errno: errno) }
+        let isShared = UInt32(info.st_mode) & UInt32(S_ISVTX) != 0
+        guard !isShared, info.st_uid == geteuid(), UInt32(info.st_mode) & 0o777 != directoryMode else { return }
         if chmod(path, mode_t(directoryMode)) != 0 {
             throw .cannotCreateDirectory(path: path, errno: errno)
         }
