@@ -60,12 +60,29 @@ public enum Haversine {
 
     @inlinable
     public static func distance(latitude1: Double, longitude1: Double, latitude2: Double, longitude2: Double) -> Double {
+        distance(
+            latitude1: latitude1, longitude1: longitude1, cosine1: cosine(latitude1),
+            latitude2: latitude2, longitude2: longitude2, cosine2: cosine(latitude2))
+    }
+
+    /// cos φ of a latitude in degrees, as `distance` computes it.
+    @inlinable
+    public static func cosine(_ latitude: Double) -> Double {
+        cos(latitude * (Double.pi / 180))
+    }
+
+    /// The same distance, bit for bit, for a caller that keeps each point's `cosine(latitude)` (an index computing
+    /// many distances from one position saves two of its six transcendental functions).
+    @inlinable
+    public static func distance(
+        latitude1: Double, longitude1: Double, cosine1: Double, latitude2: Double, longitude2: Double, cosine2: Double
+    ) -> Double {
         let radians = Double.pi / 180
         let phi1 = latitude1 * radians
         let phi2 = latitude2 * radians
         let sinHalfPhi = sin((phi2 - phi1) / 2)
         let sinHalfLambda = sin((longitude2 - longitude1) * radians / 2)
-        let a = sinHalfPhi * sinHalfPhi + cos(phi1) * cos(phi2) * sinHalfLambda * sinHalfLambda
+        let a = sinHalfPhi * sinHalfPhi + cosine1 * cosine2 * sinHalfLambda * sinHalfLambda
         return 2 * earthRadius * asin(min(1, a.squareRoot()))
     }
 }

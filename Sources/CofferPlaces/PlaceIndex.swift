@@ -7,8 +7,8 @@ import Foundation
 /// only finds candidates: `RegionSelector` chooses among them exactly as a client does from a tile, with the same
 /// boxes, distances (haversine, R = 6,371,000 m) and order (priority, distance, id).
 ///
-/// Compact: coordinates, network and radius in parallel arrays, the text of all locations in one byte area; about
-/// 70 bytes a location besides its text.
+/// Compact: coordinates (and each latitude's cosine), network and radius in parallel arrays, the text of all
+/// locations in one byte area; about 78 bytes a location besides its text.
 public struct PlaceIndex: Sendable {
     /// The places version (`PlacesStats.version`) the index was built from.
     public let version: Int64
@@ -21,6 +21,8 @@ public struct PlaceIndex: Sendable {
     private let networkNumbers: [String: Int32]
     private let latitudes: [Double]
     private let longitudes: [Double]
+    /// `Haversine.cosine` of each latitude, kept so that a question computes it once per place, not per distance.
+    private let cosines: [Double]
     private let networkOf: [Int32]
     /// The location's own radius, or -1 for its network's default.
     private let radii: [Int32]
@@ -121,6 +123,7 @@ public struct PlaceIndex: Sendable {
             return PlaceIndex(
                 version: version, networks: networks, networkNumbers: numbers,
                 latitudes: order.map { latitudes[Int($0)] }, longitudes: order.map { longitudes[Int($0)] },
+                cosines: order.map { Haversine.cosine(latitudes[Int($0)]) },
                 networkOf: networkOf, radii: order.map { radii[Int($0)] }, textStart: textStart, textLengths: textLengths,
                 text: text, bandStart: bandStart, byNetwork: byNetwork, networkStart: networkStart)
         }
@@ -128,7 +131,7 @@ public struct PlaceIndex: Sendable {
 
     private init(
         version: Int64, networks: [Network], networkNumbers: [String: Int32], latitudes: [Double], longitudes: [Double],
-        networkOf: [Int32], radii: [Int32], textStart: [Int], textLengths: [UInt16], text: [UInt8], bandStart: [Int32],
+        cosines: [Double], networkOf: [Int32], radii: [Int32], textStart: [Int], textLengths: [UInt16], text: [UInt8], bandStart: [Int32],
         byNetwork: [Int32], networkStart: [Int32]
     ) {
         self.version = version
@@ -136,6 +139,7 @@ public struct PlaceIndex: Sendable {
         self.networkNumbers = networkNumbers
         self.latitudes = latitudes
         self.longitudes = longitudes
+        self.cosines = cosines
         self.networkOf = networkOf
         self.radii = radii
         self.textStart = textStart
@@ -203,6 +207,7 @@ public struct PlaceIndex: Sendable {
         // A hair wider than the circle, so that rounding at its edge never leaves out a place inside it.
         func ringBoxes(_ reach: Double) -> [GeoBox] { GeoBox.around(position, radius: reach * 1.000_001 + 1) }
         // Each ring's distances are kept, so that the last ring's candidates are offered without computing them again.
+        let cosine = Haversine.cosine(position.latitude)
         var reach = min(radius, 1_000)
         var ring: [(location: Int, distance: Double)] = []
         while true {
@@ -211,8 +216,8 @@ public struct PlaceIndex: Sendable {
             for box in ringBoxes(reach) {
                 forEach(in: box) { location in
                     let distance = Haversine.distance(
-                        latitude1: position.latitude, longitude1: position.longitude, latitude2: latitudes[location],
-                        longitude2: longitudes[location])
+                        latitude1: position.latitude, longitude1: position.longitude, cosine1: cosine,
+                        latitude2: latitudes[location], longitude2: longitudes[location], cosine2: cosines[location])
                     if distance <= reach { inside += 1 }
                     ring.append((location, distance))
                 }
