@@ -16,11 +16,12 @@ struct CofferServerCommand: AsyncParsableCommand {
             With no flags it listens on 127.0.0.1:8443 (plain HTTP: put it behind TLS or pass --tls-cert/--tls-key) \
             and keeps everything in an SQLite file under $XDG_DATA_HOME/coffer-server.
             """,
+        version: "0.1.0",
         subcommands: [Serve.self, RotateSigningKey.self, Places.self, OperatorTokenCommand.self, Purge.self, Audit.self],
         defaultSubcommand: Serve.self)
 
     /// Set-up and storage failures are reported as one line, `coffer-server: error: …`, with exit code 78 (EX_CONFIG)
-    /// or 69 (EX_UNAVAILABLE); usage errors the usual ArgumentParser way.
+    /// or 69 (EX_UNAVAILABLE); usage errors the same way (exit 64), followed by ArgumentParser's usage line.
     static func main() async {
         do {
             var command = try parseAsRoot()
@@ -42,7 +43,14 @@ struct CofferServerCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data("coffer-server: error: \(error)\n".utf8))
             Foundation.exit(78)
         } catch {
-            exit(withError: error)
+            // ArgumentParser's own errors: help and --version as it prints them; its parse and validation errors
+            // without its "Error: " prefix, as coffer's are.
+            let code = exitCode(for: error)
+            guard code != .success else { exit(withError: error) }
+            var message = fullMessage(for: error)
+            if message.hasPrefix("Error: ") { message.removeFirst("Error: ".count) }
+            FileHandle.standardError.write(Data("coffer-server: error: \(message)\n".utf8))
+            Foundation.exit(code.rawValue)
         }
     }
 }

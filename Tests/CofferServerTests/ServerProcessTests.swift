@@ -70,6 +70,19 @@ struct ServerProcessTests {
         #expect(result.stderr == "coffer-server: error: \(message)\n")
     }
 
+    @Test("a usage error reads like every other: one `coffer-server: error:` line, then the usage; exit 64")
+    func usageErrors() throws {
+        let result = try TestSupport.run(
+            ServerCrashTests.binary, ["serve", "--data-dir", "/tmp/x"], environment: ["PATH": "/usr/bin:/bin", "SWIFT_BACKTRACE": "enable=no"])
+        #expect(result.status == 64)
+        #expect(result.stderr.hasPrefix("coffer-server: error: Unknown option '--data-dir'\nUsage: coffer-server serve"))
+        #expect(!result.stderr.contains("Error: "))
+        let help = try TestSupport.run(ServerCrashTests.binary, ["--help"], environment: ["PATH": "/usr/bin:/bin"])
+        #expect(help.status == 0 && help.stdout.hasPrefix("OVERVIEW: Coffer's zero-knowledge sync server."))
+        let version = try TestSupport.run(ServerCrashTests.binary, ["--version"], environment: ["PATH": "/usr/bin:/bin"])
+        #expect(version.status == 0 && version.stdout == "0.1.0\n")
+    }
+
     @Test("purge and audit: on SQLite as they are, on PostgreSQL only as the maintenance role")
     func maintenanceCommands() throws {
         let directory = try Self.temporary()
