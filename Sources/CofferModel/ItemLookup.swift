@@ -77,6 +77,20 @@ public enum ItemLookup {
             }
         }
 
+        /// Whether the query is a full item id (rule 0), which only a look at every item answers.
+        public var isItemID: Bool { id != nil }
+
+        /// The query in the form names are compared in (`ItemLookup.folded`), as UTF-8.
+        public var foldedUTF8: [UInt8] { folded }
+
+        /// Rule 1 (the name exactly) or 2 (the name folded) for one name of an item, given as UTF-8 in NFC and
+        /// folded; nil for neither. An item's best over its names is what `rank` says when that is 1 or 2.
+        public func nameRank(_ name: ArraySlice<UInt8>, folded foldedName: ArraySlice<UInt8>) -> Int? {
+            if name.elementsEqual(normalized) { return 1 }
+            if foldedName.elementsEqual(folded) { return 2 }
+            return nil
+        }
+
         /// The best rule an item matches — 0 its full id, 1 a name exactly, 2 a name folded, 3 an id prefix, 4 a
         /// folded name's prefix, 5 a folded name's substring — or nil. `name(i)` and `foldedName(i)` give its names
         /// (NFC, and folded) as UTF-8.

@@ -18,6 +18,7 @@ extension Vault {
     /// What `query` names among the live items (of `kind`), by `ItemLookup`'s rules, read from the catalogue; several
     /// equally good matches come oldest first.
     public func lookup(_ query: ItemLookup.Query, kind: ItemKind? = nil) throws(VaultError) -> ItemLookup.Outcome {
+        if let found = try bucketLookup(query, kind: kind) { return .found(found) }
         let catalogue = try currentCatalogue()
         var ranked: [(entry: CatalogueIndex.Entry, rank: Int)] = []
         for entry in catalogue.entries where kind == nil || entry.kind == kind {
@@ -40,27 +41,30 @@ extension Vault {
     }
 
     /// The catalogue, made current: when SQLite's count of item writes is the one it was made at, as stored; else
-    /// rows it does not describe exactly are opened, their entries made again, and the result stored.
+    /// rows it does not describe exactly are opened, their entries made again, and the result stored with its name
+    /// buckets (`VaultCatalogueBuckets`).
     func currentCatalogue() throws(VaultError) -> CatalogueIndex {
-        let outcome: (index: CatalogueIndex, changed: Bool) = try read { db, keys in
+        let outcome: (index: CatalogueIndex, buckets: [String: Data?]) = try read { db, keys in
             let changes = try Int64.fetchOne(db, sql: "SELECT count FROM item_changes WHERE singleton = 1") ?? -1
             let local = localKeys(keys)
             let name = Self.rowName(Self.catalogueName, keys: local)
             let box = try Data.fetchOne(db, sql: "SELECT box FROM local_state WHERE name = ?", arguments: [name])
             // A catalogue that does not open or decode is made again from the items, which are the truth.
             let stored = box.flatMap { try? CatalogueIndex(Array(openLocal(row: name, box: $0, keys: local).value)) }
-            if let stored, stored.changes == changes { return (stored, false) }
+            if let stored, stored.changes == changes {
+                // Current; its buckets too, unless they were never made (a vault of an earlier version) or are stale.
+                guard let head = try? storedLocalValue(Self.bucketsHeadName, db: db, keys: local).map({ try BucketsHead(Array($0)) }),
+                      head.changes == changes
+                else {
+                    return (stored, Self.bucketValues(stored.catalogueEntries(), changes: changes, previous: storedBucketCount(db: db, keys: local), keys: local))
+                }
+                return (stored, [:])
+            }
 
             let rows = try Row.fetchAll(db, sql: "SELECT id, kind, revision, updated_at FROM item WHERE deleted = 0 AND \(Self.itemRowCondition)")
                 .map(CatalogueRow.init)
             var kept: [UUID: CatalogueEntry] = [:]
-            if let stored {
-                for entry in stored.entries {
-                    kept[entry.id] = CatalogueEntry(
-                        row: CatalogueRow(id: entry.id, kind: entry.kind.rawValue, revision: entry.revision, updatedAt: entry.updatedAt),
-                        createdAt: entry.createdAt, candidate: stored.candidate(entry))
-                }
-            }
+            for entry in stored?.catalogueEntries() ?? [] { kept[entry.row.id] = entry }
             let staleIDs = rows.filter { kept[$0.id]?.row != $0 }.map { Data($0.id.bytes) }
             var stale: [ItemRow] = []
             for chunk in stride(from: 0, to: staleIDs.count, by: 500).map({ staleIDs[$0..<min($0 + 500, staleIDs.count)] }) {
@@ -81,11 +85,14 @@ extension Vault {
                     entries.append(entry)
                 }
             }
-            return (try CatalogueIndex(Self.encodeCatalogue(entries, changes: changes)), true)
+            let index = try CatalogueIndex(Self.encodeCatalogue(entries, changes: changes))
+            var values = Self.bucketValues(entries, changes: changes, previous: storedBucketCount(db: db, keys: local), keys: local)
+            values[Self.catalogueName] = Data(index.bytes)
+            return (index, values)
         }
-        if outcome.changed {
+        if !outcome.buckets.isEmpty {
             // Stored for the next lookup; a failure here costs that lookup time, never correctness.
-            try? setLocalValue(Self.catalogueName, Data(outcome.index.bytes))
+            try? setLocalValues(outcome.buckets)
         }
         return outcome.index
     }
@@ -161,6 +168,15 @@ struct CatalogueIndex {
         guard reader.isAtEnd else { throw VaultError.tampered("the catalogue") }
     }
 
+    /// Every entry with its names as strings (to make the catalogue or its buckets again).
+    func catalogueEntries() -> [CatalogueEntry] {
+        entries.map { entry in
+            CatalogueEntry(
+                row: CatalogueRow(id: entry.id, kind: entry.kind.rawValue, revision: entry.revision, updatedAt: entry.updatedAt),
+                createdAt: entry.createdAt, candidate: candidate(entry))
+        }
+    }
+
     func candidate(_ entry: Entry) -> ItemLookup.Candidate {
         func text(_ range: Range<Int>) -> String { String(decoding: bytes[range], as: UTF8.self) }
         return ItemLookup.Candidate(
@@ -234,13 +250,19 @@ private extension Array where Element == UInt8 {
         Swift.withUnsafeBytes(of: value.bigEndian) { append(contentsOf: $0) }
     }
 
-    /// A string of at most 65,535 UTF-8 bytes (item names are far shorter; a longer one is cut at a character).
     mutating func appendString(_ text: String) {
-        var utf8 = Array(text.utf8)
-        if utf8.count > Int(UInt16.max) {
-            utf8 = Array(String(decoding: utf8.prefix(Int(UInt16.max)), as: UTF8.self).utf8.prefix(Int(UInt16.max)))
-        }
+        let utf8 = CatalogueText.clipped(text)
         appendBigEndian(UInt16(utf8.count))
         append(contentsOf: utf8)
+    }
+}
+
+enum CatalogueText {
+    /// At most 65,535 bytes of UTF-8, what a `str` field holds (item names are far shorter; a longer one is cut at a
+    /// character).
+    static func clipped(_ text: String) -> [UInt8] {
+        let utf8 = Array(text.utf8)
+        guard utf8.count > Int(UInt16.max) else { return utf8 }
+        return Array(String(decoding: utf8.prefix(Int(UInt16.max)), as: UTF8.self).utf8.prefix(Int(UInt16.max)))
     }
 }

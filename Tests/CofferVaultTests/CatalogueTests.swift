@@ -1,5 +1,6 @@
 import CofferTestSupport
 import Foundation
+import Crypto
 import GRDB
 import Testing
 
@@ -82,6 +83,134 @@ struct CatalogueTests {
         for marker in ["Café Nero", "cafe nero", "canary-account"] {
             #expect(CanaryScan.encodings(of: marker, in: bytes).isEmpty, "\(marker) in the vault file")
         }
+    }
+
+    @Test("a lookup by a name opens its bucket, not the catalogue: a damaged catalogue is not even read")
+    func nameFromOneBucket() throws {
+        let test = try TestVault()
+        let coffer = Self.coffer(test)
+        _ = try coffer.find("Costco")
+        let catalogueRow = Vault.rowName(Vault.catalogueName, keys: test.vault.localKeys(test.vault.currentKeys))
+        let damaged = Data(repeating: 7, count: 64)
+        try test.database().write { db in
+            try db.execute(sql: "UPDATE local_state SET box = ? WHERE name = ?", arguments: [damaged, catalogueRow])
+        }
+        func storedCatalogue() throws -> Data? {
+            try test.database().read { db in try Data.fetchOne(db, sql: "SELECT box FROM local_state WHERE name = ?", arguments: [catalogueRow]) }
+        }
+        #expect(try coffer.find("Costco").content.name == "Costco")
+        #expect(try coffer.find("github").kind == .otp)
+        #expect(try coffer.find("canary-account").kind == .otp)
+        #expect(try storedCatalogue() == damaged, "a name lookup read the catalogue")
+        // Control: a prefix needs every name, so the catalogue is read (and, damaged, made again).
+        #expect(try coffer.find("cost").content.name == "Costco")
+        #expect(try storedCatalogue() != damaged)
+    }
+
+    @Test("buckets answer exactly what the whole catalogue answers: 400 queries on 300 items with shared names")
+    func bucketsAgreeWithTheRules() throws {
+        let test = try TestVault(items: false)
+        var generator = SplitMix64(seed: 14)
+        let words = ["Café", "cafe", "CAFÉ", "Bank", "bank", "GitHub", "Git", "Mail", "mail", "Ｍａｉｌ", "Shop", "shop", "Zoë", "zoe"]
+        var contents: [ItemContent] = []
+        for index in 0..<300 {
+            let name = "\(words[Int.random(in: 0..<words.count, using: &generator)])\(Bool.random(using: &generator) ? "" : " \(index % 40)")"
+            if index % 3 == 0 {
+                contents.append(.otp(try OTPItem(
+                    issuer: name, account: words[index % words.count],
+                    parameters: try OTPParameters(secret: Array("12345678901234567890".utf8)))))
+            } else {
+                contents.append(.card(try Card(name: name, symbology: .qr, payload: Array("x".utf8))))
+            }
+        }
+        _ = try test.vault.addAll(contents)
+        let candidates = try test.vault.lookupCandidates()
+        #expect(candidates.count == 300)
+        var queries = words + words.map { $0.uppercased() } + candidates.prefix(40).map(\.name)
+        while queries.count < 400 {
+            queries.append("\(words[Int.random(in: 0..<words.count, using: &generator)]) \(Int.random(in: 0..<45, using: &generator))")
+        }
+        var fromBuckets = 0
+        for query in queries {
+            for kind in [nil, ItemKind.card, .otp] {
+                let expected = ItemLookup.find(query, in: candidates.filter { kind == nil || $0.kind == kind })
+                #expect(try test.vault.lookup(ItemLookup.Query(query), kind: kind) == expected, "\(query) \(String(describing: kind))")
+                if try test.vault.bucketLookup(ItemLookup.Query(query), kind: kind) != nil { fromBuckets += 1 }
+            }
+        }
+        // The buckets must have answered a good share themselves, or this compares the catalogue with itself.
+        #expect(fromBuckets > 300)
+    }
+
+    @Test("buckets are what FORMAT.md §4 says (Python reader): every name once, in the bucket its keyed hash names")
+    func bucketFormat() throws {
+        let test = try TestVault(items: false)
+        _ = try test.vault.addAll((0..<700).map { index in
+            .card(try! Card(name: "Card \(index) Café", symbology: .qr, payload: Array("x".utf8)))
+        })
+        try test.vault.add(.otp(try OTPItem(issuer: "GitHub", account: "me", parameters: try OTPParameters(secret: Array("12345678901234567890".utf8)))))
+        _ = try test.vault.lookup(ItemLookup.Query("Card 3 Café"))
+        let answers = try TestSupport.openSSLOracle([["op": "read_catalogue_buckets", "path": test.path, "passphrase": "correct horse"]])
+        let answer = try #require(answers.first as? [String: Any])
+        let records = try #require(answer["records"] as? [[String: Any]])
+        #expect(answer["changes_current"] as? Bool == true)
+        // 704 names at 128 a bucket: 8 buckets.
+        #expect(answer["count"] as? Int == 8)
+        #expect(records.allSatisfy { $0["bucket"] as? Int == $0["hashed_bucket"] as? Int })
+        #expect(Set(records.compactMap { $0["bucket"] as? Int }).count == 8)
+        let expected = try test.vault.lookupCandidates().flatMap { candidate in
+            zip(candidate.names, candidate.foldedNames).map { "\(TestSupport.hex(candidate.id.bytes)) \(candidate.kind.rawValue) \($0) \($1)" }
+        }
+        let stored = records.map { "\($0["id"] as? String ?? "") \($0["kind"] as? String ?? "") \($0["name"] as? String ?? "") \($0["folded"] as? String ?? "")" }
+        #expect(stored.sorted() == expected.sorted())
+        #expect(stored.contains { $0.hasSuffix(" Card 3 Café card 3 cafe") })
+    }
+
+    @Test("golden: the bucket a name falls in and the bytes of a head and a bucket (FORMAT.md §4, computed in Python)")
+    func bucketGolden() throws {
+        let keys = Vault.LocalKeys(seal: SymmetricKey(data: [UInt8](repeating: 9, count: 32)), name: SymmetricKey(data: Array(0..<32) as [UInt8]))
+        let hash = BucketHash(keys)
+        #expect(hash.bucket(of: Array("cafe nero".utf8), count: 4_096) == 1_780)
+        #expect(hash.bucket(of: Array("github".utf8), count: 4_096) == 3_871)
+        #expect(hash.bucket(of: Array("costco".utf8), count: 8) == 0)
+        #expect(hash.bucket(of: Array("github".utf8), count: 8) == 7)
+        let id = try #require(UUID(uuidString: "00112233-4455-6677-8899-aabbccddeeff"))
+        let entry = CatalogueEntry(
+            row: CatalogueRow(id: id, kind: "card", revision: 3, updatedAt: 0), createdAt: 0,
+            candidate: ItemLookup.Candidate(id: id, kind: .card, name: "Café Nero", names: ["Café Nero"], foldedNames: ["cafe nero"]))
+        let values = Vault.bucketValues([entry], changes: 5, previous: 4, keys: keys)
+        #expect(values[Vault.bucketsHeadName].flatMap { $0.map { TestSupport.hex($0) } } == "0100000000000000050001")
+        #expect(values[Vault.bucketName(0)].flatMap { $0.map { TestSupport.hex($0) } }
+            == "0100000000000000050000000100112233445566778899aabbccddeeff000463617264000a436166c3a9204e65726f000963616665206e65726f")
+        // The buckets of the former, larger count are deleted.
+        #expect(values.keys.sorted() == [Vault.bucketsHeadName, Vault.bucketName(0), Vault.bucketName(1), Vault.bucketName(2), Vault.bucketName(3)].sorted())
+        #expect(values[Vault.bucketName(3)] == .some(nil))
+    }
+
+    @Test("a bucket from before a change is never believed: renamed, deleted and added names by another process")
+    func staleBuckets() throws {
+        let test = try TestVault()
+        let coffer = Self.coffer(test)
+        _ = try coffer.find("Costco")
+        let other = try test.reopen()
+        let card = try #require(try other.items().first { $0.kind == .card })
+        _ = try other.modify(id: card.id) { content in
+            guard case .card(var value) = content else { return }
+            value.name = "Sam's Club"
+            content = .card(value)
+        }
+        #expect(try test.vault.bucketLookup(ItemLookup.Query("Costco"), kind: nil) == nil)
+        #expect(throws: CofferError.self) { _ = try coffer.find("Costco") }
+        #expect(try coffer.find("Sam's Club").id == card.id)
+        // Made again by that lookup: the new name now comes from its bucket.
+        #expect(try test.vault.bucketLookup(ItemLookup.Query("sam's club"), kind: nil) == card.id)
+        // A vault whose buckets were never made (an earlier version) gets them at its next lookup.
+        try test.database().write { db in
+            try db.execute(sql: "DELETE FROM local_state WHERE name = ?", arguments: [Vault.rowName(Vault.bucketsHeadName, keys: test.vault.localKeys(test.vault.currentKeys))])
+        }
+        #expect(try test.vault.bucketLookup(ItemLookup.Query("Sam's Club"), kind: nil) == nil)
+        #expect(try coffer.find("Sam's Club").id == card.id)
+        #expect(try test.vault.bucketLookup(ItemLookup.Query("Sam's Club"), kind: nil) == card.id)
     }
 
     @Test("a damaged catalogue is made again from the items, never believed")

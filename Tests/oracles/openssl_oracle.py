@@ -350,6 +350,59 @@ def read_catalogue(path, passphrase):
     return {"entries": entries, "live": sorted(rows), "changes_current": changes == current_changes}
 
 
+def read_catalogue_buckets(path, passphrase):
+    """The catalogue's name buckets (docs/FORMAT.md §4, local state `catalogue-buckets` and `catalogue-bucket-<k>`),
+    read from the spec: the head's bucket count and whether its count of item writes is current, and every record
+    with the bucket it is stored in and the bucket the keyed hash of its folded name says."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    (vault_id,) = db.execute("SELECT vault_id FROM vault").fetchone()
+    master, _ = unlock(db, "slot", vault_id, "passphrase", passphrase)
+    seal_key = hkdf(master, vault_id, b"coffer/v1/local")
+    name_key = hkdf(master, vault_id, b"coffer/v1/local-names")
+
+    def value(logical):
+        row_name = hmac.new(name_key, logical.encode(), hashlib.sha256).digest()
+        row = db.execute("SELECT box FROM local_state WHERE name = ?", (row_name,)).fetchone()
+        if row is None:
+            return None
+        box = row[0]
+        plain = AESGCM(seal_key).decrypt(box[:12], box[12:], aad("coffer/v1/local-box", [vault_id, row_name, struct.pack(">I", 1)]))
+        (name_length,) = struct.unpack(">I", plain[:4])
+        assert plain[4:4 + name_length] == logical.encode()
+        return plain[4 + name_length:]
+
+    head = value("catalogue-buckets")
+    if head is None:
+        return None
+    assert len(head) == 11 and head[0] == 1
+    changes, count = struct.unpack(">QH", head[1:])
+    (current_changes,) = db.execute("SELECT count FROM item_changes").fetchone()
+    records = []
+    for index in range(count):
+        bucket = value(f"catalogue-bucket-{index}")
+        assert bucket[0] == 1
+        bucket_changes, n = struct.unpack(">QI", bucket[1:13])
+        assert bucket_changes == changes
+        at = 13
+
+        def string():
+            nonlocal at
+            (length,) = struct.unpack(">H", bucket[at:at + 2])
+            text = bucket[at + 2:at + 2 + length].decode()
+            at += 2 + length
+            return text
+
+        for _ in range(n):
+            item_id = bucket[at:at + 16].hex()
+            at += 16
+            kind, name, folded = string(), string(), string()
+            mac = hmac.new(name_key, b"coffer/v1/catalogue-bucket\x00" + folded.encode(), hashlib.sha256).digest()
+            records.append({"id": item_id, "kind": kind, "name": name, "folded": folded, "bucket": index,
+                            "hashed_bucket": int.from_bytes(mac[:4], "big") % count})
+        assert at == len(bucket), "trailing bytes"
+    return {"count": count, "changes_current": changes == current_changes, "records": records}
+
+
 def iso_ms(value):
     """An ISO 8601 UTC time of the export (FORMAT.md §7) as Unix milliseconds."""
     assert value.endswith("Z"), "export times are UTC"
@@ -504,6 +557,8 @@ def answer(request):
         return {"master": master.hex(), "items_key": hkdf(master, vault_id, b"coffer/v1/items").hex()}
     if op == "read_catalogue":
         return read_catalogue(request["path"], request["passphrase"])
+    if op == "read_catalogue_buckets":
+        return read_catalogue_buckets(request["path"], request["passphrase"])
     if op == "read_content":
         return read_content(request["kind"], h(request["content"]))
     if op == "read_export":
