@@ -120,7 +120,8 @@ public final class Coffer: Sendable {
     /// `.keystore(.locked)` / `.keystore(.unreachable)` when the store that holds it cannot answer (never
     /// `.needsSecret`: a caller that took "no key" for an answer would make a new one).
     public static func open(at location: CofferLocation) throws(CofferError) -> Coffer {
-        let vaultID = try vaultCall { () throws(VaultError) in try Vault.peekID(in: location.vaultDirectory, options: location.options) }
+        let locked = try vaultCall { () throws(VaultError) in try Vault.openLocked(in: location.vaultDirectory, options: location.options) }
+        let vaultID = locked.vaultID
         let store = try location.keystore(for: vaultID, creating: false).store
         let account = deviceAccount(vaultID)
         let current = try keystore { () throws(KeystoreError) in try store.secret(for: account) }
@@ -129,7 +130,7 @@ public final class Coffer: Sendable {
             guard let key else { continue }
             let vault: Vault
             do {
-                vault = try Vault.open(in: location.vaultDirectory, unlock: .deviceKey(key), options: location.options)
+                vault = try locked.unlock(.deviceKey(key))
             } catch .noSlot(.device) {
                 throw .needsSecret
             } catch .deviceKeyMismatch where !isStaged && staged != nil {

@@ -112,6 +112,7 @@ public final class Vault: @unchecked Sendable {
         do {
             try wrap { () throws(PrivateFileError) in try PrivateFiles.write([], to: temporary) }
             let database = try openDatabase(temporary, options: options)
+            try useWriteAheadLog(database)
             try runMigrations(database)
             try database.write { db in
                 try db.execute(
@@ -143,12 +144,42 @@ public final class Vault: @unchecked Sendable {
 
     /// Opens and unlocks the vault in `directory`.
     public static func open(in directory: String, unlock: UnlockMethod, options: VaultOptions = VaultOptions()) throws(VaultError) -> Vault {
+        try openLocked(in: directory, options: options).unlock(unlock)
+    }
+
+    /// Opens the vault file in `directory` without unlocking it: its id (to find the device key) is read on the
+    /// connection the vault is then unlocked through, so that opening a vault opens its file once. Nothing is
+    /// written until `unlock`; a file Coffer did not make (no migration record or no vault header) is refused here.
+    public static func openLocked(in directory: String, options: VaultOptions = VaultOptions()) throws(VaultError) -> LockedVault {
         let path = databasePath(in: directory)
         guard PrivateFiles.exists(path) else { throw .notFound(path: directory) }
         do {
-            try checkIsVault(path, options: options)
             try restrictModes(directory: directory)
             let database = try openDatabase(path, options: options)
+            let id = try database.read { db in try readID(db) }
+            return LockedVault(vaultID: id, directory: directory, database: database, options: options)
+        } catch let error as VaultError {
+            throw error
+        } catch {
+            throw mapped(error)
+        }
+    }
+
+    /// The vault's id, from a file that has Coffer's migration record and header.
+    static func readID(_ db: Database) throws -> UUID {
+        guard try db.tableExists("grdb_migrations"), try db.tableExists("vault") else { throw VaultError.notAVault }
+        guard let id = try Data.fetchOne(db, sql: "SELECT vault_id FROM vault WHERE singleton = 1"), id.count == 16 else {
+            throw VaultError.tampered("the vault header")
+        }
+        return UUID(bytes: Array(id))
+    }
+
+    /// Unlocks the vault of an opened file (`LockedVault.unlock`): write-ahead logging, pending migrations, then the
+    /// slot `unlock` names.
+    static func unlock(_ locked: LockedVault, _ unlock: UnlockMethod) throws(VaultError) -> Vault {
+        let directory = locked.directory, database = locked.database, options = locked.options
+        do {
+            try useWriteAheadLog(database)
             try runMigrations(database)
             let type = try UnlockRequest(unlock).type
             let (header, slots) = try database.read { db in (try readHeader(db), try readSlots(db, limits: options.limits, type: type)) }
@@ -172,29 +203,12 @@ public final class Vault: @unchecked Sendable {
             try restrictModes(directory: directory)
             let database = try openDatabase(path, options: options, readonly: true)
             defer { try? database.close() }
-            return try database.read { db in
-                guard try db.tableExists("grdb_migrations"), try db.tableExists("vault") else { throw VaultError.notAVault }
-                guard let id = try Data.fetchOne(db, sql: "SELECT vault_id FROM vault WHERE singleton = 1"), id.count == 16 else {
-                    throw VaultError.tampered("the vault header")
-                }
-                return UUID(bytes: Array(id))
-            }
+            return try database.read { db in try readID(db) }
         } catch let error as VaultError {
             throw error
         } catch {
             throw mapped(error)
         }
-    }
-
-    /// Refuses, through a read-only connection that changes nothing, an SQLite file that Coffer did not create:
-    /// one with tables but no migration record.
-    static func checkIsVault(_ path: String, options: VaultOptions) throws {
-        let database = try openDatabase(path, options: options, readonly: true)
-        defer { try? database.close() }
-        let foreign = try database.read { db in
-            try !db.tableExists("grdb_migrations") && (Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") ?? 0) > 0
-        }
-        guard !foreign else { throw VaultError.notAVault }
     }
 
     /// Keeps the vault directory 0700 and its files 0600 even if something loosened them.
@@ -226,17 +240,18 @@ public final class Vault: @unchecked Sendable {
             // system call per page.
             try db.execute(sql: "PRAGMA mmap_size = 268435456")
         }
-        let database = try DatabaseQueue(path: path, configuration: configuration)
-        if !readonly {
-            try database.writeWithoutTransaction { db in
-                if try String.fetchOne(db, sql: "PRAGMA journal_mode") != "wal" {
-                    guard try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL") == "wal" else {
-                        throw VaultError.storage("the vault cannot use write-ahead logging here")
-                    }
+        return try DatabaseQueue(path: path, configuration: configuration)
+    }
+
+    /// Puts a vault file in WAL mode, once: a file's journal mode stays.
+    static func useWriteAheadLog(_ database: DatabaseQueue) throws {
+        try database.writeWithoutTransaction { db in
+            if try String.fetchOne(db, sql: "PRAGMA journal_mode") != "wal" {
+                guard try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL") == "wal" else {
+                    throw VaultError.storage("the vault cannot use write-ahead logging here")
                 }
             }
         }
-        return database
     }
 
     /// Applies pending migrations, refusing a vault that a newer Coffer migrated further.
@@ -452,5 +467,18 @@ extension Row {
         let value = self[index] as DatabaseValue
         guard case .string(let text) = value.storage else { return nil }
         return text
+    }
+}
+
+/// A vault file opened but not unlocked (`Vault.openLocked`): its id, to find the key that unlocks it.
+public struct LockedVault {
+    public let vaultID: UUID
+    let directory: String
+    let database: DatabaseQueue
+    let options: VaultOptions
+
+    /// Unlocks the vault with `unlock`, on the connection already open; may be tried again with another secret.
+    public func unlock(_ unlock: UnlockMethod) throws(VaultError) -> Vault {
+        try Vault.unlock(self, unlock)
     }
 }

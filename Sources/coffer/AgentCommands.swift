@@ -20,7 +20,7 @@ struct AgentCommand: ParsableCommand {
             """,
         subcommands: [Start.self, Status.self, Stop.self, Serve.self])
 
-    static var socket: String { Agent.socketPath(environment: ProcessInfo.processInfo.environment) }
+    static var socket: String { Agent.socketPath(environment: processEnvironment) }
 }
 
 /// `--idle` and `--max`, as `10m`, `12h`, `90s` or plain seconds.
@@ -219,7 +219,7 @@ extension AgentCommand {
 
         func run() throws {
             if detach { setsid() }
-            let environment = ProcessInfo.processInfo.environment
+            let environment = processEnvironment
             let core = AgentCore(timeouts: timeoutOptions.timeouts) { path in
                 CofferLocation.standard(environment: environment, vaultOverride: path)
             }

@@ -21,7 +21,7 @@ struct Clipboard {
     static let defaultSeconds = 45
 
     /// The first tool that fits the session, or nil.
-    static func find(environment: [String: String] = ProcessInfo.processInfo.environment) -> Clipboard? {
+    static func find(environment: [String: String] = processEnvironment) -> Clipboard? {
         let path = environment["PATH"] ?? "/usr/bin:/bin"
         func exists(_ tool: String) -> Bool {
             path.split(separator: ":").contains { access("\($0)/\(tool)", X_OK) == 0 }
@@ -42,7 +42,7 @@ struct Clipboard {
     }
 
     /// How long a copied secret stays: `COFFER_CLIP_TIME` seconds (1 to 3600), else 45.
-    static func seconds(environment: [String: String] = ProcessInfo.processInfo.environment) -> Int {
+    static func seconds(environment: [String: String] = processEnvironment) -> Int {
         guard let text = environment["COFFER_CLIP_TIME"], let value = Int(text), (1...3600).contains(value) else { return defaultSeconds }
         return value
     }

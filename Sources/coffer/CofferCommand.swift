@@ -3,6 +3,10 @@ import CofferKit
 import CofferLogging
 import Foundation
 
+/// The environment, read once: Foundation builds the dictionary anew on every read, and an everyday command asks
+/// several times.
+let processEnvironment = ProcessInfo.processInfo.environment
+
 @main
 struct CofferCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -30,7 +34,12 @@ struct CofferCommand: AsyncParsableCommand {
     static func main() async {
         // Before anything else: a plain stdin-to-image run needs neither the command tree nor logging.
         if let barcode = BarcodeFastPath(arguments: CommandLine.arguments.dropFirst()) { barcode.run() }
-        CofferLog.bootstrap(environment: ProcessInfo.processInfo.environment)
+        // The same line ArgumentParser prints, without building the command tree first.
+        if CommandLine.arguments.dropFirst().elementsEqual(["--version"]) {
+            print(configuration.version)
+            return
+        }
+        CofferLog.bootstrap(environment: processEnvironment)
         let arguments = Array(CommandLine.arguments.dropFirst())
         if let unknown = ArgumentHints.unknownCommandAskingForHelp(arguments) {
             // ArgumentParser would print the root help and exit 0, as if the command existed.
@@ -171,7 +180,7 @@ struct VaultOption: ParsableArguments {
         if let keystore, KeystoreChoice(keystore) == nil {
             throw ValidationError("unknown key store \"\(keystore)\"; use \(KeystoreChoice.names.joined(separator: ", "))")
         }
-        if let variable = ProcessInfo.processInfo.environment["COFFER_KEYSTORE"], !variable.isEmpty, KeystoreChoice(variable) == nil {
+        if let variable = processEnvironment["COFFER_KEYSTORE"], !variable.isEmpty, KeystoreChoice(variable) == nil {
             throw ValidationError("COFFER_KEYSTORE names an unknown key store; use \(KeystoreChoice.names.joined(separator: ", "))")
         }
     }
@@ -180,7 +189,7 @@ struct VaultOption: ParsableArguments {
 
     func location(deviceName: String?) -> CofferLocation {
         CofferLocation.standard(
-            environment: ProcessInfo.processInfo.environment, vaultOverride: vault, keystore: keystore.flatMap(KeystoreChoice.init),
+            environment: processEnvironment, vaultOverride: vault, keystore: keystore.flatMap(KeystoreChoice.init),
             deviceName: deviceName)
     }
 

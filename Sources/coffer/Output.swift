@@ -4,7 +4,7 @@ import Foundation
 /// Writing results: plain text for people, JSON for scripts, colour only on a terminal and never under NO_COLOR.
 enum Output {
     static let colorEnabled: Bool = {
-        let environment = ProcessInfo.processInfo.environment
+        let environment = processEnvironment
         return Terminal.standardOutputIsTTY && environment["NO_COLOR"].map(\.isEmpty) ?? true && environment["TERM"] != "dumb"
     }()
 
