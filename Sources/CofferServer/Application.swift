@@ -8,8 +8,10 @@ import HummingbirdCore
 import HummingbirdTLS
 import JWTKit
 import Logging
+import NIOPosix
 import NIOSSL
 import ServiceLifecycle
+import Synchronization
 
 /// Builds the `coffer-server` application: keys loaded (or created), store migrated, routes and middleware in place,
 /// the purge job as a service when there is a maintenance store.
@@ -52,6 +54,7 @@ public enum CofferServerApplication {
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "coffer-server"),
             services: services + (maintenance.map { [PurgeJob(store: $0, configuration: configuration, logger: logger)] } ?? []),
+            eventLoopGroupProvider: .shared(EventLoopGroups.shared(threads: configuration.eventLoops)),
             logger: logger)
     }
 
@@ -157,6 +160,22 @@ struct PurgeJob: Service {
                 }
                 try? await Task.sleep(for: .seconds(configuration.purgeInterval))
             }
+        }
+    }
+}
+
+/// Event loop groups by size, each made once and kept for the life of the process, as NIO's own singleton group is:
+/// a server started again (tests start hundreds) reuses its group rather than leaving threads behind.
+enum EventLoopGroups {
+    private static let groups = Mutex<[Int: MultiThreadedEventLoopGroup]>([:])
+
+    static func shared(threads: Int) -> MultiThreadedEventLoopGroup {
+        let count = min(max(threads, 1), ServerConfiguration.maxEventLoops)
+        return groups.withLock { groups in
+            if let group = groups[count] { return group }
+            let group = MultiThreadedEventLoopGroup(numberOfThreads: count)
+            groups[count] = group
+            return group
         }
     }
 }

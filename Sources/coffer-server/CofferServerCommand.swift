@@ -134,6 +134,14 @@ struct Serve: AsyncParsableCommand {
     var webVault = false
     @Option(help: "The web vault's files (default: env COFFER_SERVER_WEB_VAULT_DIR, else share/coffer/web-vault beside the executable's bin, else the source tree's Web/app).")
     var webVaultDir: String?
+    @Option(help: "Threads serving the sockets, 1 to \(ServerConfiguration.maxEventLoops); the routes run on one thread per core beside them (default: half the cores, \(ServerConfiguration.defaultEventLoops) here; env COFFER_SERVER_EVENT_LOOPS).")
+    var eventLoops: Int?
+
+    func validate() throws {
+        if let eventLoops, !(1...ServerConfiguration.maxEventLoops).contains(eventLoops) {
+            throw ValidationError("--event-loops must be 1 to \(ServerConfiguration.maxEventLoops)")
+        }
+    }
 
     func run() async throws {
         CofferLog.bootstrap(environment: common.environment)
@@ -147,6 +155,12 @@ struct Serve: AsyncParsableCommand {
             corsOrigin: corsOrigin, requestsPerMinute: requestsPerMinute,
             metrics: metrics || environment["COFFER_SERVER_METRICS"] == "1")
         settings.addressRequestsPerMinute = addressRequestsPerMinute
+        if let loops = eventLoops ?? environment["COFFER_SERVER_EVENT_LOOPS"].map({ Int($0) ?? 0 }) {
+            guard (1...ServerConfiguration.maxEventLoops).contains(loops) else {
+                throw ServerSetupError.configuration("COFFER_SERVER_EVENT_LOOPS must be 1 to \(ServerConfiguration.maxEventLoops)")
+            }
+            settings.eventLoops = loops
+        }
         if webVault || webVaultDir != nil {
             settings.webVaultDirectory = WebVaultFiles.locate(explicit: webVaultDir, environment: environment)
         }

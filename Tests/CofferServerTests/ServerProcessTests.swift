@@ -1,5 +1,7 @@
+@testable import CofferServer
 import CofferTestSupport
 import Foundation
+import NIOCore
 import Testing
 
 /// The `coffer-server` executable's own behaviour: TLS, configuration errors, file modes.
@@ -81,6 +83,21 @@ struct ServerProcessTests {
         #expect(help.status == 0 && help.stdout.hasPrefix("OVERVIEW: Coffer's zero-knowledge sync server."))
         let version = try TestSupport.run(ServerCrashTests.binary, ["--version"], environment: ["PATH": "/usr/bin:/bin"])
         #expect(version.status == 0 && version.stdout == "0.1.0\n")
+        for count in ["0", "257"] {
+            let loops = try TestSupport.run(ServerCrashTests.binary, ["serve", "--event-loops", count], environment: ["PATH": "/usr/bin:/bin"])
+            #expect(loops.status == 64)
+            #expect(loops.stderr.hasPrefix("coffer-server: error: --event-loops must be 1 to 256\n"))
+        }
+    }
+
+    @Test("event loop groups are made once per size and kept: a server started again reuses its threads")
+    func eventLoopGroups() {
+        let one = EventLoopGroups.shared(threads: 1)
+        #expect(one === EventLoopGroups.shared(threads: 1))
+        #expect(Array(one.makeIterator()).count == 1)
+        #expect(Array(EventLoopGroups.shared(threads: 3).makeIterator()).count == 3)
+        #expect(EventLoopGroups.shared(threads: 0) === one)
+        #expect(ServerConfiguration.defaultEventLoops == max(1, System.coreCount / 2))
     }
 
     @Test("purge and audit: on SQLite as they are, on PostgreSQL only as the maintenance role")
