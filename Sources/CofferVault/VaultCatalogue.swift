@@ -51,14 +51,11 @@ extension Vault {
             let box = try Data.fetchOne(db, sql: "SELECT box FROM local_state WHERE name = ?", arguments: [name])
             // A catalogue that does not open or decode is made again from the items, which are the truth.
             let stored = box.flatMap { try? CatalogueIndex(Array(openLocal(row: name, box: $0, keys: local).value)) }
+            let buckets = storedBuckets(db: db, keys: local)
             if let stored, stored.changes == changes {
                 // Current; its buckets too, unless they were never made (a vault of an earlier version) or are stale.
-                guard let head = try? storedLocalValue(Self.bucketsHeadName, db: db, keys: local).map({ try BucketsHead(Array($0)) }),
-                      head.changes == changes
-                else {
-                    return (stored, Self.bucketValues(stored.catalogueEntries(), changes: changes, previous: storedBucketCount(db: db, keys: local), keys: local))
-                }
-                return (stored, [:])
+                if buckets.changes == changes { return (stored, [:]) }
+                return (stored, Self.bucketValues(stored.catalogueEntries(), changes: changes, previous: buckets.count, keys: local))
             }
 
             let rows = try Row.fetchAll(db, sql: "SELECT id, kind, revision, updated_at FROM item WHERE deleted = 0 AND \(Self.itemRowCondition)")
@@ -86,7 +83,7 @@ extension Vault {
                 }
             }
             let index = try CatalogueIndex(Self.encodeCatalogue(entries, changes: changes))
-            var values = Self.bucketValues(entries, changes: changes, previous: storedBucketCount(db: db, keys: local), keys: local)
+            var values = Self.bucketValues(entries, changes: changes, previous: buckets.count, keys: local)
             values[Self.catalogueName] = Data(index.bytes)
             return (index, values)
         }

@@ -69,14 +69,15 @@ extension Vault {
         return values
     }
 
-    /// How many buckets the stored head names, for deleting them when there will be fewer: every possible one when
-    /// a head is stored but does not open.
-    func storedBucketCount(db: Database, keys: LocalKeys) -> Int {
+    /// The stored head's count of item writes (nil when absent or damaged) and how many buckets may be stored, for
+    /// deleting those a smaller count no longer uses: every possible one when a head is stored but does not open.
+    func storedBuckets(db: Database, keys: LocalKeys) -> (changes: Int64?, count: Int) {
         do {
-            guard let value = try storedLocalValue(Self.bucketsHeadName, db: db, keys: keys) else { return 0 }
-            return try BucketsHead(Array(value)).count
+            guard let value = try storedLocalValue(Self.bucketsHeadName, db: db, keys: keys) else { return (nil, 0) }
+            let head = try BucketsHead(Array(value))
+            return (head.changes, head.count)
         } catch {
-            return Self.maxBuckets
+            return (nil, Self.maxBuckets)
         }
     }
 

@@ -15,6 +15,17 @@ struct CatalogueTests {
         Coffer(vault: test.vault, location: CofferLocation(vaultDirectory: test.directory, keystore: InMemoryKeystore()), keystore: InMemoryKeystore())
     }
 
+    /// Renames the vault's card through `vault` (another process's connection), returning the card as it was.
+    static func renameCard(in vault: Vault, to name: String) throws -> Item {
+        let card = try #require(try vault.items().first { $0.kind == .card })
+        _ = try vault.modify(id: card.id) { content in
+            guard case .card(var value) = content else { return }
+            value.name = name
+            content = .card(value)
+        }
+        return card
+    }
+
     @Test("a lookup opens the catalogue and the item it finds: another item's damaged box is not read")
     func opensOnlyTheItemFound() throws {
         let test = try TestVault()
@@ -44,12 +55,7 @@ struct CatalogueTests {
         _ = try coffer.find("Costco")
         // Another process renames the card, deletes the note and adds a token.
         let other = try test.reopen()
-        let card = try #require(try other.items().first { $0.kind == .card })
-        _ = try other.modify(id: card.id) { content in
-            guard case .card(var value) = content else { return }
-            value.name = "Costco Wholesale"
-            content = .card(value)
-        }
+        let card = try Self.renameCard(in: other, to: "Costco Wholesale")
         let note = try #require(try other.items().first { $0.kind == .note })
         try other.purge(id: note.id)
         _ = try other.addAll([.otp(try OTPItem(issuer: "Fastmail", account: "me", parameters: try OTPParameters(secret: Array("12345678901234567890".utf8))))])
@@ -193,12 +199,7 @@ struct CatalogueTests {
         let coffer = Self.coffer(test)
         _ = try coffer.find("Costco")
         let other = try test.reopen()
-        let card = try #require(try other.items().first { $0.kind == .card })
-        _ = try other.modify(id: card.id) { content in
-            guard case .card(var value) = content else { return }
-            value.name = "Sam's Club"
-            content = .card(value)
-        }
+        let card = try Self.renameCard(in: other, to: "Sam's Club")
         #expect(try test.vault.bucketLookup(ItemLookup.Query("Costco"), kind: nil) == nil)
         #expect(throws: CofferError.self) { _ = try coffer.find("Costco") }
         #expect(try coffer.find("Sam's Club").id == card.id)

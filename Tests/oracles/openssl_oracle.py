@@ -302,61 +302,8 @@ def read_prepared_rotation(path, passphrase):
             "new_master": new_master.hex()}
 
 
-def read_catalogue(path, passphrase):
-    """The catalogue of a vault (docs/FORMAT.md §4, local state `catalogue`): its entries, and for each live item
-    whether its entry's clear columns are the row's own (a current entry) — read with the passphrase, from the spec."""
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    (vault_id,) = db.execute("SELECT vault_id FROM vault").fetchone()
-    master, _ = unlock(db, "slot", vault_id, "passphrase", passphrase)
-    seal_key = hkdf(master, vault_id, b"coffer/v1/local")
-    row_name = hmac.new(hkdf(master, vault_id, b"coffer/v1/local-names"), b"catalogue", hashlib.sha256).digest()
-    row = db.execute("SELECT box FROM local_state WHERE name = ?", (row_name,)).fetchone()
-    if row is None:
-        return None
-    box = row[0]
-    plain = AESGCM(seal_key).decrypt(box[:12], box[12:], aad("coffer/v1/local-box", [vault_id, row_name, struct.pack(">I", 1)]))
-    (name_length,) = struct.unpack(">I", plain[:4])
-    assert plain[4:4 + name_length] == b"catalogue"
-    value = plain[4 + name_length:]
-    assert value[0] == 1
-    changes, count = struct.unpack(">QI", value[1:13])
-    at = 13
-
-    def string():
-        nonlocal at
-        (length,) = struct.unpack(">H", value[at:at + 2])
-        text = value[at + 2:at + 2 + length].decode()
-        at += 2 + length
-        return text
-
-    rows = {item_id.hex(): (kind, revision, updated_at) for item_id, kind, revision, updated_at in db.execute(
-        "SELECT id, kind, revision, updated_at FROM item WHERE deleted = 0")}
-    entries = []
-    for _ in range(count):
-        item_id = value[at:at + 16].hex()
-        revision, updated_at, created_at = struct.unpack(">QqQ", value[at + 16:at + 40])
-        at += 40
-        kind = string()
-        shown = string()
-        (n,) = struct.unpack(">H", value[at:at + 2])
-        at += 2
-        names = []
-        for _ in range(n):
-            names.append([string(), string()])
-        entries.append({"id": item_id, "kind": kind, "name": shown, "names": names,
-                        "current": rows.get(item_id) == (kind, revision, updated_at)})
-    assert at == len(value), "trailing bytes"
-    (current_changes,) = db.execute("SELECT count FROM item_changes").fetchone()
-    return {"entries": entries, "live": sorted(rows), "changes_current": changes == current_changes}
-
-
-def read_catalogue_buckets(path, passphrase):
-    """The catalogue's name buckets (docs/FORMAT.md §4, local state `catalogue-buckets` and `catalogue-bucket-<k>`),
-    read from the spec: the head's bucket count and whether its count of item writes is current, and every record
-    with the bucket it is stored in and the bucket the keyed hash of its folded name says."""
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    (vault_id,) = db.execute("SELECT vault_id FROM vault").fetchone()
-    master, _ = unlock(db, "slot", vault_id, "passphrase", passphrase)
+def local_state_values(db, vault_id, master):
+    """A reader of this vault's local state (docs/FORMAT.md §4): the value stored under a logical name, or None."""
     seal_key = hkdf(master, vault_id, b"coffer/v1/local")
     name_key = hkdf(master, vault_id, b"coffer/v1/local-names")
 
@@ -371,6 +318,69 @@ def read_catalogue_buckets(path, passphrase):
         assert plain[4:4 + name_length] == logical.encode()
         return plain[4 + name_length:]
 
+    return value, name_key
+
+
+class Fields:
+    """Big-endian fields of a local-state value read in order; `string` is a `str` (u16 length, UTF-8)."""
+
+    def __init__(self, data, at):
+        self.data, self.at = data, at
+
+    def take(self, count):
+        chunk = self.data[self.at:self.at + count]
+        assert len(chunk) == count, "overrun"
+        self.at += count
+        return chunk
+
+    def unpack(self, layout):
+        return struct.unpack(layout, self.take(struct.calcsize(layout)))
+
+    def string(self):
+        (length,) = self.unpack(">H")
+        return self.take(length).decode()
+
+    def at_end(self):
+        return self.at == len(self.data)
+
+
+def read_catalogue(path, passphrase):
+    """The catalogue of a vault (docs/FORMAT.md §4, local state `catalogue`): its entries, and for each live item
+    whether its entry's clear columns are the row's own (a current entry) — read with the passphrase, from the spec."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    (vault_id,) = db.execute("SELECT vault_id FROM vault").fetchone()
+    master, _ = unlock(db, "slot", vault_id, "passphrase", passphrase)
+    value = local_state_values(db, vault_id, master)[0]("catalogue")
+    if value is None:
+        return None
+    assert value[0] == 1
+    fields = Fields(value, 1)
+    changes, count = fields.unpack(">QI")
+    rows = {item_id.hex(): (kind, revision, updated_at) for item_id, kind, revision, updated_at in db.execute(
+        "SELECT id, kind, revision, updated_at FROM item WHERE deleted = 0")}
+    entries = []
+    for _ in range(count):
+        item_id = fields.take(16).hex()
+        revision, updated_at, created_at = fields.unpack(">QqQ")
+        kind = fields.string()
+        shown = fields.string()
+        (n,) = fields.unpack(">H")
+        names = [[fields.string(), fields.string()] for _ in range(n)]
+        entries.append({"id": item_id, "kind": kind, "name": shown, "names": names,
+                        "current": rows.get(item_id) == (kind, revision, updated_at)})
+    assert fields.at_end(), "trailing bytes"
+    (current_changes,) = db.execute("SELECT count FROM item_changes").fetchone()
+    return {"entries": entries, "live": sorted(rows), "changes_current": changes == current_changes}
+
+
+def read_catalogue_buckets(path, passphrase):
+    """The catalogue's name buckets (docs/FORMAT.md §4, local state `catalogue-buckets` and `catalogue-bucket-<k>`),
+    read from the spec: the head's bucket count and whether its count of item writes is current, and every record
+    with the bucket it is stored in and the bucket the keyed hash of its folded name says."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    (vault_id,) = db.execute("SELECT vault_id FROM vault").fetchone()
+    master, _ = unlock(db, "slot", vault_id, "passphrase", passphrase)
+    value, name_key = local_state_values(db, vault_id, master)
     head = value("catalogue-buckets")
     if head is None:
         return None
@@ -381,25 +391,16 @@ def read_catalogue_buckets(path, passphrase):
     for index in range(count):
         bucket = value(f"catalogue-bucket-{index}")
         assert bucket[0] == 1
-        bucket_changes, n = struct.unpack(">QI", bucket[1:13])
+        fields = Fields(bucket, 1)
+        bucket_changes, n = fields.unpack(">QI")
         assert bucket_changes == changes
-        at = 13
-
-        def string():
-            nonlocal at
-            (length,) = struct.unpack(">H", bucket[at:at + 2])
-            text = bucket[at + 2:at + 2 + length].decode()
-            at += 2 + length
-            return text
-
         for _ in range(n):
-            item_id = bucket[at:at + 16].hex()
-            at += 16
-            kind, name, folded = string(), string(), string()
+            item_id = fields.take(16).hex()
+            kind, name, folded = fields.string(), fields.string(), fields.string()
             mac = hmac.new(name_key, b"coffer/v1/catalogue-bucket\x00" + folded.encode(), hashlib.sha256).digest()
             records.append({"id": item_id, "kind": kind, "name": name, "folded": folded, "bucket": index,
                             "hashed_bucket": int.from_bytes(mac[:4], "big") % count})
-        assert at == len(bucket), "trailing bytes"
+        assert fields.at_end(), "trailing bytes"
     return {"count": count, "changes_current": changes == current_changes, "records": records}
 
 
