@@ -15,6 +15,8 @@ public enum InteropError: Error, Equatable, Sendable, CustomStringConvertible {
     case tooLarge(limit: Int)
     /// KDF parameters in the file are outside the accepted range (a hostile or broken file).
     case kdfParametersOutOfBounds(String)
+    /// A library this format's reader needs is not installed (the detail names it).
+    case readerUnavailable(String)
 
     public var description: String {
         switch self {
@@ -24,6 +26,7 @@ public enum InteropError: Error, Equatable, Sendable, CustomStringConvertible {
         case .unsupportedVersion(let version): return "unsupported file version \(version)"
         case .tooLarge(let limit): return "the file is larger than \(limit) bytes"
         case .kdfParametersOutOfBounds(let detail): return "key-derivation parameters out of bounds: \(detail)"
+        case .readerUnavailable(let detail): return detail
         }
     }
 }

@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
 
 /// One entry of a KeePass database as its XML holds it: its string fields (protected ones already revealed), its
 /// tags and the group it sits in.
@@ -26,7 +23,7 @@ struct KeePassEntry {
 /// Every `Protected="True"` value, wherever it sits (history, recycle bin, attachments of KDBX 3.1), is revealed in
 /// document order, because the stream is one sequence; entries in `History` and in the recycle bin are then left
 /// out. A document with a DTD is refused before parsing (KeePass never writes one; entities are how XML bombs work).
-final class KeePassXMLReader: NSObject, XMLParserDelegate {
+final class KeePassXMLReader {
     private var stream: KeePassInnerStream
     private(set) var entries: [KeePassEntry] = []
     private var failure: InteropError?
@@ -57,27 +54,34 @@ final class KeePassXMLReader: NSObject, XMLParserDelegate {
             throw .malformedFile("the database XML declares a DTD")
         }
         let reader = KeePassXMLReader(stream: stream)
-        let parser = XMLParser(data: Data(xml))
-        parser.shouldResolveExternalEntities = false
-        parser.delegate = reader
-        let parsed = parser.parse()
+        let finished: Bool
+        do {
+            finished = try XMLEventReader.read(xml) { event in
+                switch event {
+                case .start(let name, let attributes): reader.startElement(name, attributes: attributes)
+                case .text(let text): reader.text += text
+                case .end(let name): reader.endElement(name)
+                }
+                return reader.failure == nil
+            }
+        } catch .unavailable {
+            throw .readerUnavailable("reading a KeePass database needs libxml2, which is not installed")
+        } catch {
+            throw .malformedFile("the database XML is not well-formed")
+        }
         if let failure = reader.failure { throw failure }
         guard reader.sawRoot else { throw .malformedFile("the database XML is not a KeePassFile") }
-        // libxml2 through XMLParser may accept a document cut off inside its root: the root must have closed.
-        guard parsed, reader.closedRoot else { throw .malformedFile("the database XML is not well-formed") }
+        guard finished, reader.closedRoot else { throw .malformedFile("the database XML is not well-formed") }
         return reader.entries
     }
 
     private var sawRoot = false
     private var closedRoot = false
 
-    func parser(
-        _ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
-        attributes: [String: String] = [:]
-    ) {
+    private func startElement(_ name: String, attributes: [String: String]) {
         if path.isEmpty {
             guard name == "KeePassFile" else {
-                fail(.malformedFile("the database XML is not a KeePassFile"), parser)
+                fail(.malformedFile("the database XML is not a KeePassFile"))
                 return
             }
             sawRoot = true
@@ -99,11 +103,7 @@ final class KeePassXMLReader: NSObject, XMLParserDelegate {
         }
     }
 
-    func parser(_ parser: XMLParser, foundCharacters string: String) {
-        text += string
-    }
-
-    func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
+    private func endElement(_ name: String) {
         defer {
             path.removeLast()
             text = ""
@@ -112,13 +112,13 @@ final class KeePassXMLReader: NSObject, XMLParserDelegate {
         var value = text
         if protectedValue {
             guard let sealed = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-                fail(.malformedFile("a protected value is not base64"), parser)
+                fail(.malformedFile("a protected value is not base64"))
                 return
             }
             do {
                 value = String(decoding: try stream.apply(Array(sealed)), as: UTF8.self)
             } catch {
-                fail(error, parser)
+                fail(error)
                 return
             }
         }
@@ -153,7 +153,7 @@ final class KeePassXMLReader: NSObject, XMLParserDelegate {
             // History entries are nested deeper than entryDepth; the recycle bin's are deleted.
             if let finished = entry, !(groups.last?.deleted ?? false) {
                 guard entries.count < Self.entryLimit else {
-                    fail(.malformedFile("more than \(Self.entryLimit) entries"), parser)
+                    fail(.malformedFile("more than \(Self.entryLimit) entries"))
                     return
                 }
                 entries.append(finished)
@@ -165,8 +165,8 @@ final class KeePassXMLReader: NSObject, XMLParserDelegate {
         }
     }
 
-    private func fail(_ error: InteropError, _ parser: XMLParser) {
+    /// Records the first failure; the read stops at the next event.
+    private func fail(_ error: InteropError) {
         if failure == nil { failure = error }
-        parser.abortParsing()
     }
 }

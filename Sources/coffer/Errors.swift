@@ -16,7 +16,7 @@ enum ExitStatus: Int32, CaseIterable, Sendable {
     case badData = 65
     /// No vault, no such item or slot, no places for a position.
     case notFound = 66
-    /// A server, gpsd or the key store cannot be reached.
+    /// A server, gpsd or the key store cannot be reached; a library an importer needs is not installed.
     case unavailable = 69
     /// Already exists.
     case alreadyExists = 73
@@ -227,6 +227,7 @@ extension InteropError: ReportableError {
         switch self {
         case .wrongPassword: return .notPermitted
         case .passwordRequired: return .usage
+        case .readerUnavailable: return .unavailable
         default: return .badData
         }
     }
