@@ -25,6 +25,7 @@ let package = Package(
     products: [
         .library(name: "CofferKit", targets: ["CofferKit"]),
         .executable(name: "coffer", targets: ["coffer"]),
+        .executable(name: "coffer-full", targets: ["coffer-full"]),
         .executable(name: "coffer-bench", targets: ["coffer-bench"]),
         .executable(name: "coffer-server", targets: ["coffer-server"]),
         .library(name: "CofferServer", targets: ["CofferServer"]),
@@ -128,12 +129,23 @@ let package = Package(
             name: "CofferAgent",
             dependencies: ["CofferKit", "CofferAgentWire", "CofferCrypto", "CofferPlatform"],
             swiftSettings: strict),
-        .executableTarget(
-            name: "coffer",
+        // The command line's shared part: options, output, errors, and the everyday commands `coffer` runs itself.
+        .target(
+            name: "CofferCLI",
             dependencies: [
-                "CofferKit", "CofferAgent", "CofferSync", "CofferCue",
+                "CofferKit", "CofferLogging", "CofferPlatform",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict),
+        // `coffer`: the everyday commands in a small process; the rest by becoming coffer-full.
+        .executableTarget(name: "coffer", dependencies: ["CofferCLI"], swiftSettings: strict, linkerSettings: leanStart),
+        // `coffer-full`: the whole command tree, with sync, places and the agent.
+        .executableTarget(
+            name: "coffer-full",
+            dependencies: [
+                "CofferCLI", "CofferKit", "CofferAgent", "CofferSync", "CofferCue", "CofferLogging",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict,
             linkerSettings: leanStart),
@@ -265,7 +277,7 @@ let package = Package(
         .testTarget(
             name: "CofferCLITests",
             dependencies: [
-                "coffer", "coffer-server", "CofferKit", "CofferTestSupport", "CofferPlatform", "CofferAgentWire",
+                "coffer", "coffer-full", "coffer-server", "CofferCLI", "CofferKit", "CofferTestSupport", "CofferPlatform", "CofferAgentWire",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict),

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs `coffer` and `coffer-server` into PREFIX/bin (default: ~/.local), with man pages and bash, zsh and fish
-# completions generated from the command definitions.
+# completions generated from the command definitions. `coffer` runs the everyday commands itself and becomes
+# PREFIX/libexec/coffer/coffer-full (the whole command tree) for the others.
 #
 #   scripts/install.sh [PREFIX]            build (release, Swift runtime linked in: starts ~4× faster) and install
 #   scripts/install.sh --from DIR [PREFIX] install binaries already built in DIR (which also holds generate-manual)
@@ -16,12 +17,12 @@ prefix=${1:-${PREFIX:-$HOME/.local}}
 
 if [ -z "$from" ]; then
   scratch=.build-install
-  for product in coffer coffer-server generate-manual; do
+  for product in coffer coffer-full coffer-server generate-manual; do
     swift build -c release --static-swift-stdlib --scratch-path "$scratch" --product "$product"
   done
   from="$scratch/release"
 fi
-for tool in coffer coffer-server generate-manual; do
+for tool in coffer coffer-full coffer-server generate-manual; do
   [ -x "$from/$tool" ] || { echo "install.sh: no $tool in $from" >&2; exit 1; }
 done
 
@@ -29,7 +30,10 @@ man="$prefix/share/man/man1"
 bash_completions="$prefix/share/bash-completion/completions"
 zsh_completions="$prefix/share/zsh/site-functions"
 fish_completions="$prefix/share/fish/vendor_completions.d"
-install -d "$prefix/bin" "$man" "$bash_completions" "$zsh_completions" "$fish_completions"
+install -d "$prefix/bin" "$prefix/libexec/coffer" "$man" "$bash_completions" "$zsh_completions" "$fish_completions"
+# First, so that the new `coffer` finds the new coffer-full from its first run.
+install -m 0755 "$from/coffer-full" "$prefix/libexec/coffer/.coffer-full.new"
+mv -f "$prefix/libexec/coffer/.coffer-full.new" "$prefix/libexec/coffer/coffer-full"
 for tool in coffer coffer-server; do
   # Written beside and renamed, so a running copy is never overwritten in place.
   install -m 0755 "$from/$tool" "$prefix/bin/.$tool.new"

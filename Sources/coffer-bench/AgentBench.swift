@@ -19,9 +19,7 @@ struct AgentBenchCommand: ParsableCommand {
     }
 
     func run() throws {
-        guard FileManager.default.isExecutableFile(atPath: CLIBench.coffer) else {
-            throw BenchError("no coffer binary at \(CLIBench.coffer): build it with `swift build -c release --product coffer`")
-        }
+        try CLIBench.requireBinaries()
         let passphrase = "Vq7-bench-Kz9-agent-mW4-Lp2"
         let secret = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"
         let device = try Self.home("device")

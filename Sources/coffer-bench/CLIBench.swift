@@ -43,10 +43,18 @@ struct CLIBench {
             .appendingPathComponent("coffer").path
     }
 
-    func run() throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.coffer) else {
-            throw BenchError("no coffer binary at \(Self.coffer): build it with `swift build -c release --product coffer`")
+    /// `coffer` and `coffer-full` (which makes the vaults: `init`, `add`, `import`) beside this benchmark.
+    static func requireBinaries() throws {
+        for tool in ["coffer", "coffer-full"] {
+            let path = URL(fileURLWithPath: coffer).deletingLastPathComponent().appendingPathComponent(tool).path
+            guard FileManager.default.isExecutableFile(atPath: path) else {
+                throw BenchError("no \(tool) at \(path): build it with `swift build -c release --static-swift-stdlib --product \(tool)`")
+            }
         }
+    }
+
+    func run() throws {
+        try CLIBench.requireBinaries()
         print("coffer-bench cli: \(items) items, medians of \(runs) whole processes, \(ProcessInfo.processInfo.activeProcessorCount) cores")
         let home = try Self.vault(tokens: items)
         let secret = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"

@@ -343,8 +343,10 @@ struct PlacesBench: Sendable {
     private func nearProcess(_ networks: [Network], _ locations: [Location]) throws {
         let coffer = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
             .appendingPathComponent("coffer").path
-        guard FileManager.default.isExecutableFile(atPath: coffer) else {
-            emit("  coffer near: skipped (no coffer binary next to coffer-bench; swift build -c release --product coffer)")
+        do {
+            try CLIBench.requireBinaries()
+        } catch {
+            emit("  coffer near: skipped (\(error))")
             return
         }
         let home = NSTemporaryDirectory() + "coffer-bench-near-\(UUID().uuidString)"

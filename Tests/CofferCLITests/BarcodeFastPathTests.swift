@@ -2,7 +2,7 @@ import CofferTestSupport
 import Foundation
 import Testing
 
-@testable import coffer
+@testable import CofferCLI
 
 /// `coffer barcode --symbology … --png …` skips ArgumentParser (BarcodeFastPath). These tests run the real binary
 /// both ways (`COFFER_NO_FAST_PATH=1` forces ArgumentParser) and require the same files, bytes, messages and exit

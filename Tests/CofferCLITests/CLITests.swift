@@ -265,7 +265,7 @@ struct CLITests {
         }
     }
 
-    @Test("scripts/install.sh puts both programs, a man page per command and completions for three shells under a prefix")
+    @Test("scripts/install.sh puts both programs (and coffer-full in libexec), a man page per command and completions for three shells under a prefix")
     func install() throws {
         let built = URL(fileURLWithPath: CLI.binary).deletingLastPathComponent().path
         guard FileManager.default.isExecutableFile(atPath: built + "/generate-manual") else {
@@ -295,6 +295,11 @@ struct CLITests {
         }
         let version = try TestSupport.run("\(prefix)/bin/coffer", ["--version"], environment: ["PATH": "/usr/bin:/bin"])
         #expect(version.stdout == "0.1.0\n")
+        // The whole command tree is coffer-full's, out of PATH in libexec, and the installed coffer finds it.
+        #expect(FileManager.default.isExecutableFile(atPath: "\(prefix)/libexec/coffer/coffer-full"))
+        #expect(!FileManager.default.fileExists(atPath: "\(prefix)/bin/coffer-full"))
+        let help = try TestSupport.run("\(prefix)/bin/coffer", ["--help"], environment: ["PATH": "/usr/bin:/bin"])
+        #expect(help.status == 0 && help.stdout.contains("sync") && help.stdout.contains("agent"), "\(help.stderr)")
     }
 
     @Test("`coffer run` hands the credential to the child's environment only")

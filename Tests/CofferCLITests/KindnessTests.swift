@@ -3,7 +3,8 @@ import CofferTestSupport
 import Foundation
 import Testing
 
-@testable import coffer
+@testable import CofferCLI
+@testable import coffer_full
 
 /// The walk-through's findings (issue 14, point 5): what a person meets at the terminal, driven through a
 /// pseudo-terminal where a terminal matters.
@@ -255,21 +256,51 @@ struct KindnessTests {
 
 @Suite("The everyday forms made without the parser", .offCooperativePool)
 struct PlainFormTests {
-    @Test("each plain form is the command the parser makes from the same arguments", arguments: [
+    struct NotEveryday: Error {}
+
+    /// The work of the command the full command tree parses from `arguments`.
+    static func parsedWork(_ arguments: [String]) throws -> any EverydayWork {
+        switch try CofferCommand.parseAsRoot(arguments) {
+        case let command as Code: return command.work
+        case let command as Show: return command.work
+        case let command as List: return command.work
+        case let command as Use: return command.work
+        default: throw NotEveryday()
+        }
+    }
+
+    @Test("each plain form is the work of the command the parser makes from the same arguments", arguments: [
         ["code"], ["code", "git"], ["show", "Costco"], ["list"], ["use", "Costco"],
     ])
     func sameAsParsed(_ arguments: [String]) throws {
-        let fast = try #require(CofferCommand.plainForm(arguments[0], Array(arguments.dropFirst())))
-        let parsed = try CofferCommand.parseAsRoot(arguments)
+        let fast = try #require(EverydayCommands.plainForm(arguments[0], Array(arguments.dropFirst())))
+        let parsed = try Self.parsedWork(arguments)
         #expect(type(of: fast) == type(of: parsed))
         #expect(String(reflecting: fast) == String(reflecting: parsed))
+    }
+
+    @Test("forms with options are parsed by the command alone into the work the full tree would do", arguments: [
+        ["code", "--json"], ["code", "git", "--clip"], ["show", "Costco", "--reveal", "--invert"], ["list", "--kind", "key"],
+        ["list", "--archived", "--json", "--vault", "/tmp/v"], ["use", "Costco", "--keystore", "file"],
+    ])
+    func optionFormsAsParsed(_ arguments: [String]) throws {
+        let fast = try #require(EverydayCommands.everydayWork(arguments))
+        #expect(String(reflecting: fast) == String(reflecting: try Self.parsedWork(arguments)))
+    }
+
+    @Test("help, errors, photos and other commands go to coffer-full", arguments: [
+        ["code", "--help"], ["show"], ["show", "Costco", "--photo", "front", "--out", "/tmp/f.png"], ["list", "--kind", "nothing"], ["edit", "Costco"],
+        ["code", "--clip"], ["sync"],
+    ])
+    func leftToFull(_ arguments: [String]) {
+        #expect(EverydayCommands.everydayWork(arguments) == nil)
     }
 
     @Test("options, help and names that look like options are left to the parser", arguments: [
         ["code", "--json"], ["code", "git", "--clip"], ["show"], ["show", "-x"], ["list", "cards"], ["use"], ["edit", "Costco"],
     ])
     func leftToParser(_ arguments: [String]) {
-        #expect(CofferCommand.plainForm(arguments[0], Array(arguments.dropFirst())) == nil)
+        #expect(EverydayCommands.plainForm(arguments[0], Array(arguments.dropFirst())) == nil)
     }
 }
 

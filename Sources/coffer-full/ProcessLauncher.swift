@@ -1,3 +1,4 @@
+import CofferCLI
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

@@ -11,20 +11,20 @@ import Darwin
 nonisolated(unsafe) private var interruptedTerminal: (Int32, termios)?
 
 /// The CLI's one place for terminal calls: TTY checks, echo-less reading, window width.
-enum Terminal {
-    static var standardInputIsTTY: Bool { isatty(STDIN_FILENO) == 1 }
-    static var standardOutputIsTTY: Bool { isatty(STDOUT_FILENO) == 1 }
-    static var standardErrorIsTTY: Bool { isatty(STDERR_FILENO) == 1 }
+package enum Terminal {
+    package static var standardInputIsTTY: Bool { isatty(STDIN_FILENO) == 1 }
+    package static var standardOutputIsTTY: Bool { isatty(STDOUT_FILENO) == 1 }
+    package static var standardErrorIsTTY: Bool { isatty(STDERR_FILENO) == 1 }
 
     /// Columns of the terminal on standard output, or nil when it is not a terminal.
-    static var columns: Int? {
+    package static var columns: Int? {
         var size = winsize()
         guard ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return nil }
         return Int(size.ws_col)
     }
 
     /// Prompts on the controlling terminal and reads one line with echo off. Nil when there is no terminal.
-    static func readSecret(prompt: String) -> String? {
+    package static func readSecret(prompt: String) -> String? {
         let descriptor = open("/dev/tty", O_RDWR | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
@@ -55,7 +55,7 @@ enum Terminal {
 
     /// Asks a yes/no question on the controlling terminal (echo on). Only "y" or "yes" is yes, unless `defaultYes`,
     /// when an empty answer is yes too. Nil when there is no terminal or the answer is end of input (Ctrl-D).
-    static func confirm(_ question: String, defaultYes: Bool = false) -> Bool? {
+    package static func confirm(_ question: String, defaultYes: Bool = false) -> Bool? {
         guard let answer = readVisible(prompt: "\(question) \(defaultYes ? "[Y/n]" : "[y/N]") ") else { return nil }
         let word = answer.trimmingCharacters(in: .whitespaces).lowercased()
         return ["y", "yes"].contains(word) || (defaultYes && word.isEmpty)
@@ -63,7 +63,7 @@ enum Terminal {
 
     /// Prompts on the controlling terminal and reads one line with echo on, for what is not a secret (a card's
     /// payload, an issuer). Nil when there is no terminal or the answer is end of input (Ctrl-D).
-    static func readVisible(prompt: String) -> String? {
+    package static func readVisible(prompt: String) -> String? {
         let descriptor = open("/dev/tty", O_RDWR | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
@@ -76,7 +76,7 @@ enum Terminal {
     }
 
     /// Writes `text` to standard error.
-    static func writeError(_ text: String) {
+    package static func writeError(_ text: String) {
         writeString(text, to: STDERR_FILENO)
     }
 

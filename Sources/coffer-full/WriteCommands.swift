@@ -1,31 +1,7 @@
 import ArgumentParser
+import CofferCLI
 import CofferKit
 import Foundation
-
-struct Use: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Record that a card was used at the till: a one-time pass is then used up; any card comes first next time at its stores.",
-        discussion: """
-            Examples:
-              coffer use Costco
-              coffer use 'Museum ticket'           # a one-time pass is used up
-            """)
-
-    @OptionGroup var vaultOption: VaultOption
-    @Argument(help: "Card name or id.") var query: String
-
-    func run() throws {
-        let coffer = try vaultOption.open()
-        let item = try coffer.find(query, kind: .card)
-        let now = Date()
-        _ = try coffer.update(item) { content in
-            guard case .card(var card) = content else { throw ModelError.notOneTime }
-            if card.oneTime { try card.markUsed(at: now) }
-            card.metadata[CardPlaces.lastUsedKey] = now.formatted(.iso8601)
-            content = .card(card)
-        }
-    }
-}
 
 struct Edit: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -5,19 +5,19 @@ import Foundation
 /// Secrets come from the terminal without echo, or from standard input (one line per secret, in the order the
 /// command asks for them); never from arguments. Standard input is handled as bytes: lines end at LF, one CR before
 /// it is dropped, and whatever follows the lines a command asked for is kept byte for byte.
-final class SecretInput: @unchecked Sendable {
-    static let shared = SecretInput()
-    static let standardInputLimit = 1 << 20
+package final class SecretInput: @unchecked Sendable {
+    package static let shared = SecretInput()
+    package static let standardInputLimit = 1 << 20
 
     // Standard input not consumed yet, read once on first use; only touched from the main thread.
     private var buffer: ArraySlice<UInt8>?
 
     /// Whether secrets are prompted for on a terminal.
-    var interactive: Bool { Terminal.standardInputIsTTY }
+    package var interactive: Bool { Terminal.standardInputIsTTY }
 
     /// One secret line. On a terminal, prompts (twice when `confirm`); otherwise takes the next line of stdin.
     /// `check` runs on the first entry, before anything else is asked, so a PIN of the wrong shape is refused at once.
-    func secret(_ what: String, confirm: Bool = false, check: (String) throws -> Void = { _ in }) throws -> String {
+    package func secret(_ what: String, confirm: Bool = false, check: (String) throws -> Void = { _ in }) throws -> String {
         if interactive {
             // End of input at the prompt (Ctrl-D) is the user giving up, not a missing secret.
             guard let first = Terminal.readSecret(prompt: "\(what): ") else { throw CLIError.cancelled }
@@ -37,7 +37,7 @@ final class SecretInput: @unchecked Sendable {
     }
 
     /// One line that is not a secret: typed with echo on a terminal (so the user sees it), else the next line of stdin.
-    func visibleLine(_ what: String) throws -> String {
+    package func visibleLine(_ what: String) throws -> String {
         if interactive {
             guard let typed = Terminal.readVisible(prompt: "\(what): ") else { throw CLIError.cancelled }
             return typed
@@ -50,14 +50,14 @@ final class SecretInput: @unchecked Sendable {
     }
 
     /// "New PIN" → "new PIN": the first letter only, so that acronyms keep their case.
-    static func lowercasedFirst(_ text: String) -> String {
+    package static func lowercasedFirst(_ text: String) -> String {
         guard let first = text.first, !(text.dropFirst().first?.isUppercase ?? false) else { return text }
         return first.lowercased() + text.dropFirst()
     }
 
     /// Goes on only with the user's yes: `--yes` (`confirmed`), or "y" at a terminal. Without a terminal the
     /// command stops with a usage error naming `--yes`, so a script never destroys something by default.
-    func requireConfirmation(_ question: String, confirmed: Bool, consequence: String) throws {
+    package func requireConfirmation(_ question: String, confirmed: Bool, consequence: String) throws {
         if confirmed { return }
         guard interactive else { throw CLIError.usage("\(consequence); pass --yes to confirm") }
         // No, or Ctrl-D.
@@ -65,7 +65,7 @@ final class SecretInput: @unchecked Sendable {
     }
 
     /// Everything left on standard input as text (note text).
-    func remainingText(_ what: String) throws -> String {
+    package func remainingText(_ what: String) throws -> String {
         if interactive {
             Terminal.writeError("Enter \(what), then Ctrl-D:\n")
         }
@@ -77,7 +77,7 @@ final class SecretInput: @unchecked Sendable {
     }
 
     /// Everything left on standard input, byte for byte (messages to sign, binary payloads).
-    func remainingBytes() throws -> [UInt8] {
+    package func remainingBytes() throws -> [UInt8] {
         let rest = try pending()
         buffer = []
         return Array(rest)
@@ -112,19 +112,21 @@ final class SecretInput: @unchecked Sendable {
 
 /// `--allow-weak-passphrase`, and the reading of a new passphrase: asked twice on a terminal, its strength shown after
 /// the first entry, refused below `PassphraseStrength.floorBits` unless the flag insists.
-struct NewPassphraseOptions: ParsableArguments {
+package struct NewPassphraseOptions: ParsableArguments {
+    package init() {}
+
     @Flag(
         name: .customLong("allow-weak-passphrase"),
         help: "Keep a new passphrase even when it is easy to guess (below about \(PassphraseStrength.floorBits) bits).")
-    var allowWeak = false
+    package var allowWeak = false
 
-    func read(_ what: String = "New passphrase") throws -> String {
+    package func read(_ what: String = "New passphrase") throws -> String {
         try SecretInput.shared.secret(what, confirm: true) { typed in
             try Self.check(PassphraseStrength(estimating: typed), allowWeak: allowWeak)
         }
     }
 
-    static func check(_ strength: PassphraseStrength, allowWeak: Bool) throws {
+    package static func check(_ strength: PassphraseStrength, allowWeak: Bool) throws {
         let reason = strength.weakness.map { ": \($0.rawValue)" } ?? ""
         switch strength.rating {
         case .tooWeak where !allowWeak:

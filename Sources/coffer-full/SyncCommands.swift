@@ -1,4 +1,5 @@
 import ArgumentParser
+import CofferCLI
 import CofferKit
 import CofferSync
 import CofferVault

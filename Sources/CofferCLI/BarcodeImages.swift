@@ -13,14 +13,14 @@ import CofferPlatform
 // Foundation or the vault: the fast path exists to keep that start-up cost out of a plain encoder run.
 
 /// The image files a barcode command writes, checked before any other work is done.
-struct ImageFiles {
-    let png: String?
-    let svg: String?
-    let pgm: String?
-    let raster: RasterOptions
+package struct ImageFiles {
+    package let png: String?
+    package let svg: String?
+    package let pgm: String?
+    package let raster: RasterOptions
 
     /// Throws a usage error when `scale` is outside 1–64 pixels per module.
-    init(png: String?, svg: String?, pgm: String?, scale: Int) throws(CLIError) {
+    package init(png: String?, svg: String?, pgm: String?, scale: Int) throws(CLIError) {
         guard (1...64).contains(scale) else { throw .usage("--scale must be 1 to 64") }
         self.png = png
         self.svg = svg
@@ -29,10 +29,10 @@ struct ImageFiles {
     }
 
     /// Whether no file was asked for (the barcode is then drawn on the terminal).
-    var isEmpty: Bool { png == nil && svg == nil && pgm == nil }
+    package var isEmpty: Bool { png == nil && svg == nil && pgm == nil }
 
     /// Writes each requested file, PNG then SVG then PGM, stopping at the first failure.
-    func write(_ barcode: EncodedBarcode) throws(CLIError) {
+    package func write(_ barcode: EncodedBarcode) throws(CLIError) {
         let raster = raster
         let files: [(String?, () throws(BarcodeError) -> [UInt8])] = [
             (png, { () throws(BarcodeError) in try PNGWriter.data(for: barcode, options: raster) }),
@@ -57,9 +57,9 @@ struct ImageFiles {
 }
 
 /// `coffer barcode --symbology`: standard input's bytes, less one final newline (LF, CRLF or a lone CR), encoded.
-enum StandardInputPayload {
+package enum StandardInputPayload {
     /// Reads standard input to its end (prompting first on a terminal) and encodes it as `symbology`.
-    static func encode(as symbology: Symbology, options: BarcodeOptions) throws(CLIError) -> EncodedBarcode {
+    package static func encode(as symbology: Symbology, options: BarcodeOptions) throws(CLIError) -> EncodedBarcode {
         if Terminal.standardInputIsTTY { Terminal.writeError("Payload, then Ctrl-D:\n") }
         var payload = try readAll()
         if payload.last == 0x0A { payload.removeLast() }

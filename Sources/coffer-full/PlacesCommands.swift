@@ -1,4 +1,5 @@
 import ArgumentParser
+import CofferCLI
 import CofferCue
 import CofferKit
 import CofferSync

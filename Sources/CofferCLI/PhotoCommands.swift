@@ -7,22 +7,24 @@ extension PhotoSide: ExpressibleByArgument {}
 
 /// `coffer edit CARD --photo SIDE FILE` and `--remove-photo SIDE`: the photo changes of an edit, read and checked
 /// before anything is written (a file that is missing, too large or not a PNG or JPEG changes nothing).
-struct PhotoEditOptions: ParsableArguments {
+package struct PhotoEditOptions: ParsableArguments {
+    package init() {}
+
     @Option(
         name: .customLong("photo"), parsing: .upToNextOption,
         help: ArgumentHelp("Cards: set the front or back photo from a PNG or JPEG file of at most 2 MiB.", valueName: "side> <file"))
-    var photo: [String] = []
+    package var photo: [String] = []
     @Option(name: .customLong("remove-photo"), help: ArgumentHelp("Cards: remove the front or back photo (repeatable).", valueName: "side"))
-    var removePhoto: [PhotoSide] = []
+    package var removePhoto: [PhotoSide] = []
 
-    var isGiven: Bool { !photo.isEmpty || !removePhoto.isEmpty }
+    package var isGiven: Bool { !photo.isEmpty || !removePhoto.isEmpty }
 
     /// `--photo` as (side, file) pairs; `--photo` may be given once per side.
     private var pairs: [(side: PhotoSide?, path: String)] {
         stride(from: 0, to: photo.count - 1, by: 2).map { (PhotoSide(rawValue: photo[$0]), photo[$0 + 1]) }
     }
 
-    func validate() throws {
+    package func validate() throws {
         let sides = pairs.compactMap(\.side)
         guard photo.count % 2 == 0, sides.count == pairs.count else {
             throw ValidationError("--photo takes a side (front or back) and a file: --photo front card.jpg")
@@ -33,7 +35,7 @@ struct PhotoEditOptions: ParsableArguments {
     }
 
     /// The changes, with each image read from its file and checked.
-    func changes() throws -> PhotoChanges {
+    package func changes() throws -> PhotoChanges {
         var changes = PhotoChanges(removals: Set(removePhoto))
         for case let (side?, path) in pairs {
             let image: [UInt8]
@@ -55,23 +57,25 @@ struct PhotoEditOptions: ParsableArguments {
 }
 
 /// `coffer show CARD --photo SIDE --out FILE [--force]`: writes a card's photo to a file (0600, atomically).
-struct PhotoOutputOptions: ParsableArguments {
-    @Option(name: .customLong("photo"), help: ArgumentHelp("Cards: write this photo (front or back) to the file --out names.", valueName: "side"))
-    var side: PhotoSide?
-    @Option(help: ArgumentHelp("With --photo: the file to write (owner-only; never replaced without --force).", valueName: "file"))
-    var out: String?
-    @Flag(help: "With --photo: replace the file --out names if it exists.") var force = false
+package struct PhotoOutputOptions: ParsableArguments {
+    package init() {}
 
-    func validate() throws {
+    @Option(name: .customLong("photo"), help: ArgumentHelp("Cards: write this photo (front or back) to the file --out names.", valueName: "side"))
+    package var side: PhotoSide?
+    @Option(help: ArgumentHelp("With --photo: the file to write (owner-only; never replaced without --force).", valueName: "file"))
+    package var out: String?
+    @Flag(help: "With --photo: replace the file --out names if it exists.") package var force = false
+
+    package func validate() throws {
         if side != nil, out == nil { throw ValidationError("--photo needs --out FILE: coffer show CARD --photo front --out front.jpg") }
         if side == nil, out != nil || force { throw ValidationError("--out and --force go with --photo SIDE") }
     }
 
     /// Whether a photo was asked for.
-    var isAsked: Bool { side != nil }
+    package var isAsked: Bool { side != nil }
 
     /// Writes the photo asked for.
-    func write(_ item: Item, from coffer: Coffer) throws {
+    package func write(_ item: Item, from coffer: Coffer) throws {
         guard let side, let out else { return }
         guard item.kind == .card else { throw CLIError.usage("only cards have photos") }
         guard let (_, image) = try coffer.photo(side, of: item) else {
@@ -87,19 +91,19 @@ struct PhotoOutputOptions: ParsableArguments {
 }
 
 /// What `show` says about a card's photos: side, type and size, never the image.
-struct PhotoSummary: Encodable {
-    let side: String
-    let type: String
-    let size: Int
+package struct PhotoSummary: Encodable {
+    package let side: String
+    package let type: String
+    package let size: Int
 
-    init(_ photo: CardPhoto) {
+    package init(_ photo: CardPhoto) {
         side = photo.side.rawValue
         type = photo.type.rawValue
         size = photo.size
     }
 
     /// "front (JPEG, 120 KiB)".
-    var text: String {
+    package var text: String {
         let kind = type == PhotoType.png.rawValue ? "PNG" : "JPEG"
         let amount = size < 1024 ? "\(size) bytes" : "\((size + 1023) / 1024) KiB"
         return "\(side) (\(kind), \(amount))"

@@ -13,15 +13,15 @@ import Darwin
 /// The desktop clipboard, through the tool the session has (as pass does): wl-copy on Wayland, xclip or xsel on X11,
 /// pbcopy on macOS. A copied secret is taken back after `COFFER_CLIP_TIME` seconds (45 by default) by a small
 /// detached `coffer` process, which puts back what the clipboard held before, unless something else was copied since.
-struct Clipboard {
-    let copy: [String]
-    let paste: [String]
-    let clear: [String]?
+package struct Clipboard {
+    package let copy: [String]
+    package let paste: [String]
+    package let clear: [String]?
 
-    static let defaultSeconds = 45
+    package static let defaultSeconds = 45
 
     /// The first tool that fits the session, or nil.
-    static func find(environment: [String: String] = processEnvironment) -> Clipboard? {
+    package static func find(environment: [String: String] = processEnvironment) -> Clipboard? {
         let path = environment["PATH"] ?? "/usr/bin:/bin"
         func exists(_ tool: String) -> Bool {
             path.split(separator: ":").contains { access("\($0)/\(tool)", X_OK) == 0 }
@@ -42,14 +42,14 @@ struct Clipboard {
     }
 
     /// How long a copied secret stays: `COFFER_CLIP_TIME` seconds (1 to 3600), else 45.
-    static func seconds(environment: [String: String] = processEnvironment) -> Int {
+    package static func seconds(environment: [String: String] = processEnvironment) -> Int {
         guard let text = environment["COFFER_CLIP_TIME"], let value = Int(text), (1...3600).contains(value) else { return defaultSeconds }
         return value
     }
 
     /// Copies `secret` and arranges for it to be taken back; says so on standard error. What the clipboard held is
     /// handed to the restoring process through a pipe, never through its arguments or environment.
-    static func copy(_ secret: String, what: String) throws {
+    package static func copy(_ secret: String, what: String) throws {
         guard let clipboard = find() else {
             throw CLIError.other(
                 "no clipboard tool found", status: .unavailable,
@@ -84,7 +84,7 @@ struct Clipboard {
 
     /// Runs a clipboard tool, feeding it `input`, and returns its standard output.
     @discardableResult
-    static func run(_ command: [String], input: [UInt8]?) throws -> [UInt8] {
+    package static func run(_ command: [String], input: [UInt8]?) throws -> [UInt8] {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = command
@@ -113,12 +113,14 @@ struct Clipboard {
 
 /// `coffer clipboard-restore SECONDS` (hidden): started by `--clip`, with the copied secret's SHA-256 and the earlier
 /// clipboard on standard input. Waits, then puts the earlier content back if the clipboard still holds the secret.
-struct ClipboardRestore: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "clipboard-restore", shouldDisplay: false)
+package struct ClipboardRestore: ParsableCommand {
+    package init() {}
 
-    @Argument var seconds: Int
+    package static let configuration = CommandConfiguration(commandName: "clipboard-restore", shouldDisplay: false)
 
-    func run() throws {
+    @Argument package var seconds: Int
+
+    package func run() throws {
         _ = setsid()
         let message = Array(FileHandle.standardInput.readDataToEndOfFile())
         guard message.count >= 32, let clipboard = Clipboard.find() else { return }

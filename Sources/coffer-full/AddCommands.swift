@@ -1,25 +1,7 @@
 import ArgumentParser
+import CofferCLI
 import CofferKit
 import Foundation
-
-extension Symbology: ExpressibleByArgument {}
-extension PayloadCharset: ExpressibleByArgument {}
-/// Kinds as people type them: `key` (as `coffer add key` says) for signing keys, plurals, `token` for OTP tokens.
-extension ItemKind: ExpressibleByArgument {
-    public init?(argument: String) {
-        switch argument.lowercased() {
-        case "card", "cards": self = .card
-        case "otp", "otps", "token", "tokens", "totp", "hotp": self = .otp
-        case "credential", "credentials": self = .credential
-        case "key", "keys", "signing-key", "signing_key", "signing-keys": self = .signingKey
-        case "note", "notes": self = .note
-        default: return nil
-        }
-    }
-
-    public static var allValueStrings: [String] { ["card", "otp", "credential", "key", "note"] }
-}
-extension Note.Template: ExpressibleByArgument {}
 
 /// A card's `--symbology`: a symbology, or `none` for a card without a barcode (shown by its number).
 struct CardSymbology: ExpressibleByArgument {

@@ -2,40 +2,40 @@ import CofferKit
 import Foundation
 
 /// Writing results: plain text for people, JSON for scripts, colour only on a terminal and never under NO_COLOR.
-enum Output {
-    static let colorEnabled: Bool = {
+package enum Output {
+    package static let colorEnabled: Bool = {
         let environment = processEnvironment
         return Terminal.standardOutputIsTTY && environment["NO_COLOR"].map(\.isEmpty) ?? true && environment["TERM"] != "dumb"
     }()
 
-    static func line(_ text: String = "") {
+    package static func line(_ text: String = "") {
         FileHandle.standardOutput.write(Data((text + "\n").utf8))
     }
 
-    static func raw(_ text: String) {
+    package static func raw(_ text: String) {
         FileHandle.standardOutput.write(Data(text.utf8))
     }
 
     /// A note on standard error (warnings, progress, one-time messages).
-    static func note(_ text: String) {
+    package static func note(_ text: String) {
         Terminal.writeError(text + "\n")
     }
 
-    static func warning(_ text: String) {
+    package static func warning(_ text: String) {
         Terminal.writeError("coffer: warning: \(text)\n")
     }
 
     /// "1 item", "2 items", "1 copy", "3 copies": a count with its noun.
-    static func count(_ number: Int, _ singular: String, _ plural: String? = nil) -> String {
+    package static func count(_ number: Int, _ singular: String, _ plural: String? = nil) -> String {
         "\(number) \(number == 1 ? singular : plural ?? singular + "s")"
     }
 
-    static func json(_ value: some Encodable) throws {
+    package static func json(_ value: some Encodable) throws {
         line(try jsonText(value))
     }
 
     /// `value` as `json` prints it.
-    static func jsonText(_ value: some Encodable) throws -> String {
+    package static func jsonText(_ value: some Encodable) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
@@ -48,12 +48,12 @@ enum Output {
     /// `value` as an element of an array that `json` prints: indented one level. A long listing encodes each
     /// element as it comes and prints `jsonArray` of them, the same text as `json` of the whole array without holding
     /// every value.
-    static func jsonElement(_ value: some Encodable) throws -> String {
+    package static func jsonElement(_ value: some Encodable) throws -> String {
         try jsonText(value).split(separator: "\n", omittingEmptySubsequences: false).map { "  " + $0 }.joined(separator: "\n")
     }
 
     /// Prints elements made by `jsonElement` as one JSON array.
-    static func jsonArray(_ elements: [String]) {
+    package static func jsonArray(_ elements: [String]) {
         guard !elements.isEmpty else { return line("[]") }
         raw("[\n")
         for start in stride(from: 0, to: elements.count, by: 1_000) {
@@ -62,9 +62,9 @@ enum Output {
         }
     }
 
-    enum Tone { case dim, bold, red, yellow, green }
+    package enum Tone { case dim, bold, red, yellow, green }
 
-    static func styled(_ text: String, _ tone: Tone) -> String {
+    package static func styled(_ text: String, _ tone: Tone) -> String {
         guard colorEnabled else { return text }
         let code: String
         switch tone {
@@ -77,7 +77,7 @@ enum Output {
         return "\u{1B}[\(code)m\(text)\u{1B}[0m"
     }
 
-    static let isoDay: DateFormatter = {
+    package static let isoDay: DateFormatter = {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = .current
@@ -86,7 +86,7 @@ enum Output {
     }()
 
     /// Parses `YYYY-MM-DD` (start of that day, local time) or a full ISO 8601 timestamp.
-    static func parseDate(_ text: String, endOfDay: Bool = false) throws -> Date {
+    package static func parseDate(_ text: String, endOfDay: Bool = false) throws -> Date {
         if let day = isoDay.date(from: text) {
             return endOfDay ? day.addingTimeInterval(86_399) : day
         }
@@ -96,16 +96,16 @@ enum Output {
 }
 
 /// A progress bar on standard error, shown only on a terminal and only once an operation has run for a second.
-final class ProgressBar {
+package final class ProgressBar {
     private let label: String
     private let start = Date()
     private var shown = false
 
-    init(label: String) {
+    package init(label: String) {
         self.label = label
     }
 
-    func update(_ done: Int, of total: Int) {
+    package func update(_ done: Int, of total: Int) {
         guard Terminal.standardErrorIsTTY, total > 0, Date().timeIntervalSince(start) >= 1 else { return }
         let width = 30
         let filled = width * done / total
@@ -114,7 +114,7 @@ final class ProgressBar {
         shown = true
     }
 
-    func finish() {
+    package func finish() {
         if shown { Terminal.writeError("\n") }
     }
 }

@@ -17,16 +17,16 @@ import CofferKit
 /// and hands everything else, including every error in the arguments, to ArgumentParser. The work itself is
 /// `ImageFiles` and `StandardInputPayload`, shared with `BarcodeCommand`, so output and errors are the same.
 /// `COFFER_NO_FAST_PATH` (set and not empty) turns it off, for comparing the two paths.
-struct BarcodeFastPath {
-    let symbology: Symbology
-    let errorCorrection: QRErrorCorrection
-    let scale: Int
-    let png: String?
-    let svg: String?
-    let pgm: String?
+package struct BarcodeFastPath {
+    package let symbology: Symbology
+    package let errorCorrection: QRErrorCorrection
+    package let scale: Int
+    package let png: String?
+    package let svg: String?
+    package let pgm: String?
 
     /// The request in `arguments` (without the program name), or nil when ArgumentParser must handle them.
-    init?(arguments: ArraySlice<String>) {
+    package init?(arguments: ArraySlice<String>) {
         if let disabled = getenv("COFFER_NO_FAST_PATH"), disabled.pointee != 0 { return nil }
         guard arguments.first == "barcode" else { return nil }
         var symbologyName: String?
@@ -83,15 +83,15 @@ struct BarcodeFastPath {
         return true
     }
 
-    /// Does what `BarcodeCommand.run` does for this request, then exits as `CofferCommand.main` would.
-    func run() -> Never {
+    /// Does what `BarcodeCommand.run` does for this request, then exits as the command would.
+    package func run() -> Never {
         do throws(CLIError) {
             let images = try ImageFiles(png: png, svg: svg, pgm: pgm, scale: scale)
             let barcode = try StandardInputPayload.encode(
                 as: symbology, options: BarcodeOptions(qrErrorCorrection: errorCorrection))
             try images.write(barcode)
         } catch {
-            CofferCommand.exit(reporting: error)
+            ErrorReporter.exit(reporting: error)
         }
         exit(0)
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CofferAgent
+import CofferCLI
 import CofferKit
 import Foundation
 

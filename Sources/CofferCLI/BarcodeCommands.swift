@@ -4,12 +4,31 @@ import CofferKit
 extension QRErrorCorrection: ExpressibleByArgument {}
 
 /// Drawing options shared by the commands that show barcodes.
-struct DrawingOptions: ParsableArguments {
+package struct DrawingOptions: ParsableArguments {
+    package init() {}
+
     @Flag(help: "Draw light modules instead of dark ones (for terminals that show light-on-dark glyphs).") var invert = false
     @Flag(name: .customLong("no-color"), help: "Do not force dark-on-light colours.") var noColor = false
 
+    /// The same choice as plain values.
+    package var drawing: BarcodeDrawing { BarcodeDrawing(invert: invert, noColor: noColor) }
+
+    /// ``BarcodeDrawing/draw(_:)``.
+    package func draw(_ barcode: EncodedBarcode) throws -> String { try drawing.draw(barcode) }
+}
+
+/// How a barcode is drawn on the terminal, as `--invert` and `--no-color` chose it.
+package struct BarcodeDrawing: Equatable, Sendable {
+    package var invert = false
+    package var noColor = false
+
+    package init(invert: Bool = false, noColor: Bool = false) {
+        self.invert = invert
+        self.noColor = noColor
+    }
+
     /// The terminal drawing of `barcode`, or an error naming the width needed when the terminal is too narrow.
-    func draw(_ barcode: EncodedBarcode) throws -> String {
+    package func draw(_ barcode: EncodedBarcode) throws -> String {
         let color = !noColor && Output.colorEnabled
         let renderer = TerminalRenderer(options: .init(invert: invert, color: color, maxColumns: Terminal.columns))
         let drawing: String
@@ -30,8 +49,10 @@ struct DrawingOptions: ParsableArguments {
     }
 }
 
-struct BarcodeCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
+package struct BarcodeCommand: ParsableCommand {
+    package init() {}
+
+    package static let configuration = CommandConfiguration(
         commandName: "barcode",
         abstract: "Draw a card's barcode in the terminal or to PNG, SVG or PGM; or encode stdin with --symbology.",
         discussion: """
@@ -44,22 +65,22 @@ struct BarcodeCommand: ParsableCommand {
               printf 'HELLO' | coffer barcode --symbology qr --svg hello.svg
             """)
 
-    @OptionGroup var vaultOption: VaultOption
-    @OptionGroup var drawing: DrawingOptions
+    @OptionGroup package var vaultOption: VaultOption
+    @OptionGroup package var drawing: DrawingOptions
     @Argument(help: "Card name or id (omit with --symbology to encode standard input).") var card: String?
     @Option(help: "Encode standard input (its bytes, less one final newline) instead of a card.") var symbology: Symbology?
     @Option(name: .customLong("ec"), help: "QR error correction: L, M, Q or H.")
-    var errorCorrection: QRErrorCorrection = Self.defaultErrorCorrection
-    @Option(help: "Write a PNG to this file.") var png: String?
-    @Option(help: "Write an SVG to this file.") var svg: String?
+    package var errorCorrection: QRErrorCorrection = Self.defaultErrorCorrection
+    @Option(help: "Write a PNG to this file.") package var png: String?
+    @Option(help: "Write an SVG to this file.") package var svg: String?
     @Option(help: "Write a PGM (P5) to this file.") var pgm: String?
-    @Option(help: "Pixels per module in image files.") var scale: Int = Self.defaultScale
+    @Option(help: "Pixels per module in image files.") package var scale: Int = Self.defaultScale
 
     // Shared with BarcodeFastPath, which must fill in what ArgumentParser would.
-    static let defaultErrorCorrection = QRErrorCorrection.M
-    static let defaultScale = 4
+    package static let defaultErrorCorrection = QRErrorCorrection.M
+    package static let defaultScale = 4
 
-    func run() throws {
+    package func run() throws {
         let images = try ImageFiles(png: png, svg: svg, pgm: pgm, scale: scale)
         let options = BarcodeOptions(qrErrorCorrection: errorCorrection)
         let barcode: EncodedBarcode
@@ -85,16 +106,20 @@ struct BarcodeCommand: ParsableCommand {
     }
 }
 
-struct OTPCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
+package struct OTPCommand: ParsableCommand {
+    package init() {}
+
+    package static let configuration = CommandConfiguration(
         commandName: "otp", abstract: "Hand a 2FA token to another authenticator.",
         discussion: """
             Examples:
               coffer otp qr GitHub                      # scan it with another app
             """, subcommands: [QR.self])
 
-    struct QR: ParsableCommand {
-        static let configuration = CommandConfiguration(
+    package struct QR: ParsableCommand {
+        package init() {}
+
+        package static let configuration = CommandConfiguration(
             abstract: "Draw a token's otpauth:// URI as a QR code, to scan into a phone. It shows the secret.",
             discussion: """
                 Anyone who sees the code can copy the token: draw it only where nobody watches.
@@ -104,11 +129,11 @@ struct OTPCommand: ParsableCommand {
                   coffer otp qr GitHub --invert             # on a dark terminal
                 """)
 
-        @OptionGroup var vaultOption: VaultOption
-        @OptionGroup var drawing: DrawingOptions
+        @OptionGroup package var vaultOption: VaultOption
+        @OptionGroup package var drawing: DrawingOptions
         @Argument(help: "Token name (\"Issuer (account)\", issuer, account, or id).") var query: String
 
-        func run() throws {
+        package func run() throws {
             let coffer = try vaultOption.open()
             let item = try coffer.find(query, kind: .otp)
             guard case .otp(let otp) = item.content else { return }

@@ -1,12 +1,11 @@
-import CofferCue
+import ArgumentParser
 import CofferKit
 import CofferPlatform
-import CofferSync
 import Foundation
 
 /// The exit codes of `coffer`, one per row of the README's "Exit codes" table (sysexits(3) where one fits).
 /// `ExitCodeTests` checks the table and the codes real failures give against each other.
-enum ExitStatus: Int32, CaseIterable, Sendable {
+package enum ExitStatus: Int32, CaseIterable, Sendable {
     case success = 0
     /// I/O, storage, or anything without a better code.
     case failure = 1
@@ -34,19 +33,19 @@ enum ExitStatus: Int32, CaseIterable, Sendable {
 
 /// An error as the command line reports it: one line that never holds a secret, an optional hint (`coffer: hint:`),
 /// and the exit code. Each domain's error conforms here, in one place, so that commands throw library errors as they
-/// come and `CofferCommand.main` reports them all the same way.
-protocol ReportableError: Error {
+/// come and `ErrorReporter` reports them all the same way.
+package protocol ReportableError: Error {
     var message: String { get }
     var hint: String? { get }
     var status: ExitStatus { get }
 }
 
 extension ReportableError where Self: CustomStringConvertible {
-    var message: String { description }
+    package var message: String { description }
 }
 
 /// Errors the command line itself raises.
-enum CLIError: ReportableError, CustomStringConvertible {
+package enum CLIError: ReportableError, CustomStringConvertible {
     case usage(String)
     case noInput(String)
     case failure(String)
@@ -61,7 +60,7 @@ enum CLIError: ReportableError, CustomStringConvertible {
     /// A failure with its own code and hint, for the few messages only a command can word (places, positions).
     case other(String, status: ExitStatus, hint: String?)
 
-    var description: String {
+    package var description: String {
         switch self {
         case .usage(let message), .failure(let message), .badData(let message), .narrowTerminal(let message): return message
         case .noInput(let what): return "no \(SecretInput.lowercasedFirst(what)) given: type it on a terminal or pipe it on standard input"
@@ -70,7 +69,7 @@ enum CLIError: ReportableError, CustomStringConvertible {
         }
     }
 
-    var hint: String? {
+    package var hint: String? {
         switch self {
         case .narrowTerminal: return "or write an image to scan from another screen: coffer barcode NAME --png FILE"
         case .other(_, _, let hint): return hint
@@ -78,7 +77,7 @@ enum CLIError: ReportableError, CustomStringConvertible {
         }
     }
 
-    var status: ExitStatus {
+    package var status: ExitStatus {
         switch self {
         case .usage, .noInput: return .usage
         case .failure, .cancelled: return .failure
@@ -90,7 +89,7 @@ enum CLIError: ReportableError, CustomStringConvertible {
 }
 
 extension CofferError: ReportableError {
-    var hint: String? {
+    package var hint: String? {
         switch self {
         case .vault(let error): return error.hint
         case .keystore(let error): return error.hint
@@ -105,7 +104,7 @@ extension CofferError: ReportableError {
         }
     }
 
-    var status: ExitStatus {
+    package var status: ExitStatus {
         switch self {
         case .vault(let error): return error.status
         case .keystore(let error): return error.status
@@ -131,7 +130,7 @@ extension CofferError: ReportableError {
 }
 
 extension VaultError: ReportableError {
-    var hint: String? {
+    package var hint: String? {
         switch self {
         case .notFound: return "create one with `coffer init`, or point --vault / COFFER_VAULT at an existing vault"
         case .newerFormat, .unknownMigrations: return "this vault was written by a newer Coffer; install that version to open it"
@@ -145,7 +144,7 @@ extension VaultError: ReportableError {
         }
     }
 
-    var status: ExitStatus {
+    package var status: ExitStatus {
         switch self {
         case .notFound, .itemNotFound, .slotNotFound, .noSlot: return .notFound
         case .wrongPassphrase, .wrongRecoveryCode, .deviceKeyMismatch: return .notPermitted
@@ -159,7 +158,7 @@ extension VaultError: ReportableError {
 }
 
 extension ModelError: ReportableError {
-    var hint: String? {
+    package var hint: String? {
         switch self {
         case .keyLocked: return "the seed's own backup brings the key back: `coffer rm --purge` it, then `coffer add key`"
         default: return nil
@@ -167,7 +166,7 @@ extension ModelError: ReportableError {
     }
 
     /// A wrong PIN and a locked key are refusals, not bad data: the item itself is fine.
-    var status: ExitStatus {
+    package var status: ExitStatus {
         switch self {
         case .wrongPIN, .keyLocked: return .notPermitted
         default: return .badData
@@ -176,7 +175,7 @@ extension ModelError: ReportableError {
 }
 
 extension KeystoreError: ReportableError {
-    var hint: String? {
+    package var hint: String? {
         switch self {
         case .locked:
             return "unlock the key store (log in to the desktop session, or unlock the keyring) and run the command again; nothing was changed"
@@ -186,7 +185,7 @@ extension KeystoreError: ReportableError {
         }
     }
 
-    var status: ExitStatus {
+    package var status: ExitStatus {
         switch self {
         case .locked: return .tryAgain
         case .unreachable: return .unavailable
@@ -196,34 +195,34 @@ extension KeystoreError: ReportableError {
 }
 
 extension OTPError: ReportableError {
-    var hint: String? { nil }
-    var status: ExitStatus { .badData }
+    package var hint: String? { nil }
+    package var status: ExitStatus { .badData }
 }
 
 extension BarcodeError: ReportableError {
-    var hint: String? { nil }
-    var status: ExitStatus { .badData }
+    package var hint: String? { nil }
+    package var status: ExitStatus { .badData }
 }
 
 extension CofferCryptoError: ReportableError {
-    var hint: String? { nil }
-    var status: ExitStatus { .badData }
+    package var hint: String? { nil }
+    package var status: ExitStatus { .badData }
 }
 
 extension StellarStrKey.StrKeyError: ReportableError {
-    var message: String { "seed: \(description)" }
-    var hint: String? { nil }
-    var status: ExitStatus { .badData }
+    package var message: String { "seed: \(description)" }
+    package var hint: String? { nil }
+    package var status: ExitStatus { .badData }
 }
 
 extension PlacesError: ReportableError {
-    var hint: String? { nil }
-    var status: ExitStatus { .badData }
+    package var hint: String? { nil }
+    package var status: ExitStatus { .badData }
 }
 
 extension InteropError: ReportableError {
-    var hint: String? { nil }
-    var status: ExitStatus {
+    package var hint: String? { nil }
+    package var status: ExitStatus {
         switch self {
         case .wrongPassword: return .notPermitted
         case .passwordRequired: return .usage
@@ -234,17 +233,17 @@ extension InteropError: ReportableError {
 }
 
 extension AegisExporter.ExportError: ReportableError {
-    var hint: String? { nil }
-    var status: ExitStatus { .failure }
+    package var hint: String? { nil }
+    package var status: ExitStatus { .failure }
 }
 
 extension PrivateFileError: ReportableError {
-    var hint: String? {
+    package var hint: String? {
         if case .alreadyExists = self { return "add --force to replace it" }
         return nil
     }
 
-    var status: ExitStatus {
+    package var status: ExitStatus {
         switch self {
         case .notFound: return .notFound
         case .alreadyExists: return .alreadyExists
@@ -254,62 +253,33 @@ extension PrivateFileError: ReportableError {
     }
 }
 
-extension PositionSourceError: ReportableError {
-    var hint: String? { nil }
-    var status: ExitStatus { .unavailable }
-}
-
-extension SyncClientError: ReportableError {
-    var hint: String? {
-        switch self {
-        case .transport: return "local changes stay queued; run `coffer sync` again when online"
-        case .server(401, "unauthorized", "Invalid email or passphrase"): return nil
-        case .server(401, _, _): return "log in again: coffer sync login --server URL --email EMAIL"
-        case .server(409, "account_exists", _): return "use `coffer sync login` to link this vault to the existing account"
-        case .pinMismatch:
-            return "if the server's key was changed as planned, pin the new one: coffer sync pin --sha256 NEW (or --reset --yes)"
-        default: return nil
-        }
+/// How every failure reaches the user: `coffer: error: …` on standard error, an optional `coffer: hint: …`, and the
+/// exit code of its row in ``ExitStatus``.
+package enum ErrorReporter {
+    /// Prints `failure` (and its hint) the way every command reports errors, and exits with its code.
+    package static func exit(reporting failure: any ReportableError) -> Never {
+        Terminal.writeError("coffer: error: \(failure.message)\n")
+        if let hint = failure.hint { Terminal.writeError("coffer: hint: \(hint)\n") }
+        Foundation.exit(failure.status.rawValue)
     }
 
-    var status: ExitStatus {
-        switch self {
-        case .transport: return .unavailable
-        case .server(401, _, _): return .notPermitted
-        case .server(429, _, _): return .tryAgain
-        case .server(409, "account_exists", _): return .alreadyExists
-        case .invalidServerURL, .pinNeedsHTTPS: return .usage
-        // EX_PROTOCOL: the remote side broke the protocol.
-        case .pinMismatch: return .protocolViolation
-        default: return .failure
-        }
-    }
-}
-
-extension SyncError: ReportableError {
-    var hint: String? {
-        switch self {
-        case .client(let error): return error.hint
-        case .coffer(let error): return error.hint
-        case .notLinked: return "run `coffer sync register` or `coffer sync login`"
-        case .alreadyLinked, .differentVault: return "`coffer sync logout` unlinks this vault"
-        case .verification(.newerKeyEpoch): return "it asks for the sync passphrase once; nothing here was changed"
-        case .weakKDF, .accountParametersChanged:
-            return "if you made the account that way or changed its passphrase elsewhere, pass --allow-weak-kdf or --accept-parameter-change"
-        default: return nil
-        }
+    /// Reports an error a command's work throws outside parsing: ours as above, any other as ArgumentParser would.
+    package static func exit(reporting error: any Error) -> Never {
+        // ArgumentParser's reporting asks for a command type; outside parsing, any gives the same answer.
+        exit(reporting: error, of: VaultOption.self, hint: { _ in nil })
     }
 
-    var status: ExitStatus {
-        switch self {
-        case .client(let error): return error.status
-        case .coffer(let error): return error.status
-        case .notLinked: return .usage
-        case .alreadyLinked, .differentVault: return .alreadyExists
-        case .wrongPassphrase, .verification(.newerKeyEpoch): return .notPermitted
-        case .tooManyConflicts: return .tryAgain
-        case .verification, .weakKDF, .accountParametersChanged: return .protocolViolation
-        case .crypto, .nothingToRepublish, .historyIncomplete, .vaultPassphraseNeeded: return .failure
-        }
+    /// Reports any error a command's parsing or run throws: ours as above; ArgumentParser's help and version output
+    /// as it prints them; its parse and validation errors in our form, with the hint `hint` finds for the message.
+    package static func exit(
+        reporting error: any Error, of command: any ParsableArguments.Type, hint: (String) -> String?
+    ) -> Never {
+        if let failure = error as? any ReportableError { exit(reporting: failure) }
+        let code = command.exitCode(for: error)
+        if code == .success { command.exit(withError: error) }
+        // ArgumentParser's message starts with its own "Error: "; ours already says "coffer: error:".
+        var message = command.fullMessage(for: error)
+        if message.hasPrefix("Error: ") { message.removeFirst("Error: ".count) }
+        exit(reporting: CLIError.other(message, status: ExitStatus(rawValue: code.rawValue) ?? .usage, hint: hint(message)))
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CofferCLI
 
 /// Second lines for argument errors: the command meant, or where an option lives.
 enum ArgumentHints {

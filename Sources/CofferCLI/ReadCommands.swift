@@ -1,0 +1,489 @@
+import ArgumentParser
+import CofferKit
+import Foundation
+
+/// An item as `list --json` and `add --json` print it: no secret values (no payload, OTP secret, credential
+/// value or note field values).
+package struct ItemSummary: Encodable {
+    package let id: String
+    package let kind: String
+    package let name: String
+    package let tags: [String]
+    package let revision: UInt64
+    package let createdAt: Date
+    package let updatedAt: Date
+    package var status: String?
+    package var valid: Bool?
+    package var symbology: String?
+    package var networks: [String]?
+    package var validFrom: Date?
+    package var validTo: Date?
+    package var oneTime: Bool?
+    package var usedAt: Date?
+    package var archivedAt: Date?
+    package var issuer: String?
+    package var account: String?
+    package var type: String?
+    package var algorithm: String?
+    package var digits: Int?
+    package var period: Int?
+    package var counter: UInt64?
+    package var provider: String?
+    package var maskedValue: String?
+    package var publicKey: String?
+    package var locked: Bool?
+    package var template: String?
+    package var fieldLabels: [String]?
+
+    package enum CodingKeys: String, CodingKey {
+        case id, kind, name, tags, revision, status, valid, symbology, networks, issuer, account, type, algorithm
+        case digits, period, counter, provider, locked, template
+        case createdAt = "created_at", updatedAt = "updated_at", validFrom = "valid_from", validTo = "valid_to"
+        case oneTime = "one_time", usedAt = "used_at", archivedAt = "archived_at", maskedValue = "masked_value"
+        case publicKey = "public_key", fieldLabels = "field_labels"
+    }
+
+    package init(_ item: Item, now: Date) {
+        id = item.id.uuidString.lowercased()
+        kind = item.kind.rawValue
+        name = item.content.name
+        tags = item.content.tags
+        revision = item.revision
+        createdAt = item.createdAt
+        updatedAt = item.updatedAt
+        switch item.content {
+        case .card(let card):
+            status = card.isArchived ? "Archived" : card.validityLabel(at: now)
+            valid = card.isValid(at: now)
+            symbology = card.symbology?.rawValue
+            networks = card.networkIDs
+            validFrom = card.validFrom
+            validTo = card.validTo
+            oneTime = card.oneTime
+            usedAt = card.usedAt
+            archivedAt = card.archivedAt
+        case .otp(let otp):
+            issuer = otp.issuer
+            account = otp.account
+            algorithm = otp.parameters.algorithm.name
+            digits = otp.parameters.digits
+            switch otp.parameters.kind {
+            case .totp(let seconds):
+                type = "totp"
+                period = seconds
+            case .hotp(let next):
+                type = "hotp"
+                counter = next
+            case .steam:
+                type = "steam"
+                period = OTPParameters.steamPeriod
+            }
+        case .credential(let credential):
+            provider = credential.provider
+            maskedValue = credential.maskedValue
+        case .signingKey(let key):
+            publicKey = key.publicKeyText
+            locked = key.isLocked
+            type = key.flavor.rawValue
+        case .note(let note):
+            template = note.template.rawValue
+            fieldLabels = note.fields.map(\.label)
+        }
+    }
+}
+
+package struct List: ParsableCommand {
+    package init() {}
+
+    package static let configuration = CommandConfiguration(abstract: "List items (archived cards only with --archived).",
+        discussion: """
+            Examples:
+              coffer list
+              coffer list --kind card --tag travel
+              coffer list --network costco --json
+            """)
+
+    @OptionGroup package var vaultOption: VaultOption
+    @OptionGroup package var output: JSONOption
+    @Option(help: "Only this kind.") package var kind: ItemKind?
+    @Option(help: "Only items with this tag.") package var tag: String?
+    @Option(help: "Only cards for this store network.") package var network: String?
+    @Flag(help: "Include archived cards.") package var archived = false
+
+    /// What this command does, in plain values.
+    package var work: Work {
+        Work(vault: vaultOption.selection, json: output.json, kind: kind, tag: tag, network: network, archived: archived)
+    }
+
+    package func run() throws { try work.run() }
+
+    package struct Work: EverydayWork {
+        package var vault: VaultSelection
+        package var json = false
+        package var kind: ItemKind?
+        package var tag: String?
+        package var network: String?
+        package var archived = false
+
+        package init(
+            vault: VaultSelection, json: Bool = false, kind: ItemKind? = nil, tag: String? = nil, network: String? = nil,
+            archived: Bool = false
+        ) {
+            self.vault = vault
+            self.json = json
+            self.kind = kind
+            self.tag = tag
+            self.network = network
+            self.archived = archived
+        }
+
+        package func run() throws {
+            let coffer = try vault.openItems()
+            let now = Date()
+            // Each item becomes what is printed as it is opened (its summary for JSON, else its line): a listing of a
+            // large vault holds its lines, not every item.
+            if json {
+                Output.jsonArray(try coffer.items(kind: kind) { item in wanted(item) ? try Output.jsonElement(ItemSummary(item, now: now)) : nil })
+                return
+            }
+            let lines = try coffer.items(kind: kind) { item in wanted(item) ? List.line(ItemSummary(item, now: now)) : nil }
+            if lines.isEmpty, kind == nil, tag == nil, network == nil {
+                Output.note("The vault is empty. Add an item with `coffer add card NAME` (or otp, credential, key, note), or `coffer import`.")
+            }
+            // A write per thousand lines, not per line.
+            for start in stride(from: 0, to: lines.count, by: 1_000) {
+                Output.raw(lines[start..<min(start + 1_000, lines.count)].joined(separator: "\n") + "\n")
+            }
+        }
+
+        /// Whether the options keep `item`.
+        private func wanted(_ item: Item) -> Bool {
+            if let tag, !item.content.tags.contains(where: { $0.caseInsensitiveCompare(tag) == .orderedSame }) { return false }
+            if case .card(let card) = item.content {
+                if card.isArchived && !archived { return false }
+                if let network, !card.networkIDs.contains(network.lowercased()) { return false }
+            } else if network != nil {
+                return false
+            }
+            return true
+        }
+    }
+
+    package static func line(_ summary: ItemSummary) -> String {
+        var line = "\(String(summary.id.prefix(8)))  \(pad(summary.kind, 11))  \(summary.name)"
+        if let status = summary.status {
+            let tone: Output.Tone = status == "Expired" || status == "Used" ? .red : .yellow
+            line += "  " + Output.styled(status, tone)
+        }
+        if summary.locked == true { line += "  " + Output.styled("Locked", .red) }
+        if !summary.tags.isEmpty { line += "  " + Output.styled(summary.tags.map { "#\($0)" }.joined(separator: " "), .dim) }
+        return line
+    }
+}
+
+package func pad(_ text: String, _ width: Int) -> String {
+    text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+}
+
+package struct Show: ParsableCommand {
+    package init() {}
+
+    /// `query` as a shell word, for a command line shown to the user.
+    package static func quoted(_ query: String) -> String {
+        query.allSatisfy { $0.isLetter || $0.isNumber || "-_.".contains($0) } ? query : "'" + query.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+
+    package static let configuration = CommandConfiguration(abstract: "Show one item's fields (credential values masked unless --reveal).",
+        discussion: """
+            A name finds its item when it is the exact name, the name without case or accents, an id prefix, or a \
+            unique prefix or part of a name. A card's barcode is drawn below its fields.
+
+            Examples:
+              coffer show Costco
+              coffer show OpenAI --reveal
+              coffer show OpenAI --clip             # the value, cleared in 45 s
+              coffer show 3f2a --json
+            """)
+
+    @OptionGroup package var vaultOption: VaultOption
+    @OptionGroup package var output: JSONOption
+    @Argument(help: "Name, id or unique id prefix.") package var query: String
+    @Flag(help: "Print a credential's full value.") package var reveal = false
+    @Flag(help: "Copy a credential's value or a card's number to the clipboard (cleared after 45 s, or $COFFER_CLIP_TIME).")
+    package var clip = false
+    @Flag(name: .customLong("no-barcode"), help: "Do not draw a card's barcode.") var noBarcode = false
+    @OptionGroup package var drawing: DrawingOptions
+    @OptionGroup package var photoOutput: PhotoOutputOptions
+
+    package func run() throws {
+        if photoOutput.isAsked {
+            // Photos are read from the vault itself (the agent does not serve them).
+            let coffer = try vaultOption.open()
+            try photoOutput.write(try coffer.find(query), from: coffer)
+            return
+        }
+        try work.run()
+    }
+
+    /// What this command does, in plain values (photos aside: `run()` writes those).
+    package var work: Work {
+        Work(
+            vault: vaultOption.selection, query: query, json: output.json, reveal: reveal, clip: clip, noBarcode: noBarcode,
+            drawing: drawing.drawing)
+    }
+
+    package struct Work: EverydayWork {
+        package var vault: VaultSelection
+        package var query: String
+        package var json = false
+        package var reveal = false
+        package var clip = false
+        package var noBarcode = false
+        package var drawing = BarcodeDrawing()
+
+        package init(
+            vault: VaultSelection, query: String, json: Bool = false, reveal: Bool = false, clip: Bool = false,
+            noBarcode: Bool = false, drawing: BarcodeDrawing = BarcodeDrawing()
+        ) {
+            self.vault = vault
+            self.query = query
+            self.json = json
+            self.reveal = reveal
+            self.clip = clip
+            self.noBarcode = noBarcode
+            self.drawing = drawing
+        }
+
+        package func run() throws {
+            let coffer = try vault.openItems()
+            let item = try coffer.find(query)
+            if clip {
+                switch item.content {
+                case .credential(let credential): return try Clipboard.copy(credential.value, what: "the value of \(credential.name)")
+                case .card(let card): return try Clipboard.copy(card.payloadText, what: "the number of \(card.name)")
+                case .otp: throw CLIError.usage("a token's code is copied with `coffer code NAME --clip`")
+                case .signingKey, .note: throw CLIError.usage("--clip copies a credential's value or a card's number")
+                }
+            }
+            let now = Date()
+            let summary = ItemSummary(item, now: now)
+            if json {
+                var detail = ItemDetail(summary: summary)
+                switch item.content {
+                case .card(let card):
+                    detail.payload = card.payloadText
+                    detail.payloadCharset = card.payloadCharset.rawValue
+                    detail.cardNumber = card.cardNumber
+                    detail.notes = card.notes
+                    detail.photos = card.photos.map(PhotoSummary.init)
+                case .credential(let credential):
+                    if reveal { detail.value = credential.value }
+                    detail.username = credential.username
+                    detail.url = credential.url
+                    detail.notes = credential.notes
+                case .note(let note):
+                    detail.fields = note.fields.map { ["label": $0.label, "value": $0.value] }
+                    detail.text = note.text
+                case .otp(let otp):
+                    detail.notes = otp.notes
+                case .signingKey(let key):
+                    detail.notes = key.notes
+                }
+                try Output.json(detail)
+                return
+            }
+            var rows: [(String, String)] = [("Name", summary.name), ("Kind", summary.kind), ("Id", summary.id)]
+            switch item.content {
+            case .card(let card):
+                if let symbology = card.symbology {
+                    rows.append(("Symbology", symbology.rawValue))
+                    // As the symbol carries it: an EAN-13 stored without its check digit shows all 13.
+                    rows.append(("Payload", symbology.digitsWithCheckDigit(card.payload) ?? card.payloadText))
+                } else {
+                    rows.append(("Barcode", "none"))
+                    rows.append(("Number", card.payloadText))
+                }
+                if let number = card.cardNumber { rows.append(("Card number", number)) }
+                if !card.networkIDs.isEmpty { rows.append(("Networks", card.networkIDs.joined(separator: ", "))) }
+                if let from = card.validFrom { rows.append(("Valid from", Output.isoDay.string(from: from))) }
+                if let to = card.validTo { rows.append(("Valid to", Output.isoDay.string(from: to))) }
+                if card.oneTime { rows.append(("One-time use", card.usedAt == nil ? "Available" : "Used")) }
+                if let status = summary.status { rows.append(("Status", status)) }
+                if let notes = card.notes { rows.append(("Notes", notes)) }
+                if !card.photos.isEmpty { rows.append(("Photos", card.photos.map { PhotoSummary($0).text }.joined(separator: ", "))) }
+            case .otp(let otp):
+                rows.append(("Issuer", otp.issuer))
+                rows.append(("Account", otp.account))
+                rows.append(("Type", summary.type ?? ""))
+                rows.append(("Algorithm", otp.parameters.algorithm.name))
+                rows.append(("Digits", String(otp.parameters.digits)))
+                if let period = summary.period { rows.append(("Period", "\(period) s")) }
+                if let counter = summary.counter { rows.append(("Next counter", String(counter))) }
+            case .credential(let credential):
+                if let provider = credential.provider { rows.append(("Provider", provider)) }
+                if let username = credential.username { rows.append(("Username", username)) }
+                if let url = credential.url { rows.append(("URL", url)) }
+                rows.append(("Value", reveal ? credential.value : credential.maskedValue))
+                if let notes = credential.notes { rows.append(("Notes", notes)) }
+            case .signingKey(let key):
+                rows.append(("Public key", key.publicKeyText))
+                rows.append(("Algorithm", "Ed25519"))
+                if key.isLocked {
+                    rows.append(("Status", "Locked after too many wrong PINs"))
+                } else if (try coffer.deviceSecret(for: key)) == nil {
+                    rows.append(("Status", "Bound to another device"))
+                }
+            case .note(let note):
+                for field in note.fields { rows.append((field.label, field.value)) }
+                if let text = note.text { rows.append(("Text", text)) }
+            }
+            if !summary.tags.isEmpty { rows.append(("Tags", summary.tags.joined(separator: ", "))) }
+            let width = rows.map(\.0.count).max() ?? 0
+            // Lines after the first (note text, multi-line notes) start under the first line's value.
+            let indent = String(repeating: " ", count: width + 2)
+            for (label, value) in rows {
+                let lines = value.split(separator: "\n", omittingEmptySubsequences: false)
+                let text = lines.enumerated().map { $0.offset == 0 || $0.element.isEmpty ? String($0.element) : indent + $0.element }
+                Output.line("\(Output.styled(pad(label + ":", width + 1), .bold)) \(text.joined(separator: "\n"))")
+            }
+            if case .card(let card) = item.content, !noBarcode {
+                Output.line()
+                do {
+                    if let barcode = try card.barcode() {
+                        Output.raw(try drawing.draw(barcode))
+                    } else {
+                        Output.line("This card has no barcode: show its number, \(Output.styled(card.payloadText, .bold)).")
+                    }
+                } catch {
+                    // The details are shown; only the drawing failed.
+                    let message = (error as? any ReportableError)?.message ?? "\(type(of: error))"
+                    Output.warning("cannot draw the barcode: \(message)")
+                    if case CLIError.narrowTerminal = error {
+                        Output.note("coffer: hint: write an image to scan from another screen: coffer barcode \(Show.quoted(query)) --png FILE")
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `show --json`: the summary plus the item's readable values.
+package struct ItemDetail: Encodable {
+    package let summary: ItemSummary
+    package var payload: String?
+    package var payloadCharset: String?
+    package var cardNumber: String?
+    package var value: String?
+    package var username: String?
+    package var url: String?
+    package var fields: [[String: String]]?
+    package var text: String?
+    package var notes: String?
+    package var photos: [PhotoSummary]?
+
+    package enum CodingKeys: String, CodingKey {
+        case payload, value, username, url, fields, text, notes, photos
+        case payloadCharset = "payload_charset", cardNumber = "card_number"
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        try summary.encode(to: encoder)
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(payload, forKey: .payload)
+        try container.encodeIfPresent(payloadCharset, forKey: .payloadCharset)
+        try container.encodeIfPresent(cardNumber, forKey: .cardNumber)
+        try container.encodeIfPresent(value, forKey: .value)
+        try container.encodeIfPresent(username, forKey: .username)
+        try container.encodeIfPresent(url, forKey: .url)
+        try container.encodeIfPresent(fields, forKey: .fields)
+        try container.encodeIfPresent(text, forKey: .text)
+        try container.encodeIfPresent(notes, forKey: .notes)
+        try container.encodeIfPresent(photos, forKey: .photos)
+    }
+}
+
+package struct Code: ParsableCommand {
+    package init() {}
+
+    package static let configuration = CommandConfiguration(
+        abstract: "Print current one-time codes (all time-based tokens, or the one named).",
+        discussion: """
+            Piped, only the code is printed. For an HOTP token the counter is advanced and stored before its code is \
+            printed.
+
+            Examples:
+              coffer code
+              coffer code GitHub
+              coffer code git --clip                # copied, cleared in 45 s
+            """)
+
+    @OptionGroup package var vaultOption: VaultOption
+    @OptionGroup package var output: JSONOption
+    @Argument(help: "Token name (\"Issuer (account)\", issuer, account, or id).") var query: String?
+    @Flag(help: "Copy the code to the clipboard instead of printing it (cleared after 45 s, or $COFFER_CLIP_TIME).") var clip = false
+
+    package func validate() throws {
+        if clip, query == nil { throw ValidationError("--clip copies one code: name the token") }
+    }
+
+    package struct CodeLine: Encodable {
+        package let id: String
+        package let name: String
+        package let code: String
+        package let secondsRemaining: Int?
+
+        package enum CodingKeys: String, CodingKey {
+            case id, name, code
+            case secondsRemaining = "seconds_remaining"
+        }
+    }
+
+    /// What this command does, in plain values.
+    package var work: Work { Work(vault: vaultOption.selection, query: query, json: output.json, clip: clip) }
+
+    package func run() throws { try work.run() }
+
+    package struct Work: EverydayWork {
+        package var vault: VaultSelection
+        package var query: String?
+        package var json = false
+        package var clip = false
+
+        package init(vault: VaultSelection, query: String?, json: Bool = false, clip: Bool = false) {
+            self.vault = vault
+            self.query = query
+            self.json = json
+            self.clip = clip
+        }
+
+        package func run() throws {
+            let coffer = try vault.openItems()
+            let lines = try coffer.codes(matching: query, at: Date()).map { code in
+                CodeLine(id: code.id.uuidString.lowercased(), name: code.name, code: code.code, secondsRemaining: code.secondsRemaining)
+            }
+            if clip, let line = lines.first {
+                try Clipboard.copy(line.code, what: "the code for \(line.name)")
+                return
+            }
+            if json {
+                try Output.json(lines)
+                return
+            }
+            if query != nil, let line = lines.first {
+                // Piped, the bare code (what a script or `xargs` wants); at a terminal, grouped with its seconds left.
+                guard Terminal.standardOutputIsTTY else {
+                    Output.line(line.code)
+                    return
+                }
+                let remaining = line.secondsRemaining.map { "  " + Output.styled("\($0)s", $0 <= 5 ? .red : .dim) } ?? ""
+                Output.line(OTPCodeFormat.grouped(line.code) + remaining)
+                return
+            }
+            let width = lines.map(\.name.count).max() ?? 0
+            for line in lines {
+                let remaining = line.secondsRemaining.map { Output.styled("\($0)s", $0 <= 5 ? .red : .dim) } ?? ""
+                Output.line("\(pad(line.name, width))  \(Output.styled(OTPCodeFormat.grouped(line.code), .bold))  \(remaining)")
+            }
+        }
+    }
+}

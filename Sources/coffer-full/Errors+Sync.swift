@@ -1,0 +1,65 @@
+import CofferCLI
+import CofferCue
+import CofferKit
+import CofferSync
+import Foundation
+
+extension PositionSourceError: ReportableError {
+    package var hint: String? { nil }
+    package var status: ExitStatus { .unavailable }
+}
+
+extension SyncClientError: ReportableError {
+    package var hint: String? {
+        switch self {
+        case .transport: return "local changes stay queued; run `coffer sync` again when online"
+        case .server(401, "unauthorized", "Invalid email or passphrase"): return nil
+        case .server(401, _, _): return "log in again: coffer sync login --server URL --email EMAIL"
+        case .server(409, "account_exists", _): return "use `coffer sync login` to link this vault to the existing account"
+        case .pinMismatch:
+            return "if the server's key was changed as planned, pin the new one: coffer sync pin --sha256 NEW (or --reset --yes)"
+        default: return nil
+        }
+    }
+
+    package var status: ExitStatus {
+        switch self {
+        case .transport: return .unavailable
+        case .server(401, _, _): return .notPermitted
+        case .server(429, _, _): return .tryAgain
+        case .server(409, "account_exists", _): return .alreadyExists
+        case .invalidServerURL, .pinNeedsHTTPS: return .usage
+        // EX_PROTOCOL: the remote side broke the protocol.
+        case .pinMismatch: return .protocolViolation
+        default: return .failure
+        }
+    }
+}
+
+extension SyncError: ReportableError {
+    package var hint: String? {
+        switch self {
+        case .client(let error): return error.hint
+        case .coffer(let error): return error.hint
+        case .notLinked: return "run `coffer sync register` or `coffer sync login`"
+        case .alreadyLinked, .differentVault: return "`coffer sync logout` unlinks this vault"
+        case .verification(.newerKeyEpoch): return "it asks for the sync passphrase once; nothing here was changed"
+        case .weakKDF, .accountParametersChanged:
+            return "if you made the account that way or changed its passphrase elsewhere, pass --allow-weak-kdf or --accept-parameter-change"
+        default: return nil
+        }
+    }
+
+    package var status: ExitStatus {
+        switch self {
+        case .client(let error): return error.status
+        case .coffer(let error): return error.status
+        case .notLinked: return .usage
+        case .alreadyLinked, .differentVault: return .alreadyExists
+        case .wrongPassphrase, .verification(.newerKeyEpoch): return .notPermitted
+        case .tooManyConflicts: return .tryAgain
+        case .verification, .weakKDF, .accountParametersChanged: return .protocolViolation
+        case .crypto, .nothingToRepublish, .historyIncomplete, .vaultPassphraseNeeded: return .failure
+        }
+    }
+}
