@@ -21,8 +21,12 @@ package enum FullCommandLine {
     /// Replaces this process with `coffer-full` and the same arguments; the environment, standard streams and
     /// terminal carry over, and its exit status becomes `coffer`'s. Exits with a one-line error when it cannot.
     package static func replaceProcess(arguments: [String]) -> Never {
-        let directory = runningExecutable().map { String($0[..<($0.lastIndex(of: "/") ?? $0.startIndex)]) } ?? "."
-        let candidates = candidates(besides: directory)
+        // Never a path relative to the working directory: a coffer-full there is anyone's.
+        guard let executable = runningExecutable(), let slash = executable.lastIndex(of: "/") else {
+            ErrorReporter.exit(reporting: CLIError.other(
+                "cannot tell where coffer is installed (/proc/self/exe), so cannot find coffer-full", status: .unavailable, hint: nil))
+        }
+        let candidates = candidates(besides: String(executable[..<slash]))
         guard let full = candidates.first(where: { access($0, X_OK) == 0 }) else {
             ErrorReporter.exit(reporting: CLIError.other(
                 "coffer-full, which runs this command, is not installed beside coffer (looked for \(candidates.joined(separator: " and ")))",

@@ -301,7 +301,7 @@ struct NearCommand: AsyncParsableCommand {
 
     @OptionGroup var vaultOption: VaultOption
     @Option(help: ArgumentHelp("The position, or - to read it from standard input.", valueName: "lat,lon")) var at: String
-    @Option(help: "How far to look, up to 100 km (default 5km).") var within = "5km"
+    @Option(help: "How far to look, up to 100 km.") var within = "5km"
     @OptionGroup var output: JSONOption
 
     struct NearLine: Encodable {

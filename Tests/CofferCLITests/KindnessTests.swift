@@ -228,7 +228,7 @@ struct KindnessTests {
         return result
     }
 
-    @Test("every command's help has examples; paragraphs are one line each, wrapped once by the parser; 80 columns hold every line")
+    @Test("every command's help has examples; paragraphs are one line each, wrapped once by the parser; 80 columns hold every line; defaults said once")
     func help() throws {
         let all = Self.commands()
         #expect(all.count >= 50)
@@ -249,6 +249,11 @@ struct KindnessTests {
             // The usage line is the parser's own and is never wrapped; everything else fits.
             for line in rendered.split(separator: "\n") where !line.hasPrefix("USAGE:") {
                 #expect(line.count <= 80, "\(name): \(line)")
+            }
+            // The parser adds "(default: …)" itself: an option's own help must not say it again.
+            let unwrapped = CofferCommand.helpMessage(for: type, columns: 1_000)
+            for line in unwrapped.split(separator: "\n") where line.contains("(default: ") {
+                #expect(line.components(separatedBy: "default").count == 2, "\(name): \(line)")
             }
         }
     }

@@ -1,3 +1,4 @@
+import CofferCLI
 import CofferTestSupport
 import Foundation
 import Testing
@@ -56,6 +57,14 @@ struct StartupTests {
             #expect(result.stdout.isEmpty)
         }
         try? FileManager.default.removeItem(atPath: alone)
+    }
+
+    @Test("coffer-full is looked for beside coffer, then in the prefix's libexec; never relative to the working directory")
+    func whereTheFullCommandLineIs() {
+        #expect(FullCommandLine.candidates(besides: "/home/ada/.local/bin") == [
+            "/home/ada/.local/bin/coffer-full", "/home/ada/.local/libexec/coffer/coffer-full",
+        ])
+        #expect(FullCommandLine.candidates(besides: "/bin").allSatisfy { $0.hasPrefix("/") })
     }
 
     @Test("coffer-full gets the arguments, standard input and exit status as they were")
