@@ -25,6 +25,10 @@ package struct BarcodeFastPath {
     package let svg: String?
     package let pgm: String?
 
+    /// `coffer barcode`'s defaults for `--ec` and `--scale`, which this must fill in as ArgumentParser would.
+    package static let defaultErrorCorrection = QRErrorCorrection.M
+    package static let defaultScale = 4
+
     /// The request in `arguments` (without the program name), or nil when ArgumentParser must handle them.
     package init?(arguments: ArraySlice<String>) {
         if let disabled = getenv("COFFER_NO_FAST_PATH"), disabled.pointee != 0 { return nil }
@@ -65,8 +69,8 @@ package struct BarcodeFastPath {
         // Without a file the symbol is drawn on the terminal, which needs Output's colour and width detection.
         guard png != nil || svg != nil || pgm != nil else { return nil }
         guard let symbologyName, let symbology = Symbology(argument: symbologyName) else { return nil }
-        guard let errorCorrection = level.map({ QRErrorCorrection(argument: $0) }) ?? BarcodeCommand.defaultErrorCorrection,
-            let scale = pixels.map({ Int(argument: $0) }) ?? BarcodeCommand.defaultScale
+        guard let errorCorrection = level.map({ QRErrorCorrection(argument: $0) }) ?? Self.defaultErrorCorrection,
+            let scale = pixels.map({ Int(argument: $0) }) ?? Self.defaultScale
         else { return nil }
         self.symbology = symbology
         self.errorCorrection = errorCorrection

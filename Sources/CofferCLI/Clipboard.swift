@@ -1,4 +1,5 @@
 import ArgumentParser
+import CofferPlatform
 import Crypto
 import Foundation
 
@@ -64,9 +65,10 @@ package struct Clipboard {
 
     /// Starts `coffer clipboard-restore` in its own session, so that it outlives this process and the terminal.
     private static func startRestorer(seconds: Int, secret: [UInt8], previous: [UInt8]) throws {
-        guard let executable = Bundle.main.executableURL else { throw CLIError.failure("cannot find the coffer program to clear the clipboard") }
+        guard let executable = Executables.current() else { throw CLIError.failure("cannot find the coffer program to clear the clipboard") }
         let process = Process()
-        process.executableURL = executable
+        // This very program: `coffer` runs `clipboard-restore` itself, so clearing never depends on coffer-full.
+        process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = [ClipboardRestore.configuration.commandName!, String(seconds)]
         let input = Pipe()
         process.standardInput = input
@@ -120,18 +122,27 @@ package struct ClipboardRestore: ParsableCommand {
 
     @Argument package var seconds: Int
 
-    package func run() throws {
-        _ = setsid()
-        let message = Array(FileHandle.standardInput.readDataToEndOfFile())
-        guard message.count >= 32, let clipboard = Clipboard.find() else { return }
-        let digest = Array(message[0..<32])
-        let previous = Array(message[32...])
-        sleep(UInt32(max(1, min(seconds, 3600))))
-        guard let current = try? Clipboard.run(clipboard.paste, input: nil), Array(SHA256.hash(data: current)) == digest else { return }
-        if previous.isEmpty, let clear = clipboard.clear {
-            _ = try? Clipboard.run(clear, input: nil)
-        } else {
-            _ = try? Clipboard.run(clipboard.copy, input: previous)
+    /// What this command does, in plain values.
+    package var work: Work { Work(seconds: seconds) }
+
+    package func run() throws { try work.run() }
+
+    package struct Work: EverydayWork {
+        package var seconds: Int
+
+        package func run() throws {
+            _ = setsid()
+            let message = Array(FileHandle.standardInput.readDataToEndOfFile())
+            guard message.count >= 32, let clipboard = Clipboard.find() else { return }
+            let digest = Array(message[0..<32])
+            let previous = Array(message[32...])
+            sleep(UInt32(max(1, min(seconds, 3600))))
+            guard let current = try? Clipboard.run(clipboard.paste, input: nil), Array(SHA256.hash(data: current)) == digest else { return }
+            if previous.isEmpty, let clear = clipboard.clear {
+                _ = try? Clipboard.run(clear, input: nil)
+            } else {
+                _ = try? Clipboard.run(clipboard.copy, input: previous)
+            }
         }
     }
 }

@@ -4,7 +4,8 @@ import CofferLogging
 import Foundation
 
 /// What `coffer` does itself, in a process that links only the vault and the everyday commands: `code`, `show`,
-/// `list` and `use` in their common forms, `barcode` to image files, and `--version`. Everything else, help and every
+/// `list` and `use` in their common forms, `barcode --symbology` from standard input to an image file, `--version`,
+/// and the clipboard restorer `--clip` starts. Everything else, help and every
 /// error in the arguments included, is `coffer-full`'s, the whole command tree with sync, places and the agent, which
 /// `coffer` becomes (`FullCommandLine.replaceProcess`). The split is for speed alone: the full executable's start
 /// (its size, relocations and protocol conformances) cost more than a lookup's work.
@@ -35,7 +36,7 @@ package enum EverydayCommands {
     /// The commands people run many times a day, parsed on their own: building the whole command tree (every
     /// command's options, by reflection) costs more than such a command's work. Anything these arguments do not
     /// parse into cleanly, help included, goes to the root parser (`coffer-full`), so messages and exit codes stay its
-    /// own; so do photo requests (`show --front FILE`).
+    /// own; so do photo requests (`show CARD --photo SIDE --out FILE`).
     package static func everydayWork(_ arguments: [String]) -> (any EverydayWork)? {
         guard let name = arguments.first, !arguments.contains(where: { $0 == "-h" || $0 == "--help" || $0 == "--version" }) else {
             return nil
@@ -47,6 +48,8 @@ package enum EverydayCommands {
         case "show": return (try? Show.parse(rest)).flatMap { $0.photoOutput.isAsked ? nil : $0.work }
         case "list": return (try? List.parse(rest))?.work
         case "use": return (try? Use.parse(rest))?.work
+        // Started by `--clip` from this very program: clearing the clipboard must not depend on coffer-full.
+        case "clipboard-restore": return (try? ClipboardRestore.parse(rest))?.work
         default: return nil
         }
     }
@@ -54,7 +57,7 @@ package enum EverydayCommands {
     /// The commonest forms, a command and at most one name without options, made without the parser: making even
     /// one command's option wrappers costs about as much as the lookup itself. Every value is what parsing these
     /// arguments gives; anything else (an option, a name starting with "-") is left to the parser. `CLITests` runs
-    /// these forms throughout, and `KindnessTests.plainForms` checks them against it.
+    /// these forms throughout, and `PlainFormTests` checks them against it.
     package static func plainForm(_ name: String, _ rest: [String]) -> (any EverydayWork)? {
         guard rest.count <= 1, !(rest.first?.hasPrefix("-") ?? false) else { return nil }
         let query = rest.first

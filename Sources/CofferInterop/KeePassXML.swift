@@ -66,6 +66,8 @@ final class KeePassXMLReader {
             }
         } catch .unavailable {
             throw .readerUnavailable("reading a KeePass database needs libxml2, which is not installed")
+        } catch .declaresDocumentType {
+            throw .malformedFile("the database XML declares a DTD")
         } catch {
             throw .malformedFile("the database XML is not well-formed")
         }
@@ -165,7 +167,7 @@ final class KeePassXMLReader {
         }
     }
 
-    /// Records the first failure; the read stops at the next event.
+    /// Records the first failure; the read stops after the current event.
     private func fail(_ error: InteropError) {
         if failure == nil { failure = error }
     }

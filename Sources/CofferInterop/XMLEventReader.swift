@@ -10,7 +10,8 @@ import Darwin
 enum XMLEvent: Equatable {
     /// An element opens; an empty element (`<a/>`) opens and closes at once.
     case start(name: String, attributes: [String: String])
-    /// Character data inside an element: text, CDATA, whitespace (entities and character references resolved).
+    /// Character data inside an element: text, CDATA, whitespace (the predefined entities and character references
+    /// resolved).
     case text(String)
     case end(name: String)
 }
@@ -20,14 +21,17 @@ enum XMLEvent: Equatable {
 /// Foundation's `XMLParser` is libxml2 as well, but on Linux it lives in FoundationXML, whose static link makes every
 /// process of the executable load libxml2 and the system's ICU at start: about 2 ms of each `coffer` command, for
 /// the one importer (KeePass) that reads XML. Loaded here with `dlopen`, libxml2 costs only the imports that use it.
-/// The document is parsed without network access, external entities or a DTD being loaded, and libxml2's own limits
-/// (depth, text and name lengths) stand; libxml2 reports nothing on standard error.
+/// The document is parsed without network access and without recovery from errors; a document type declaration is
+/// refused (so no entity is ever expanded), libxml2's own limits (depth, text and name lengths) stand, and libxml2
+/// reports nothing on standard error.
 enum XMLEventReader {
     enum Failure: Error, Equatable {
         /// libxml2 is not installed (or lacks the reader's functions).
         case unavailable
         /// The document is not well-formed XML.
         case malformed
+        /// The document has a document type declaration (a DTD, whose entities this reader never expands).
+        case declaresDocumentType
     }
 
     /// Passes each event of `document` to `visit` until `visit` returns false or the document ends. Returns whether
@@ -73,6 +77,8 @@ private final class LibXML2: @unchecked Sendable {
     private static let whitespace: Int32 = 13
     private static let significantWhitespace: Int32 = 14
     private static let endElement: Int32 = 15
+    private static let entityReference: Int32 = 5
+    private static let documentType: Int32 = 10
 
     private init?() {
         guard let handle = Self.names.lazy.compactMap({ dlopen($0, RTLD_NOW | RTLD_LOCAL) }).first else { return nil }
@@ -107,38 +113,47 @@ private final class LibXML2: @unchecked Sendable {
 
     func read(_ document: [UInt8], _ visit: (XMLEvent) -> Bool) throws(XMLEventReader.Failure) -> Bool {
         guard let size = Int32(exactly: document.count) else { throw .malformed }
-        let made = document.withUnsafeBufferPointer { bytes in
-            bytes.withMemoryRebound(to: CChar.self) { readerForMemory($0.baseAddress, size, nil, nil, Self.options) }
-        }
-        guard let reader = made else { throw .malformed }
-        defer { freeReader(reader) }
-        // Errors are the caller's to report, as one line: libxml2 would print them on standard error.
-        setErrorHandler?(reader, { _, _, _, _ in }, nil)
-        // The reader points into `document` for the whole parse.
-        return try withExtendedLifetime(document) { () throws(XMLEventReader.Failure) -> Bool in
-            while true {
-                switch readNext(reader) {
-                case 1: break
-                case 0: return true
-                default: throw .malformed
+        // libxml2 reads the bytes in place for the whole parse: the reader lives and dies inside this closure.
+        let outcome = document.withUnsafeBufferPointer { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { characters -> Result<Bool, XMLEventReader.Failure> in
+                guard let reader = readerForMemory(characters.baseAddress, size, nil, nil, Self.options) else {
+                    return .failure(.malformed)
                 }
-                let event: XMLEvent
-                switch nodeType(reader) {
-                case Self.element:
-                    let name = string(constName(reader))
-                    let empty = isEmptyElement(reader) == 1
-                    guard visit(.start(name: name, attributes: attributes(reader))) else { return false }
-                    guard empty else { continue }
-                    event = .end(name: name)
-                case Self.textNode, Self.cdata, Self.whitespace, Self.significantWhitespace:
-                    event = .text(string(constValue(reader)))
-                case Self.endElement:
-                    event = .end(name: string(constName(reader)))
-                default:
-                    continue
-                }
-                guard visit(event) else { return false }
+                defer { freeReader(reader) }
+                // Errors are the caller's to report, as one line: libxml2 would print them on standard error.
+                setErrorHandler?(reader, { _, _, _, _ in }, nil)
+                return Result { () throws(XMLEventReader.Failure) -> Bool in try events(reader, visit) }
             }
+        }
+        return try outcome.get()
+    }
+
+    private func events(_ reader: Reader, _ visit: (XMLEvent) -> Bool) throws(XMLEventReader.Failure) -> Bool {
+        while true {
+            switch readNext(reader) {
+            case 1: break
+            case 0: return true
+            default: throw .malformed
+            }
+            let event: XMLEvent
+            switch nodeType(reader) {
+            case Self.element:
+                let name = string(constName(reader))
+                let empty = isEmptyElement(reader) == 1
+                guard visit(.start(name: name, attributes: attributes(reader))) else { return false }
+                guard empty else { continue }
+                event = .end(name: name)
+            case Self.textNode, Self.cdata, Self.whitespace, Self.significantWhitespace:
+                event = .text(string(constValue(reader)))
+            case Self.endElement:
+                event = .end(name: string(constName(reader)))
+            case Self.documentType, Self.entityReference:
+                // Entities are how XML bombs work, and an unexpanded one would lose its text without a word.
+                throw .declaresDocumentType
+            default:
+                continue
+            }
+            guard visit(event) else { return false }
         }
     }
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import CofferAgent
 import CofferCLI
 import CofferKit
+import CofferPlatform
 import Foundation
 
 /// `coffer agent start | status | stop`: a process that keeps passphrase-only vaults unlocked for a while.
@@ -99,8 +100,10 @@ extension AgentCommand {
         private func launch(socket: String) throws {
             let process = Process()
             // This very binary (its real path, so `ps` shows what runs).
-            let selfPath = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
-            process.executableURL = URL(fileURLWithPath: selfPath != "/proc/self/exe" ? selfPath : CommandLine.arguments[0])
+            guard let executable = Executables.current() else {
+                throw CLIError.failure("cannot tell where coffer-full is installed, so cannot start the agent")
+            }
+            process.executableURL = URL(fileURLWithPath: executable)
             process.arguments = ["agent", "serve", "--detach", "--idle", timeoutOptions.idle, "--max", timeoutOptions.max]
             process.standardInput = FileHandle.nullDevice
             process.standardOutput = FileHandle.nullDevice

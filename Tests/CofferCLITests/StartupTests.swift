@@ -56,14 +56,41 @@ struct StartupTests {
             #expect(lines.last?.hasPrefix("coffer: hint: build it (swift build --product coffer-full)") == true)
             #expect(result.stdout.isEmpty)
         }
+        // `--clip` starts `coffer clipboard-restore` from this very program: clearing must not need coffer-full.
+        let restorer = try TestSupport.run(alone + "/coffer", ["clipboard-restore", "1"], environment: cli.environment)
+        #expect(restorer.status == 0, "\(restorer.stderr)")
         try? FileManager.default.removeItem(atPath: alone)
     }
 
-    @Test("coffer-full is looked for beside coffer, then in the prefix's libexec; never relative to the working directory")
+    @Test("a coffer-full that another user could have written is never run", arguments: [0o755, 0o775, 0o757])
+    func plantedFullCommandLine(fileMode: Int) throws {
+        let cli = try CLI()
+        let directory = try TestSupport.temporaryDirectory("coffer-planted")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.copyItem(atPath: CLI.binary, toPath: directory + "/coffer")
+        let planted = directory + "/coffer-full"
+        try Data("#!/bin/sh\necho planted ran \"$@\"\n".utf8).write(to: URL(fileURLWithPath: planted))
+        try FileManager.default.setAttributes([.posixPermissions: fileMode], ofItemAtPath: planted)
+        for directoryMode in [0o700, 0o777] {
+            try FileManager.default.setAttributes([.posixPermissions: directoryMode], ofItemAtPath: directory)
+            let result = try TestSupport.run(directory + "/coffer", ["sync", "status"], environment: cli.environment)
+            if fileMode == 0o755, directoryMode == 0o700 {
+                // Owned by this user and writable by no one else: run, with the same arguments.
+                #expect(result.status == 0 && result.stdout == "planted ran sync status\n", "\(result.stderr)")
+            } else {
+                #expect(result.status == 69 && result.stdout.isEmpty, "\(result.stderr)")
+                #expect(result.stderr.hasPrefix("coffer: error: \(planted) is not run: it, or its directory, is writable by or belongs to another user"))
+            }
+        }
+    }
+
+    @Test("coffer-full is looked for beside coffer, then in the prefix's libexec when coffer is in a bin; never relative to the working directory")
     func whereTheFullCommandLineIs() {
         #expect(FullCommandLine.candidates(besides: "/home/ada/.local/bin") == [
             "/home/ada/.local/bin/coffer-full", "/home/ada/.local/libexec/coffer/coffer-full",
         ])
+        // A build directory, or a copy somewhere: beside it only (not /tmp/libexec, which anyone may make).
+        #expect(FullCommandLine.candidates(besides: "/tmp/x") == ["/tmp/x/coffer-full"])
         #expect(FullCommandLine.candidates(besides: "/bin").allSatisfy { $0.hasPrefix("/") })
     }
 

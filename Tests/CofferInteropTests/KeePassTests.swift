@@ -212,6 +212,11 @@ import Testing
         #expect(throws: InteropError.malformedFile("the database XML declares a DTD")) {
             try KeePassXMLReader.entries(xml, stream: KeePassInnerStream(cipher: .chaCha20, key: [1]))
         }
+        // The byte scan sees only UTF-8; the reader refuses a DTD in any other encoding.
+        let utf16 = utf16LittleEndian("<!DOCTYPE x [<!ENTITY a \"aaaa\">]><KeePassFile>&a;</KeePassFile>")
+        #expect(throws: InteropError.malformedFile("the database XML declares a DTD")) {
+            try KeePassXMLReader.entries(utf16, stream: KeePassInnerStream(cipher: .chaCha20, key: [1]))
+        }
         #expect(throws: InteropError.malformedFile("the database XML is not a KeePassFile")) {
             try KeePassXMLReader.entries(Array("<Other/>".utf8), stream: KeePassInnerStream(cipher: .chaCha20, key: [1]))
         }

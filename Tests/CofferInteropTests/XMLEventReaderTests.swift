@@ -89,11 +89,34 @@ import Testing
         #expect(seen == 2)
     }
 
-    /// Entities are never expanded from a DTD: the importer refuses any DTD first, and the reader alone treats an
-    /// entity the document declares as unknown rather than expanding it (no billion laughs).
-    @Test func declaredEntitiesAreNotExpanded() throws {
+    /// A document type declaration is refused by the reader itself, in any encoding (the importer's byte scan for
+    /// `<!DOCTYPE` sees only UTF-8): its entities are how XML bombs work, and one left unexpanded would lose its text.
+    @Test("a DTD is refused, in UTF-8 and in UTF-16, and no entity is ever expanded", arguments: [false, true])
+    func documentTypesAreRefused(utf16: Bool) throws {
         let laughs = "<!DOCTYPE a [<!ENTITY l \"lol\"><!ENTITY m \"&l;&l;&l;&l;&l;&l;&l;&l;&l;&l;\">]><a>&m;</a>"
-        let events = try Self.events(Array(laughs.utf8))
-        #expect(events?.contains { $0["text"]?.contains("lol") ?? false } != true)
+        let bytes = utf16 ? utf16LittleEndian(laughs) : Array(laughs.utf8)
+        var texts: [String] = []
+        #expect(throws: XMLEventReader.Failure.declaresDocumentType) {
+            _ = try XMLEventReader.read(bytes) { event in
+                if case .text(let text) = event { texts.append(text) }
+                return true
+            }
+        }
+        #expect(texts.isEmpty)
     }
+
+    @Test("a UTF-16 document reads as its UTF-8 twin does")
+    func utf16() throws {
+        let text = "<a k=\"v\">Zoë 東京 🙂</a>"
+        let twin = try Self.events(Array(text.utf8))
+        #expect(twin != nil)
+        #expect(try Self.events(utf16LittleEndian(text)) == twin)
+    }
+}
+
+/// `text` as UTF-16LE with its byte-order mark, as a Windows tool may write XML.
+func utf16LittleEndian(_ text: String) -> [UInt8] {
+    var bytes: [UInt8] = [0xFF, 0xFE]
+    for unit in text.utf16 { bytes += [UInt8(unit & 0xFF), UInt8(unit >> 8)] }
+    return bytes
 }

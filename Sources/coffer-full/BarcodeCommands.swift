@@ -1,58 +1,11 @@
 import ArgumentParser
+import CofferCLI
 import CofferKit
 
-extension QRErrorCorrection: ExpressibleByArgument {}
+struct BarcodeCommand: ParsableCommand {
+    init() {}
 
-/// Drawing options shared by the commands that show barcodes.
-package struct DrawingOptions: ParsableArguments {
-    package init() {}
-
-    @Flag(help: "Draw light modules instead of dark ones (for terminals that show light-on-dark glyphs).") var invert = false
-    @Flag(name: .customLong("no-color"), help: "Do not force dark-on-light colours.") var noColor = false
-
-    /// The same choice as plain values.
-    package var drawing: BarcodeDrawing { BarcodeDrawing(invert: invert, noColor: noColor) }
-
-    /// ``BarcodeDrawing/draw(_:)``.
-    package func draw(_ barcode: EncodedBarcode) throws -> String { try drawing.draw(barcode) }
-}
-
-/// How a barcode is drawn on the terminal, as `--invert` and `--no-color` chose it.
-package struct BarcodeDrawing: Equatable, Sendable {
-    package var invert = false
-    package var noColor = false
-
-    package init(invert: Bool = false, noColor: Bool = false) {
-        self.invert = invert
-        self.noColor = noColor
-    }
-
-    /// The terminal drawing of `barcode`, or an error naming the width needed when the terminal is too narrow.
-    package func draw(_ barcode: EncodedBarcode) throws -> String {
-        let color = !noColor && Output.colorEnabled
-        let renderer = TerminalRenderer(options: .init(invert: invert, color: color, maxColumns: Terminal.columns))
-        let drawing: String
-        do {
-            drawing = try renderer.render(barcode)
-        } catch {
-            // The terminal, not the data, is the problem: try again wider, or write an image.
-            if let columns = Terminal.columns, renderer.columns(for: barcode) > columns {
-                throw CLIError.narrowTerminal(error.reason)
-            }
-            throw CLIError.badData(error.reason)
-        }
-        if !color, !invert, Terminal.standardOutputIsTTY {
-            // Without forced colours the glyphs take the theme's: light on a dark theme, which scanners misread.
-            Output.note("colours are off: on a dark terminal theme add --invert so that the bars come out dark")
-        }
-        return drawing
-    }
-}
-
-package struct BarcodeCommand: ParsableCommand {
-    package init() {}
-
-    package static let configuration = CommandConfiguration(
+    static let configuration = CommandConfiguration(
         commandName: "barcode",
         abstract: "Draw a card's barcode in the terminal or to PNG, SVG or PGM; or encode stdin with --symbology.",
         discussion: """
@@ -65,22 +18,22 @@ package struct BarcodeCommand: ParsableCommand {
               printf 'HELLO' | coffer barcode --symbology qr --svg hello.svg
             """)
 
-    @OptionGroup package var vaultOption: VaultOption
-    @OptionGroup package var drawing: DrawingOptions
+    @OptionGroup var vaultOption: VaultOption
+    @OptionGroup var drawing: DrawingOptions
     @Argument(help: "Card name or id (omit with --symbology to encode standard input).") var card: String?
     @Option(help: "Encode standard input (its bytes, less one final newline) instead of a card.") var symbology: Symbology?
     @Option(name: .customLong("ec"), help: "QR error correction: L, M, Q or H.")
-    package var errorCorrection: QRErrorCorrection = Self.defaultErrorCorrection
-    @Option(help: "Write a PNG to this file.") package var png: String?
-    @Option(help: "Write an SVG to this file.") package var svg: String?
+    var errorCorrection: QRErrorCorrection = Self.defaultErrorCorrection
+    @Option(help: "Write a PNG to this file.") var png: String?
+    @Option(help: "Write an SVG to this file.") var svg: String?
     @Option(help: "Write a PGM (P5) to this file.") var pgm: String?
-    @Option(help: "Pixels per module in image files.") package var scale: Int = Self.defaultScale
+    @Option(help: "Pixels per module in image files.") var scale: Int = Self.defaultScale
 
     // Shared with BarcodeFastPath, which must fill in what ArgumentParser would.
-    package static let defaultErrorCorrection = QRErrorCorrection.M
-    package static let defaultScale = 4
+    static let defaultErrorCorrection = BarcodeFastPath.defaultErrorCorrection
+    static let defaultScale = BarcodeFastPath.defaultScale
 
-    package func run() throws {
+    func run() throws {
         let images = try ImageFiles(png: png, svg: svg, pgm: pgm, scale: scale)
         let options = BarcodeOptions(qrErrorCorrection: errorCorrection)
         let barcode: EncodedBarcode
@@ -106,20 +59,20 @@ package struct BarcodeCommand: ParsableCommand {
     }
 }
 
-package struct OTPCommand: ParsableCommand {
-    package init() {}
+struct OTPCommand: ParsableCommand {
+    init() {}
 
-    package static let configuration = CommandConfiguration(
+    static let configuration = CommandConfiguration(
         commandName: "otp", abstract: "Hand a 2FA token to another authenticator.",
         discussion: """
             Examples:
               coffer otp qr GitHub                      # scan it with another app
             """, subcommands: [QR.self])
 
-    package struct QR: ParsableCommand {
-        package init() {}
+    struct QR: ParsableCommand {
+        init() {}
 
-        package static let configuration = CommandConfiguration(
+        static let configuration = CommandConfiguration(
             abstract: "Draw a token's otpauth:// URI as a QR code, to scan into a phone. It shows the secret.",
             discussion: """
                 Anyone who sees the code can copy the token: draw it only where nobody watches.
@@ -129,11 +82,11 @@ package struct OTPCommand: ParsableCommand {
                   coffer otp qr GitHub --invert             # on a dark terminal
                 """)
 
-        @OptionGroup package var vaultOption: VaultOption
-        @OptionGroup package var drawing: DrawingOptions
+        @OptionGroup var vaultOption: VaultOption
+        @OptionGroup var drawing: DrawingOptions
         @Argument(help: "Token name (\"Issuer (account)\", issuer, account, or id).") var query: String
 
-        package func run() throws {
+        func run() throws {
             let coffer = try vaultOption.open()
             let item = try coffer.find(query, kind: .otp)
             guard case .otp(let otp) = item.content else { return }
