@@ -5,10 +5,10 @@ import Foundation
 
 /// What `coffer` does itself, in a process that links only the vault and the everyday commands: `code`, `show`,
 /// `list` and `use` in their common forms, `barcode --symbology` from standard input to an image file, `--version`,
-/// and the clipboard restorer `--clip` starts. Everything else, help and every
-/// error in the arguments included, is `coffer-full`'s, the whole command tree with sync, places and the agent, which
-/// `coffer` becomes (`FullCommandLine.replaceProcess`). The split is for speed alone: the full executable's start
-/// (its size, relocations and protocol conformances) cost more than a lookup's work.
+/// and the clipboard restorer `--clip` starts. Everything else, help and every error in the arguments included, is
+/// `coffer-full`'s, the whole command tree with sync, places and the agent, which `coffer` becomes
+/// (`FullCommandLine.replaceProcess`). The split is for speed alone: starting the full executable (its size,
+/// relocations and protocol conformances) costs more than a lookup's work.
 package enum EverydayCommands {
     /// The version `coffer --version` prints, and the full command tree's.
     package static let version = "0.1.0"
