@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -22,21 +23,68 @@ struct WebVaultMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     let files: FileMiddleware<Context, LocalFileSystem>
+    let directory: String
+    /// `sw.js` with the shell's version written in, or nil when the directory has no service worker.
+    let serviceWorker: ByteBuffer?
 
     init(directory: String, logger: Logger) {
+        self.directory = directory
         files = FileMiddleware(directory, urlBasePath: Self.basePath, searchForIndexHtml: true, logger: logger)
+        serviceWorker = Self.serviceWorker(in: directory)
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let path = request.uri.path
         guard path == Self.basePath || path.hasPrefix(Self.basePath + "/") else { return try await next(request, context) }
-        if path == Self.basePath {
-            // Relative URLs in the page resolve against the folder, so the folder is the app's one address.
-            return Response(status: .movedPermanently, headers: [.location: Self.basePath + "/"])
+        // A control character (a NUL above all) names no file of the app, and must not reach the file system's calls.
+        guard let decoded = path.removingPercentEncoding,
+            !decoded.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+        else {
+            throw APIError.invalidRequest("The path names no file of the web vault")
         }
-        var response = try await files.handle(request, context: context, next: next)
+        // Relative URLs in a page resolve against its folder, so a folder's one address ends with a slash; the
+        // redirect keeps the app's prefix (FileMiddleware's own redirect drops it).
+        var isFolder: ObjCBool = false
+        if !path.hasSuffix("/"), !decoded.contains(".."),
+            FileManager.default.fileExists(atPath: directory + decoded.dropFirst(Self.basePath.count), isDirectory: &isFolder),
+            isFolder.boolValue
+        {
+            return Response(status: .movedPermanently, headers: [.location: path + "/"])
+        }
+        var response: Response
+        if path == Self.basePath + "/sw.js", let serviceWorker, request.method == .get || request.method == .head {
+            response = Response(
+                status: .ok, headers: [.contentType: "text/javascript; charset=utf-8"],
+                body: .init(byteBuffer: request.method == .head ? ByteBuffer() : serviceWorker))
+        } else {
+            response = try await files.handle(request, context: context, next: next)
+        }
         Self.secure(&response.headers, html: path.hasSuffix("/") || path.hasSuffix(".html"))
         return response
+    }
+
+    /// The service worker's text with `%COFFER_SHELL_VERSION%` replaced by the first 16 bytes (hex) of a SHA-256 over
+    /// every other file of the app (relative path, then length and content), read once at start: any change to the app
+    /// makes a new worker, which installs the new shell beside the old one (FORMAT.md §8.9).
+    static func serviceWorker(in directory: String) -> ByteBuffer? {
+        let root = URL(fileURLWithPath: directory).standardizedFileURL
+        guard let script = try? String(contentsOf: root.appendingPathComponent("sw.js"), encoding: .utf8),
+            let walker = FileManager.default.enumerator(at: root, includingPropertiesForKeys: [.isRegularFileKey])
+        else { return nil }
+        var files: [(String, Data)] = []
+        for case let url as URL in walker {
+            guard (try? url.resourceValues(forKeys: [.isRegularFileKey]))?.isRegularFile == true else { continue }
+            let relative = String(url.standardizedFileURL.path.dropFirst(root.path.count + 1))
+            guard relative != "sw.js", let content = try? Data(contentsOf: url) else { continue }
+            files.append((relative, content))
+        }
+        var hasher = SHA256()
+        for (relative, content) in files.sorted(by: { $0.0 < $1.0 }) {
+            hasher.update(data: Data(relative.utf8) + [0] + withUnsafeBytes(of: UInt64(content.count).bigEndian) { Data($0) })
+            hasher.update(data: content)
+        }
+        let version = Hex.lowercase(hasher.finalize().prefix(16))
+        return ByteBuffer(string: script.replacingOccurrences(of: "%COFFER_SHELL_VERSION%", with: version))
     }
 
     /// The page is never stored (it is what receives the passphrase); its scripts and WebAssembly are revalidated

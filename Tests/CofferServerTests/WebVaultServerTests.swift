@@ -2,6 +2,7 @@ import CofferServer
 import CofferTestSupport
 import Foundation
 import HTTPTypes
+import Synchronization
 import Testing
 
 /// `coffer-server --web-vault`: the app's files at `/app` only when asked, with headers that keep the page to its own
@@ -59,6 +60,48 @@ struct WebVaultServerTests {
             #expect(try await api.send(.get, "/health").status == .ok)
             #expect(try await api.send(.get, "/application").status == .notFound)
         }
+    }
+
+    @Test("a NUL or another control character in the path is a 400 with a JSON body; a folder redirects within /app")
+    func hostilePaths() async throws {
+        let directory = try Self.appDirectory()
+        try FileManager.default.createDirectory(atPath: directory + "/js", withIntermediateDirectories: true)
+        try Data("export {};\n".utf8).write(to: URL(fileURLWithPath: directory + "/js/app.js"))
+        try await withServer(.sqlite, configure: { $0.webVaultDirectory = directory }) { api, _ in
+            for path in ["/app/%00", "/app/index.html%00", "/app/js%00/app.js", "/app/%0a", "/app/%7f.js", "/app/%zz"] {
+                let answer = try await api.send(.get, path)
+                #expect(answer.status == .badRequest, "\(path)")
+                let body = try? JSONSerialization.jsonObject(with: answer.body) as? [String: Any]
+                #expect(body?["error"] as? String == "invalid_request", "\(path)")
+            }
+            let folder = try await api.send(.get, "/app/js")
+            #expect(folder.status == .movedPermanently && folder.headers[.location] == "/app/js/")
+            #expect(try await api.send(.get, "/app/js/app.js").status == .ok)
+            #expect(try await api.send(.get, "/app/js/").status == .notFound)
+        }
+    }
+
+    @Test("sw.js carries a version made of every other file of the app, so any change to the app makes a new worker")
+    func serviceWorkerVersion() async throws {
+        let directory = try Self.appDirectory()
+        try Data("const VERSION = 'coffer-shell-%COFFER_SHELL_VERSION%';\n".utf8)
+            .write(to: URL(fileURLWithPath: directory + "/sw.js"))
+        func version() async throws -> String {
+            let served = Mutex("")
+            try await withServer(.sqlite, configure: { $0.webVaultDirectory = directory }) { api, _ in
+                let script = try await api.send(.get, "/app/sw.js")
+                #expect(script.status == .ok && script.headers[.contentType]?.hasPrefix("text/javascript") == true)
+                #expect(script.headers[.contentSecurityPolicy] == Self.csp && script.headers[.cacheControl] == "no-cache")
+                let text = String(decoding: script.body, as: UTF8.self)
+                let match = try #require(text.firstMatch(of: /coffer-shell-([0-9a-f]{32})'/))
+                served.withLock { $0 = String(match.1) }
+            }
+            return served.withLock { $0 }
+        }
+        let first = try await version()
+        #expect(try await version() == first, "the same files give the same version")
+        try Data("export { changed };\n".utf8).write(to: URL(fileURLWithPath: directory + "/app.js"))
+        #expect(try await version() != first, "a changed file gives another version")
     }
 
     @Test("plain HTTP beyond loopback, or a directory without the app, is refused at start")
