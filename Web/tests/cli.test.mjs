@@ -6,6 +6,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { hex } from '../app/js/bytes.js';
+import { encodeContent } from '../app/js/content.js';
 import { openBox } from '../app/js/crypto.js';
 import { PHOTO_KIND, decodeContent, itemAD, photoAD } from '../app/js/format.js';
 import { itemsKey, photosKey } from '../app/js/keys.js';
@@ -50,7 +52,12 @@ for (const [label, flags] of [['PBKDF2', []], ['scrypt', ['--scrypt']]]) {
         continue;
       }
       const plain = await openBox(ik, item.boxBytes, itemAD(rows.vaultID, item.idBytes, item.kind, item.revision, item.updated_at));
-      mine.push({ id: item.id, kind: item.kind, content: pythonShape(decodeContent(item.kind, plain)) });
+      const { unknown, photos, ...content } = decodeContent(item.kind, plain);
+      assert.deepEqual(unknown, []);
+      // The web writer writes it back byte for byte: the same fields in the CLI's order, photos included.
+      assert.equal(hex(encodeContent(item.kind, { ...content, unknown, photos })), hex(plain), `${item.kind} ${item.id}`);
+      if (item.kind === 'card' && content.name === 'Costco') assert.equal(photos[0].size, 70000);
+      mine.push({ id: item.id, kind: item.kind, content: pythonShape(content) });
     }
     assert.equal(parts, 2);
     const [python] = oracle([{ op: 'read_vault', path, secret_kind: 'passphrase', secret: passphrase }]);

@@ -190,6 +190,15 @@ function readCard(f) {
     archived_at: f.time(27, 'archived-at'),
     notes: f.optionalText(28, 'notes'),
     metadata,
+    photos: f.all(30).map((entry) => {
+      const group = readFields(entry);
+      const parts = group.all(5).map((part) => {
+        if (part.length !== 16) throw new CofferError('malformed', 'a photo part id is not 16 bytes');
+        return part.slice();
+      });
+      return { side: group.oneOf(1, 'photo side', ['front', 'back']), type: group.oneOf(2, 'photo type', ['image/png', 'image/jpeg']),
+        size: group.integer(3, 'photo size'), digest: group.bytes(4, 'photo digest'), parts };
+    }),
   };
 }
 
@@ -250,6 +259,8 @@ function readNote(f) {
 }
 
 const KIND_READERS = { card: readCard, otp: readOTP, credential: readCredential, signing_key: readSigningKey, note: readNote };
+/** The highest tag each kind's reader knows (its fields run from 16 to it); tag 1 is known to all. */
+const LAST_TAG = { card: 30, otp: 25, credential: 22, signing_key: 25, note: 20 };
 
 /** The plaintext of an item box: `u8 version (1) ‖ field*`, read for `kind` (the one bound in the AD). */
 export function decodeContent(kind, bytes) {
@@ -258,7 +269,10 @@ export function decodeContent(kind, bytes) {
   const reader = KIND_READERS[kind];
   if (!reader) throw new CofferError('unknown-kind', `items of kind ${kind} are not known to this reader`);
   const fields = readFields(bytes.subarray(1));
-  return { ...reader(fields), created: fields.integer(1, 'created', { signed: true }) };
+  // Fields of a later version are kept as read, so that writing the item back here keeps them (content.js).
+  const unknown = fields.pairs.filter(([tag]) => tag !== 1 && (tag < 16 || tag > LAST_TAG[kind]))
+    .map(([tag, value]) => [tag, value.slice()]);
+  return { ...reader(fields), created: fields.integer(1, 'created', { signed: true }), unknown };
 }
 
 // §8.6: leaves, root, manifests.
