@@ -20,7 +20,7 @@ done
 "$toolchain/clang" --target=wasm32-unknown-unknown -Os -ffreestanding -nostdlib -fno-builtin -c -o "$work/shim.o" \
   Web/wasm/shim.c
 "$toolchain/wasm-ld" --no-entry --strip-all --gc-sections \
-  --export=coffer_alloc --export=coffer_free --export=coffer_barcode --export=coffer_answer \
+  --export=coffer_alloc --export=coffer_free --export=coffer_barcode --export=coffer_digits --export=coffer_answer \
   --export=coffer_answer_count --export=coffer_answer_width --export=coffer_answer_height \
   -o "$work/out.wasm" "$work/barcode.o" "$work/shim.o" \
   "$toolchain/../lib/swift/embedded/wasm32-unknown-none-wasm/libswiftUnicodeDataTables.a"

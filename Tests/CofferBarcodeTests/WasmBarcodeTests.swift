@@ -43,6 +43,7 @@ struct WasmBarcodeTests {
         let modules: String?
         let error: String?
         let ms: Double?
+        let digits: String?
     }
 
     /// The WebAssembly module: the one scripts/build-wasm.sh wrote into the app (CI builds it first), else built now.
@@ -84,6 +85,8 @@ struct WasmBarcodeTests {
             let differing = zip(modules, expected).filter { $0 != $1 }.count
             #expect(modules.count == expected.count && differing == 0,
                     "\(testCase.symbology): \(differing) modules of the WebAssembly grid differ from the native one")
+            // The number the page prints under the bars is the native one, check digit included.
+            #expect(grid.digits == testCase.symbology.digitsWithCheckDigit(testCase.payload), "\(testCase.symbology)")
             jobs.append(DecodeJob(image: Self.pgm(modules, width: native.width, height: native.height), zxingFormats: testCase.formats, pure: true))
         }
         let decoded = try Oracle.decode(jobs)
@@ -97,6 +100,17 @@ struct WasmBarcodeTests {
             if testCase.symbology == .itf14 { expected = Array("15400141288763".utf8) }
             #expect(result.zxing.first?.bytes == expected, "\(testCase.symbology): zxing-cpp read \(result.zxing.first?.hex ?? "nothing")")
         }
+    }
+
+    @Test("the digits under an EAN or UPC symbol gain the check digit a payload left out, as natively")
+    func digitsUnderTheBars() throws {
+        let requests: [(Symbology, [UInt8], String)] = [
+            (.ean13, Array("400638133393".utf8), "utf-8"), (.ean8, Array("9638507".utf8), "utf-8"),
+            (.upcA, Array("03600029145".utf8), "utf-8"), (.upcE, Array("0425261".utf8), "utf-8"),
+        ]
+        let grids = try Self.wasmGrids(requests)
+        #expect(grids.map(\.digits) == ["4006381333931", "96385074", "036000291452", "04252614"])
+        #expect(grids.map(\.digits) == requests.map { $0.0.digitsWithCheckDigit($0.1) })
     }
 
     @Test("a payload the symbology refuses is refused with the native reason, and a barcode takes ≤ 50 ms")

@@ -28,15 +28,30 @@ test('the page has no inline script, style or handler, and loads nothing from an
   }
 });
 
-test('only the session keeps anything in browser storage, and only the verified manifest', () => {
+test('browser storage is touched only by the store (IndexedDB), the settings and the service worker (the shell)', () => {
   for (const [name, source] of scripts) {
     const writes = source.match(/(?:localStorage|sessionStorage|indexedDB|caches|document\.cookie)|setItem\(/g) ?? [];
-    if (name === 'session.js') {
-      assert.deepEqual(source.match(/setItem\([^)]*/g), ['setItem(key, toBase64(head.bytes']);
+    if (name === 'store.js') {
+      assert.deepEqual([...new Set(writes)], ['indexedDB'], 'store.js keeps the vault in IndexedDB only');
+    } else if (name === 'settings.js') {
+      assert.deepEqual(source.match(/setItem\([^)]*/g), ['setItem(SETTINGS, JSON.stringify({ idle_minutes: idleMinutes, hidden_minutes: hiddenMinutes }', 'setItem(EMAIL, email']);
     } else if (name === 'app.js') {
-      assert.deepEqual(writes, ['localStorage'], 'app.js only hands localStorage to the session');
+      assert.deepEqual([...new Set(writes)], ['localStorage'], 'app.js only hands localStorage to the settings and the device');
     } else {
       assert.deepEqual(writes, [], `${name} touches browser storage`);
     }
   }
+  const worker = readFileSync(join(app, 'sw.js'), 'utf8');
+  assert.deepEqual([...new Set(worker.match(/(?:localStorage|sessionStorage|indexedDB|document\.cookie)/g) ?? [])], []);
+});
+
+test('the service worker’s shell is every file of the app, and it passes the API through untouched', () => {
+  const worker = readFileSync(join(app, 'sw.js'), 'utf8');
+  const shell = JSON.parse(worker.match(/const SHELL = (\[[^\]]*\]);/)[1].replaceAll("'", '"').replace(/,\s*\]$/, ']'));
+  const files = [...readdirSync(app).filter((name) => !['js', 'sw.js'].includes(name)), ...scripts.map(([name]) => `js/${name}`)];
+  if (!files.includes('coffer-barcode.wasm')) files.push('coffer-barcode.wasm');
+  assert.deepEqual(shell.filter((path) => path !== './').sort(), files.sort());
+  assert.match(worker, /const VERSION = 'coffer-shell-%COFFER_SHELL_VERSION%';/);
+  assert.match(worker, /url\.pathname\.startsWith\(scope\.pathname\)/);
+  assert.doesNotMatch(worker, /new Response\(/, 'cached responses are returned as they are, CSP header included');
 });

@@ -53,6 +53,24 @@ func cofferBarcode(
     return 0
 }
 
+/// The digits an EAN or UPC symbol carries for `payload`, check digit included (`Symbology.digitsWithCheckDigit`):
+/// 0 and the digits as ASCII, or 1 for another symbology or a payload it refuses.
+@_expose(wasm, "coffer_digits")
+@_cdecl("coffer_digits")
+func cofferDigits(_ name: UnsafePointer<UInt8>, _ nameCount: Int32, _ payload: UnsafePointer<UInt8>, _ payloadCount: Int32)
+    -> Int32
+{
+    let symbologyName = String(decoding: UnsafeBufferPointer(start: name, count: Int(nameCount)), as: UTF8.self)
+    let bytes = Array(UnsafeBufferPointer(start: payload, count: Int(payloadCount)))
+    guard let symbology = Symbology(rawValue: symbologyName), let digits = symbology.digitsWithCheckDigit(bytes) else {
+        return refuse("no digits")
+    }
+    answer = Array(digits.utf8)
+    answerWidth = 0
+    answerHeight = 0
+    return 0
+}
+
 private func refuse(_ reason: String) -> Int32 {
     answer = Array(reason.utf8)
     answerWidth = 0

@@ -1,23 +1,36 @@
-// The web vault's page: unlock, then cards (search, tags, validity, near me), a full-screen barcode, TOTP and Steam
-// codes, masked credentials, and the items only the CLI can serve. Read-only. Every text from the vault or the server
-// reaches the page through `textContent`; nothing decrypted is written to browser storage; locking forgets it all.
+// The web vault's page: unlock (from this browser's encrypted copy, or the server), then cards (search, tags, validity,
+// near me), a full-screen barcode, TOTP and Steam codes, masked credentials, and the items only the CLI can serve.
+// Every text from the vault or the server reaches the page through `textContent`; nothing decrypted is written to
+// browser storage; locking forgets it all, the page's text included.
 import { CofferError, text } from './bytes.js';
-import { autoLock } from './autolock.js';
-import { encode, load } from './barcode.js';
+import { autoLock, idleLock } from './autolock.js';
+import { digits, encode, load } from './barcode.js';
+import { unlock } from './device.js';
 import { currentCode, showsCodes } from './otp.js';
 import { nearestStores, watchMoves } from './places.js';
-import { unlock } from './session.js';
+import { IndexedStore } from './store.js';
+import { readSettings, rememberEmail, rememberedEmail, writeSettings } from './settings.js';
 
-const LOCK_AFTER_HIDDEN_MS = 3 * 60 * 1000;
 const $ = (id) => document.getElementById(id);
+const LINEAR = new Set(['code128', 'gs1_128', 'ean13', 'ean8', 'upc_a', 'upc_e', 'code39', 'itf', 'itf14', 'codabar']);
 
 let vault = null;
+let store = null;
 let barcodes = null;
+let shown = null;
 let filter = { text: '', tag: null };
+let codeFilter = '';
 let distances = null;
 let codeTimer = null;
+let codeRows = [];
+let visibleCodes = new Set();
+let codeObserver = null;
 let wakeLock = null;
 let stopWatching = null;
+let syncing = null;
+let retry = { timer: null, delay: 0 };
+const secretTimers = new Set();
+let settings = readSettings(window.localStorage);
 
 function element(tag, className, content) {
   const node = document.createElement(tag);
@@ -39,6 +52,15 @@ function clearError() {
 
 function day(ms) {
   return new Date(ms).toISOString().slice(0, 10);
+}
+
+/** "just now", "5 min ago", "3 h ago", or the day. */
+function ago(ms, now = Date.now()) {
+  const minutes = Math.floor((now - ms) / 60_000);
+  if (minutes < 1) return 'just now';
+  if (minutes < 60) return `${minutes} min ago`;
+  if (minutes < 24 * 60) return `${Math.floor(minutes / 60)} h ago`;
+  return `on ${day(ms)}`;
 }
 
 /** What a card's validity says now: `{ label, kind, usable }`. */
@@ -77,14 +99,14 @@ function renderTags() {
 function renderCards() {
   const now = Date.now();
   const query = filter.text.trim().toLowerCase();
-  const shown = cards()
+  const listed = cards()
     .filter(({ content }) => !filter.tag || content.tags.includes(filter.tag))
     .filter(({ content }) => !query || content.name.toLowerCase().includes(query)
       || content.tags.some((tag) => tag.toLowerCase().includes(query)) || (content.card_number ?? '').includes(query))
     .map((item) => ({ item, state: validity(item.content, now), distance: distances?.get(item.id) }))
     .sort((a, b) => (b.state.usable - a.state.usable) || ((a.distance ?? Infinity) - (b.distance ?? Infinity))
       || a.item.content.name.localeCompare(b.item.content.name));
-  $('cards').replaceChildren(...shown.map(({ item, state, distance }) => {
+  $('cards').replaceChildren(...listed.map(({ item, state, distance }) => {
     const row = element('li', 'open');
     row.dataset.id = item.id;
     const left = element('div');
@@ -101,45 +123,75 @@ function renderCards() {
   if (archived) $('cards').append(element('li', 'meta', `${archived} archived (coffer restore in the CLI)`));
 }
 
-function drawGrid(canvas, grid) {
-  const room = Math.min(window.innerWidth - 32, 720);
-  const scale = Math.max(2, Math.floor(room / grid.width));
+/**
+ * Draws the grid as large as the barcode area allows with whole device pixels per module, so every edge is crisp. A
+ * linear code gets the width and bars a third as tall; a 2D one the largest square. Returns the module size in device
+ * pixels, and whether turning the screen would make it larger.
+ */
+function drawGrid(canvas, grid, linear) {
+  const ratio = window.devicePixelRatio || 1;
+  const area = $('barcode-area');
+  const width = Math.floor(area.clientWidth * ratio);
+  const height = Math.floor(area.clientHeight * ratio);
+  const scale = Math.max(1, Math.floor((linear ? width : Math.min(width, height)) / (linear ? grid.width : Math.max(grid.width, grid.height))));
   canvas.width = grid.width * scale;
-  canvas.height = grid.height * scale;
+  canvas.height = linear ? Math.min(height, Math.max(grid.height * scale, Math.round(canvas.width / 3))) : grid.height * scale;
+  canvas.style.width = `${canvas.width / ratio}px`;
+  canvas.style.height = `${canvas.height / ratio}px`;
   const context = canvas.getContext('2d');
   context.fillStyle = '#fff';
   context.fillRect(0, 0, canvas.width, canvas.height);
   context.fillStyle = '#000';
-  for (let y = 0; y < grid.height; y++) {
-    for (let x = 0; x < grid.width; x++) {
-      if (grid.modules[y * grid.width + x]) context.fillRect(x * scale, y * scale, scale, scale);
+  if (linear) {
+    // Every row of a linear symbol is the same: draw one row's bars the canvas's full height.
+    const row = grid.modules.subarray(Math.floor(grid.height / 2) * grid.width, (Math.floor(grid.height / 2) + 1) * grid.width);
+    for (let x = 0; x < grid.width; x++) if (row[x]) context.fillRect(x * scale, 0, scale, canvas.height);
+  } else {
+    for (let y = 0; y < grid.height; y++) {
+      for (let x = 0; x < grid.width; x++) {
+        if (grid.modules[y * grid.width + x]) context.fillRect(x * scale, y * scale, scale, scale);
+      }
     }
   }
+  const portrait = window.innerHeight > window.innerWidth;
+  const sideways = Math.floor((window.innerHeight - 32) * ratio / grid.width);
+  return { scale, turn: linear && portrait && sideways >= Math.max(2, scale * 1.5) };
+}
+
+function drawShown() {
+  if (!shown) return;
+  const { scale, turn } = drawGrid($('barcode-canvas'), shown.grid, shown.linear);
+  $('barcode-turn').hidden = !turn;
+  document.body.dataset.barcodeScale = String(scale);
+  document.body.dataset.barcodeModules = String(shown.grid.width);
 }
 
 async function showBarcode(item) {
   clearError();
   const card = item.content;
-  $('barcode-name').textContent = card.name;
-  const number = card.card_number ?? payloadText(card) ?? '';
-  $('barcode-number').textContent = number;
-  $('barcode-note').textContent = validity(card, Date.now()).label;
-  const canvas = $('barcode-canvas');
-  canvas.hidden = !card.symbology;
+  let grid = null;
   if (card.symbology) {
     try {
       const started = performance.now();
       barcodes ??= await load(fetch('coffer-barcode.wasm'));
-      drawGrid(canvas, encode(barcodes, card.symbology, card.payload, card.payload_charset));
+      grid = encode(barcodes, card.symbology, card.payload, card.payload_charset);
       document.body.dataset.barcodeMs = String(performance.now() - started);
     } catch (error) {
       showError(error);
       return;
     }
   }
+  $('barcode-name').textContent = card.name;
+  // The number under the bars is the one the symbol carries, check digit included.
+  const carried = card.symbology ? digits(barcodes, card.symbology, card.payload) : null;
+  $('barcode-number').textContent = carried ?? card.card_number ?? payloadText(card) ?? '';
+  $('barcode-note').textContent = validity(card, Date.now()).label;
+  $('barcode-canvas').hidden = !grid;
   $('vault').hidden = true;
   $('barcode').hidden = false;
   document.body.dataset.screen = 'barcode';
+  shown = grid ? { grid, linear: LINEAR.has(card.symbology) } : null;
+  drawShown();
   // The screen stays on while the cashier scans; a browser without the API just dims as usual.
   wakeLock = await navigator.wakeLock?.request('screen').catch(() => null) ?? null;
 }
@@ -147,35 +199,75 @@ async function showBarcode(item) {
 function closeBarcode() {
   wakeLock?.release().catch(() => {});
   wakeLock = null;
+  shown = null;
+  const canvas = $('barcode-canvas');
+  canvas.width = 0;
+  canvas.height = 0;
+  for (const id of ['barcode-name', 'barcode-number', 'barcode-note']) $(id).textContent = '';
+  $('barcode-turn').hidden = true;
   $('barcode').hidden = true;
-  $('vault').hidden = false;
-  document.body.dataset.screen = 'vault';
+  $('vault').hidden = !vault;
+  document.body.dataset.screen = vault ? 'vault' : 'login';
+}
+
+function tokenLabel(content) {
+  return `${content.issuer} ${content.account}`.toLowerCase();
 }
 
 function renderCodes() {
-  const tokens = vault.items.filter((item) => item.kind === 'otp' && showsCodes(item.content));
-  const rows = tokens.map((item) => {
-    const row = element('li');
+  const query = codeFilter.trim().toLowerCase();
+  const tokens = vault.items
+    .filter((item) => item.kind === 'otp' && showsCodes(item.content))
+    .filter((item) => !query || tokenLabel(item.content).includes(query))
+    .sort((a, b) => a.content.issuer.localeCompare(b.content.issuer) || a.content.account.localeCompare(b.content.account));
+  codeObserver?.disconnect();
+  visibleCodes = new Set();
+  codeRows = tokens.map((item) => {
+    const row = element('li', 'open');
     row.dataset.id = item.id;
     const left = element('div');
     left.append(element('div', 'title', item.content.issuer), element('div', 'meta', item.content.account));
     const code = element('span', 'code', '');
     const remaining = element('span', 'remaining', '');
     row.append(left, code, remaining);
-    return { item, code, remaining, row };
+    const entry = { item, code, remaining, row, step: null };
+    row.addEventListener('click', () => copyCode(entry));
+    return entry;
   });
-  $('codes').replaceChildren(...rows.map(({ row }) => row));
-  const tick = async () => {
-    const now = Date.now();
-    for (const { item, code, remaining } of rows) {
-      const current = await currentCode(item.content, now);
-      code.textContent = current.code;
-      remaining.textContent = `${current.remaining}s`;
+  $('codes').replaceChildren(...codeRows.map(({ row }) => row));
+  // Only rows on screen are computed and redrawn each second.
+  codeObserver = new IntersectionObserver((entries) => {
+    for (const entry of entries) {
+      const row = codeRows.find((candidate) => candidate.row === entry.target);
+      if (!row) continue;
+      if (entry.isIntersecting) visibleCodes.add(row);
+      else visibleCodes.delete(row);
     }
-  };
+    tickCodes();
+  });
+  for (const { row } of codeRows) codeObserver.observe(row);
   clearInterval(codeTimer);
-  tick();
-  codeTimer = setInterval(tick, 1000);
+  codeTimer = setInterval(tickCodes, 1000);
+}
+
+async function tickCodes() {
+  if (!vault || $('tab-codes').hidden || document.hidden) return;
+  const now = Date.now();
+  for (const entry of visibleCodes) {
+    const current = await currentCode(entry.item.content, now);
+    if (current.code !== entry.code.textContent) entry.code.textContent = current.code;
+    entry.remaining.textContent = `${current.remaining}s`;
+  }
+}
+
+async function copyCode(entry) {
+  const { code } = await currentCode(entry.item.content, Date.now());
+  try {
+    await navigator.clipboard.writeText(code);
+    entry.remaining.textContent = 'copied';
+  } catch {
+    showError(new CofferError('clipboard', 'this browser did not let the page copy the code'));
+  }
 }
 
 /** `sk-proj-…`: the value's leading words, never more than 8 characters of it. */
@@ -194,10 +286,17 @@ function renderSecrets() {
     const value = element('span', 'masked', masked(item.content.value));
     let timer = null;
     row.addEventListener('click', () => {
+      if (!vault) return;
       const showing = value.textContent !== masked(item.content.value);
       value.textContent = showing ? masked(item.content.value) : item.content.value;
       clearTimeout(timer);
-      if (!showing) timer = setTimeout(() => { value.textContent = masked(item.content.value); }, 20_000);
+      secretTimers.delete(timer);
+      if (showing) return;
+      timer = setTimeout(() => {
+        secretTimers.delete(timer);
+        value.textContent = masked(item.content.value);
+      }, 20_000);
+      secretTimers.add(timer);
     });
     row.append(left, value);
     rows.push(row);
@@ -235,44 +334,94 @@ function renderCLI() {
   $('tabs').querySelector('[data-tab=cli]').textContent = `In the CLI (${rows.length})`;
 }
 
+function renderStatus(problem = null) {
+  const parts = [];
+  if (syncing) parts.push('Syncing…');
+  else if (problem?.code === 'transport') parts.push('Offline');
+  else if (problem) parts.push(`Not synced: ${problem.message}`);
+  parts.push(vault.lastSync ? `last synced ${ago(vault.lastSync)}` : 'never synced here');
+  parts.push('nothing waiting to be pushed');
+  $('sync-status').textContent = parts.join(' · ');
+}
+
 function render() {
   renderTags();
   renderCards();
   renderCodes();
   renderSecrets();
   renderCLI();
+  renderStatus();
   $('fingerprint').textContent = vault.fingerprint ? `Verified vault state ${vault.fingerprint}` : 'The vault is empty';
 }
 
 function showTab(name) {
   for (const button of $('tabs').querySelectorAll('button')) button.classList.toggle('active', button.dataset.tab === name);
   for (const tab of document.querySelectorAll('.tab')) tab.hidden = tab.id !== `tab-${name}`;
+  if (name === 'codes') tickCodes();
 }
 
-/** Forgets everything decrypted: keys, tokens' session, items, the DOM that showed them. */
+/** Brings the copy up to date in the background; the list is redrawn only when the state changed. */
+async function syncNow() {
+  if (!vault || syncing) return;
+  const device = vault;
+  const before = device.fingerprint;
+  syncing = device.sync();
+  document.body.dataset.sync = 'running';
+  renderStatus();
+  let problem = null;
+  try {
+    await syncing;
+  } catch (error) {
+    problem = error instanceof CofferError ? error : new CofferError('sync', 'the sync failed');
+  } finally {
+    syncing = null;
+  }
+  document.body.dataset.sync = !problem ? 'done' : problem.code === 'transport' ? 'offline' : 'failed';
+  if (vault !== device) return;
+  // Unreachable: try again by itself, 15 s after the first failure, doubling to 5 min.
+  clearTimeout(retry.timer);
+  retry = problem?.code === 'transport'
+    ? { delay: Math.min(Math.max(retry.delay * 2, 15_000), 300_000), timer: null } : { delay: 0, timer: null };
+  if (retry.delay) retry.timer = setTimeout(syncNow, retry.delay);
+  if (problem && problem.code !== 'transport' && problem.code !== 'rate-limited') showError(problem);
+  if (device.fingerprint !== before) render();
+  else renderStatus(problem);
+}
+
+/** Forgets everything decrypted: keys, the server session, items, and every node and field that showed them. */
 function lock() {
   if (!vault) return;
-  vault.lock();
-  for (const item of vault.items) {
-    if (item.content?.secret) item.content.secret.fill(0);
-    if (item.content?.payload) item.content.payload.fill(0);
-  }
+  const device = vault;
   vault = null;
+  device.lock();
   distances = null;
   stopWatching?.();
   stopWatching = null;
+  idle.stop();
+  clearTimeout(retry.timer);
+  retry = { timer: null, delay: 0 };
+  for (const timer of secretTimers) clearTimeout(timer);
+  secretTimers.clear();
+  delete document.body.dataset.sync;
   filter = { text: '', tag: null };
+  codeFilter = '';
   clearInterval(codeTimer);
+  codeObserver?.disconnect();
+  codeObserver = null;
+  codeRows = [];
+  visibleCodes = new Set();
   closeBarcode();
-  for (const id of ['cards', 'codes', 'secrets', 'cli', 'tags']) $(id).replaceChildren();
-  $('search').value = '';
+  for (const id of ['cards', 'codes', 'secrets', 'cli', 'tags', 'sync-status', 'fingerprint', 'near-status', 'progress']) {
+    $(id).replaceChildren();
+  }
+  for (const id of ['search', 'code-search', 'passphrase']) $(id).value = '';
   $('near-status').hidden = true;
-  $('fingerprint').textContent = '';
-  $('barcode-canvas').width = 0;
   $('vault').hidden = true;
   $('lock').hidden = true;
+  $('about').hidden = true;
   $('login').hidden = false;
   document.body.dataset.screen = 'login';
+  document.body.dataset.locked = String(Date.now());
 }
 
 async function onUnlock(event) {
@@ -283,8 +432,11 @@ async function onUnlock(event) {
   $('passphrase').value = '';
   $('unlock').disabled = true;
   try {
-    vault = await unlock({ email: $('email').value, passphrase, storage: window.localStorage,
+    store ??= await IndexedStore.open();
+    const device = await unlock({ email: $('email').value, passphrase, store, legacy: window.localStorage,
       progress: (message) => { $('progress').textContent = message; } });
+    rememberEmail(window.localStorage, $('email').value.trim());
+    vault = device;
     render();
     showTab('cards');
     $('login').hidden = true;
@@ -292,6 +444,10 @@ async function onUnlock(event) {
     $('lock').hidden = false;
     document.body.dataset.screen = 'vault';
     document.body.dataset.unlockMs = String(performance.now() - started);
+    idle.start();
+    // Opened from this browser's copy: ask the server for anything newer.
+    if (device.token) document.body.dataset.sync = 'done';
+    else syncNow();
   } catch (error) {
     showError(error);
   } finally {
@@ -316,6 +472,7 @@ async function onNear() {
   try {
     const usable = cards().filter((item) => validity(item.content, Date.now()).usable);
     distances = await nearestStores(usable, { progress: (message) => { status.textContent = message; } });
+    if (!vault) return;
     // While the page is open, moving on re-sorts the cards (the first report is where the list already is).
     stopWatching ??= watchMoves(() => { if (vault && distances) refreshNear(); });
     status.textContent = distances.size ? 'Sorted by the nearest store of each card' : 'No store of your cards within 50 km';
@@ -326,7 +483,8 @@ async function onNear() {
   }
 }
 
-const background = autoLock({ lock, after: LOCK_AFTER_HIDDEN_MS });
+const background = autoLock({ lock, after: () => settings.hiddenMinutes * 60_000 });
+const idle = idleLock({ lock, after: () => settings.idleMinutes * 60_000 });
 
 function onVisibility() {
   if (document.hidden) {
@@ -334,12 +492,59 @@ function onVisibility() {
     return;
   }
   background.visible();
-  if (vault && distances) refreshNear();
+  if (!vault) return;
+  tickCodes();
+  if (distances) refreshNear();
+  if (!vault.lastSync || Date.now() - vault.lastSync > 60_000) syncNow();
 }
 
 function showAbout(show) {
   $('about').hidden = !show;
   $(vault ? 'vault' : 'login').hidden = show;
+}
+
+function showSettings() {
+  $('idle-minutes').value = String(settings.idleMinutes);
+  $('hidden-minutes').value = String(settings.hiddenMinutes);
+}
+
+function onSettings() {
+  const next = { idleMinutes: Number($('idle-minutes').value), hiddenMinutes: Number($('hidden-minutes').value) };
+  if (writeSettings(window.localStorage, next)) {
+    settings = readSettings(window.localStorage);
+    $('settings-saved').textContent = `Locks after ${settings.idleMinutes} min without a touch`;
+  } else {
+    $('settings-saved').textContent = 'Choose 1 to 60 minutes';
+  }
+}
+
+async function onForget() {
+  if (!vault) return;
+  const id = vault.vaultText;
+  lock();
+  await store.forget(id);
+}
+
+/** The app shell is kept by a service worker (sw.js); a new version waits until the user reloads for it. */
+async function installShell() {
+  if (!('serviceWorker' in navigator)) return;
+  const registration = await navigator.serviceWorker.register('sw.js', { scope: './' }).catch(() => null);
+  if (!registration) return;
+  const offer = () => { if (registration.waiting && navigator.serviceWorker.controller) $('update').hidden = false; };
+  offer();
+  registration.addEventListener('updatefound', () => {
+    registration.installing?.addEventListener('statechange', offer);
+  });
+  let reloading = false;
+  navigator.serviceWorker.addEventListener('controllerchange', () => {
+    if (reloading || $('update').hidden) return;
+    reloading = true;
+    window.location.reload();
+  });
+  $('update-reload').addEventListener('click', () => {
+    lock();
+    registration.waiting?.postMessage('take-over');
+  });
 }
 
 $('login-form').addEventListener('submit', onUnlock);
@@ -348,12 +553,28 @@ $('barcode-close').addEventListener('click', closeBarcode);
 // Only Close (or Escape) leaves the barcode: a tap at the till must not hide it.
 document.addEventListener('keydown', (event) => { if (event.key === 'Escape' && !$('barcode').hidden) closeBarcode(); });
 $('search').addEventListener('input', (event) => { filter.text = event.target.value; renderCards(); });
+$('code-search').addEventListener('input', (event) => { codeFilter = event.target.value; renderCodes(); });
 $('near').addEventListener('click', onNear);
-$('tabs').addEventListener('click', (event) => { if (event.target.dataset.tab) showTab(event.target.dataset.tab); });
+$('sync-now').addEventListener('click', syncNow);
+$('tabs').addEventListener('click', (event) => {
+  if (!event.target.dataset.tab) return;
+  if (event.target.dataset.tab === 'settings') showSettings();
+  showTab(event.target.dataset.tab);
+});
+$('settings-form').addEventListener('change', onSettings);
+$('settings-form').addEventListener('submit', (event) => event.preventDefault());
+$('forget').addEventListener('click', onForget);
 for (const id of ['about-link', 'about-link-vault']) {
   $(id).addEventListener('click', (event) => { event.preventDefault(); showAbout(true); });
 }
 $('about-close').addEventListener('click', () => showAbout(false));
 document.addEventListener('visibilitychange', onVisibility);
+for (const kind of ['pointerdown', 'keydown', 'wheel', 'touchstart']) {
+  document.addEventListener(kind, () => idle.touched(), { passive: true, capture: true });
+}
+window.addEventListener('resize', drawShown);
+window.addEventListener('online', syncNow);
+$('email').value = rememberedEmail(window.localStorage);
 document.body.dataset.screen = 'login';
+installShell();
 load(fetch('coffer-barcode.wasm')).then((exports) => { barcodes = exports; }, () => {});

@@ -1,5 +1,6 @@
-// When the page forgets its keys by itself: after `after` milliseconds hidden (another app, a locked phone). Timers
-// are throttled or frozen in the background, so the time hidden is also checked when the page shows again.
+// When the app forgets its keys by itself: after a time hidden (another app, a locked phone), and after a time without
+// a touch while it is open. Timers are throttled or frozen in the background, so the time hidden is also checked when
+// the page shows again, and the idle timer re-arms from the last touch rather than being reset on every event.
 
 /** `{ hidden(), visible() }` for `visibilitychange`; `lock()` runs once the page has been hidden for `after` ms. */
 export function autoLock({ lock, after, now = () => Date.now(), setTimer = setTimeout, clearTimer = clearTimeout }) {
@@ -9,13 +10,44 @@ export function autoLock({ lock, after, now = () => Date.now(), setTimer = setTi
     hidden() {
       hiddenAt = now();
       clearTimer(timer);
-      timer = setTimer(lock, after);
+      timer = setTimer(lock, after());
     },
     visible() {
       clearTimer(timer);
       timer = null;
-      if (hiddenAt !== null && now() - hiddenAt >= after) lock();
+      if (hiddenAt !== null && now() - hiddenAt >= after()) lock();
       hiddenAt = null;
+    },
+  };
+}
+
+/**
+ * `{ start(), touched(), stop() }`: `lock()` runs once `after()` ms have passed since the last `touched()` (or
+ * `start()`). A touch only records the time; the one timer checks it when it fires.
+ */
+export function idleLock({ lock, after, now = () => Date.now(), setTimer = setTimeout, clearTimer = clearTimeout }) {
+  let last = 0;
+  let timer = null;
+  const arm = () => {
+    clearTimer(timer);
+    timer = setTimer(check, Math.max(0, last + after() - now()));
+  };
+  function check() {
+    timer = null;
+    if (now() - last >= after()) lock();
+    else arm();
+  }
+  return {
+    start() {
+      last = now();
+      arm();
+    },
+    touched() {
+      last = now();
+    },
+    stop() {
+      clearTimer(timer);
+      timer = null;
     },
   };
 }

@@ -38,3 +38,21 @@ export function encode(exports, symbology, payload, charset) {
     exports.coffer_free(payloadPointer);
   }
 }
+
+/**
+ * The digits an EAN-13, EAN-8, UPC-A or UPC-E symbol carries for `payload`, check digit included (the number printed
+ * under the bars), as the native `Symbology.digitsWithCheckDigit`; null for other symbologies or without the encoder.
+ */
+export function digits(exports, symbology, payload) {
+  if (!exports || !['ean13', 'ean8', 'upc_a', 'upc_e'].includes(symbology)) return null;
+  const name = utf8(symbology);
+  const namePointer = copyIn(exports, name);
+  const payloadPointer = copyIn(exports, payload);
+  try {
+    if (exports.coffer_digits(namePointer, name.length, payloadPointer, payload.length) !== 0) return null;
+    return text(new Uint8Array(exports.memory.buffer, exports.coffer_answer(), exports.coffer_answer_count()).slice());
+  } finally {
+    exports.coffer_free(namePointer);
+    exports.coffer_free(payloadPointer);
+  }
+}

@@ -40,6 +40,18 @@ export async function openBox(key, box, ad, what = 'box') {
   }
 }
 
+/** Seals `plain` under a 32-byte key with `ad`: `nonce (12, random) ‖ ciphertext ‖ tag (16)` (FORMAT.md §4). */
+export async function sealBox(key, plain, ad) {
+  const nonce = globalThis.crypto.getRandomValues(new Uint8Array(12));
+  const imported = await subtle.importKey('raw', key, 'AES-GCM', false, ['encrypt']);
+  const sealed = new Uint8Array(await subtle.encrypt({ name: 'AES-GCM', iv: nonce, additionalData: ad, tagLength: 128 },
+    imported, plain));
+  const box = new Uint8Array(12 + sealed.length);
+  box.set(nonce);
+  box.set(sealed, 12);
+  return box;
+}
+
 // scrypt (RFC 7914): B = PBKDF2(P, S, 1, 128·r·p); each 128·r-byte block through ROMix; DK = PBKDF2(P, B, 1, dkLen).
 
 function salsa208(b) {

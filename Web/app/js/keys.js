@@ -50,3 +50,8 @@ export function itemsKey(master, vaultID) {
 export function manifestKey(master, vaultID) {
   return hkdf(master, vaultID, utf8('coffer/v1/manifest'));
 }
+
+/** `WK = HKDF(MK, vault_id, "coffer/v1/web/auth")`: seals the account's auth key in this browser's copy (§8.9). */
+export function webAuthKey(master, vaultID) {
+  return hkdf(master, vaultID, utf8('coffer/v1/web/auth'));
+}

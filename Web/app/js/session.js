@@ -1,15 +1,18 @@
-// Logging in and pulling, as `coffer sync login` does (FORMAT.md §8.1, §8.6), against the server that served the page.
-// Tokens and keys live in this module's objects only; the one thing kept in browser storage is the newest manifest
-// this browser verified (ciphertext-free bytes the server already holds), so that a rollback is caught next time.
-import { CofferError, fromBase64, toBase64, uuidBytes } from './bytes.js';
-import { accountCommitment, kdfFromWire, manifestFromBase64, meetsLoginFloor, rowFromWire } from './format.js';
-import { accountKeys, unwrapMaster } from './keys.js';
-import { verifyState } from './verify.js';
+// The sync API as `coffer sync` speaks it (FORMAT.md §8.1, §8.2), against the server that served the page: pre-login,
+// login with the auth key, the change feed, the manifests between two epochs, logout. Tokens live in the caller's
+// objects only.
+import { CofferError, fromBase64, toBase64 } from './bytes.js';
+import { kdfFromWire, manifestFromBase64, meetsLoginFloor, rowFromWire } from './format.js';
 
 const PAGE = 1000;
 
+/** The email as the server stores it (§8.1): trimmed, lower-cased, NFC. */
+export function normaliseEmail(email) {
+  return email.trim().toLowerCase().normalize('NFC');
+}
+
 /** A JSON call to the sync API; an error answer becomes a CofferError with the server's code. */
-async function call(base, path, { method = 'GET', token, body } = {}) {
+export async function call(base, path, { method = 'GET', token, body } = {}) {
   const headers = { Accept: 'application/json' };
   if (token) headers.Authorization = `Bearer ${token}`;
   if (body) headers['Content-Type'] = 'application/json';
@@ -25,90 +28,65 @@ async function call(base, path, { method = 'GET', token, body } = {}) {
     if (response.status === 401 && path === '/v1/auth/login') {
       throw new CofferError('wrong-passphrase', 'wrong email or passphrase');
     }
+    if (response.status === 401) throw new CofferError('unauthorized', 'the server ended this session');
     if (response.status === 429) throw new CofferError('rate-limited', 'too many attempts: wait a few minutes');
-    throw new CofferError('server', `the server refused (${response.status} ${String(answer?.error ?? 'error').slice(0, 40)})`);
+    if (response.status >= 502 && response.status <= 504) throw new CofferError('transport', 'the server is not answering');
+    const error = new CofferError('server', `the server refused (${response.status} ${String(answer?.error ?? 'error').slice(0, 40)})`);
+    error.status = response.status;
+    error.answer = answer;
+    throw error;
   }
   if (answer === null) throw new CofferError('malformed', 'the server sent an answer this version does not understand');
   return answer;
 }
 
-/** Where the newest verified manifest of a vault is kept between visits. */
-export function verifiedHeadKey(vaultID) {
-  return `coffer.verified.${vaultID}`;
-}
-
-/**
- * Logs in and verifies the vault: `{ items, fingerprint, head, vaultID, lock() }`. `storage` is where the verified
- * head is kept (localStorage in the page); `progress(text)` tells the user what is happening.
- */
-export async function unlock({ base = '', email, passphrase, storage, progress = () => {} }) {
-  const normalised = email.trim().toLowerCase().normalize('NFC');
-  progress('Asking the server how to stretch the passphrase…');
-  const prelogin = await call(base, '/v1/auth/prelogin', { method: 'POST', body: { email: normalised } });
-  const kdf = kdfFromWire(prelogin.kdf);
+/** The account's KDF and salt from pre-login, refused below the login floor before anything is stretched (§8.1). */
+export async function prelogin(base, email) {
+  const answer = await call(base, '/v1/auth/prelogin', { method: 'POST', body: { email } });
+  const kdf = kdfFromWire(answer.kdf);
   if (!meetsLoginFloor(kdf)) {
     throw new CofferError('weak-kdf', 'the server asks for weaker passphrase stretching than Coffer\'s defaults; nothing '
       + 'was sent (an account made that way opens only in the CLI, with --allow-weak-kdf)');
   }
-  const salt = fromBase64(prelogin.salt, 'salt');
-  progress(kdf.id === 2 ? 'Stretching the passphrase (scrypt, a few seconds)…' : 'Stretching the passphrase…');
-  const { kek, auth } = await accountKeys(passphrase, kdf, salt);
-  progress('Logging in…');
-  const session = await call(base, '/v1/auth/login', { method: 'POST', body: { email: normalised, auth_key: toBase64(auth) } });
-  auth.fill(0);
-  const token = session.access_token;
-  try {
-    const slot = session.slot;
-    if (!slot || !session.vault_id) throw new CofferError('no-vault', 'this account has no synced vault yet');
-    const slotKDF = kdfFromWire(slot.kdf);
-    const slotSalt = fromBase64(slot.salt, 'salt');
-    if (JSON.stringify(slotKDF) !== JSON.stringify(kdf) || toBase64(slotSalt) !== toBase64(salt)) {
-      throw new CofferError('slot-changed', 'the server handed out a slot with other parameters than it asked to stretch with');
-    }
-    const vaultID = uuidBytes(session.vault_id);
-    const master = await unwrapMaster(kek, vaultID, uuidBytes(slot.id), kdf, salt, fromBase64(slot.wrapped_key, 'slot'))
-      .catch(() => {
-        throw new CofferError('slot', 'the passphrase slot the server handed out does not open: it was changed');
-      });
-    kek.fill(0);
-    progress('Fetching and verifying the vault…');
-    const rows = [];
-    let cursor = 0;
-    let head = null;
-    for (;;) {
-      const page = await call(base, `/v1/sync/changes?since=${cursor}&limit=${PAGE}`, { token });
-      for (const item of page.items) rows.push(rowFromWire(item));
-      cursor = page.cursor;
-      if (!page.has_more) {
-        head = page.head ? await manifestFromBase64(page.head) : null;
-        break;
-      }
-    }
-    const key = verifiedHeadKey(session.vault_id.toLowerCase());
-    const stored = storage?.getItem(key);
-    const verified = stored ? await manifestFromBase64(stored) : null;
-    const chain = [];
-    if (verified && head && head.epoch > verified.epoch) {
-      let after = verified.epoch;
-      for (;;) {
-        const page = await call(base, `/v1/sync/manifests?after=${after}&limit=${PAGE}`, { token });
-        for (const value of page.manifests) chain.push(await manifestFromBase64(value));
-        if (!page.has_more || !page.manifests.length) break;
-        after = chain[chain.length - 1].epoch;
-      }
-    }
-    const account = await accountCommitment(kdf, salt);
-    const state = await verifyState({ master, vaultID, account, head, chain, rows, verified });
-    master.fill(0);
-    if (head) storage?.setItem(key, toBase64(head.bytes));
-    return { ...state, vaultID: session.vault_id.toLowerCase(), lock: () => logout(base, token) };
-  } catch (error) {
-    await logout(base, token);
-    throw error;
-  }
+  return { kdf, wireKDF: answer.kdf, salt: fromBase64(answer.salt, 'salt') };
+}
+
+/** Logs in with the auth key: the session's access token, vault id and passphrase slot. */
+export function login(base, email, auth) {
+  return call(base, '/v1/auth/login', { method: 'POST', body: { email, auth_key: toBase64(auth) } });
 }
 
 /** Ends the server session (best effort: a locked page forgets the token either way). */
-async function logout(base, token) {
-  await call(base, '/v1/auth/logout', { method: 'POST', token }).catch(() => {});
+export async function logout(base, token) {
+  if (token) await call(base, '/v1/auth/logout', { method: 'POST', token }).catch(() => {});
+}
+
+/** The feed after `cursor`: `{ rows, cursor, head }`, `head` the last page's manifest (parsed) or null. */
+export async function pull(base, token, cursor) {
+  const rows = [];
+  for (;;) {
+    const page = await call(base, `/v1/sync/changes?since=${cursor}&limit=${PAGE}`, { token });
+    // A cursor below the one asked for is the server's to answer for: the verification of what it shows decides.
+    if (!Array.isArray(page.items) || !Number.isSafeInteger(page.cursor) || page.cursor < 0) {
+      throw new CofferError('malformed', 'the server sent a page of changes this version does not understand');
+    }
+    for (const item of page.items) rows.push(rowFromWire(item));
+    // A page that says more follows must move on, or a server could keep the device reading forever.
+    if (page.has_more && page.cursor <= cursor) {
+      throw new CofferError('malformed', 'the server sent a page of changes that does not move on');
+    }
+    cursor = page.cursor;
+    if (!page.has_more) return { rows, cursor, head: page.head ? await manifestFromBase64(page.head) : null };
+  }
+}
+
+/** The manifests after epoch `after`, oldest first (§8.2). */
+export async function manifestsAfter(base, token, after) {
+  const chain = [];
+  for (;;) {
+    const page = await call(base, `/v1/sync/manifests?after=${after}&limit=${PAGE}`, { token });
+    for (const value of page.manifests ?? []) chain.push(await manifestFromBase64(value));
+    if (!page.has_more || !page.manifests?.length) return chain;
+    after = chain[chain.length - 1].epoch;
+  }
 }

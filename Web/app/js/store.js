@@ -1,0 +1,115 @@
+// This browser's copy of a synced vault (FORMAT.md §8.9): what the server holds, as ciphertext only — the account's
+// passphrase slot, every row's box, the newest manifest this browser verified, the feed cursor, and the auth key sealed
+// under the vault's own key. Nothing decrypted is ever stored. Two stores with one interface: IndexedDB in the page, a
+// Map in the node tests.
+import { CofferError } from './bytes.js';
+
+const DATABASE = 'coffer';
+const VERSION = 1;
+
+/**
+ * A vault's record: `{ vault_id, email, kdf, salt, slot_id, wrapped_key, head, cursor, last_sync, device_id,
+ * auth_box }` (bytes as Uint8Array, `head` null before the first manifest). Rows: `{ vault_id, id, kind, revision,
+ * updated_at, deleted, box }` with `box` null for a tombstone.
+ */
+class VaultStore {
+  /** The record of the vault the normalised email opens here, or null. */
+  async vaultByEmail(email) {
+    return (await this.vaults()).find((vault) => vault.email === email) ?? null;
+  }
+}
+
+function request(idbRequest) {
+  return new Promise((resolve, reject) => {
+    idbRequest.onsuccess = () => resolve(idbRequest.result);
+    idbRequest.onerror = () => reject(idbRequest.error);
+  });
+}
+
+function done(transaction) {
+  return new Promise((resolve, reject) => {
+    transaction.oncomplete = () => resolve();
+    transaction.onerror = () => reject(transaction.error);
+    transaction.onabort = () => reject(transaction.error ?? new Error('aborted'));
+  });
+}
+
+/** The page's store: IndexedDB database `coffer`, object stores `vaults` (by vault id) and `rows` (by vault id, id). */
+export class IndexedStore extends VaultStore {
+  constructor(database) {
+    super();
+    this.database = database;
+  }
+
+  static async open(factory = globalThis.indexedDB) {
+    if (!factory) throw new CofferError('storage', 'this browser keeps no data for pages (IndexedDB is off)');
+    const opening = factory.open(DATABASE, VERSION);
+    opening.onupgradeneeded = () => {
+      const database = opening.result;
+      database.createObjectStore('vaults', { keyPath: 'vault_id' });
+      database.createObjectStore('rows', { keyPath: ['vault_id', 'id'] });
+    };
+    try {
+      return new IndexedStore(await request(opening));
+    } catch {
+      throw new CofferError('storage', 'this browser refused to keep the vault (private mode, or storage is full)');
+    }
+  }
+
+  async vaults() {
+    return request(this.database.transaction('vaults').objectStore('vaults').getAll());
+  }
+
+  async rows(vaultID) {
+    const range = IDBKeyRange.bound([vaultID, ''], [vaultID, '\uffff']);
+    return request(this.database.transaction('rows').objectStore('rows').getAll(range));
+  }
+
+  /** Writes the vault's record and the given rows in one transaction: a crash keeps the old state or the new. */
+  async save(vault, rows = [], { replaceRows = false } = {}) {
+    const transaction = this.database.transaction(['vaults', 'rows'], 'readwrite');
+    const finished = done(transaction);
+    const rowStore = transaction.objectStore('rows');
+    if (replaceRows) rowStore.delete(IDBKeyRange.bound([vault.vault_id, ''], [vault.vault_id, '\uffff']));
+    for (const row of rows) rowStore.put({ ...row, vault_id: vault.vault_id });
+    transaction.objectStore('vaults').put(vault);
+    await finished;
+  }
+
+  async forget(vaultID) {
+    const transaction = this.database.transaction(['vaults', 'rows'], 'readwrite');
+    const finished = done(transaction);
+    transaction.objectStore('rows').delete(IDBKeyRange.bound([vaultID, ''], [vaultID, '\uffff']));
+    transaction.objectStore('vaults').delete(vaultID);
+    await finished;
+  }
+}
+
+/** The same interface over Maps, with structured copies in and out as IndexedDB makes them. */
+export class MemoryStore extends VaultStore {
+  constructor() {
+    super();
+    this.records = new Map();
+    this.rowsByVault = new Map();
+  }
+
+  async vaults() {
+    return [...this.records.values()].map((vault) => structuredClone(vault));
+  }
+
+  async rows(vaultID) {
+    return [...(this.rowsByVault.get(vaultID)?.values() ?? [])].map((row) => structuredClone(row));
+  }
+
+  async save(vault, rows = [], { replaceRows = false } = {}) {
+    const stored = replaceRows ? new Map() : new Map(this.rowsByVault.get(vault.vault_id) ?? []);
+    for (const row of rows) stored.set(row.id, structuredClone({ ...row, vault_id: vault.vault_id }));
+    this.rowsByVault.set(vault.vault_id, stored);
+    this.records.set(vault.vault_id, structuredClone(vault));
+  }
+
+  async forget(vaultID) {
+    this.records.delete(vaultID);
+    this.rowsByVault.delete(vaultID);
+  }
+}
