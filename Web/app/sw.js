@@ -11,7 +11,7 @@ const SHELL = [
   'coffer-barcode.wasm',
   'js/app.js', 'js/autolock.js', 'js/barcode.js', 'js/bytes.js', 'js/content.js', 'js/crypto.js', 'js/device.js',
   'js/format.js', 'js/keys.js', 'js/otp.js', 'js/otpauth.js', 'js/places.js', 'js/session.js', 'js/settings.js',
-  'js/store.js', 'js/verify.js',
+  'js/store.js', 'js/sync.js', 'js/verify.js',
 ];
 
 const scope = new URL('./', self.location.href);

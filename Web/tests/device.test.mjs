@@ -192,10 +192,10 @@ test('a stored copy changed behind the app’s back does not open', async () => 
   const [record] = await store.vaults();
   const rows = await store.rows(VAULT);
   rows[0].box[20] ^= 1;
-  await store.save(record, [rows[0]]);
+  await store.save(record, { rows: [rows[0]] });
   await assert.rejects(Device.open({ base: '', store, record, master: master.slice() }), { code: 'altered' });
   rows[0].box[20] ^= 1;
-  await store.save(record, [rows[0]]);
+  await store.save(record, { rows: [rows[0]] });
   await store.save({ ...record, head: record.head.map((byte, i) => (i === 30 ? byte ^ 1 : byte)) });
   await assert.rejects(Device.open({ base: '', store, record: (await store.vaults())[0], master: master.slice() }),
     { code: 'forged-manifest' });

@@ -1,11 +1,12 @@
 // The browser as a Coffer device (FORMAT.md §8.9): a copy of the synced vault kept here as ciphertext (store.js), opened
 // with the passphrase without the network, verified on every open as a pull is (§8.6), and brought up to date from the
 // server whenever it can be reached. Keys, the session's token and decrypted items live in this module's objects only.
-import { CofferError, fromBase64, toBase64, uuidBytes } from './bytes.js';
+import { CofferError, fromBase64, toBase64, uuidBytes, uuidText } from './bytes.js';
 import { openBox, sealBox } from './crypto.js';
-import { accountCommitment, associatedData, kdfFromWire, parseManifest } from './format.js';
+import { accountCommitment, associatedData, kdfFromWire, parseManifest, PHOTO_KIND } from './format.js';
 import { accountKeys, unwrapMaster, webAuthKey } from './keys.js';
-import { login, logout, manifestsAfter, normaliseEmail, prelogin, pull } from './session.js';
+import { login, logout, normaliseEmail, prelogin } from './session.js';
+import { openItem, pullDevice, pushDevice, readable, sealItem } from './sync.js';
 import { verifyState } from './verify.js';
 
 /** The legacy place of the verified head (§8.9, before this browser kept a copy of the vault), read once and dropped. */
@@ -15,17 +16,6 @@ export function legacyHeadKey(vaultID) {
 
 function authAD(vaultID, account) {
   return associatedData('coffer/v1/web-auth', vaultID, account);
-}
-
-/** A stored row (§8.9) with the byte forms the verifier reads. */
-function readable(row) {
-  return { ...row, idBytes: uuidBytes(row.id), boxBytes: row.deleted ? null : row.box };
-}
-
-/** A verified wire row as it is stored. */
-function storable(row) {
-  return { id: row.id, kind: row.kind, revision: row.revision, updated_at: row.updated_at, deleted: row.deleted,
-    box: row.boxBytes };
 }
 
 /**
@@ -95,8 +85,10 @@ async function logIn({ base, email, passphrase, store, record, legacy, progress,
       head: known?.head ?? (legacyHead ? fromBase64(legacyHead, 'stored manifest') : null),
       cursor: known?.cursor ?? 0, last_sync: known?.last_sync ?? null,
       device_id: known?.device_id ?? globalThis.crypto.getRandomValues(new Uint8Array(16)), auth_box: null,
+      conflicts: known?.conflicts ?? [],
     };
-    const device = new Device({ base, store, record: fresh, master, rows: known ? await store.rows(vaultText) : [], now });
+    const device = new Device({ base, store, record: fresh, master, rows: known ? await store.rows(vaultText) : [],
+      pending: known ? await store.pending(vaultText) : [], now });
     device.token = token;
     // The head must name the slot the server handed out at this login (§8.1).
     device.account = await accountCommitment(kdf, salt);
@@ -113,13 +105,14 @@ async function logIn({ base, email, passphrase, store, record, legacy, progress,
 
 /** An open vault: its items (decrypted, in memory), its stored copy, and the server session when there is one. */
 export class Device {
-  constructor({ base, store, record, master, rows, now = Date.now }) {
+  constructor({ base, store, record, master, rows, pending = [], now = Date.now }) {
     this.base = base;
     this.store = store;
     this.record = record;
     this.master = master;
     this.vaultID = uuidBytes(record.vault_id);
     this.rows = new Map(rows.map((row) => [row.id, row]));
+    this.pending = new Map(pending.map((row) => [row.id, row]));
     this.items = [];
     this.head = null;
     this.fingerprint = null;
@@ -130,10 +123,11 @@ export class Device {
 
   /** Opens the stored copy: its head must verify under this vault's key and its rows must add up to it. */
   static async open({ base, store, record, master, now }) {
-    const device = new Device({ base, store, record, master, rows: await store.rows(record.vault_id), now });
+    const device = new Device({ base, store, record, master, rows: await store.rows(record.vault_id),
+      pending: await store.pending(record.vault_id), now });
     device.account = await accountCommitment(kdfFromWire(record.kdf), record.salt);
     const head = record.head ? await parseManifest(record.head) : null;
-    device.apply(await verifyState({ master, vaultID: device.vaultID, account: device.account, head, chain: [],
+    await device.show(await verifyState({ master, vaultID: device.vaultID, account: device.account, head, chain: [],
       rows: [...device.rows.values()].map(readable), verified: head }));
     return device;
   }
@@ -147,10 +141,74 @@ export class Device {
     return this.record.last_sync;
   }
 
-  apply(state) {
-    this.items = state.items;
+  /** Rows written here and not yet pushed. */
+  get waiting() {
+    return this.pending.size;
+  }
+
+  /** The items of a verified state, with what was written here on top. */
+  async show(state) {
+    const items = new Map(state.items.map((item) => [item.id, item]));
+    for (const row of this.pending.values()) {
+      if (row.kind === PHOTO_KIND) continue;
+      if (row.deleted) items.delete(row.id);
+      else items.set(row.id, await openItem(this, row));
+    }
+    this.items = [...items.values()];
     this.head = state.head;
     this.fingerprint = state.fingerprint;
+  }
+
+  /** The revision a write of `id` gets, and the server revision it replaces. */
+  revisions(id) {
+    const server = this.rows.get(id)?.revision ?? 0;
+    const waiting = this.pending.get(id);
+    return { revision: Math.max(server, waiting?.revision ?? 0) + 1, base: waiting?.base_revision ?? server };
+  }
+
+  /**
+   * Seals `content` (checked by content.js) as `kind`, a new item unless `id` names one, and keeps it pending in the
+   * store before it shows; pushing is the caller's next step. Returns the item's id.
+   */
+  async write(kind, content, id = null) {
+    const itemID = id ?? globalThis.crypto.randomUUID();
+    const existing = id ? this.items.find((item) => item.id === id) : null;
+    if (id && (!existing || existing.kind !== kind)) throw new CofferError('no-item', 'that item is not in this vault');
+    const created = existing?.content.created ?? this.now();
+    const row = await sealItem(this, { id: itemID, kind, content: { ...content, created }, ...this.revisions(itemID) });
+    await this.store.save(this.record, { pending: [row] });
+    this.pending.set(itemID, row);
+    const item = await openItem(this, row);
+    this.items = [...this.items.filter((candidate) => candidate.id !== itemID), item];
+    return itemID;
+  }
+
+  /** Deletes an item (a tombstone, §4); a card's photo parts become tombstones with it (§5b). */
+  async remove(id) {
+    const item = this.items.find((candidate) => candidate.id === id);
+    if (!item) throw new CofferError('no-item', 'that item is not in this vault');
+    const parts = (item.kind === 'card' ? item.content.photos ?? [] : []).flatMap((photo) => photo.parts);
+    const rows = [[id, item.kind], ...parts.map((part) => [uuidText(part), PHOTO_KIND])].map(([rowID, kind]) => (
+      { id: rowID, kind, ...this.revisions(rowID), updated_at: this.now(), deleted: true, box: null }))
+      .map(({ base, ...row }) => ({ ...row, base_revision: base }));
+    await this.store.save(this.record, { pending: rows });
+    for (const row of rows) this.pending.set(row.id, row);
+    this.items = this.items.filter((candidate) => candidate.id !== id);
+  }
+
+  /** An HOTP code: the counter is advanced and stored before the code of the current one is shown (§5). */
+  async nextHOTP(id) {
+    const item = this.items.find((candidate) => candidate.id === id);
+    if (item?.kind !== 'otp' || item.content.type !== 'hotp') throw new CofferError('no-item', 'that is not an HOTP token');
+    const counter = item.content.counter;
+    if (!Number.isSafeInteger(counter + 1)) throw new CofferError('invalid', 'the HOTP counter is exhausted');
+    await this.write('otp', { ...item.content, counter: counter + 1 }, id);
+    return counter;
+  }
+
+  /** Conflict copies made here: `[{ id, original_id, detected_at }]`. */
+  get conflicts() {
+    return this.record.conflicts ?? [];
   }
 
   /** Keeps the auth key sealed under the vault's key, so a later unlock here can sync without the passphrase. */
@@ -188,11 +246,7 @@ export class Device {
     }
   }
 
-  /**
-   * Brings the copy up to date (§8.6): the feed after the stored cursor, verified with the stored rows against the
-   * server's head and its link to the head verified here, then stored in one transaction. A read from a cursor that
-   * does not add up is tried once more from the start (a server restored with its feed numbered anew).
-   */
+  /** Brings the copy up to date and pushes what waits here (sync.js): pull, merge, push, as `coffer sync` does. */
   async sync() {
     try {
       await this.syncOnce();
@@ -205,33 +259,8 @@ export class Device {
   }
 
   async syncOnce() {
-    const token = await this.session();
-    const verified = this.record.head ? await parseManifest(this.record.head) : null;
-    let state;
-    let read;
-    let full = this.record.cursor === 0;
-    for (;;) {
-      read = await pull(this.base, token, full ? 0 : this.record.cursor);
-      const chain = verified && read.head && read.head.epoch > verified.epoch
-        ? await manifestsAfter(this.base, token, verified.epoch) : [];
-      const merged = new Map(full ? [] : [...this.rows].map(([id, row]) => [id, readable(row)]));
-      for (const row of read.rows) {
-        const known = merged.get(row.id);
-        if (!known || row.revision >= known.revision) merged.set(row.id, row);
-      }
-      try {
-        state = await verifyState({ master: this.master, vaultID: this.vaultID, account: this.account, head: read.head,
-          chain, rows: [...merged.values()], verified });
-        this.rows = new Map([...merged].map(([id, row]) => [id, storable(row)]));
-        break;
-      } catch (error) {
-        if (full || !['withheld', 'mismatch'].includes(error.code)) throw error;
-        full = true;
-      }
-    }
-    this.apply(state);
-    Object.assign(this.record, { head: state.head?.bytes ?? this.record.head, cursor: read.cursor, last_sync: this.now() });
-    await this.store.save(this.record, [...this.rows.values()], { replaceRows: full });
+    await pullDevice(this);
+    if (this.pending.size) await pushDevice(this);
   }
 
   /** Forgets the keys and the items, and ends the server session. */

@@ -9,8 +9,13 @@ const VERSION = 1;
 
 /**
  * A vault's record: `{ vault_id, email, kdf, salt, slot_id, wrapped_key, head, cursor, last_sync, device_id,
- * auth_box }` (bytes as Uint8Array, `head` null before the first manifest). Rows: `{ vault_id, id, kind, revision,
- * updated_at, deleted, box }` with `box` null for a tombstone.
+ * auth_box, conflicts }` (bytes as Uint8Array, `head` null before the first manifest). Rows: `{ vault_id, id, kind,
+ * revision, updated_at, deleted, box }` with `box` null for a tombstone: `rows` holds the server's rows this browser
+ * verified, `pending` the rows written here and not yet pushed, each with the server revision it replaces
+ * (`base_revision`).
+ *
+ * `save(record, { rows, replaceRows, pending, settled })` writes, in one transaction, the record, the verified rows
+ * (all of them replaced when `replaceRows`), the pending rows to keep, and drops the pending rows named in `settled`.
  */
 class VaultStore {
   /** The record of the vault the normalised email opens here, or null. */
@@ -34,7 +39,11 @@ function done(transaction) {
   });
 }
 
-/** The page's store: IndexedDB database `coffer`, object stores `vaults` (by vault id) and `rows` (by vault id, id). */
+function range(vaultID) {
+  return IDBKeyRange.bound([vaultID, ''], [vaultID, '\uffff']);
+}
+
+/** The page's store: IndexedDB database `coffer`, object stores `vaults` (by vault id), `rows` and `pending` (by vault id, id). */
 export class IndexedStore extends VaultStore {
   constructor(database) {
     super();
@@ -48,6 +57,7 @@ export class IndexedStore extends VaultStore {
       const database = opening.result;
       database.createObjectStore('vaults', { keyPath: 'vault_id' });
       database.createObjectStore('rows', { keyPath: ['vault_id', 'id'] });
+      database.createObjectStore('pending', { keyPath: ['vault_id', 'id'] });
     };
     try {
       return new IndexedStore(await request(opening));
@@ -60,26 +70,33 @@ export class IndexedStore extends VaultStore {
     return request(this.database.transaction('vaults').objectStore('vaults').getAll());
   }
 
-  async rows(vaultID) {
-    const range = IDBKeyRange.bound([vaultID, ''], [vaultID, '\uffff']);
-    return request(this.database.transaction('rows').objectStore('rows').getAll(range));
+  async rows(vaultID, kind = 'rows') {
+    return request(this.database.transaction(kind).objectStore(kind).getAll(range(vaultID)));
   }
 
-  /** Writes the vault's record and the given rows in one transaction: a crash keeps the old state or the new. */
-  async save(vault, rows = [], { replaceRows = false } = {}) {
-    const transaction = this.database.transaction(['vaults', 'rows'], 'readwrite');
+  async pending(vaultID) {
+    return this.rows(vaultID, 'pending');
+  }
+
+  /** One transaction: a crash keeps the old state or the new. */
+  async save(vault, { rows = [], replaceRows = false, pending = [], settled = [] } = {}) {
+    const transaction = this.database.transaction(['vaults', 'rows', 'pending'], 'readwrite');
     const finished = done(transaction);
     const rowStore = transaction.objectStore('rows');
-    if (replaceRows) rowStore.delete(IDBKeyRange.bound([vault.vault_id, ''], [vault.vault_id, '\uffff']));
+    if (replaceRows) rowStore.delete(range(vault.vault_id));
     for (const row of rows) rowStore.put({ ...row, vault_id: vault.vault_id });
+    const pendingStore = transaction.objectStore('pending');
+    for (const id of settled) pendingStore.delete([vault.vault_id, id]);
+    for (const row of pending) pendingStore.put({ ...row, vault_id: vault.vault_id });
     transaction.objectStore('vaults').put(vault);
     await finished;
   }
 
   async forget(vaultID) {
-    const transaction = this.database.transaction(['vaults', 'rows'], 'readwrite');
+    const transaction = this.database.transaction(['vaults', 'rows', 'pending'], 'readwrite');
     const finished = done(transaction);
-    transaction.objectStore('rows').delete(IDBKeyRange.bound([vaultID, ''], [vaultID, '\uffff']));
+    transaction.objectStore('rows').delete(range(vaultID));
+    transaction.objectStore('pending').delete(range(vaultID));
     transaction.objectStore('vaults').delete(vaultID);
     await finished;
   }
@@ -91,6 +108,7 @@ export class MemoryStore extends VaultStore {
     super();
     this.records = new Map();
     this.rowsByVault = new Map();
+    this.pendingByVault = new Map();
   }
 
   async vaults() {
@@ -101,15 +119,24 @@ export class MemoryStore extends VaultStore {
     return [...(this.rowsByVault.get(vaultID)?.values() ?? [])].map((row) => structuredClone(row));
   }
 
-  async save(vault, rows = [], { replaceRows = false } = {}) {
+  async pending(vaultID) {
+    return [...(this.pendingByVault.get(vaultID)?.values() ?? [])].map((row) => structuredClone(row));
+  }
+
+  async save(vault, { rows = [], replaceRows = false, pending = [], settled = [] } = {}) {
     const stored = replaceRows ? new Map() : new Map(this.rowsByVault.get(vault.vault_id) ?? []);
     for (const row of rows) stored.set(row.id, structuredClone({ ...row, vault_id: vault.vault_id }));
+    const waiting = new Map(this.pendingByVault.get(vault.vault_id) ?? []);
+    for (const id of settled) waiting.delete(id);
+    for (const row of pending) waiting.set(row.id, structuredClone({ ...row, vault_id: vault.vault_id }));
     this.rowsByVault.set(vault.vault_id, stored);
+    this.pendingByVault.set(vault.vault_id, waiting);
     this.records.set(vault.vault_id, structuredClone(vault));
   }
 
   async forget(vaultID) {
     this.records.delete(vaultID);
     this.rowsByVault.delete(vaultID);
+    this.pendingByVault.delete(vaultID);
   }
 }
