@@ -7,11 +7,10 @@ const VERSION = 'coffer-shell-%COFFER_SHELL_VERSION%';
 
 /** Every file of the app, relative to this script (index.html is also the folder's own address). */
 const SHELL = [
-  './', 'index.html', 'app.css', 'manifest.webmanifest', 'icon.svg', 'icon-192.png', 'icon-512.png', 'icon-maskable.png',
-  'coffer-barcode.wasm',
-  'js/app.js', 'js/autolock.js', 'js/barcode.js', 'js/bytes.js', 'js/content.js', 'js/crypto.js', 'js/device.js',
-  'js/format.js', 'js/keys.js', 'js/otp.js', 'js/otpauth.js', 'js/places.js', 'js/session.js', 'js/settings.js',
-  'js/store.js', 'js/sync.js', 'js/verify.js',
+  './', 'index.html', 'app.css', 'manifest.webmanifest', 'icon.svg', 'icon-192.png', 'icon-512.png',
+  'icon-maskable.png', 'coffer-barcode.wasm', 'js/app.js', 'js/autolock.js', 'js/barcode.js', 'js/bytes.js',
+  'js/content.js', 'js/crypto.js', 'js/device.js', 'js/editor.js', 'js/format.js', 'js/keys.js', 'js/otp.js',
+  'js/otpauth.js', 'js/places.js', 'js/session.js', 'js/settings.js', 'js/store.js', 'js/sync.js', 'js/verify.js',
 ];
 
 const scope = new URL('./', self.location.href);

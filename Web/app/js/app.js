@@ -1,12 +1,14 @@
 // The web vault's page: unlock (from this browser's encrypted copy, or the server), then cards (search, tags, validity,
-// near me), a full-screen barcode, TOTP and Steam codes, masked credentials, and the items only the CLI can serve.
+// near me), a full-screen barcode, codes, masked credentials and notes, each added and edited here and pushed as the
+// CLI pushes (or kept until the server can be reached), and the items only the CLI can serve.
 // Every text from the vault or the server reaches the page through `textContent`; nothing decrypted is written to
 // browser storage; locking forgets it all, the page's text included.
 import { CofferError, text } from './bytes.js';
 import { autoLock, idleLock } from './autolock.js';
 import { digits, encode, load } from './barcode.js';
 import { unlock } from './device.js';
-import { currentCode, showsCodes } from './otp.js';
+import { openEditor } from './editor.js';
+import { currentCode, hotpCode, timeBased } from './otp.js';
 import { nearestStores, watchMoves } from './places.js';
 import { IndexedStore } from './store.js';
 import { readSettings, rememberEmail, rememberedEmail, writeSettings } from './settings.js';
@@ -18,7 +20,7 @@ let vault = null;
 let store = null;
 let barcodes = null;
 let shown = null;
-let filter = { text: '', tag: null };
+let filter = { text: '', tag: null, archived: false };
 let codeFilter = '';
 let distances = null;
 let codeTimer = null;
@@ -30,6 +32,7 @@ let stopWatching = null;
 let syncing = null;
 let retry = { timer: null, delay: 0 };
 const secretTimers = new Set();
+let photoURLs = [];
 let settings = readSettings(window.localStorage);
 
 function element(tag, className, content) {
@@ -81,6 +84,10 @@ function cards() {
   return vault.items.filter((item) => item.kind === 'card' && item.content.archived_at === null);
 }
 
+function archivedCards() {
+  return vault.items.filter((item) => item.kind === 'card' && item.content.archived_at !== null);
+}
+
 function renderTags() {
   const tags = [...new Set(cards().flatMap((item) => item.content.tags))].sort();
   const box = $('tags');
@@ -99,7 +106,7 @@ function renderTags() {
 function renderCards() {
   const now = Date.now();
   const query = filter.text.trim().toLowerCase();
-  const listed = cards()
+  const listed = (filter.archived ? archivedCards() : cards())
     .filter(({ content }) => !filter.tag || content.tags.includes(filter.tag))
     .filter(({ content }) => !query || content.name.toLowerCase().includes(query)
       || content.tags.some((tag) => tag.toLowerCase().includes(query)) || (content.card_number ?? '').includes(query))
@@ -119,8 +126,16 @@ function renderCards() {
     row.addEventListener('click', () => showBarcode(item));
     return row;
   }));
-  const archived = vault.items.filter((item) => item.kind === 'card' && item.content.archived_at !== null).length;
-  if (archived) $('cards').append(element('li', 'meta', `${archived} archived (coffer restore in the CLI)`));
+  const archived = archivedCards().length;
+  if (archived || filter.archived) {
+    const toggle = element('li', 'meta open', filter.archived ? 'Back to the cards in use' : `${archived} archived: show them`);
+    toggle.id = 'archived-toggle';
+    toggle.addEventListener('click', () => {
+      filter.archived = !filter.archived;
+      renderCards();
+    });
+    $('cards').append(toggle);
+  }
 }
 
 /**
@@ -131,6 +146,9 @@ function renderCards() {
 function drawGrid(canvas, grid, linear) {
   const ratio = window.devicePixelRatio || 1;
   const area = $('barcode-area');
+  // The area is measured without the last drawing in it, which would hold it at its old size.
+  canvas.style.width = '0px';
+  canvas.style.height = '0px';
   const width = Math.floor(area.clientWidth * ratio);
   const height = Math.floor(area.clientHeight * ratio);
   const scale = Math.max(1, Math.floor((linear ? width : Math.min(width, height)) / (linear ? grid.width : Math.max(grid.width, grid.height))));
@@ -187,22 +205,50 @@ async function showBarcode(item) {
   $('barcode-number').textContent = carried ?? card.card_number ?? payloadText(card) ?? '';
   $('barcode-note').textContent = validity(card, Date.now()).label;
   $('barcode-canvas').hidden = !grid;
+  $('barcode-use').hidden = !(card.one_time && card.used_at === null);
+  $('barcode').dataset.id = item.id;
   $('vault').hidden = true;
   $('barcode').hidden = false;
   document.body.dataset.screen = 'barcode';
+  showPhotos(item);
   shown = grid ? { grid, linear: LINEAR.has(card.symbology) } : null;
   drawShown();
   // The screen stays on while the cashier scans; a browser without the API just dims as usual.
   wakeLock = await navigator.wakeLock?.request('screen').catch(() => null) ?? null;
 }
 
+/** The card's photos, each joined and checked (device.photo) and shown from a blob URL dropped on close. */
+async function showPhotos(item) {
+  const box = $('barcode-photos');
+  for (const side of item.content.photos.map((photo) => photo.side)) {
+    try {
+      const photo = await vault.photo(item.id, side);
+      if (!photo || $('barcode').dataset.id !== item.id) continue;
+      const url = URL.createObjectURL(new Blob([photo.bytes], { type: photo.type }));
+      photoURLs.push(url);
+      const image = document.createElement('img');
+      image.alt = `${side} of the card`;
+      image.src = url;
+      box.append(image);
+    } catch (error) {
+      showError(error);
+    }
+  }
+}
+
 function closeBarcode() {
   wakeLock?.release().catch(() => {});
   wakeLock = null;
   shown = null;
+  for (const url of photoURLs) URL.revokeObjectURL(url);
+  photoURLs = [];
+  $('barcode-photos').replaceChildren();
+  delete $('barcode').dataset.id;
   const canvas = $('barcode-canvas');
   canvas.width = 0;
   canvas.height = 0;
+  canvas.style.width = '0px';
+  canvas.style.height = '0px';
   for (const id of ['barcode-name', 'barcode-number', 'barcode-note']) $(id).textContent = '';
   $('barcode-turn').hidden = true;
   $('barcode').hidden = true;
@@ -217,7 +263,7 @@ function tokenLabel(content) {
 function renderCodes() {
   const query = codeFilter.trim().toLowerCase();
   const tokens = vault.items
-    .filter((item) => item.kind === 'otp' && showsCodes(item.content))
+    .filter((item) => item.kind === 'otp')
     .filter((item) => !query || tokenLabel(item.content).includes(query))
     .sort((a, b) => a.content.issuer.localeCompare(b.content.issuer) || a.content.account.localeCompare(b.content.account));
   codeObserver?.disconnect();
@@ -227,11 +273,17 @@ function renderCodes() {
     row.dataset.id = item.id;
     const left = element('div');
     left.append(element('div', 'title', item.content.issuer), element('div', 'meta', item.content.account));
-    const code = element('span', 'code', '');
-    const remaining = element('span', 'remaining', '');
-    row.append(left, code, remaining);
-    const entry = { item, code, remaining, row, step: null };
-    row.addEventListener('click', () => copyCode(entry));
+    const counted = !timeBased(item.content);
+    const code = element('span', 'code', counted ? '······' : '');
+    const remaining = element('span', 'remaining', counted ? 'tap' : '');
+    const edit = editButton('otp', item);
+    row.append(left, code, remaining, edit);
+    const entry = { item, code, remaining, row, counted };
+    row.addEventListener('click', (event) => {
+      if (event.target === edit) return;
+      if (counted) showCountedCode(entry);
+      else copyCode(entry);
+    });
     return entry;
   });
   $('codes').replaceChildren(...codeRows.map(({ row }) => row));
@@ -254,19 +306,41 @@ async function tickCodes() {
   if (!vault || $('tab-codes').hidden || document.hidden) return;
   const now = Date.now();
   for (const entry of visibleCodes) {
+    if (entry.counted) continue;
     const current = await currentCode(entry.item.content, now);
     if (current.code !== entry.code.textContent) entry.code.textContent = current.code;
     entry.remaining.textContent = `${current.remaining}s`;
   }
 }
 
-async function copyCode(entry) {
-  const { code } = await currentCode(entry.item.content, Date.now());
+async function copyCode(entry, code = null) {
+  const text = code ?? (await currentCode(entry.item.content, Date.now())).code;
   try {
-    await navigator.clipboard.writeText(code);
+    await navigator.clipboard.writeText(text);
     entry.remaining.textContent = 'copied';
   } catch {
-    showError(new CofferError('clipboard', 'this browser did not let the page copy the code'));
+    entry.remaining.textContent = '';
+  }
+}
+
+/** An HOTP code: the next counter is stored first (device.nextHOTP), then this one's code is shown for 30 s. */
+async function showCountedCode(entry) {
+  try {
+    const counter = await vault.nextHOTP(entry.item.id);
+    entry.item = vault.items.find((item) => item.id === entry.item.id);
+    const code = await hotpCode(entry.item.content, counter);
+    entry.code.textContent = code;
+    await copyCode(entry, code);
+    const timer = setTimeout(() => {
+      secretTimers.delete(timer);
+      entry.code.textContent = '······';
+      entry.remaining.textContent = 'tap';
+    }, 30_000);
+    secretTimers.add(timer);
+    renderStatus();
+    syncNow();
+  } catch (error) {
+    showError(error);
   }
 }
 
@@ -284,9 +358,10 @@ function renderSecrets() {
     const meta = [item.content.provider ?? 'credential', item.content.username].filter(Boolean).join(' · ');
     left.append(element('div', 'title', item.content.name), element('div', 'meta', meta));
     const value = element('span', 'masked', masked(item.content.value));
+    const edit = editButton('credential', item);
     let timer = null;
-    row.addEventListener('click', () => {
-      if (!vault) return;
+    row.addEventListener('click', (event) => {
+      if (!vault || event.target === edit) return;
       const showing = value.textContent !== masked(item.content.value);
       value.textContent = showing ? masked(item.content.value) : item.content.value;
       clearTimeout(timer);
@@ -298,7 +373,7 @@ function renderSecrets() {
       }, 20_000);
       secretTimers.add(timer);
     });
-    row.append(left, value);
+    row.append(left, value, edit);
     rows.push(row);
   }
   for (const item of vault.items.filter((candidate) => candidate.kind === 'note')) {
@@ -310,8 +385,9 @@ function renderSecrets() {
     for (const field of item.content.fields) body.append(element('div', '', `${field.label}: ${field.value}`));
     if (item.content.text) body.append(element('div', '', item.content.text));
     left.append(body);
-    row.addEventListener('click', () => { body.hidden = !body.hidden; });
-    row.append(left);
+    const edit = editButton('note', item);
+    row.addEventListener('click', (event) => { if (event.target !== edit) body.hidden = !body.hidden; });
+    row.append(left, edit);
     rows.push(row);
   }
   $('secrets').replaceChildren(...rows);
@@ -323,7 +399,6 @@ function renderCLI() {
     let title = null;
     let how = null;
     if (item.unsupported) [title, how] = [`an item of kind ${item.kind}`, 'a newer coffer'];
-    else if (item.kind === 'otp' && !showsCodes(item.content)) [title, how] = [`${item.content.issuer} (${item.content.account})`, 'HOTP: coffer code'];
     else if (item.kind === 'signing_key') [title, how] = [item.content.name, `${item.content.flavor} key: coffer sign`];
     if (!title) continue;
     const row = element('li');
@@ -334,13 +409,72 @@ function renderCLI() {
   $('tabs').querySelector('[data-tab=cli]').textContent = `In the CLI (${rows.length})`;
 }
 
+function editButton(kind, item) {
+  const button = element('button', 'edit', 'Edit');
+  button.type = 'button';
+  button.addEventListener('click', () => showEditor(kind, item));
+  return button;
+}
+
+/** Saves an item written in a form or an action here: kept in this browser first, then pushed when the server answers. */
+async function saveItem(kind, content, id) {
+  await vault.write(kind, content, id);
+  render();
+  syncNow();
+}
+
+function showEditor(kind, item = null) {
+  clearError();
+  const card = kind === 'card' && item ? item.content : null;
+  const actions = [];
+  if (card) {
+    actions.push(card.archived_at === null
+      ? ['Archive', () => saveItem('card', { ...card, archived_at: Date.now() }, item.id), 'editor-archive']
+      : ['Restore', () => saveItem('card', { ...card, archived_at: null }, item.id), 'editor-restore']);
+  }
+  if (item) {
+    actions.push(['Delete', async () => {
+      if (!window.confirm('Delete this item from every device? It cannot be undone.')) throw new CofferError('cancelled', 'nothing was deleted');
+      await vault.remove(item.id);
+      render();
+      syncNow();
+    }, 'editor-delete']);
+  }
+  closeBarcode();
+  $('vault').hidden = true;
+  $('editor').hidden = false;
+  document.body.dataset.screen = 'editor';
+  openEditor({ section: $('editor'), kind, item, barcodes, save: saveItem, actions, close: closeEditor,
+    fail: (error) => { if (error.code !== 'cancelled') showError(error); } });
+}
+
+function closeEditor() {
+  $('editor').replaceChildren();
+  $('editor').hidden = true;
+  if (!vault) return;
+  $('vault').hidden = false;
+  document.body.dataset.screen = 'vault';
+}
+
+async function markUsed() {
+  const item = vault.items.find((candidate) => candidate.id === $('barcode').dataset.id);
+  if (!item) return;
+  try {
+    await saveItem('card', { ...item.content, used_at: Date.now() }, item.id);
+    closeBarcode();
+  } catch (error) {
+    showError(error);
+  }
+}
+
 function renderStatus(problem = null) {
   const parts = [];
   if (syncing) parts.push('Syncing…');
   else if (problem?.code === 'transport') parts.push('Offline');
   else if (problem) parts.push(`Not synced: ${problem.message}`);
   parts.push(vault.lastSync ? `last synced ${ago(vault.lastSync)}` : 'never synced here');
-  parts.push('nothing waiting to be pushed');
+  parts.push(vault.waiting ? `${vault.waiting} waiting to be pushed` : 'nothing waiting to be pushed');
+  if (vault.conflicts.length) parts.push(`${vault.conflicts.length} conflict ${vault.conflicts.length === 1 ? 'copy' : 'copies'} made here`);
   $('sync-status').textContent = parts.join(' · ');
 }
 
@@ -403,7 +537,7 @@ function lock() {
   for (const timer of secretTimers) clearTimeout(timer);
   secretTimers.clear();
   delete document.body.dataset.sync;
-  filter = { text: '', tag: null };
+  filter = { text: '', tag: null, archived: false };
   codeFilter = '';
   clearInterval(codeTimer);
   codeObserver?.disconnect();
@@ -411,6 +545,7 @@ function lock() {
   codeRows = [];
   visibleCodes = new Set();
   closeBarcode();
+  closeEditor();
   for (const id of ['cards', 'codes', 'secrets', 'cli', 'tags', 'sync-status', 'fingerprint', 'near-status', 'progress']) {
     $(id).replaceChildren();
   }
@@ -556,6 +691,15 @@ $('search').addEventListener('input', (event) => { filter.text = event.target.va
 $('code-search').addEventListener('input', (event) => { codeFilter = event.target.value; renderCodes(); });
 $('near').addEventListener('click', onNear);
 $('sync-now').addEventListener('click', syncNow);
+$('add-card').addEventListener('click', () => showEditor('card'));
+$('add-token').addEventListener('click', () => showEditor('otp'));
+$('add-credential').addEventListener('click', () => showEditor('credential'));
+$('add-note').addEventListener('click', () => showEditor('note'));
+$('barcode-use').addEventListener('click', markUsed);
+$('barcode-edit').addEventListener('click', () => {
+  const item = vault?.items.find((candidate) => candidate.id === $('barcode').dataset.id);
+  if (item) showEditor('card', item);
+});
 $('tabs').addEventListener('click', (event) => {
   if (!event.target.dataset.tab) return;
   if (event.target.dataset.tab === 'settings') showSettings();

@@ -1,10 +1,10 @@
 // The browser as a Coffer device (FORMAT.md §8.9): a copy of the synced vault kept here as ciphertext (store.js), opened
 // with the passphrase without the network, verified on every open as a pull is (§8.6), and brought up to date from the
 // server whenever it can be reached. Keys, the session's token and decrypted items live in this module's objects only.
-import { CofferError, fromBase64, toBase64, uuidBytes, uuidText } from './bytes.js';
-import { openBox, sealBox } from './crypto.js';
-import { accountCommitment, associatedData, kdfFromWire, parseManifest, PHOTO_KIND } from './format.js';
-import { accountKeys, unwrapMaster, webAuthKey } from './keys.js';
+import { CofferError, concat, equal, fromBase64, toBase64, uuidBytes, uuidText } from './bytes.js';
+import { openBox, sealBox, sha256 } from './crypto.js';
+import { accountCommitment, associatedData, kdfFromWire, parseManifest, photoAD, PHOTO_KIND } from './format.js';
+import { accountKeys, photosKey, unwrapMaster, webAuthKey } from './keys.js';
 import { login, logout, normaliseEmail, prelogin } from './session.js';
 import { openItem, pullDevice, pushDevice, readable, sealItem } from './sync.js';
 import { verifyState } from './verify.js';
@@ -204,6 +204,41 @@ export class Device {
     if (!Number.isSafeInteger(counter + 1)) throw new CofferError('invalid', 'the HOTP counter is exhausted');
     await this.write('otp', { ...item.content, counter: counter + 1 }, id);
     return counter;
+  }
+
+  /**
+   * A card's photo of `side` as `{ type, bytes }` (§5b): every part the card names must be a live row that opens under
+   * the photo key with its AD and names this card, side, index and count, and the whole must have the recorded size
+   * and SHA-256; anything else is damage, and nothing is returned.
+   */
+  async photo(cardID, side) {
+    const card = this.items.find((item) => item.id === cardID && item.kind === 'card');
+    const photo = card?.content.photos.find((candidate) => candidate.side === side);
+    if (!photo) return null;
+    const key = await photosKey(this.master, this.vaultID);
+    const damaged = () => new CofferError('photo', `the ${side} photo of this card is damaged`);
+    try {
+      const parts = [];
+      for (const [index, partID] of photo.parts.entries()) {
+        const id = uuidText(partID);
+        const row = this.pending.get(id) ?? this.rows.get(id);
+        if (!row || row.deleted || row.kind !== PHOTO_KIND) throw damaged();
+        const plain = await openBox(key, row.box, photoAD(this.vaultID, partID, row.revision, row.updated_at)).catch(() => {
+          throw damaged();
+        });
+        const header = new DataView(plain.buffer, plain.byteOffset, 22);
+        if (plain.length < 23 || plain[0] !== 1 || !equal(plain.subarray(1, 17), uuidBytes(cardID))
+          || plain[17] !== (side === 'front' ? 1 : 2) || header.getUint16(18) !== index || header.getUint16(20) !== photo.parts.length) {
+          throw damaged();
+        }
+        parts.push(plain.subarray(22));
+      }
+      const bytes = concat(...parts);
+      if (bytes.length !== photo.size || !equal(await sha256(bytes), photo.digest)) throw damaged();
+      return { type: photo.type, bytes };
+    } finally {
+      key.fill(0);
+    }
   }
 
   /** Conflict copies made here: `[{ id, original_id, detected_at }]`. */

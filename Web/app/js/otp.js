@@ -1,6 +1,5 @@
 // TOTP (RFC 6238) and Steam Guard codes from a token's decoded content (FORMAT.md §5, kind otp), with WebCrypto's
-// HMAC. HOTP is left to the CLI: its counter must be written back before a code is shown (§5), and the web vault
-// writes nothing.
+// HMAC, and HOTP codes for a counter the device has written past first (§5).
 import { hmac } from './crypto.js';
 
 const HASHES = { SHA1: 'SHA-1', SHA256: 'SHA-256', SHA512: 'SHA-512' };
@@ -14,9 +13,14 @@ async function truncated(token, counter) {
   return ((mac[offset] & 0x7f) << 24) | (mac[offset + 1] << 16) | (mac[offset + 2] << 8) | mac[offset + 3];
 }
 
-/** Whether the web vault shows codes for this token (TOTP and Steam: time-based, nothing to write). */
-export function showsCodes(token) {
+/** Whether a token's code follows the clock (TOTP and Steam); an HOTP code is counted (`hotpCode`). */
+export function timeBased(token) {
   return token.type === 'totp' || token.type === 'steam';
+}
+
+/** The HOTP code of `counter` (RFC 4226), for a counter the device has already moved past (§5). */
+export async function hotpCode(token, counter) {
+  return String((await truncated(token, counter)) % 10 ** token.digits).padStart(token.digits, '0');
 }
 
 /** The code at `nowMs` and the seconds it has left: `{ code, remaining, period }`. */

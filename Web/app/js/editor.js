@@ -1,0 +1,236 @@
+// The forms that add and edit items: cards (every field, the check digit the symbol will carry shown as it is typed),
+// tokens (an otpauth URI or a bare secret), credentials and notes. Every value is checked by content.js's rules, the
+// CLI's, before the device seals it; nothing is written on an error. The form is built with DOM calls only and emptied
+// when it closes, so no value it held stays in the page.
+import { CofferError, text } from './bytes.js';
+import { digits, encode } from './barcode.js';
+import { checkCard, checkCredential, checkNote, checkOTP, payloadBytes } from './content.js';
+import { SYMBOLOGIES } from './format.js';
+import { parseToken } from './otpauth.js';
+
+const DAY = 86_400_000;
+
+function element(tag, attributes = {}, content) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value === true) node.setAttribute(name, '');
+    else if (value !== false && value !== null && value !== undefined) node.setAttribute(name, String(value));
+  }
+  if (content !== undefined) node.textContent = content;
+  return node;
+}
+
+function field(form, label, input, hint) {
+  const wrapper = element('label', {}, label);
+  wrapper.append(input);
+  if (hint) wrapper.append(hint);
+  form.append(wrapper);
+  return input;
+}
+
+function textInput(name, value = '', attributes = {}) {
+  const input = element('input', { name, type: 'text', autocomplete: 'off', spellcheck: 'false', ...attributes });
+  input.value = value ?? '';
+  return input;
+}
+
+function choice(name, options, value) {
+  const select = element('select', { name });
+  for (const [optionValue, label] of options) select.append(element('option', { value: optionValue }, label));
+  select.value = value;
+  return select;
+}
+
+function list(value) {
+  return value.split(',').map((entry) => entry.trim()).filter(Boolean);
+}
+
+/** `YYYY-MM-DD` of a time, in local time, as the CLI reads dates. */
+function dayText(ms) {
+  if (ms === null || ms === undefined) return '';
+  const date = new Date(ms);
+  return `${date.getFullYear()}-${String(date.getMonth() + 1).padStart(2, '0')}-${String(date.getDate()).padStart(2, '0')}`;
+}
+
+/** The start of a local day, or its last second for a last valid day (`coffer add card --valid-to`). */
+function dayTime(value, endOfDay) {
+  if (!value) return null;
+  const start = new Date(`${value}T00:00:00`).getTime();
+  if (Number.isNaN(start)) throw new CofferError('invalid', 'a date is not YYYY-MM-DD');
+  return endOfDay ? start + DAY - 1000 : start;
+}
+
+function payloadText(card) {
+  if (!card || card.payload_charset === 'binary') return '';
+  return card.payload_charset === 'utf-8' ? text(card.payload) : String.fromCharCode(...card.payload);
+}
+
+function cardForm(form, card, barcodes) {
+  const name = field(form, 'Name', textInput('name', card?.name, { required: true, maxlength: 200 }));
+  const symbology = field(form, 'Barcode', choice('symbology', [['', 'no barcode (shown by its number)'],
+    ...SYMBOLOGIES.map((value) => [value, value])], card ? card.symbology ?? '' : 'code128'));
+  const binary = card?.payload_charset === 'binary';
+  const carried = element('small', { class: 'hint', id: 'editor-digits' });
+  const payload = field(form, binary ? 'Payload (binary: change it with the CLI)' : 'Number or payload',
+    textInput('payload', payloadText(card), { required: !binary, disabled: binary, inputmode: 'text' }), carried);
+  const charset = field(form, 'Characters', choice('charset', [['utf-8', 'UTF-8'], ['iso-8859-1', 'ISO-8859-1']],
+    card?.payload_charset === 'iso-8859-1' ? 'iso-8859-1' : 'utf-8'));
+  charset.disabled = binary;
+  const showDigits = () => {
+    const shown = symbology.value && payload.value ? digits(barcodes, symbology.value, payloadBytes(payload.value, 'utf-8')) : null;
+    carried.textContent = shown && shown !== payload.value ? `The barcode carries ${shown} (check digit added)` : '';
+  };
+  symbology.addEventListener('change', showDigits);
+  payload.addEventListener('input', () => {
+    try {
+      showDigits();
+    } catch {
+      carried.textContent = '';
+    }
+  });
+  showDigits();
+  const number = field(form, 'Card number, if it differs (optional)', textInput('card_number', card?.card_number));
+  const tags = field(form, 'Tags (comma-separated)', textInput('tags', card?.tags.join(', ')));
+  const networks = field(form, 'Store networks (comma-separated ids, e.g. costco)', textInput('networks', card?.network_ids.join(', ')));
+  const from = field(form, 'Valid from (optional)', element('input', { name: 'valid_from', type: 'date' }));
+  from.value = dayText(card?.valid_from);
+  const to = field(form, 'Last valid day (optional)', element('input', { name: 'valid_to', type: 'date' }));
+  to.value = dayText(card?.valid_to);
+  const oneTime = element('input', { name: 'one_time', type: 'checkbox' });
+  oneTime.checked = Boolean(card?.one_time);
+  field(form, 'One-time pass (a return code, a ticket)', oneTime).classList.add('check');
+  const notes = field(form, 'Notes', element('textarea', { name: 'notes', rows: 3 }));
+  notes.value = card?.notes ?? '';
+  return (drawable) => checkCard({
+    ...(card ?? { archived_at: null, metadata: {}, photos: [], unknown: [] }),
+    name: name.value,
+    symbology: symbology.value || null,
+    payload: binary ? card.payload : payloadBytes(payload.value, charset.value),
+    payload_charset: binary ? 'binary' : charset.value,
+    card_number: number.value.trim() || null,
+    tags: list(tags.value),
+    network_ids: list(networks.value),
+    valid_from: dayTime(from.value, false),
+    valid_to: dayTime(to.value, true),
+    one_time: oneTime.checked,
+    used_at: oneTime.checked ? card?.used_at ?? null : null,
+    notes: notes.value || null,
+  }, drawable);
+}
+
+function tokenForm(form, token) {
+  let parsed = null;
+  let pasted = null;
+  if (!token) {
+    pasted = field(form, 'otpauth:// link or secret key', element('textarea', { name: 'uri', rows: 3, required: true,
+      autocomplete: 'off', spellcheck: 'false', autocapitalize: 'off' }));
+  }
+  const issuer = field(form, 'Issuer (the service)', textInput('issuer', token?.issuer));
+  const account = field(form, 'Account', textInput('account', token?.account));
+  const tags = field(form, 'Tags (comma-separated)', textInput('tags', token?.tags.join(', ')));
+  if (pasted) {
+    // Reading the link fills in who it is for; a bare secret leaves both for the user.
+    pasted.addEventListener('input', () => {
+      try {
+        parsed = parseToken(pasted.value);
+        if (parsed.issuer && !issuer.value) issuer.value = parsed.issuer;
+        if (parsed.account && !account.value) account.value = parsed.account;
+        pasted.setCustomValidity('');
+      } catch (error) {
+        parsed = null;
+        pasted.setCustomValidity(error.message);
+      }
+    });
+  }
+  return () => {
+    const source = token ?? parseToken(pasted.value);
+    return checkOTP({ ...source, notes: token?.notes ?? null, unknown: token?.unknown ?? [],
+      issuer: issuer.value, account: account.value || (token ? token.account : ''), tags: list(tags.value) });
+  };
+}
+
+function credentialForm(form, credential) {
+  const name = field(form, 'Name', textInput('name', credential?.name, { required: true }));
+  const provider = field(form, 'Provider (optional)', textInput('provider', credential?.provider));
+  const value = field(form, 'Value', textInput('value', credential?.value, { type: 'password', required: true }));
+  const username = field(form, 'User name (optional)', textInput('username', credential?.username));
+  const url = field(form, 'URL (optional)', textInput('url', credential?.url, { type: 'url' }));
+  const tags = field(form, 'Tags (comma-separated)', textInput('tags', credential?.tags.join(', ')));
+  const notes = field(form, 'Notes', element('textarea', { name: 'notes', rows: 3 }));
+  notes.value = credential?.notes ?? '';
+  return () => checkCredential({ unknown: credential?.unknown ?? [], name: name.value, provider: provider.value.trim() || null,
+    value: value.value, username: username.value || null, url: url.value || null, tags: list(tags.value),
+    notes: notes.value || null });
+}
+
+function noteForm(form, note) {
+  const name = field(form, 'Name', textInput('name', note?.name, { required: true }));
+  const template = field(form, 'Kind', choice('template', [['free', 'free text'], ['contact', 'contact'], ['kyc', 'identity (KYC)']],
+    note?.template ?? 'free'));
+  const rows = element('div', { class: 'note-fields' });
+  const addRow = (label = '', value = '') => {
+    const row = element('div', { class: 'row' });
+    row.append(textInput('field_label', label, { placeholder: 'Label', 'aria-label': 'Field label' }),
+      textInput('field_value', value, { placeholder: 'Value', 'aria-label': 'Field value' }));
+    rows.append(row);
+  };
+  for (const entry of note?.fields ?? []) addRow(entry.label, entry.value);
+  const more = element('button', { type: 'button' }, 'Add a field');
+  more.addEventListener('click', () => addRow());
+  form.append(rows, more);
+  const body = field(form, 'Text', element('textarea', { name: 'text', rows: 5 }));
+  body.value = note?.text ?? '';
+  const tags = field(form, 'Tags (comma-separated)', textInput('tags', note?.tags.join(', ')));
+  return () => checkNote({
+    unknown: note?.unknown ?? [], name: name.value, template: template.value, text: body.value || null, tags: list(tags.value),
+    fields: [...rows.children].map((row) => ({ label: row.children[0].value, value: row.children[1].value }))
+      .filter((entry) => entry.label.trim() || entry.value),
+  });
+}
+
+const FORMS = { card: cardForm, otp: tokenForm, credential: credentialForm, note: noteForm };
+const TITLES = { card: 'card', otp: 'token', credential: 'key', note: 'note' };
+
+/**
+ * Shows the form for a new item of `kind`, or for `item`, in `section`. `save(kind, content, id)` seals it;
+ * `actions` are extra buttons (archive, delete, …) as `[label, run]`; `close()` is called when it is done.
+ */
+export function openEditor({ section, kind, item = null, barcodes, save, actions = [], close, fail }) {
+  const form = element('form', { id: 'editor-form', autocomplete: 'off', novalidate: true });
+  section.replaceChildren(element('h2', {}, `${item ? 'Edit' : 'New'} ${TITLES[kind]}`), form);
+  const read = FORMS[kind](form, item?.content ?? null, barcodes);
+  const buttons = element('div', { class: 'row buttons' });
+  const submit = element('button', { type: 'submit', id: 'editor-save' }, 'Save');
+  const cancel = element('button', { type: 'button', id: 'editor-cancel' }, 'Cancel');
+  buttons.append(submit, cancel);
+  for (const [label, run, id] of actions) {
+    const button = element('button', { type: 'button', id }, label);
+    button.addEventListener('click', async () => {
+      try {
+        await run();
+        close();
+      } catch (error) {
+        fail(error);
+      }
+    });
+    buttons.append(button);
+  }
+  form.append(buttons);
+  cancel.addEventListener('click', close);
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    submit.disabled = true;
+    try {
+      const content = read((symbology, payload, charset) => {
+        if (!barcodes) throw new CofferError('barcode', 'the barcode encoder is not loaded');
+        encode(barcodes, symbology, payload, charset);
+      });
+      await save(kind, content, item?.id ?? null);
+      close();
+    } catch (error) {
+      submit.disabled = false;
+      fail(error);
+    }
+  });
+  form.querySelector('input, textarea')?.focus();
+}
