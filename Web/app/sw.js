@@ -10,7 +10,8 @@ const SHELL = [
   './', 'index.html', 'app.css', 'manifest.webmanifest', 'icon.svg', 'icon-192.png', 'icon-512.png',
   'icon-maskable.png', 'coffer-barcode.wasm', 'js/app.js', 'js/autolock.js', 'js/barcode.js', 'js/bytes.js',
   'js/content.js', 'js/crypto.js', 'js/device.js', 'js/editor.js', 'js/format.js', 'js/keys.js', 'js/otp.js',
-  'js/otpauth.js', 'js/places.js', 'js/session.js', 'js/settings.js', 'js/store.js', 'js/sync.js', 'js/verify.js',
+  'js/otpauth.js', 'js/passkey.js', 'js/places.js', 'js/session.js', 'js/settings.js', 'js/store.js', 'js/sync.js',
+  'js/verify.js',
 ];
 
 const scope = new URL('./', self.location.href);

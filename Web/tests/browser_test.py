@@ -95,8 +95,9 @@ class Server:
         raise RuntimeError("coffer-server did not start")
 
     def stop(self):
-        self.process.terminate()
-        self.process.wait()
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait()
 
 
 def places(data):
@@ -479,6 +480,7 @@ def main():
         check(not violations, f"no Content-Security-Policy violation on the proxy's origin: {violations}")
 
         offline_device(driver, work, arguments.screenshots)
+        passkeys(driver, work, arguments.screenshots)
         print(f"browser test: {time.monotonic() - started:.1f} s; barcodes drawn in {max(barcode_ms, default=float('nan')):.1f} ms at most")
 
         if arguments.bench:
@@ -619,6 +621,65 @@ def offline_device(driver, work, directory):
         lock_leaves_nothing(driver, server.url,
                             ["Basement Market", "987650001234", "sk-live-offline-canary-77", "Vendor API", "Pushed later", PASSPHRASE])
     finally:
+        server.stop()
+
+
+def passkeys(driver, work, directory):
+    """Passkey unlock on http://localhost (an IP address is no relying party), with Chromium's virtual authenticator:
+    added after a passphrase unlock, it opens the vault with the server gone; five failed tries remove it; an
+    authenticator without PRF is refused plainly."""
+    server = Server(work + "/passkey-server", host="localhost")
+    cli = CLI(work + "/passkey")
+    cli("init")
+    cli("add", "card", "Face card", "--symbology", "qr", input_text="face-42\n")
+    email = f"passkey-{uuid.uuid4().hex[:8]}@example.org"
+    cli("sync", "register", "--server", f"http://127.0.0.1:{server.port}", "--email", email, input_text=PASSPHRASE + "\n")
+    driver.execute_cdp_cmd("WebAuthn.enable", {"enableUI": False})
+    options = {"protocol": "ctap2", "transport": "internal", "hasResidentKey": True, "hasUserVerification": True,
+               "isUserVerified": True, "hasPrf": True, "automaticPresenceSimulation": True}
+    authenticator = driver.execute_cdp_cmd("WebAuthn.addVirtualAuthenticator", {"options": options})["authenticatorId"]
+    try:
+        log_in(driver, server.url, email, PASSPHRASE)
+        driver.find_element(By.CSS_SELECTOR, "[data-tab=settings]").click()
+        driver.find_element(By.ID, "passkey-add").click()
+        WebDriverWait(driver, 30).until(lambda d: "unlocks with a passkey" in d.find_element(By.ID, "passkey-status").text
+                                        or d.find_element(By.ID, "error").is_displayed())
+        check("unlocks with a passkey" in driver.find_element(By.ID, "passkey-status").text,
+              f"a passkey is added ({error_text(driver) or 'no error'})")
+        screenshot(driver, directory, "web-vault-passkey.png")
+        credentials = driver.execute_cdp_cmd("WebAuthn.getCredentials", {"authenticatorId": authenticator})["credentials"]
+        check(len(credentials) == 1 and credentials[0]["rpId"] == "localhost", f"the authenticator holds it: {len(credentials)}")
+        lock(driver)
+        server.stop()
+        driver.get(server.url + "/app/")
+        WebDriverWait(driver, 30).until(lambda d: d.find_element(By.ID, "passkey-unlock").is_displayed())
+        driver.find_element(By.ID, "passkey-unlock").click()
+        wait_screen(driver, "vault")
+        check("Face card" in driver.find_element(By.ID, "cards").text, "with the server gone, the passkey unlocks the vault")
+        lock(driver)
+        driver.execute_cdp_cmd("WebAuthn.setUserVerified", {"authenticatorId": authenticator, "isUserVerified": False})
+        for attempt in range(5):
+            WebDriverWait(driver, 30).until(lambda d: d.find_element(By.ID, "passkey-unlock").is_displayed())
+            driver.find_element(By.ID, "passkey-unlock").click()
+            WebDriverWait(driver, 30).until(lambda d: d.find_element(By.ID, "error").is_displayed())
+            if attempt < 4:
+                time.sleep(0.3)
+        time.sleep(0.5)
+        check("the passkey was removed" in error_text(driver) and not driver.find_element(By.ID, "passkey-unlock").is_displayed(),
+              f"five failed passkey unlocks remove it: {error_text(driver)!r}")
+        driver.find_element(By.ID, "passphrase").send_keys(PASSPHRASE)
+        driver.find_element(By.ID, "unlock").click()
+        wait_screen(driver, "vault")
+        check("Face card" in driver.find_element(By.ID, "cards").text, "the passphrase still opens it")
+        driver.execute_cdp_cmd("WebAuthn.removeVirtualAuthenticator", {"authenticatorId": authenticator})
+        authenticator = driver.execute_cdp_cmd("WebAuthn.addVirtualAuthenticator", {"options": {**options, "hasPrf": False}})["authenticatorId"]
+        driver.find_element(By.CSS_SELECTOR, "[data-tab=settings]").click()
+        driver.find_element(By.ID, "passkey-add").click()
+        WebDriverWait(driver, 30).until(lambda d: d.find_element(By.ID, "error").is_displayed())
+        check("no PRF" in error_text(driver), f"an authenticator without PRF is refused plainly: {error_text(driver)!r}")
+        lock(driver)
+    finally:
+        driver.execute_cdp_cmd("WebAuthn.removeVirtualAuthenticator", {"authenticatorId": authenticator})
         server.stop()
 
 

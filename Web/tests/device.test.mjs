@@ -247,3 +247,64 @@ test('an expired access token is replaced by one more login from the sealed auth
   server.logins += 1;
   await assert.rejects(device.sync(), { code: 'passphrase-changed' });
 });
+
+/** A WebAuthn authenticator as the page sees one: PRF output = HMAC-SHA256(its secret, salt), or no PRF at all. */
+function authenticator({ prf = true } = {}) {
+  const state = { secret: crypto.getRandomValues(new Uint8Array(32)), refuse: false, calls: [] };
+  const answer = async (id, salt) => {
+    const output = prf ? new Uint8Array(await crypto.subtle.sign('HMAC',
+      await crypto.subtle.importKey('raw', state.secret, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']), salt)) : null;
+    return { rawId: id.buffer.slice(0), getClientExtensionResults: () => ({ prf: prf ? { enabled: true, results: { first: output.buffer } } : { enabled: false } }) };
+  };
+  state.credentials = {
+    create: async ({ publicKey }) => {
+      state.calls.push(['create', publicKey.rp.id, publicKey.authenticatorSelection.userVerification]);
+      state.id = crypto.getRandomValues(new Uint8Array(16));
+      const made = await answer(state.id, publicKey.extensions.prf.eval.first);
+      return { ...made, getClientExtensionResults: () => ({ prf: { enabled: prf } }) };
+    },
+    get: async ({ publicKey }) => {
+      state.calls.push(['get', publicKey.rpId, publicKey.userVerification]);
+      if (state.refuse) throw new DOMException('The operation either timed out or was not allowed.', 'NotAllowedError');
+      return answer(state.id, publicKey.extensions.prf.eval.first);
+    },
+  };
+  return state;
+}
+
+test('a passkey with PRF unlocks the copy offline; five failures remove it; one without PRF is refused', async () => {
+  const { server, store, device } = await setUp();
+  const { addPasskey } = await import('../app/js/passkey.js');
+  const { unlockByPasskey } = await import('../app/js/device.js');
+  await assert.rejects(addPasskey(device, { credentials: authenticator().credentials, hostname: '127.0.0.1' }), { code: 'passkey-host' });
+  await assert.rejects(addPasskey(device, { credentials: authenticator({ prf: false }).credentials, hostname: 'localhost' }),
+    { code: 'passkey-no-prf' });
+  const key = authenticator();
+  await addPasskey(device, { credentials: key.credentials, hostname: 'localhost' });
+  assert.deepEqual(key.calls.map(([call, rp, verification]) => [call, rp, verification]),
+    [['create', 'localhost', 'required'], ['get', 'localhost', 'required']]);
+  const [record] = await store.vaults();
+  assert.equal(record.passkey.wrapped_key.length, 60);
+  assert.ok(!Buffer.from(record.passkey.wrapped_key).includes(Buffer.from(master)), 'the slot holds no plaintext key');
+  server.offline = true;
+  assert.deepEqual(names(await unlockByPasskey({ email: EMAIL, store, credentials: key.credentials })), ['Gym', 'Zoo']);
+
+  // Four refusals, then a success: the count starts again.
+  key.refuse = true;
+  for (let i = 0; i < 4; i++) await assert.rejects(unlockByPasskey({ email: EMAIL, store, credentials: key.credentials }), { code: 'passkey-refused' });
+  assert.equal((await store.vaults())[0].passkey.failures, 4);
+  key.refuse = false;
+  await unlockByPasskey({ email: EMAIL, store, credentials: key.credentials });
+  assert.equal((await store.vaults())[0].passkey.failures, 0);
+  // Another authenticator's answer does not open the slot, and counts; the fifth failure removes the slot.
+  const secret = key.secret;
+  key.secret = crypto.getRandomValues(new Uint8Array(32));
+  for (let i = 0; i < 4; i++) await assert.rejects(unlockByPasskey({ email: EMAIL, store, credentials: key.credentials }), { code: 'passkey-refused' });
+  key.secret = secret;
+  key.refuse = true;
+  await assert.rejects(unlockByPasskey({ email: EMAIL, store, credentials: key.credentials }), { code: 'passkey-removed' });
+  assert.equal((await store.vaults())[0].passkey, undefined);
+  key.refuse = false;
+  await assert.rejects(unlockByPasskey({ email: EMAIL, store, credentials: key.credentials }), { code: 'no-passkey' });
+  assert.deepEqual(names(await unlock({ email: EMAIL, passphrase: PASSPHRASE, store })), ['Gym', 'Zoo'], 'the passphrase still opens it');
+});

@@ -6,10 +6,11 @@
 import { CofferError, text } from './bytes.js';
 import { autoLock, idleLock } from './autolock.js';
 import { digits, encode, load } from './barcode.js';
-import { unlock } from './device.js';
+import { hasPasskey, unlock, unlockByPasskey } from './device.js';
 import { openEditor } from './editor.js';
 import { currentCode, hotpCode, timeBased } from './otp.js';
 import { nearestStores, watchMoves } from './places.js';
+import { addPasskey, removePasskey } from './passkey.js';
 import { IndexedStore } from './store.js';
 import { readSettings, rememberEmail, rememberedEmail, writeSettings } from './settings.js';
 
@@ -557,19 +558,18 @@ function lock() {
   $('login').hidden = false;
   document.body.dataset.screen = 'login';
   document.body.dataset.locked = String(Date.now());
+  offerPasskey();
 }
 
-async function onUnlock(event) {
-  event.preventDefault();
+/** Unlocks with `open()` (the passphrase or the passkey) and shows the vault. */
+async function unlockWith(open) {
   clearError();
   const started = performance.now();
-  const passphrase = $('passphrase').value;
-  $('passphrase').value = '';
   $('unlock').disabled = true;
+  $('passkey-unlock').disabled = true;
   try {
     store ??= await IndexedStore.open();
-    const device = await unlock({ email: $('email').value, passphrase, store, legacy: window.localStorage,
-      progress: (message) => { $('progress').textContent = message; } });
+    const device = await open();
     rememberEmail(window.localStorage, $('email').value.trim());
     vault = device;
     render();
@@ -585,10 +585,58 @@ async function onUnlock(event) {
     else syncNow();
   } catch (error) {
     showError(error);
+    offerPasskey();
   } finally {
     $('unlock').disabled = false;
+    $('passkey-unlock').disabled = false;
     $('progress').textContent = '';
   }
+}
+
+function onUnlock(event) {
+  event.preventDefault();
+  const passphrase = $('passphrase').value;
+  $('passphrase').value = '';
+  return unlockWith(() => unlock({ email: $('email').value, passphrase, store, legacy: window.localStorage,
+    progress: (message) => { $('progress').textContent = message; } }));
+}
+
+function onPasskeyUnlock() {
+  return unlockWith(() => unlockByPasskey({ email: $('email').value, store, credentials: navigator.credentials }));
+}
+
+/** Shows "Unlock with passkey" when this browser keeps one for the email typed. */
+async function offerPasskey() {
+  try {
+    store ??= await IndexedStore.open();
+    $('passkey-unlock').hidden = !(navigator.credentials && await hasPasskey(store, $('email').value));
+  } catch {
+    $('passkey-unlock').hidden = true;
+  }
+}
+
+function showPasskey() {
+  const slot = vault?.record.passkey;
+  $('passkey-status').textContent = slot
+    ? `This browser unlocks with a passkey made ${day(slot.created_at)}. Five failed tries remove it.`
+    : 'After this unlock, a passkey (your face, fingerprint or screen lock) can open the vault here instead of the passphrase.';
+  $('passkey-add').hidden = Boolean(slot);
+  $('passkey-remove').hidden = !slot;
+}
+
+async function onPasskeyAdd() {
+  clearError();
+  try {
+    await addPasskey(vault, { credentials: navigator.credentials, hostname: window.location.hostname });
+  } catch (error) {
+    showError(error);
+  }
+  showPasskey();
+}
+
+async function onPasskeyRemove() {
+  await removePasskey(vault);
+  showPasskey();
 }
 
 let refreshing = false;
@@ -641,6 +689,7 @@ function showAbout(show) {
 function showSettings() {
   $('idle-minutes').value = String(settings.idleMinutes);
   $('hidden-minutes').value = String(settings.hiddenMinutes);
+  showPasskey();
 }
 
 function onSettings() {
@@ -683,6 +732,10 @@ async function installShell() {
 }
 
 $('login-form').addEventListener('submit', onUnlock);
+$('passkey-unlock').addEventListener('click', onPasskeyUnlock);
+$('passkey-add').addEventListener('click', onPasskeyAdd);
+$('passkey-remove').addEventListener('click', onPasskeyRemove);
+$('email').addEventListener('change', offerPasskey);
 $('lock').addEventListener('click', lock);
 $('barcode-close').addEventListener('click', closeBarcode);
 // Only Close (or Escape) leaves the barcode: a tap at the till must not hide it.
@@ -720,5 +773,6 @@ window.addEventListener('resize', drawShown);
 window.addEventListener('online', syncNow);
 $('email').value = rememberedEmail(window.localStorage);
 document.body.dataset.screen = 'login';
+offerPasskey();
 installShell();
 load(fetch('coffer-barcode.wasm')).then((exports) => { barcodes = exports; }, () => {});

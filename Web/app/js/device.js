@@ -5,6 +5,7 @@ import { CofferError, concat, equal, fromBase64, toBase64, uuidBytes, uuidText }
 import { openBox, sealBox, sha256 } from './crypto.js';
 import { accountCommitment, associatedData, kdfFromWire, parseManifest, photoAD, PHOTO_KIND } from './format.js';
 import { accountKeys, photosKey, unwrapMaster, webAuthKey } from './keys.js';
+import { unlockWithPasskey } from './passkey.js';
 import { login, logout, normaliseEmail, prelogin } from './session.js';
 import { openItem, pullDevice, pushDevice, readable, sealItem } from './sync.js';
 import { verifyState } from './verify.js';
@@ -44,6 +45,19 @@ export async function unlock({ base = '', email, passphrase, store, legacy = nul
     progress('Asking the server…');
   }
   return logIn({ base, email: normalised, passphrase, store, record, legacy, progress, now });
+}
+
+/** Opens the vault this browser keeps for `email` with its passkey (passkey.js), without the passphrase. */
+export async function unlockByPasskey({ base = '', email, store, credentials, now = Date.now }) {
+  const record = await store.vaultByEmail(normaliseEmail(email));
+  if (!record?.passkey) throw new CofferError('no-passkey', 'this browser has no passkey for the vault: unlock with the passphrase');
+  const master = await unlockWithPasskey(store, record, { credentials });
+  return Device.open({ base, store, record, master, now });
+}
+
+/** Whether this browser keeps a passkey for the vault of `email`. */
+export async function hasPasskey(store, email) {
+  return Boolean((await store.vaultByEmail(normaliseEmail(email)))?.passkey);
 }
 
 /** The first unlock in this browser, or one with a passphrase changed elsewhere: the server's slot and state. */
@@ -86,6 +100,8 @@ async function logIn({ base, email, passphrase, store, record, legacy, progress,
       cursor: known?.cursor ?? 0, last_sync: known?.last_sync ?? null,
       device_id: known?.device_id ?? globalThis.crypto.getRandomValues(new Uint8Array(16)), auth_box: null,
       conflicts: known?.conflicts ?? [],
+      // A passkey slot wraps the master key, which a passphrase change leaves as it is.
+      ...(known?.passkey ? { passkey: known.passkey } : {}),
     };
     const device = new Device({ base, store, record: fresh, master, rows: known ? await store.rows(vaultText) : [],
       pending: known ? await store.pending(vaultText) : [], now });
