@@ -36,6 +36,7 @@ from selenium import webdriver
 from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support.select import Select
 from selenium.webdriver.support.ui import WebDriverWait
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -573,6 +574,47 @@ def offline_device(driver, work, directory):
               f"the service worker controls the app and it is installable: {errors} {manifest.get('errors')}")
         check(driver.find_element(By.ID, "email").get_attribute("value") == email, "the email is remembered")
 
+        # No network (DevTools' offline emulation, on the page and on the service worker, whose own fetches the page's
+        # emulation does not cover): the app opens from its shell and unlocks from its copy.
+        tools = DevTools(driver)
+        try:
+            page = tools.page(server.url)
+            worker = next(t for t in tools.send("Target.getTargets")["targetInfos"] if t["type"] == "service_worker")
+            worker = tools.send("Target.attachToTarget", {"targetId": worker["targetId"], "flatten": True})["sessionId"]
+            offline = {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}
+            for session in (page, worker):
+                tools.send("Network.enable", session=session)
+                tools.send("Network.emulateNetworkConditions", offline, session=session)
+            driver.get(server.url + "/app/")
+            WebDriverWait(driver, 30).until(lambda d: d.find_element(By.ID, "passphrase").is_displayed())
+            driver.find_element(By.ID, "passphrase").send_keys(PASSPHRASE)
+            driver.find_element(By.ID, "unlock").click()
+            wait_screen(driver, "vault")
+            wait_synced(driver)
+            check(driver.find_element(By.TAG_NAME, "body").get_attribute("data-sync") == "offline"
+                  and "Basement Market" in driver.find_element(By.ID, "cards").text,
+                  "with the network off, the app opens from its shell and unlocks from its copy")
+            lock(driver)
+            for session in (page, worker):
+                tools.send("Network.emulateNetworkConditions", {**offline, "offline": False}, session=session)
+        finally:
+            tools.close()
+
+        # In the background with "lock at once" set: locked when the page is hidden (another tab in front).
+        driver.get(server.url + "/app/")
+        log_in(driver, server.url, email, PASSPHRASE)
+        driver.find_element(By.CSS_SELECTOR, "[data-tab=settings]").click()
+        Select(driver.find_element(By.ID, "hidden-minutes")).select_by_value("0")
+        first = driver.current_window_handle
+        driver.switch_to.new_window("tab")
+        time.sleep(1.0)
+        driver.close()
+        driver.switch_to.window(first)
+        WebDriverWait(driver, 10).until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-screen") == "login")
+        check(driver.find_element(By.TAG_NAME, "body").get_attribute("data-screen") == "login"
+              and "Basement Market" not in driver.page_source, "hidden with 'lock at once' set, the app locks")
+        driver.execute_script("localStorage.removeItem('coffer.settings')")
+
         # The server is gone: the app still opens, unlocks from its copy, and says it is offline.
         server.stop()
         started = time.monotonic()
@@ -744,10 +786,13 @@ def writes(driver, server, cli, directory):
           "pasting the link fills in the issuer")
     save(driver)
     synced(driver)
-    row = next(r for r in driver.find_elements(By.CSS_SELECTOR, "#codes li") if r.text.startswith("Counter"))
-    row.click()
-    WebDriverWait(driver, 10).until(lambda d: "·" not in row.text.split("\n")[2])
-    shown = row.text.split("\n")[2]
+    next(r for r in driver.find_elements(By.CSS_SELECTOR, "#codes li") if r.text.startswith("Counter")).click()
+    synced(driver)
+    # The code stays on screen through the sync that pushes the new counter (which redraws the list).
+    counter_row = lambda: next(r for r in driver.find_elements(By.CSS_SELECTOR, "#codes li") if r.text.startswith("Counter"))
+    WebDriverWait(driver, 10, ignored_exceptions=(StaleElementReferenceException,)).until(
+        lambda d: "·" not in counter_row().text.split("\n")[2])
+    shown = counter_row().text.split("\n")[2]
     expected = subprocess.run(["oathtool", "--hotp", "-c", "5", TOTP_SECRET_HEX], capture_output=True, text=True).stdout.strip()
     check(shown == expected, f"the HOTP code of counter 5 is oathtool's ({shown} / {expected})")
     synced(driver)
@@ -888,8 +933,11 @@ def lock_leaves_nothing(driver, url, secrets):
     check(not found and len(heap) > 100_000, f"after Lock the JavaScript heap ({len(heap) // 1024} KB) holds none of them: {found}")
 
 
-def bench(driver, count, work, server):
-    """Unlock to the card list with `count` cards (PBKDF2 at 600,000 iterations included), a barcode, the app's size."""
+def bench(driver, count, work, _):
+    """The phone app's speed with `count` cards, against the CLI on the same vault in the same run: unlock to the card
+    list (PBKDF2 at 600,000 iterations included) the first time and from this browser's copy, an offline cold start,
+    a card added offline and its push when the server is back, a barcode, and the app's size."""
+    server = Server(work + "/bench-server")
     cli = CLI(work + "/bench")
     cli("init")
     cards = [{"id": str(uuid.uuid4()), "name": f"Card {i:04d}", "barcode_type": "code128", "payload": f"{100000 + i}",
@@ -903,23 +951,67 @@ def bench(driver, count, work, server):
     cli("import", "--from", "coffer-json", str(path))
     email = f"bench-{uuid.uuid4().hex[:8]}@example.org"
     cli("sync", "register", "--server", server.url, "--email", email, input_text=PASSPHRASE + "\n")
-    times = []
-    for _ in range(3):
+    body = lambda: driver.find_element(By.TAG_NAME, "body")
+    try:
         log_in(driver, server.url, email, PASSPHRASE)
-        listed = len(driver.find_elements(By.CSS_SELECTOR, "#cards li.open"))
-        times.append(float(driver.find_element(By.TAG_NAME, "body").get_attribute("data-unlock-ms")))
-        check(listed == count, f"{count} cards listed")
-        driver.find_elements(By.CSS_SELECTOR, "#cards li.open")[0].click()
-        wait_screen(driver, "barcode")
-        barcode = float(driver.find_element(By.TAG_NAME, "body").get_attribute("data-barcode-ms"))
-        driver.find_element(By.ID, "barcode-close").click()
+        first = float(body().get_attribute("data-unlock-ms"))
+        check(len(driver.find_elements(By.CSS_SELECTOR, "#cards li.open")) == count, f"{count} cards listed")
         lock(driver)
+        local = []
+        for _ in range(3):
+            log_in(driver, server.url, email, PASSPHRASE)
+            local.append(float(body().get_attribute("data-unlock-ms")))
+            driver.find_elements(By.CSS_SELECTOR, "#cards li.open")[0].click()
+            wait_screen(driver, "barcode")
+            barcode = float(body().get_attribute("data-barcode-ms"))
+            driver.find_element(By.ID, "barcode-close").click()
+            lock(driver)
+        # The CLI on the same vault, in the same run: whole processes listing it (median of 5).
+        listing = []
+        for _ in range(5):
+            started = time.monotonic()
+            cli("list")
+            listing.append((time.monotonic() - started) * 1000)
+        listing.sort()
+
+        # Offline cold start: the app closed (a blank page), the server gone; from opening the app to the list.
+        server.stop()
+        driver.get("about:blank")
+        started = time.monotonic()
+        driver.get(server.url + "/app/")
+        WebDriverWait(driver, 30).until(lambda d: d.find_element(By.ID, "passphrase").is_displayed())
+        shell = (time.monotonic() - started) * 1000
+        driver.find_element(By.ID, "passphrase").send_keys(PASSPHRASE)
+        driver.find_element(By.ID, "unlock").click()
+        wait_screen(driver, "vault")
+        cold = shell + float(body().get_attribute("data-unlock-ms"))
+        driver.find_element(By.ID, "add-card").click()
+        fill(driver, "name", "Added offline")
+        fill(driver, "payload", "OFFLINE-1")
+        save(driver)
+        stored = float(body().get_attribute("data-write-ms"))
+        synced(driver)
+        server.start()
+        click(driver, "#sync-now")
+        WebDriverWait(driver, 30).until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-sync") == "done")
+        pushed = float(body().get_attribute("data-push-ms"))
+        caught_up = float(body().get_attribute("data-sync-ms"))
+        cli("sync")
+        check("Added offline" in cli("list"), "the card added offline reaches the CLI")
+        lock(driver)
+    finally:
+        server.stop()
     size = sum(len(gzip.compress(f.read_bytes(), 9)) for f in APP.rglob("*") if f.is_file())
-    print(f"bench: unlock to list of {count} cards {min(times):.0f} ms (best of 3; {', '.join(f'{t:.0f}' for t in times)}), "
-          f"barcode {barcode:.1f} ms, app {size / 1024:.1f} KB gzipped")
-    check(min(times) <= 1500, "unlock to the card list ≤ 1.5 s")
+    print(f"bench ({count} cards): first unlock {first:.0f} ms; unlock from this browser's copy {min(local):.0f} ms "
+          f"(best of 3: {', '.join(f'{t:.0f}' for t in local)}); coffer list {listing[2]:.0f} ms; offline cold start "
+          f"{cold:.0f} ms (shell {shell:.0f}); card stored offline {stored:.1f} ms; pushed {pushed:.0f} ms after the "
+          f"server came back (and the feed read by {caught_up:.0f} ms); barcode {barcode:.1f} ms; app {size / 1024:.1f} KB gzipped")
+    check(min(local) <= 1000, "unlock to the card list ≤ 1 s")
+    check(cold <= 1500, "offline cold start to the list ≤ 1.5 s")
+    check(stored <= 50, "a card added offline is stored ≤ 50 ms")
+    check(pushed <= 300, "pushed ≤ 300 ms after the network returns")
     check(barcode <= 50, "a barcode ≤ 50 ms")
-    check(size <= 250 * 1024, "the app ≤ 250 KB gzipped")
+    check(size <= 300 * 1024, "the app shell ≤ 300 KB gzipped")
 
 
 if __name__ == "__main__":

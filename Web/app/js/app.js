@@ -34,6 +34,8 @@ let syncing = null;
 let retry = { timer: null, delay: 0 };
 const secretTimers = new Set();
 let photoURLs = [];
+/** HOTP codes on screen, by token id, so that a redraw of the list after a sync keeps them: `{ code, timer }`. */
+const countedCodes = new Map();
 let settings = readSettings(window.localStorage);
 
 function element(tag, className, content) {
@@ -275,8 +277,9 @@ function renderCodes() {
     const left = element('div');
     left.append(element('div', 'title', item.content.issuer), element('div', 'meta', item.content.account));
     const counted = !timeBased(item.content);
-    const code = element('span', 'code', counted ? '······' : '');
-    const remaining = element('span', 'remaining', counted ? 'tap' : '');
+    const revealed = countedCodes.get(item.id);
+    const code = element('span', 'code', counted ? revealed?.code ?? '······' : '');
+    const remaining = element('span', 'remaining', counted ? (revealed ? '' : 'tap') : '');
     const edit = editButton('otp', item);
     row.append(left, code, remaining, edit);
     const entry = { item, code, remaining, row, counted };
@@ -327,17 +330,23 @@ async function copyCode(entry, code = null) {
 /** An HOTP code: the next counter is stored first (device.nextHOTP), then this one's code is shown for 30 s. */
 async function showCountedCode(entry) {
   try {
-    const counter = await vault.nextHOTP(entry.item.id);
-    entry.item = vault.items.find((item) => item.id === entry.item.id);
+    const id = entry.item.id;
+    const counter = await vault.nextHOTP(id);
+    entry.item = vault.items.find((item) => item.id === id);
     const code = await hotpCode(entry.item.content, counter);
-    entry.code.textContent = code;
-    await copyCode(entry, code);
+    clearTimeout(countedCodes.get(id)?.timer);
     const timer = setTimeout(() => {
       secretTimers.delete(timer);
-      entry.code.textContent = '······';
-      entry.remaining.textContent = 'tap';
+      countedCodes.delete(id);
+      const shown = codeRows.find((row) => row.item.id === id);
+      if (!shown) return;
+      shown.code.textContent = '······';
+      shown.remaining.textContent = 'tap';
     }, 30_000);
     secretTimers.add(timer);
+    countedCodes.set(id, { code, timer });
+    entry.code.textContent = code;
+    await copyCode(entry, code);
     renderStatus();
     syncNow();
   } catch (error) {
@@ -419,7 +428,9 @@ function editButton(kind, item) {
 
 /** Saves an item written in a form or an action here: kept in this browser first, then pushed when the server answers. */
 async function saveItem(kind, content, id) {
+  const started = performance.now();
   await vault.write(kind, content, id);
+  document.body.dataset.writeMs = String(performance.now() - started);
   render();
   syncNow();
 }
@@ -500,6 +511,7 @@ async function syncNow() {
   if (!vault || syncing) return;
   const device = vault;
   const before = device.fingerprint;
+  const started = performance.now();
   syncing = device.sync();
   document.body.dataset.sync = 'running';
   renderStatus();
@@ -512,6 +524,8 @@ async function syncNow() {
     syncing = null;
   }
   document.body.dataset.sync = !problem ? 'done' : problem.code === 'transport' ? 'offline' : 'failed';
+  document.body.dataset.syncMs = String(performance.now() - started);
+  if (device.pushedAt > started) document.body.dataset.pushMs = String(device.pushedAt - started);
   if (vault !== device) return;
   // Unreachable: try again by itself, 15 s after the first failure, doubling to 5 min.
   clearTimeout(retry.timer);
@@ -537,6 +551,7 @@ function lock() {
   retry = { timer: null, delay: 0 };
   for (const timer of secretTimers) clearTimeout(timer);
   secretTimers.clear();
+  countedCodes.clear();
   delete document.body.dataset.sync;
   filter = { text: '', tag: null, archived: false };
   codeFilter = '';

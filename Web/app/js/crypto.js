@@ -27,10 +27,18 @@ export async function pbkdf2(password, salt, iterations, length = 32) {
   return new Uint8Array(bits);
 }
 
-/** Opens `nonce (12) ‖ ciphertext ‖ tag (16)` under a 32-byte key with `ad`; a box that does not open is refused. */
+/** A 32-byte key as a WebCrypto AES-GCM key, for opening many boxes under one key without importing it each time. */
+export function aesKey(key) {
+  return subtle.importKey('raw', key, 'AES-GCM', false, ['decrypt']);
+}
+
+/**
+ * Opens `nonce (12) ‖ ciphertext ‖ tag (16)` under a 32-byte key (or one made by `aesKey`) with `ad`; a box that does
+ * not open is refused.
+ */
 export async function openBox(key, box, ad, what = 'box') {
   if (box.length < 28) throw new CofferError('box', `${what} is too short`);
-  const imported = await subtle.importKey('raw', key, 'AES-GCM', false, ['decrypt']);
+  const imported = key instanceof Uint8Array ? await aesKey(key) : key;
   try {
     const plain = await subtle.decrypt(
       { name: 'AES-GCM', iv: box.subarray(0, 12), additionalData: ad, tagLength: 128 }, imported, box.subarray(12));

@@ -164,6 +164,7 @@ export class Device {
 
   /** The items of a verified state, with what was written here on top. */
   async show(state) {
+    this.verified = { leaves: state.leaves, items: state.opened };
     const items = new Map(state.items.map((item) => [item.id, item]));
     for (const row of this.pending.values()) {
       if (row.kind === PHOTO_KIND) continue;
@@ -297,7 +298,7 @@ export class Device {
     }
   }
 
-  /** Brings the copy up to date and pushes what waits here (sync.js): pull, merge, push, as `coffer sync` does. */
+  /** Pushes what waits here and brings the copy up to date (sync.js), by the rules `coffer sync` follows. */
   async sync() {
     try {
       await this.syncOnce();
@@ -309,7 +310,12 @@ export class Device {
     }
   }
 
+  /**
+   * What waits here is pushed first when there is a verified head to build on (a write lands in one round trip; a
+   * newer head there is a 409, answered with a pull and a merge), then the feed is read.
+   */
   async syncOnce() {
+    if (this.pending.size && this.record.head) await pushDevice(this);
     await pullDevice(this);
     if (this.pending.size) await pushDevice(this);
   }

@@ -109,14 +109,15 @@ export async function pullDevice(device) {
     read = await pull(device.base, token, full ? 0 : device.record.cursor);
     const chain = verified && read.head && read.head.epoch > verified.epoch
       ? await manifestsAfter(device.base, token, verified.epoch) : [];
-    merged = new Map(full ? [] : [...device.rows].map(([id, row]) => [id, readable(row)]));
+    // Rows kept from the last verification are `settled`: their leaves and items are reused, not computed again.
+    merged = new Map(full ? [] : [...device.rows].map(([id, row]) => [id, { ...readable(row), settled: true }]));
     for (const row of read.rows) {
       const known = merged.get(row.id);
       if (!known || row.revision >= known.revision) merged.set(row.id, row);
     }
     try {
       state = await verifyState({ master: device.master, vaultID: device.vaultID, account: device.account, head: read.head,
-        chain, rows: [...merged.values()], verified });
+        chain, rows: [...merged.values()], verified, known: device.verified });
       break;
     } catch (error) {
       if (full || !['withheld', 'mismatch'].includes(error.code)) throw error;
@@ -136,14 +137,16 @@ export async function pullDevice(device) {
 /** The manifest of epoch V + 1 (§8.6): the verified rows' leaves with `pushed` replacing theirs. */
 async function nextManifest(device, verified, pushed) {
   const leaves = new Map();
-  for (const row of device.rows.values()) leaves.set(row.id, [uuidBytes(row.id), await leaf(readable(row))]);
+  for (const row of device.rows.values()) {
+    leaves.set(row.id, [uuidBytes(row.id), device.verified?.leaves.get(row.id) ?? await leaf(readable(row))]);
+  }
   for (const row of pushed) leaves.set(row.id, [uuidBytes(row.id), await leaf(readable(row))]);
   const body = concat(utf8('CFM1'), device.vaultID, u64(verified.epoch + 1), verified.hash, await stateRoot([...leaves.values()]),
     u32(leaves.size), device.record.device_id, u64(device.now()), u32(verified.keyEpoch), device.account);
   const key = await manifestKey(device.master, device.vaultID);
   const manifest = await parseManifest(concat(body, await hmac('SHA-256', key, body)));
   key.fill(0);
-  return manifest;
+  return { manifest, leaves };
 }
 
 /** The next batch to push: a card before its dropped photo parts, at most 500 rows and 5 MiB of boxes. */
@@ -174,7 +177,7 @@ export async function pushDevice(device) {
     const token = await device.session();
     const verified = await parseManifest(device.record.head);
     const rows = batch(device.pending);
-    const manifest = await nextManifest(device, verified, rows);
+    const { manifest, leaves } = await nextManifest(device, verified, rows);
     const items = rows.map((row) => ({
       item: { id: row.id, kind: row.kind, revision: row.revision, updated_at: row.updated_at, deleted: row.deleted,
         ...(row.deleted ? {} : { box: toBase64(row.box) }) },
@@ -204,10 +207,13 @@ export async function pushDevice(device) {
     for (const row of rows) {
       device.rows.set(row.id, storable({ ...row, boxBytes: row.box }));
       device.pending.delete(row.id);
+      device.verified?.leaves.set(row.id, leaves.get(row.id)[1]);
+      device.verified?.items.delete(row.id);
     }
     Object.assign(device.record, { head: manifest.bytes, cursor: answer.cursor, last_sync: device.now() });
     await device.store.save(device.record, { rows: rows.map((row) => device.rows.get(row.id)), settled: rows.map((row) => row.id) });
     device.head = manifest;
     device.fingerprint = fingerprint(manifest);
+    device.pushedAt = performance.now();
   }
 }

@@ -2,7 +2,7 @@
 // tag and vault, its link to the newest head this browser verified, that the rows add up to its count and root, and
 // that every live row opens under the items key with its own associated data.
 import { CofferError, equal, uuidText } from './bytes.js';
-import { hmac, openBox } from './crypto.js';
+import { aesKey, hmac, openBox } from './crypto.js';
 import { PHOTO_KIND, decodeContent, fingerprint, itemAD, leaf, photoAD, stateRoot } from './format.js';
 import { itemsKey, manifestKey, photosKey } from './keys.js';
 
@@ -86,8 +86,13 @@ export function newestRows(rows) {
  * - `account`: the commitment of the slot the server handed out at this login (§8.1).
  * - `head`: the last page's manifest (parsed) or null; `chain`: the manifests after `verified`, oldest first.
  * - `verified`: the newest head this browser verified before (parsed) or null.
+ * - `known`: what an earlier verification returned (`{ leaves, items }`); a row marked `settled` (passed on unchanged
+ *   from that verification, not read from the server again) takes its leaf and item from it instead of being hashed
+ *   and opened again.
+ *
+ * Also returns `leaves` and `opened` (item by id) for the next call's `known`.
  */
-export async function verifyState({ master, vaultID, account, head, chain = [], rows, verified = null }) {
+export async function verifyState({ master, vaultID, account, head, chain = [], rows, verified = null, known = null }) {
   const current = newestRows(rows);
   const kMan = await manifestKey(master, vaultID);
   if (!head) {
@@ -97,7 +102,7 @@ export async function verifyState({ master, vaultID, account, head, chain = [], 
     if (current.length) {
       throw refuse('head-missing', "the server shows items but no authenticated record of the vault's state (run `coffer sync` on a device)");
     }
-    return { head: null, fingerprint: null, items: [] };
+    return { head: null, fingerprint: null, items: [], leaves: new Map(), opened: new Map() };
   }
   if (!(await authentic(head, vaultID, kMan))) {
     throw refuse('forged-manifest', `the server's record of the vault's state (epoch ${head.epoch}) was not made with `
@@ -109,13 +114,14 @@ export async function verifyState({ master, vaultID, account, head, chain = [], 
   }
   await checkHistory(verified, head, chain, vaultID, kMan);
 
-  const leaves = await Promise.all(current.map(async (row) => [row.idBytes, await leaf(row)]));
+  const reused = (row) => row.settled && known?.leaves.has(row.id);
+  const leaves = await Promise.all(current.map(async (row) => [row.idBytes, reused(row) ? known.leaves.get(row.id) : await leaf(row)]));
   if (leaves.length < head.count) {
     throw refuse('withheld', `the server withheld items: the vault's verified state holds ${head.count} rows, the `
       + `server's answer adds up to ${leaves.length}`);
   }
-  const ik = await itemsKey(master, vaultID);
-  const phk = await photosKey(master, vaultID);
+  const ik = await aesKey(await itemsKey(master, vaultID));
+  const phk = await aesKey(await photosKey(master, vaultID));
   const open = async (row) => {
     try {
       // Card photo parts (§5b) are checked like every row; the page does not show photos.
@@ -134,8 +140,16 @@ export async function verifyState({ master, vaultID, account, head, chain = [], 
   }
 
   const items = [];
+  const opened = new Map();
   for (const row of current) {
     if (row.deleted) continue;
+    if (reused(row) && (row.kind === PHOTO_KIND || known.items.has(row.id))) {
+      if (row.kind !== PHOTO_KIND) {
+        items.push(known.items.get(row.id));
+        opened.set(row.id, known.items.get(row.id));
+      }
+      continue;
+    }
     const plain = await open(row);
     if (row.kind === PHOTO_KIND) {
       plain.fill(0);
@@ -151,6 +165,8 @@ export async function verifyState({ master, vaultID, account, head, chain = [], 
       plain.fill(0);
     }
     items.push(item);
+    opened.set(row.id, item);
   }
-  return { head, fingerprint: fingerprint(head), items };
+  const leafByID = new Map(current.map((row, index) => [row.id, leaves[index][1]]));
+  return { head, fingerprint: fingerprint(head), items, leaves: leafByID, opened };
 }
