@@ -265,3 +265,20 @@ test('after the page has written, each lie of a server is refused and nothing is
   assert.deepEqual(await fresh.vaults(), []);
   await device.sync();
 });
+
+test('Lock during a sync: the sync stops or finishes, and only then are the keys wiped (no manifest made with a wiped key)', async () => {
+  for (let round = 0; round < 3; round++) {
+    const device = await browser();
+    await device.write('credential', checkCredential({ name: `Locked mid-sync ${round}`, provider: null,
+      value: `sk-locked-${round}`, tags: [], notes: null, username: null, url: null }));
+    const syncing = device.sync();
+    await new Promise((resolve) => { setTimeout(resolve, round * 15); });
+    const locked = device.lock();
+    const outcome = await Promise.allSettled([syncing]);
+    await locked;
+    assert.ok(device.master.every((byte) => byte === 0), 'the key is wiped once the sync has stopped');
+    assert.ok(outcome[0].status === 'fulfilled' || outcome[0].reason.code === 'locked', String(outcome[0].reason?.code));
+    await assert.rejects(device.sync(), { code: 'locked' });
+    coffer(['sync']);
+  }
+});

@@ -537,12 +537,15 @@ async function syncNow() {
   else renderStatus(problem);
 }
 
-/** Forgets everything decrypted: keys, the server session, items, and every node and field that showed them. */
+/**
+ * Forgets everything decrypted: keys, the server session, items, and every node and field that showed them. The page
+ * forgets at once; the device wipes its keys once a sync under way has stopped (the returned promise).
+ */
 function lock() {
-  if (!vault) return;
+  if (!vault) return Promise.resolve();
   const device = vault;
   vault = null;
-  device.lock();
+  const locked = device.lock();
   distances = null;
   stopWatching?.();
   stopWatching = null;
@@ -574,6 +577,7 @@ function lock() {
   document.body.dataset.screen = 'login';
   document.body.dataset.locked = String(Date.now());
   offerPasskey();
+  return locked;
 }
 
 /** Unlocks with `open()` (the passphrase or the passkey) and shows the vault. */
@@ -719,8 +723,11 @@ function onSettings() {
 
 async function onForget() {
   if (!vault) return;
+  const waiting = vault.waiting;
+  if (waiting && !window.confirm(`${waiting} change${waiting === 1 ? '' : 's'} made here did not reach the server yet and `
+    + 'would be lost. Remove this browser’s copy anyway?')) return;
   const id = vault.vaultText;
-  lock();
+  await lock();
   await store.forget(id);
 }
 

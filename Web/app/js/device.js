@@ -299,15 +299,25 @@ export class Device {
   }
 
   /** Pushes what waits here and brings the copy up to date (sync.js), by the rules `coffer sync` follows. */
-  async sync() {
-    try {
-      await this.syncOnce();
-    } catch (error) {
-      // An access token lives 15 minutes: an expired one is replaced once.
-      if (error.code !== 'unauthorized' || !this.token) throw error;
-      this.token = null;
-      await this.syncOnce();
-    }
+  sync() {
+    if (this.closed) return Promise.reject(new CofferError('locked', 'the vault is locked'));
+    // One sync at a time; lock() waits for it before it wipes the keys the sync is using.
+    this.busy ??= (async () => {
+      try {
+        await this.syncOnce();
+      } catch (error) {
+        // An access token lives 15 minutes: an expired one is replaced once.
+        if (error.code !== 'unauthorized' || !this.token) throw error;
+        this.token = null;
+        await this.syncOnce();
+      }
+    })().finally(() => { this.busy = null; });
+    return this.busy;
+  }
+
+  /** Throws once the vault is locked: a sync under way stops before its next request or write. */
+  checkOpen() {
+    if (this.closed) throw new CofferError('locked', 'the vault was locked');
   }
 
   /**
@@ -321,7 +331,9 @@ export class Device {
   }
 
   /** Forgets the keys and the items, and ends the server session. */
-  lock() {
+  async lock() {
+    this.closed = true;
+    if (this.busy) await this.busy.catch(() => {});
     this.master.fill(0);
     for (const item of this.items) {
       if (item.content?.secret) item.content.secret.fill(0);

@@ -31,11 +31,14 @@ function request(idbRequest) {
   });
 }
 
+/** A transaction's end; a refusal (storage full, the user cleared the site's data) is one plain error. */
 function done(transaction) {
+  const refused = () => new CofferError('storage', 'this browser refused to store the change (is its storage full?); '
+    + 'nothing of it was kept');
   return new Promise((resolve, reject) => {
     transaction.oncomplete = () => resolve();
-    transaction.onerror = () => reject(transaction.error);
-    transaction.onabort = () => reject(transaction.error ?? new Error('aborted'));
+    transaction.onerror = () => reject(refused());
+    transaction.onabort = () => reject(refused());
   });
 }
 

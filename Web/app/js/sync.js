@@ -124,6 +124,7 @@ export async function pullDevice(device) {
       full = true;
     }
   }
+  device.checkOpen();
   const { keep, settled, conflicts } = await merge(device, merged);
   device.rows = new Map([...merged].map(([id, row]) => [id, storable(row)]));
   for (const id of settled) device.pending.delete(id);
@@ -184,6 +185,7 @@ export async function pushDevice(device) {
       base_revision: row.base_revision,
     }));
     let answer;
+    device.checkOpen();
     try {
       answer = await call(device.base, '/v1/sync/push', { method: 'POST', token,
         body: { items, base_epoch: verified.epoch, manifest: toBase64(manifest.bytes) } });
