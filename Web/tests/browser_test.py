@@ -216,6 +216,16 @@ def log_in(driver, url, email, passphrase):
     wait_synced(driver)
 
 
+def reopen(driver, url):
+    """Opens the app again (the email is remembered) and unlocks it with the passphrase."""
+    driver.get(url + "/app/")
+    WebDriverWait(driver, 30).until(lambda d: d.find_element(By.ID, "passphrase").is_displayed())
+    driver.find_element(By.ID, "passphrase").send_keys(PASSPHRASE)
+    driver.find_element(By.ID, "unlock").click()
+    wait_screen(driver, "vault")
+    wait_synced(driver)
+
+
 def wait_synced(driver, timeout=60):
     """Until the sync after an unlock from this browser's copy has ended (or an error shows)."""
     WebDriverWait(driver, timeout).until(
@@ -585,12 +595,7 @@ def offline_device(driver, work, directory):
             for session in (page, worker):
                 tools.send("Network.enable", session=session)
                 tools.send("Network.emulateNetworkConditions", offline, session=session)
-            driver.get(server.url + "/app/")
-            WebDriverWait(driver, 30).until(lambda d: d.find_element(By.ID, "passphrase").is_displayed())
-            driver.find_element(By.ID, "passphrase").send_keys(PASSPHRASE)
-            driver.find_element(By.ID, "unlock").click()
-            wait_screen(driver, "vault")
-            wait_synced(driver)
+            reopen(driver, server.url)
             check(driver.find_element(By.TAG_NAME, "body").get_attribute("data-sync") == "offline"
                   and "Basement Market" in driver.find_element(By.ID, "cards").text,
                   "with the network off, the app opens from its shell and unlocks from its copy")
@@ -618,12 +623,7 @@ def offline_device(driver, work, directory):
         # The server is gone: the app still opens, unlocks from its copy, and says it is offline.
         server.stop()
         started = time.monotonic()
-        driver.get(server.url + "/app/")
-        WebDriverWait(driver, 30).until(lambda d: d.find_element(By.ID, "passphrase").is_displayed())
-        driver.find_element(By.ID, "passphrase").send_keys(PASSPHRASE)
-        driver.find_element(By.ID, "unlock").click()
-        wait_screen(driver, "vault")
-        wait_synced(driver)
+        reopen(driver, server.url)
         cold = (time.monotonic() - started) * 1000
         names = [e.text.split("\n")[0] for e in driver.find_elements(By.CSS_SELECTOR, "#cards li.open")]
         status = driver.find_element(By.ID, "sync-status").text

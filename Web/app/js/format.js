@@ -275,6 +275,23 @@ export function decodeContent(kind, bytes) {
   return { ...reader(fields), created: fields.integer(1, 'created', { signed: true }), unknown };
 }
 
+/**
+ * The item a row's opened box holds: `{ id, kind, revision, updated_at, content }`, or `unsupported` for a kind this
+ * reader does not know. The plaintext is wiped.
+ */
+export function itemFromPlaintext(row, plain) {
+  const item = { id: row.id, kind: row.kind, revision: row.revision, updated_at: row.updated_at };
+  try {
+    item.content = decodeContent(row.kind, plain);
+  } catch (error) {
+    if (error.code !== 'unknown-kind') throw error;
+    item.unsupported = true;
+  } finally {
+    plain.fill(0);
+  }
+  return item;
+}
+
 // §8.6: leaves, root, manifests.
 
 /** `SHA-256(AD("coffer/v1/leaf", id, kind, u64 revision, u64 updated_at, u8 deleted, box or empty))`. */

@@ -5,7 +5,7 @@
 import { CofferError, concat, equal, toBase64, u32, u64, utf8, uuidBytes, uuidText } from './bytes.js';
 import { hmac, openBox, sealBox } from './crypto.js';
 import { encodeContent } from './content.js';
-import { decodeContent, fingerprint, itemAD, leaf, parseManifest, PHOTO_KIND, rowFromWire, stateRoot } from './format.js';
+import { fingerprint, itemAD, itemFromPlaintext, leaf, parseManifest, PHOTO_KIND, rowFromWire, stateRoot } from './format.js';
 import { itemsKey, manifestKey } from './keys.js';
 import { call, manifestsAfter, pull } from './session.js';
 import { verifyState } from './verify.js';
@@ -40,16 +40,7 @@ export async function openItem(device, row) {
   const key = await itemsKey(device.master, device.vaultID);
   const plain = await openBox(key, row.box, itemAD(device.vaultID, uuidBytes(row.id), row.kind, row.revision, row.updated_at));
   key.fill(0);
-  const item = { id: row.id, kind: row.kind, revision: row.revision, updated_at: row.updated_at };
-  try {
-    item.content = decodeContent(row.kind, plain);
-  } catch (error) {
-    if (error.code !== 'unknown-kind') throw error;
-    item.unsupported = true;
-  } finally {
-    plain.fill(0);
-  }
-  return item;
+  return itemFromPlaintext(row, plain);
 }
 
 /**

@@ -3,7 +3,7 @@
 // that every live row opens under the items key with its own associated data.
 import { CofferError, equal, uuidText } from './bytes.js';
 import { aesKey, hmac, openBox } from './crypto.js';
-import { PHOTO_KIND, decodeContent, fingerprint, itemAD, leaf, photoAD, stateRoot } from './format.js';
+import { PHOTO_KIND, fingerprint, itemAD, itemFromPlaintext, leaf, photoAD, stateRoot } from './format.js';
 import { itemsKey, manifestKey, photosKey } from './keys.js';
 
 const NOTHING = 'nothing was shown';
@@ -155,15 +155,7 @@ export async function verifyState({ master, vaultID, account, head, chain = [], 
       plain.fill(0);
       continue;
     }
-    const item = { id: row.id, kind: row.kind, revision: row.revision, updated_at: row.updated_at };
-    try {
-      item.content = decodeContent(row.kind, plain);
-    } catch (error) {
-      if (error.code !== 'unknown-kind') throw error;
-      item.unsupported = true;
-    } finally {
-      plain.fill(0);
-    }
+    const item = itemFromPlaintext(row, plain);
     items.push(item);
     opened.set(row.id, item);
   }
