@@ -17,6 +17,7 @@ import hmac
 import http.client
 import http.server
 import io
+import shutil
 import json
 import os
 import socket
@@ -76,15 +77,16 @@ class CLI:
 
 
 class Server:
-    def __init__(self, data, host="127.0.0.1"):
+    def __init__(self, data, host="127.0.0.1", app=APP):
         self.data = data
+        self.app = app
         self.port = free_port()
         self.url = f"http://{host}:{self.port}"
         self.start()
 
     def start(self):
         self.process = subprocess.Popen(
-            [SERVER, "--data", self.data, "--port", str(self.port), "--web-vault", "--web-vault-dir", str(APP)],
+            [SERVER, "--data", self.data, "--port", str(self.port), "--web-vault", "--web-vault-dir", str(self.app)],
             env={"PATH": "/usr/bin:/bin", "SWIFT_BACKTRACE": "enable=no", "COFFER_LOG": "error"},
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for _ in range(300):
@@ -490,6 +492,7 @@ def main():
         violations = csp_violations(driver)
         check(not violations, f"no Content-Security-Policy violation on the proxy's origin: {violations}")
 
+        new_version(driver, work, arguments.screenshots)
         offline_device(driver, work, arguments.screenshots)
         passkeys(driver, work, arguments.screenshots)
         print(f"browser test: {time.monotonic() - started:.1f} s; barcodes drawn in {max(barcode_ms, default=float('nan')):.1f} ms at most")
@@ -666,6 +669,46 @@ def offline_device(driver, work, directory):
         server.stop()
 
 
+def new_version(driver, work, directory):
+    """A new version of the app (any changed file) installs beside the one in use and waits: the page keeps running
+    the old shell until the user taps Reload, then runs the new one, and the old shell's cache is gone."""
+    app = Path(work, "app-copy")
+    shutil.copytree(APP, app)
+    server = Server(work + "/version-server", app=app)
+    cli = CLI(work + "/version")
+    cli("init")
+    cli("add", "card", "Version card", "--symbology", "qr", input_text="v-1\n")
+    email = f"version-{uuid.uuid4().hex[:8]}@example.org"
+    cli("sync", "register", "--server", server.url, "--email", email, input_text=PASSPHRASE + "\n")
+    shells = "return caches.keys().then((names) => names.filter((name) => name.startsWith('coffer-shell-')))"
+    try:
+        log_in(driver, server.url, email, PASSPHRASE)
+        driver.execute_async_script("navigator.serviceWorker.ready.then(() => arguments[0](true))")
+        driver.get(server.url + "/app/")
+        before = driver.execute_script(shells)
+        # The app changes on the server (as an upgrade would change it), which restarts with it.
+        server.stop()
+        css = Path(app, "app.css")
+        css.write_text(css.read_text() + "\n#update { outline: 1px solid transparent; }\n")
+        server.start()
+        reopen(driver, server.url)
+        driver.execute_script("navigator.serviceWorker.getRegistration().then((r) => r && r.update())")
+        WebDriverWait(driver, 30).until(lambda d: d.find_element(By.ID, "update").is_displayed())
+        waiting = driver.execute_script(shells)
+        served = driver.execute_script("return getComputedStyle(document.getElementById('update')).outlineStyle")
+        check(len(before) == 1 and len(waiting) == 2 and served == "none" and "Version card" in driver.find_element(By.ID, "cards").text,
+              f"a new version installs beside the one in use and waits; the page still runs the old one ({before} → {waiting})")
+        screenshot(driver, directory, "web-vault-update.png")
+        driver.find_element(By.ID, "update-reload").click()
+        WebDriverWait(driver, 30).until(lambda d: d.execute_script(
+            "return getComputedStyle(document.getElementById('update')).outlineStyle") == "solid")
+        after = driver.execute_script(shells)
+        check(after == [name for name in waiting if name not in before] and driver.find_element(By.TAG_NAME, "body").get_attribute("data-screen") == "login",
+              f"after Reload the new version runs, locked, and the old shell is gone: {after}")
+    finally:
+        server.stop()
+
+
 def passkeys(driver, work, directory):
     """Passkey unlock on http://localhost (an IP address is no relying party), with Chromium's virtual authenticator:
     added after a passphrase unlock, it opens the vault with the server gone; five failed tries remove it; an
@@ -734,6 +777,19 @@ def fill(driver, name, value):
         field.send_keys(value)
 
 
+def open_card(driver, name):
+    """Opens the barcode screen of the card listed under `name` (the list may be redrawn by a sync meanwhile)."""
+    def opened(d):
+        rows = [r for r in d.find_elements(By.CSS_SELECTOR, "#cards li.open") if r.text.split("\n")[0] == name]
+        if rows:
+            rows[0].click()
+        return d.find_element(By.TAG_NAME, "body").get_attribute("data-screen") == "barcode"
+    try:
+        WebDriverWait(driver, 30, ignored_exceptions=(StaleElementReferenceException,)).until(opened)
+    except TimeoutException:
+        raise AssertionError(f"no card {name!r} in the list: {driver.find_element(By.ID, 'cards').text!r}") from None
+
+
 def save(driver):
     driver.find_element(By.ID, "editor-save").click()
     wait_screen(driver, "vault")
@@ -748,7 +804,23 @@ def synced(driver):
 def writes(driver, server, cli, directory):
     """Cards, tokens and keys added and edited in the page reach the CLI field for field (its own verifier checks every
     manifest the page made); the page writes offline and pushes later; an edit on both sides at once leaves a conflict
-    copy on both; a one-time pass is marked used, a card archived and another deleted."""
+    copy on both; a one-time pass is marked used, a card archived and another deleted; a card's photo is shown."""
+    # A photo added in the CLI: its parts are joined, checked and shown under the barcode.
+    photo = Path(cli.env["HOME"], "front.png")
+    Image.new("RGB", (64, 40), (200, 30, 30)).save(photo)
+    cli("edit", "Pushed later", "--photo", "front", str(photo))
+    cli("sync")
+    click(driver, "#sync-now")
+    synced(driver)
+    driver.find_element(By.CSS_SELECTOR, "[data-tab=cards]").click()
+    open_card(driver, "Pushed later")
+    WebDriverWait(driver, 10).until(lambda d: d.execute_script(
+        "const image = document.querySelector('#barcode-photos img'); return image && image.complete && image.naturalWidth"))
+    size = driver.execute_script("const image = document.querySelector('#barcode-photos img'); return [image.naturalWidth, image.naturalHeight]")
+    check(size == [64, 40], f"the card's photo is shown: {size}")
+    driver.find_element(By.ID, "barcode-close").click()
+    wait_screen(driver, "vault")
+    check(not driver.find_elements(By.CSS_SELECTOR, "#barcode-photos img"), "closing the barcode drops the photo")
     driver.find_element(By.CSS_SELECTOR, "[data-tab=cards]").click()
     driver.find_element(By.ID, "add-card").click()
     wait_screen(driver, "editor")
@@ -822,8 +894,7 @@ def writes(driver, server, cli, directory):
     cli("edit", "Till card", "--name", "Till card (CLI)")
     cli("sync")
     driver.find_element(By.CSS_SELECTOR, "[data-tab=cards]").click()
-    next(r for r in driver.find_elements(By.CSS_SELECTOR, "#cards li.open") if r.text.startswith("Till card")).click()
-    wait_screen(driver, "barcode")
+    open_card(driver, "Till card")
     driver.find_element(By.ID, "barcode-edit").click()
     fill(driver, "name", "Till card (web)")
     save(driver)
@@ -842,17 +913,14 @@ def writes(driver, server, cli, directory):
     cli("sync")
     click(driver, "#sync-now")
     synced(driver)
-    next(r for r in driver.find_elements(By.CSS_SELECTOR, "#cards li.open") if r.text.startswith("Return slip")).click()
-    wait_screen(driver, "barcode")
+    open_card(driver, "Return slip")
     driver.find_element(By.ID, "barcode-use").click()
     wait_screen(driver, "vault")
-    next(r for r in driver.find_elements(By.CSS_SELECTOR, "#cards li.open") if r.text.startswith("Till card (web)")).click()
-    wait_screen(driver, "barcode")
+    open_card(driver, "Till card (web)")
     driver.find_element(By.ID, "barcode-edit").click()
     driver.find_element(By.ID, "editor-archive").click()
     wait_screen(driver, "vault")
-    next(r for r in driver.find_elements(By.CSS_SELECTOR, "#cards li.open") if r.text.startswith("Grocer")).click()
-    wait_screen(driver, "barcode")
+    open_card(driver, "Grocer")
     driver.find_element(By.ID, "barcode-edit").click()
     driver.find_element(By.ID, "editor-delete").click()
     driver.switch_to.alert.accept()
