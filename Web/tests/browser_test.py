@@ -493,6 +493,7 @@ def main():
         check(not violations, f"no Content-Security-Policy violation on the proxy's origin: {violations}")
 
         new_version(driver, work, arguments.screenshots)
+        many_codes(driver, work, arguments.screenshots)
         offline_device(driver, work, arguments.screenshots)
         passkeys(driver, work, arguments.screenshots)
         print(f"browser test: {time.monotonic() - started:.1f} s; barcodes drawn in {max(barcode_ms, default=float('nan')):.1f} ms at most")
@@ -705,6 +706,51 @@ def new_version(driver, work, directory):
         after = driver.execute_script(shells)
         check(after == [name for name in waiting if name not in before] and driver.find_element(By.TAG_NAME, "body").get_attribute("data-screen") == "login",
               f"after Reload the new version runs, locked, and the old shell is gone: {after}")
+    finally:
+        server.stop()
+
+
+def many_codes(driver, work, _):
+    """800 tokens: sorted, searchable, and only the rows on screen are computed and redrawn each second (none while
+    another tab is shown)."""
+    server = Server(work + "/codes-server")
+    cli = CLI(work + "/codes")
+    cli("init")
+    uris = Path(work, "tokens.txt")
+    uris.write_text("".join(f"otpauth://totp/Service%20{i:03d}:user{i}?secret={TOTP_SECRET}&issuer=Service%20{i:03d}\n"
+                            for i in reversed(range(800))))
+    cli("import", "--from", "otpauth", str(uris))
+    email = f"codes-{uuid.uuid4().hex[:8]}@example.org"
+    cli("sync", "register", "--server", server.url, "--email", email, input_text=PASSPHRASE + "\n")
+    count = "return [...document.querySelectorAll('#codes .code')].filter((code) => code.textContent).length"
+    try:
+        log_in(driver, server.url, email, PASSPHRASE)
+        driver.find_element(By.CSS_SELECTOR, "[data-tab=codes]").click()
+        time.sleep(1.5)
+        titles = driver.execute_script("return [...document.querySelectorAll('#codes .title')].slice(0, 3).map((t) => t.textContent)")
+        computed = driver.execute_script(count)
+        rows = driver.execute_script("return document.querySelectorAll('#codes li').length")
+        check(rows == 800 and titles == ["Service 000", "Service 001", "Service 002"] and 0 < computed <= 40,
+              f"800 tokens sorted; {computed} codes computed, those on screen")
+        # Redraws touch only those rows: count the code nodes changed over three seconds.
+        changed = driver.execute_async_script("""const done = arguments[arguments.length - 1];
+            let changes = 0;
+            const observer = new MutationObserver((records) => { changes += records.length; });
+            observer.observe(document.getElementById('codes'), { subtree: true, childList: true, characterData: true });
+            setTimeout(() => { observer.disconnect(); done(changes); }, 3000);""")
+        check(changed <= 6 * computed, f"in 3 s, {changed} changes to the list (at most two a second per row on screen)")
+        driver.find_element(By.ID, "code-search").send_keys("Service 7")
+        time.sleep(1.2)
+        shown = driver.execute_script("return document.querySelectorAll('#codes li').length")
+        check(shown == 100, f"searching narrows the list: {shown}")
+        driver.find_element(By.CSS_SELECTOR, "[data-tab=cards]").click()
+        idle = driver.execute_async_script("""const done = arguments[arguments.length - 1];
+            let changes = 0;
+            const observer = new MutationObserver((records) => { changes += records.length; });
+            observer.observe(document.getElementById('codes'), { subtree: true, childList: true, characterData: true });
+            setTimeout(() => { observer.disconnect(); done(changes); }, 2500);""")
+        check(idle == 0, f"on the Cards tab no code is redrawn: {idle} changes")
+        lock(driver)
     finally:
         server.stop()
 

@@ -189,6 +189,11 @@ test('a copy of the page’s state opens offline with its pending writes, and pu
   assert.equal(show('Offline key').provider, undefined);
 });
 
+/** The server's whole feed, as it is. */
+async function realFeed(device) {
+  return (await fetch(`${base}/v1/sync/changes?since=0&limit=1000`, { headers: { Authorization: `Bearer ${device.token}` } })).json();
+}
+
 /** Answers of the real server, changed as a hostile one would: `edit(page, url)` rewrites a page of the feed. */
 function hostile(edit) {
   const realFetch = globalThis.fetch;
@@ -201,7 +206,7 @@ function hostile(edit) {
   return () => { globalThis.fetch = realFetch; };
 }
 
-test('after the page has written, each lie of a server is refused and nothing is applied or stored', async () => {
+test('after the page has written, each lie of a server (forged tombstone, swapped boxes, rollback, fork, replay, dropped row) is refused and nothing is applied or stored', async () => {
   const store = new MemoryStore();
   const device = await browser(store);
   let recorded = null;
@@ -254,6 +259,18 @@ test('after the page has written, each lie of a server is refused and nothing is
     assert.deepEqual([after.head, after.cursor], [before.head, before.cursor], `${lie}: nothing stored`);
     assert.ok(byName(device, 'Hostile canary'), `${lie}: nothing applied`);
   }
+  // A row the page wrote, replayed at its first revision to a new browser after the page edited it: refused.
+  const canary = byName(device, 'Hostile canary');
+  const firstRevision = (await realFeed(device)).items.find((item) => item.id === canary.id);
+  await device.write('credential', checkCredential({ ...canary.content, value: 'sk-hostile-4' }), canary.id);
+  await device.sync();
+  const replay = hostile(async (page) => ({ ...page, items: page.items.map((item) => (item.id === canary.id ? firstRevision : item)) }));
+  try {
+    await assert.rejects(browser(new MemoryStore()), (error) => ['mismatch', 'altered'].includes(error.code) || assert.fail(error.code));
+  } finally {
+    replay();
+  }
+
   // A row the page wrote, dropped from the feed a new browser reads: withheld, and that browser keeps nothing.
   const fresh = new MemoryStore();
   const stop = hostile(async (page) => ({ ...page, items: page.items.filter((item) => item.id !== byName(device, 'Hostile canary').id) }));
