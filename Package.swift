@@ -74,6 +74,9 @@ let package = Package(
         // zlib for PNG's deflate (Debian's zlib1g-dev).
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
         .target(name: "CofferBarcode", dependencies: ["CZlib"], swiftSettings: strict),
+        // Coffer's barcode reader: grey images in, symbology, payload bytes and corners out. Pure Swift on the
+        // encoder's tables, no Foundation, so that it also builds as Embedded Swift for the web app's camera.
+        .target(name: "CofferScan", dependencies: ["CofferBarcode"], swiftSettings: strict),
         // libFuzzer entry point (built with -DFUZZING); otherwise replays a corpus.
         .target(name: "FuzzSupport", swiftSettings: strict),
         .executableTarget(name: "FuzzBarcode", dependencies: ["CofferBarcode", "FuzzSupport"], swiftSettings: strict),
@@ -235,6 +238,7 @@ let package = Package(
         .testTarget(name: "CofferCryptoTests", dependencies: ["CofferCrypto", "CofferTestSupport"], swiftSettings: strict),
         .testTarget(name: "CofferOTPTests", dependencies: ["CofferOTP", "CofferTestSupport"], swiftSettings: strict),
         .testTarget(name: "CofferBarcodeTests", dependencies: ["CofferBarcode", "CofferTestSupport"], swiftSettings: strict),
+        .testTarget(name: "CofferScanTests", dependencies: ["CofferScan", "CofferBarcode", "CofferTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "CofferInteropTests",
             dependencies: ["CofferInterop", "CofferTestSupport", .product(name: "Crypto", package: "swift-crypto")],

@@ -20,9 +20,10 @@ struct ModuleWriter {
 }
 
 /// Code 128 (ISO/IEC 15417) and GS1-128, with the fewest symbol characters over code sets A, B and C.
-enum Code128 {
-    /// Bar/space widths of symbol values 0–106 (106 is the stop pattern, whose final bar makes it 13 modules).
-    static let patterns: [[UInt8]] = [
+package enum Code128 {
+    /// Bar/space widths of symbol values 0–106 (106 is the stop pattern, whose final bar makes it 13 modules); the
+    /// reader's too (CofferScan).
+    package static let patterns: [[UInt8]] = [
         "212222", "222122", "222221", "121223", "121322", "131222", "122213", "122312", "132212", "221213",
         "221312", "231212", "112232", "122132", "122231", "113222", "123122", "123221", "223211", "221132",
         "221231", "213212", "223112", "312131", "311222", "321122", "321221", "312212", "322112", "322211",

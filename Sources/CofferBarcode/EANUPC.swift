@@ -1,16 +1,17 @@
 /// EAN-13, EAN-8, UPC-A and UPC-E (ISO/IEC 15420). Check digits are computed when omitted and verified when given.
-enum EANUPC {
+/// The code tables, the check digit and UPC-E's expansion are the reader's too (CofferScan).
+package enum EANUPC {
     /// Odd-parity left-hand codes ("L", set A) of digits 0–9; right-hand codes are their complements and even-parity
     /// ("G", set B) codes are the right-hand codes reversed.
-    private static let lCodes: [UInt8] = [
+    package static let lCodes: [UInt8] = [
         0b0001101, 0b0011001, 0b0010011, 0b0111101, 0b0100011, 0b0110001, 0b0101111, 0b0111011, 0b0110111, 0b0001011,
     ]
     /// For EAN-13, which of digits 2–7 use G codes, by the leading digit (bit 5 = digit 2).
-    private static let ean13Parity: [UInt8] = [
+    package static let ean13Parity: [UInt8] = [
         0b000000, 0b001011, 0b001101, 0b001110, 0b010011, 0b011001, 0b011100, 0b010101, 0b010110, 0b011010,
     ]
     /// For UPC-E with number system 0, which of the six digits use G codes, by check digit (bit 5 = first digit).
-    private static let upcEParity: [UInt8] = [
+    package static let upcEParity: [UInt8] = [
         0b111000, 0b110100, 0b110010, 0b110001, 0b101100, 0b100110, 0b100011, 0b101010, 0b101001, 0b100101,
     ]
 
@@ -28,7 +29,7 @@ enum EANUPC {
     }
 
     /// The GS1 mod-10 check digit: weights 3, 1, 3, … from the rightmost data digit.
-    static func checkDigit(_ digits: [Int]) -> Int {
+    package static func checkDigit(_ digits: [Int]) -> Int {
         var sum = 0
         for (offset, digit) in digits.reversed().enumerated() { sum += digit * (offset % 2 == 0 ? 3 : 1) }
         return (10 - sum % 10) % 10
@@ -125,7 +126,7 @@ enum EANUPC {
     }
 
     /// The 11 data digits of the UPC-A number a UPC-E symbol stands for (zero-suppression rules).
-    static func expandUPCE(_ digits: [Int]) -> [Int] {
+    package static func expandUPCE(_ digits: [Int]) -> [Int] {
         let ns = digits[0]
         let d = Array(digits[1...6])
         switch d[5] {

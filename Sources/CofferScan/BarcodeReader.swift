@@ -1,0 +1,101 @@
+import CofferBarcode
+
+/// A symbol found in an image: its symbology, the exact bytes it carries (as Coffer stores a card's payload), and
+/// where it is (four corners, in image pixels, clockwise from the start of the first line that read it).
+public struct FoundBarcode: Sendable, Equatable {
+    public let symbology: Symbology
+    public let payload: [UInt8]
+    public let corners: [ImagePoint]
+}
+
+/// Coffer's barcode reader. Linear symbols are read along parallel lines at every 6° from −30° to 30° (and backwards,
+/// for codes upside down; dark on light and light on dark); a linear read counts only when at least two lines agree
+/// on it, each with its check digit right, so a single misread line never becomes a result.
+public enum BarcodeReader {
+    /// Lines that must agree before a linear read is reported.
+    static let agreement = 2
+
+    /// Every symbol found in `image`, most-seen first.
+    public static func read(_ image: GrayImage) -> [FoundBarcode] {
+        var tallies: [Tally] = []
+        let spacing = max(2, min(image.width, image.height) / 60)
+        for degrees in stride(from: -30.0, through: 30.0, by: 6.0) {
+            for line in ScanLine.lines(width: image.width, height: image.height, degrees: degrees, spacing: spacing) {
+                let runs = runLengths(of: line.samples(in: image))
+                let length = Double(runs.reduce(0, +))
+                // Forwards and backwards (upside down), dark on light and light on dark (a run of no length first).
+                let reversed = Array(runs.reversed())
+                for (variant, backwards) in [(runs, false), (reversed, true), ([0] + runs, false), ([0] + reversed, true)] {
+                    let starts = runStarts(variant)
+                    for read in readLine(variant) {
+                        let first = Double(starts[read.firstRun]), last = Double(starts[read.lastRun + 1])
+                        let from = line.point(at: backwards ? length - first : first)
+                        let to = line.point(at: backwards ? length - last : last)
+                        record(read.symbology, read.payload, from, to, in: &tallies)
+                    }
+                }
+            }
+        }
+        // Where reads of one place disagree, the one most lines agree on stands: a misread is rarer than a read.
+        var kept: [Tally] = []
+        for tally in tallies.filter({ $0.lines >= agreement }).sorted(by: { $0.lines > $1.lines })
+        where !kept.contains(where: { $0.overlaps(tally) }) {
+            kept.append(tally)
+        }
+        return kept.map { FoundBarcode(symbology: $0.symbology, payload: $0.payload, corners: $0.corners) }
+    }
+
+    /// Every linear symbol on one line's runs (the first run light), left to right, none overlapping.
+    static func readLine(_ runs: [Int]) -> [LineRead] {
+        var reads: [LineRead] = []
+        var start = 1
+        while start < runs.count {
+            if let read = EANUPCReader.read(runs, start: start) ?? Code128Reader.read(runs, start: start) {
+                reads.append(read)
+                start = read.lastRun + 2
+            } else {
+                start += 2
+            }
+        }
+        return reads
+    }
+
+    /// The lines that read one symbol with one payload, and the ends of the first and last of them.
+    struct Tally {
+        let symbology: Symbology
+        let payload: [UInt8]
+        var lines: Int
+        var first: (ImagePoint, ImagePoint)
+        var last: (ImagePoint, ImagePoint)
+
+        var corners: [ImagePoint] { [first.0, first.1, last.1, last.0] }
+
+        /// Whether the middle of either's reads lies within the other's box.
+        func overlaps(_ other: Tally) -> Bool {
+            other.contains(middle) || contains(other.middle)
+        }
+
+        private var middle: ImagePoint {
+            let points = corners
+            return ImagePoint(x: points.map(\.x).reduce(0, +) / 4, y: points.map(\.y).reduce(0, +) / 4)
+        }
+
+        private func contains(_ point: ImagePoint) -> Bool {
+            let points = corners
+            let xs = points.map(\.x), ys = points.map(\.y)
+            let slack = 4.0
+            return point.x >= xs.min()! - slack && point.x <= xs.max()! + slack && point.y >= ys.min()! - slack
+                && point.y <= ys.max()! + slack
+        }
+    }
+
+    private static func record(_ symbology: Symbology, _ payload: [UInt8], _ from: ImagePoint, _ to: ImagePoint,
+                               in tallies: inout [Tally]) {
+        if let index = tallies.firstIndex(where: { $0.symbology == symbology && $0.payload == payload }) {
+            tallies[index].lines += 1
+            tallies[index].last = (from, to)
+        } else {
+            tallies.append(Tally(symbology: symbology, payload: payload, lines: 1, first: (from, to), last: (from, to)))
+        }
+    }
+}

@@ -1,0 +1,127 @@
+import CofferBarcode
+
+/// EAN-13, UPC-A, EAN-8 and UPC-E from the runs of one scan line (ISO/IEC 15420), with the encoder's code tables.
+/// A read needs the guard patterns, light margins on both sides, every digit within the pattern tolerance, and the
+/// check digit right (for UPC-E, the parity pattern that carries it): a digit is never guessed.
+enum EANUPCReader {
+    /// Run widths (space, bar, space, bar) of the L codes of digits 0–9, and of the G codes (the L widths reversed).
+    /// Right-hand codes have the L widths starting with a bar.
+    static let lPatterns: [[UInt8]] = EANUPC.lCodes.map { runs(of: $0) }
+    static let gPatterns: [[UInt8]] = lPatterns.map { Array($0.reversed()) }
+    static let lgPatterns = lPatterns + gPatterns
+
+    private static func runs(of code: UInt8) -> [UInt8] {
+        var runs: [UInt8] = []
+        var previous: UInt8 = 2
+        for bit in 0..<7 {
+            let value = (code >> UInt8(6 - bit)) & 1
+            if value == previous { runs[runs.count - 1] += 1 } else { runs.append(1) }
+            previous = value
+        }
+        return runs
+    }
+
+    private static let guardPattern: [UInt8] = [1, 1, 1]
+    private static let middlePattern: [UInt8] = [1, 1, 1, 1, 1]
+    private static let upcEEndPattern: [UInt8] = [1, 1, 1, 1, 1, 1]
+    private static let maximumVariance = 0.48
+
+    /// Every symbol that starts with a bar at run `start` (an odd index) on this line.
+    static func read(_ runs: [Int], start: Int) -> LineRead? {
+        // The light margin before the start guard, checked first because it is cheap: the standard asks for 7–11
+        // modules; 3 (the guard's own width) keeps cropped photos.
+        guard start >= 1, start + 2 < runs.count, runs[start - 1] >= runs[start] + runs[start + 1] + runs[start + 2],
+            let guardVariance = patternVariance(runs[start..<start + 3], guardPattern), guardVariance < maximumVariance
+        else { return nil }
+        guard let read = thirteen(runs, start) ?? upcE(runs, start) ?? eight(runs, start),
+            hasMargins(runs, read, modules: read.symbology == .ean8 ? 67 : read.symbology == .upcE ? 51 : 95)
+        else { return nil }
+        return read
+    }
+
+    /// Light margins of at least 5 modules (of the whole symbol's width) on both sides. The standards ask for 7 to 11;
+    /// 5 still keeps a tightly cropped photo, and is wider than any space inside a Code 128 or ITF symbol (at most
+    /// 4 modules), where a short UPC-E pattern could otherwise be found.
+    private static func hasMargins(_ runs: [Int], _ read: LineRead, modules: Int) -> Bool {
+        let width = runs[read.firstRun...read.lastRun].reduce(0, +)
+        return runs[read.firstRun - 1] * modules >= 5 * width && runs[read.lastRun + 1] * modules >= 5 * width
+    }
+
+    /// `count` digits of 4 runs each from run `from`, matched against `patterns`: the pattern indexes.
+    private static func digits(_ runs: [Int], from: Int, count: Int, _ patterns: [[UInt8]]) -> [Int]? {
+        guard from + count * 4 <= runs.count else { return nil }
+        var found: [Int] = []
+        for digit in 0..<count {
+            let at = from + digit * 4
+            guard let best = bestPattern(runs[at..<at + 4], patterns, maximum: maximumVariance) else { return nil }
+            found.append(best.index)
+        }
+        return found
+    }
+
+    private static func endsWithMargin(_ runs: [Int], guardAt: Int, length: Int) -> Bool {
+        guard guardAt + length < runs.count,
+            let variance = patternVariance(runs[guardAt..<guardAt + length], length == 3 ? guardPattern : upcEEndPattern),
+            variance < maximumVariance
+        else { return false }
+        let module = Double(runs[guardAt..<guardAt + length].reduce(0, +)) / Double(length)
+        return Double(runs[guardAt + length]) >= 3 * module
+    }
+
+    private static func thirteen(_ runs: [Int], _ start: Int) -> LineRead? {
+        let left = start + 3
+        guard let leftCodes = digits(runs, from: left, count: 6, lgPatterns) else { return nil }
+        let middle = left + 24
+        guard middle + 5 <= runs.count, let variance = patternVariance(runs[middle..<middle + 5], middlePattern),
+            variance < maximumVariance,
+            let rightCodes = digits(runs, from: middle + 5, count: 6, lPatterns),
+            endsWithMargin(runs, guardAt: middle + 29, length: 3)
+        else { return nil }
+        var parity: UInt8 = 0
+        for code in leftCodes { parity = parity << 1 | (code >= 10 ? 1 : 0) }
+        guard let first = EANUPC.ean13Parity.firstIndex(of: parity) else { return nil }
+        let all = [first] + leftCodes.map { $0 % 10 } + rightCodes
+        guard EANUPC.checkDigit(Array(all.dropLast())) == all[12] else { return nil }
+        // An EAN-13 number starting with 0 is a UPC-A symbol: twelve digits, as Coffer stores UPC-A.
+        let symbology: Symbology = first == 0 ? .upcA : .ean13
+        let text = first == 0 ? all.dropFirst() : all[...]
+        return LineRead(symbology: symbology, payload: text.map { UInt8(0x30 + $0) }, firstRun: start, lastRun: middle + 31)
+    }
+
+    private static func eight(_ runs: [Int], _ start: Int) -> LineRead? {
+        let left = start + 3
+        guard let leftDigits = digits(runs, from: left, count: 4, lPatterns) else { return nil }
+        let middle = left + 16
+        guard middle + 5 <= runs.count, let variance = patternVariance(runs[middle..<middle + 5], middlePattern),
+            variance < maximumVariance,
+            let rightDigits = digits(runs, from: middle + 5, count: 4, lPatterns),
+            endsWithMargin(runs, guardAt: middle + 21, length: 3)
+        else { return nil }
+        let all = leftDigits + rightDigits
+        guard EANUPC.checkDigit(Array(all.dropLast())) == all[7] else { return nil }
+        return LineRead(symbology: .ean8, payload: all.map { UInt8(0x30 + $0) }, firstRun: start, lastRun: middle + 23)
+    }
+
+    private static func upcE(_ runs: [Int], _ start: Int) -> LineRead? {
+        let left = start + 3
+        guard let codes = digits(runs, from: left, count: 6, lgPatterns),
+            endsWithMargin(runs, guardAt: left + 24, length: 6)
+        else { return nil }
+        var parity: UInt8 = 0
+        for code in codes { parity = parity << 1 | (code >= 10 ? 1 : 0) }
+        // The parity pattern carries the number system (0 as tabled, 1 inverted) and the check digit.
+        let numberSystem: Int
+        let check: Int
+        if let index = EANUPC.upcEParity.firstIndex(of: parity) {
+            (numberSystem, check) = (0, index)
+        } else if let index = EANUPC.upcEParity.firstIndex(of: ~parity & 0b111111) {
+            (numberSystem, check) = (1, index)
+        } else {
+            return nil
+        }
+        let six = codes.map { $0 % 10 }
+        guard EANUPC.checkDigit(EANUPC.expandUPCE([numberSystem] + six)) == check else { return nil }
+        let all = [numberSystem] + six + [check]
+        return LineRead(symbology: .upcE, payload: all.map { UInt8(0x30 + $0) }, firstRun: start, lastRun: left + 29)
+    }
+}
