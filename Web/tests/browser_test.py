@@ -476,6 +476,34 @@ def main():
         proxy.mode = "rollback"
         log_in(driver, proxy.url, email, PASSPHRASE)
         check("older state of the vault" in error_text(driver), f"a rolled-back state is refused: {error_text(driver)!r}")
+        lock(driver)
+
+        # After the browser has written: a tampered change and a rollback are still refused, and nothing is applied.
+        proxy.mode = "honest"
+        log_in(driver, proxy.url, email, PASSPHRASE)
+        driver.find_element(By.ID, "add-card").click()
+        fill(driver, "name", "Written via proxy")
+        fill(driver, "payload", "PROXY-1")
+        save(driver)
+        synced(driver)
+        check(driver.find_element(By.TAG_NAME, "body").get_attribute("data-sync") == "done", "the browser's write is pushed")
+        fingerprint_before = driver.find_element(By.ID, "fingerprint").text
+        cli("sync")
+        cli("add", "card", "Written in the CLI", "--symbology", "qr", input_text="cli-2\n")
+        cli("sync")
+        for mode, expected in (("tamper", "altered or swapped"), ("rollback", "older state of the vault")):
+            proxy.mode = mode
+            click(driver, "#sync-now")
+            WebDriverWait(driver, 30).until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-sync") == "failed")
+            check(expected in error_text(driver) and "Written in the CLI" not in driver.find_element(By.ID, "cards").text
+                  and "Written via proxy" in driver.find_element(By.ID, "cards").text
+                  and driver.find_element(By.ID, "fingerprint").text == fingerprint_before,
+                  f"after the browser wrote, a {mode} is refused and nothing applied: {error_text(driver)!r}")
+        proxy.mode = "honest"
+        click(driver, "#sync-now")
+        WebDriverWait(driver, 30).until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-sync") == "done")
+        check("Written in the CLI" in driver.find_element(By.ID, "cards").text, "the honest server's state is then taken")
+        lock(driver)
 
         # An account stretched with scrypt (N = 2^15, r = 8): the page runs ROMix itself over WebCrypto's PBKDF2.
         scrypt_cli = CLI(work + "/scrypt")
