@@ -35,8 +35,14 @@ export function encode(exports, symbology, payload, charset) {
     return { width: exports.coffer_answer_width(), height: exports.coffer_answer_height(), modules: answer };
   } finally {
     exports.coffer_free(namePointer);
-    exports.coffer_free(payloadPointer);
+    release(exports, payloadPointer, payload.length);
   }
+}
+
+/** Frees a copy of a payload after wiping it: the module's memory outlives a lock. */
+function release(exports, pointer, length) {
+  new Uint8Array(exports.memory.buffer, pointer, length).fill(0);
+  exports.coffer_free(pointer);
 }
 
 /**
@@ -53,6 +59,6 @@ export function digits(exports, symbology, payload) {
     return text(new Uint8Array(exports.memory.buffer, exports.coffer_answer(), exports.coffer_answer_count()).slice());
   } finally {
     exports.coffer_free(namePointer);
-    exports.coffer_free(payloadPointer);
+    release(exports, payloadPointer, payload.length);
   }
 }
