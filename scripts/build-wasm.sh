@@ -16,7 +16,7 @@ for file in Sources/CofferBarcode/*.swift; do
 done
 
 "$toolchain/swiftc" -target wasm32-unknown-none-wasm -enable-experimental-feature Embedded -wmo -Osize \
-  -parse-as-library -module-name CofferBarcode -c -o "$work/barcode.o" "${sources[@]}" Web/wasm/BarcodeExports.swift
+  -parse-as-library -module-name CofferBarcode -package-name coffer -c -o "$work/barcode.o" "${sources[@]}" Web/wasm/BarcodeExports.swift
 "$toolchain/clang" --target=wasm32-unknown-unknown -Os -ffreestanding -nostdlib -fno-builtin -c -o "$work/shim.o" \
   Web/wasm/shim.c
 "$toolchain/wasm-ld" --no-entry --strip-all --gc-sections \
