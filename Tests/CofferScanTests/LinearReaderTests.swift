@@ -132,7 +132,7 @@ struct LinearReaderTests {
 
     @Test("noise, gradients and stripes give no read")
     func nothingFromNothing() {
-        var generator = SplitMix(seed: 42)
+        var generator = SplitMix64(seed: 42)
         for kind in 0..<6 {
             let width = 640, height = 480
             var pixels = [UInt8](repeating: 255, count: width * height)
@@ -151,18 +151,5 @@ struct LinearReaderTests {
             let image = GrayImage(width: width, height: height, pixels: pixels)!
             #expect(BarcodeReader.read(image).isEmpty, "kind \(kind)")
         }
-    }
-}
-
-/// A small deterministic generator for test images.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
