@@ -59,24 +59,29 @@ enum EANUPCReader {
         return found
     }
 
-    private static func endsWithMargin(_ runs: [Int], guardAt: Int, length: Int) -> Bool {
+    /// The end guard at run `guardAt`, with a run after it for the margin (checked by `hasMargins`).
+    private static func endsWithGuard(_ runs: [Int], guardAt: Int, length: Int) -> Bool {
         guard guardAt + length < runs.count,
-            let variance = patternVariance(runs[guardAt..<guardAt + length], length == 3 ? guardPattern : upcEEndPattern),
-            variance < maximumVariance
+            let variance = patternVariance(runs[guardAt..<guardAt + length], length == 3 ? guardPattern : upcEEndPattern)
         else { return false }
-        let module = Double(runs[guardAt..<guardAt + length].reduce(0, +)) / Double(length)
-        return Double(runs[guardAt + length]) >= 3 * module
+        return variance < maximumVariance
+    }
+
+    /// EAN-13's and EAN-8's right half: the middle guard at run `middle`, `count` right-hand digits, the end guard.
+    private static func rightHalf(_ runs: [Int], middle: Int, count: Int) -> [Int]? {
+        guard middle + 5 <= runs.count, let variance = patternVariance(runs[middle..<middle + 5], middlePattern),
+            variance < maximumVariance,
+            let right = digits(runs, from: middle + 5, count: count, lPatterns),
+            endsWithGuard(runs, guardAt: middle + 5 + count * 4, length: 3)
+        else { return nil }
+        return right
     }
 
     private static func thirteen(_ runs: [Int], _ start: Int) -> LineRead? {
         let left = start + 3
         guard let leftCodes = digits(runs, from: left, count: 6, lgPatterns) else { return nil }
         let middle = left + 24
-        guard middle + 5 <= runs.count, let variance = patternVariance(runs[middle..<middle + 5], middlePattern),
-            variance < maximumVariance,
-            let rightCodes = digits(runs, from: middle + 5, count: 6, lPatterns),
-            endsWithMargin(runs, guardAt: middle + 29, length: 3)
-        else { return nil }
+        guard let rightCodes = rightHalf(runs, middle: middle, count: 6) else { return nil }
         var parity: UInt8 = 0
         for code in leftCodes { parity = parity << 1 | (code >= 10 ? 1 : 0) }
         guard let first = EANUPC.ean13Parity.firstIndex(of: parity) else { return nil }
@@ -92,11 +97,7 @@ enum EANUPCReader {
         let left = start + 3
         guard let leftDigits = digits(runs, from: left, count: 4, lPatterns) else { return nil }
         let middle = left + 16
-        guard middle + 5 <= runs.count, let variance = patternVariance(runs[middle..<middle + 5], middlePattern),
-            variance < maximumVariance,
-            let rightDigits = digits(runs, from: middle + 5, count: 4, lPatterns),
-            endsWithMargin(runs, guardAt: middle + 21, length: 3)
-        else { return nil }
+        guard let rightDigits = rightHalf(runs, middle: middle, count: 4) else { return nil }
         let all = leftDigits + rightDigits
         guard EANUPC.checkDigit(Array(all.dropLast())) == all[7] else { return nil }
         return LineRead(symbology: .ean8, payload: all.map { UInt8(0x30 + $0) }, firstRun: start, lastRun: middle + 23)
@@ -105,7 +106,7 @@ enum EANUPCReader {
     private static func upcE(_ runs: [Int], _ start: Int) -> LineRead? {
         let left = start + 3
         guard let codes = digits(runs, from: left, count: 6, lgPatterns),
-            endsWithMargin(runs, guardAt: left + 24, length: 6)
+            endsWithGuard(runs, guardAt: left + 24, length: 6)
         else { return nil }
         var parity: UInt8 = 0
         for code in codes { parity = parity << 1 | (code >= 10 ? 1 : 0) }
