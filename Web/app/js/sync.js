@@ -54,6 +54,7 @@ async function merge(device, serverRows) {
   for (const mine of device.pending.values()) {
     const theirs = serverRows.get(mine.id);
     if ((theirs?.revision ?? 0) === mine.base_revision) continue;
+    // The row written here is dropped; a merged row of the same id in `keep` replaces it.
     settled.push(mine.id);
     // A push whose answer was lost: the server holds exactly this row.
     if (theirs && theirs.revision === mine.revision && theirs.updated_at === mine.updated_at
@@ -67,7 +68,6 @@ async function merge(device, serverRows) {
         const content = { ...remote.content, counter: Math.max(local.content.counter, remote.content.counter) };
         keep.push(await sealItem(device, { id: mine.id, kind: 'otp', content, revision: Math.max(mine.revision, theirs.revision) + 1,
           base: theirs.revision }));
-        settled.pop();
         continue;
       }
     }
