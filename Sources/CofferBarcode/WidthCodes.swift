@@ -7,17 +7,17 @@ private func runs(_ pattern: Int, elements: Int) -> [UInt8] {
 }
 
 /// Code 39 (ISO/IEC 16388): 43 characters, `*` start/stop, narrow inter-character gap, no check character.
-enum Code39 {
-    static let alphabet = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ-. $/+%".utf8)
+package enum Code39 {
+    package static let alphabet = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ-. $/+%".utf8)
     /// Nine elements per character (bar first), three of them wide.
-    private static let patterns: [Int] = [
+    package static let patterns: [Int] = [
         0x034, 0x121, 0x061, 0x160, 0x031, 0x130, 0x070, 0x025, 0x124, 0x064,
         0x109, 0x049, 0x148, 0x019, 0x118, 0x058, 0x00D, 0x10C, 0x04C, 0x01C,
         0x103, 0x043, 0x142, 0x013, 0x112, 0x052, 0x007, 0x106, 0x046, 0x016,
         0x181, 0x0C1, 0x1C0, 0x091, 0x190, 0x0D0, 0x085, 0x184, 0x0C4, 0x0A8,
         0x0A2, 0x08A, 0x02A,
     ]
-    private static let star = 0x094
+    package static let star = 0x094
 
     static func encode(_ payload: [UInt8]) throws(BarcodeError) -> EncodedBarcode {
         var indices: [Int] = []
@@ -42,9 +42,9 @@ enum Code39 {
 }
 
 /// Interleaved 2 of 5 (ISO/IEC 16390) and ITF-14 (GS1).
-enum ITF {
+package enum ITF {
     /// Five elements per digit, two of them wide.
-    private static let patterns: [Int] = [
+    package static let patterns: [Int] = [
         0b00110, 0b10001, 0b01001, 0b11000, 0b00101, 0b10100, 0b01100, 0b00011, 0b10010, 0b01010,
     ]
 
@@ -76,10 +76,10 @@ enum ITF {
 }
 
 /// Codabar (NW-7): digits and - $ : / . +, between start and stop characters A–D.
-enum Codabar {
-    static let alphabet = Array("0123456789-$:/.+ABCD".utf8)
+package enum Codabar {
+    package static let alphabet = Array("0123456789-$:/.+ABCD".utf8)
     /// Seven elements per character (bar first), 1 = wide.
-    private static let patterns: [Int] = [
+    package static let patterns: [Int] = [
         0x003, 0x006, 0x009, 0x060, 0x012, 0x042, 0x021, 0x024, 0x030, 0x048,
         0x00C, 0x018, 0x045, 0x051, 0x054, 0x015, 0x01A, 0x029, 0x00B, 0x00E,
     ]

@@ -9,11 +9,17 @@ public struct FoundBarcode: Sendable, Equatable {
 }
 
 /// Coffer's barcode reader. Linear symbols are read along parallel lines at every 6° from −30° to 30° (and backwards,
-/// for codes upside down; dark on light and light on dark); a linear read counts only when at least two lines agree
-/// on it, each with its check digit right, so a single misread line never becomes a result.
+/// for codes upside down; dark on light and light on dark); a linear read counts only when several lines agree on
+/// it, so a single misread line never becomes a result.
 public enum BarcodeReader {
-    /// Lines that must agree before a linear read is reported.
-    static let agreement = 2
+    /// Lines that must agree before a linear read is reported: two where every line's read passed a check digit, three
+    /// for the symbologies that carry none (Code 39, Codabar, ITF).
+    static func agreement(_ symbology: Symbology) -> Int {
+        switch symbology {
+        case .code39, .codabar, .itf: 3
+        default: 2
+        }
+    }
 
     /// Every symbol found in `image`, most-seen first.
     public static func read(_ image: GrayImage) -> [FoundBarcode] {
@@ -38,7 +44,7 @@ public enum BarcodeReader {
         }
         // Where reads of one place disagree, the one most lines agree on stands: a misread is rarer than a read.
         var kept: [Tally] = []
-        for tally in tallies.filter({ $0.lines >= agreement }).sorted(by: { $0.lines > $1.lines })
+        for tally in tallies.filter({ $0.lines >= agreement($0.symbology) }).sorted(by: { $0.lines > $1.lines })
         where !kept.contains(where: { $0.overlaps(tally) }) {
             kept.append(tally)
         }
@@ -50,7 +56,10 @@ public enum BarcodeReader {
         var reads: [LineRead] = []
         var start = 1
         while start < runs.count {
-            if let read = EANUPCReader.read(runs, start: start) ?? Code128Reader.read(runs, start: start) {
+            if let read = EANUPCReader.read(runs, start: start) ?? Code128Reader.read(runs, start: start)
+                ?? Code39Reader.read(runs, start: start) ?? CodabarReader.read(runs, start: start)
+                ?? ITFReader.read(runs, start: start)
+            {
                 reads.append(read)
                 start = read.lastRun + 2
             } else {

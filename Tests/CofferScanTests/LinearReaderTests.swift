@@ -50,7 +50,7 @@ func hexBytes(_ hex: String) -> [UInt8] {
 
 /// Linear symbols drawn by zint and by Coffer's encoder, level and turned as a hand holds a card (up to 30°, and
 /// upside down): the reader must give exactly the symbology and payload bytes, and nothing else.
-@Suite("Barcode reader: EAN, UPC and Code 128", .serialized, .offCooperativePool)
+@Suite("Barcode reader: linear symbols", .serialized, .offCooperativePool)
 struct LinearReaderTests {
     struct Case: Sendable, CustomTestStringConvertible {
         let zintType: String
@@ -76,6 +76,13 @@ struct LinearReaderTests {
         Case(zintType: "GS1_128", zintData: "[01]09501101530003[10]ABC", symbology: .gs1_128,
              payload: "010950110153000310ABC"),
         Case(zintType: "GS1_128", zintData: "[10]ABC123[21]XYZ", symbology: .gs1_128, payload: "10ABC123\u{1D}21XYZ"),
+        Case(zintType: "CODE39", zintData: "COFFER-42", symbology: .code39, payload: "COFFER-42"),
+        Case(zintType: "CODE39", zintData: "A $/+%.Z", symbology: .code39, payload: "A $/+%.Z"),
+        Case(zintType: "CODABAR", zintData: "A40156B", symbology: .codabar, payload: "A40156B"),
+        Case(zintType: "CODABAR", zintData: "C1-2$3:4/5.6+7D", symbology: .codabar, payload: "C1-2$3:4/5.6+7D"),
+        Case(zintType: "C25INTER", zintData: "12345670", symbology: .itf, payload: "12345670"),
+        Case(zintType: "C25INTER", zintData: "0049000012345678", symbology: .itf, payload: "0049000012345678"),
+        Case(zintType: "ITF14", zintData: "1540014128876", symbology: .itf14, payload: "15400141288763"),
     ]
 
     static let angles: [Double] = [0, -17, 28, 180]
@@ -98,6 +105,7 @@ struct LinearReaderTests {
             (.ean13, "4006381333931"), (.ean8, "73513537"), (.upcA, "036000291452"), (.upcE, "06543217"),
             (.code128, "98765432-ABC"), (.code128, "héllo wörld"), (.code128, "a\tb"), (.code128, "12345678901234567890"),
             (.gs1_128, "0109501101530003\u{1D}10ABC"),
+            (.code39, "ABC-123 $"), (.codabar, "B98765.43D"), (.itf, "135792"), (.itf14, "00012345600012"),
         ]
         var requests: [[String: Any]] = []
         for (symbology, payload) in payloads {
