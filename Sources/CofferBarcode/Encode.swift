@@ -9,7 +9,7 @@ public enum QRErrorCorrection: String, CaseIterable, Sendable, Comparable {
     /// Recovers about 30 % of codewords.
     case H
 
-    var ordinal: Int {
+    package var ordinal: Int {
         switch self {
         case .L: 0
         case .M: 1

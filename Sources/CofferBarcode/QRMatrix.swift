@@ -1,12 +1,12 @@
 /// Builds the module grid of one QR symbol: function patterns, codeword placement, masking and format bits.
-struct QRMatrixBuilder {
+package struct QRMatrixBuilder {
     let version: Int
     let size: Int
     /// 1 = dark. Row-major.
     private(set) var modules: [UInt8]
     private var isFunction: [Bool]
 
-    init(version: Int) {
+    package init(version: Int) {
         self.version = version
         self.size = 17 + 4 * version
         self.modules = [UInt8](repeating: 0, count: size * size)
@@ -18,7 +18,7 @@ struct QRMatrixBuilder {
         isFunction[y * size + x] = true
     }
 
-    mutating func drawFunctionPatterns() {
+    package mutating func drawFunctionPatterns() {
         for i in 0..<size {
             setFunction(6, i, i % 2 == 0)
             setFunction(i, 6, i % 2 == 0)
@@ -56,7 +56,7 @@ struct QRMatrixBuilder {
     }
 
     /// The 15-bit BCH(15,5) format word, masked with 0x5412.
-    static func formatBits(level: QRErrorCorrection, mask: Int) -> Int {
+    package static func formatBits(level: QRErrorCorrection, mask: Int) -> Int {
         let levelBits: Int
         switch level {
         case .L: levelBits = 1
@@ -71,7 +71,7 @@ struct QRMatrixBuilder {
     }
 
     /// Where each of the 15 format bits goes, twice: (x, y, bit index).
-    private var formatPositions: [(x: Int, y: Int, bit: Int)] {
+    package var formatPositions: [(x: Int, y: Int, bit: Int)] {
         var positions: [(x: Int, y: Int, bit: Int)] = []
         positions.reserveCapacity(30)
         // Copy next to the top-left finder.
@@ -91,7 +91,7 @@ struct QRMatrixBuilder {
     }
 
     /// The 18-bit BCH(18,6) version word (versions 7 and up).
-    static func versionBits(_ version: Int) -> Int {
+    package static func versionBits(_ version: Int) -> Int {
         var remainder = version
         for _ in 0..<12 { remainder = (remainder << 1) ^ ((remainder >> 11) * 0x1F25) }
         return version << 12 | remainder
@@ -107,6 +107,25 @@ struct QRMatrixBuilder {
             setFunction(a, b, dark)
             setFunction(b, a, dark)
         }
+    }
+
+    /// The modules that carry codeword bits (row-major indexes), in the order the bits are placed: the two-column
+    /// zigzag from the bottom-right corner, skipping function patterns and the vertical timing column. Call after
+    /// ``drawFunctionPatterns()``; the reader takes its bits back in this order.
+    package func codewordModules() -> [Int] {
+        var order: [Int] = []
+        order.reserveCapacity(QRTables.rawDataModules(version: version))
+        var right = size - 1
+        while right >= 1 {
+            if right == 6 { right = 5 }
+            let upward = (right + 1) & 2 == 0
+            for vertical in 0..<size {
+                let y = upward ? size - 1 - vertical : vertical
+                for x in [right, right - 1] where !isFunction[y * size + x] { order.append(y * size + x) }
+            }
+            right -= 2
+        }
+        return order
     }
 
     /// Places codewords in the two-column zigzag from the bottom-right corner, skipping the vertical timing column.
@@ -133,7 +152,7 @@ struct QRMatrixBuilder {
     }
 
     /// Whether mask pattern `mask` inverts the module at column x, row y (ISO/IEC 18004 Table 10).
-    static func maskBit(_ mask: Int, x: Int, y: Int) -> Bool {
+    package static func maskBit(_ mask: Int, x: Int, y: Int) -> Bool {
         switch mask {
         case 0: (x + y) % 2 == 0
         case 1: y % 2 == 0

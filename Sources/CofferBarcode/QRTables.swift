@@ -1,7 +1,7 @@
 /// Capacity tables of ISO/IEC 18004 (Table 9), indexed `[level.ordinal][version]`; index 0 is unused.
-enum QRTables {
+package enum QRTables {
     /// Error-correction codewords in each block.
-    static let eccPerBlock: [[Int]] = [
+    package static let eccPerBlock: [[Int]] = [
         [0, 7, 10, 15, 20, 26, 18, 20, 24, 30, 18, 20, 24, 26, 30, 22, 24, 28, 30, 28, 28, 28, 28, 30, 30, 26, 28, 30,
          30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30],
         [0, 10, 16, 26, 18, 24, 16, 18, 22, 22, 26, 30, 22, 22, 24, 24, 28, 28, 26, 26, 26, 26, 28, 28, 28, 28, 28, 28,
@@ -13,7 +13,7 @@ enum QRTables {
     ]
 
     /// Number of error-correction blocks.
-    static let blockCount: [[Int]] = [
+    package static let blockCount: [[Int]] = [
         [0, 1, 1, 1, 1, 1, 2, 2, 2, 2, 4, 4, 4, 4, 4, 6, 6, 6, 6, 7, 8, 8, 9, 9, 10, 12, 12, 12, 13, 14, 15, 16, 17, 18,
          19, 19, 20, 21, 22, 24, 25],
         [0, 1, 1, 1, 2, 2, 4, 4, 4, 5, 5, 5, 8, 9, 9, 10, 10, 11, 13, 14, 16, 17, 17, 18, 20, 21, 23, 25, 26, 28, 29,
@@ -25,7 +25,7 @@ enum QRTables {
     ]
 
     /// Modules available for codewords and remainder bits once function patterns are placed.
-    static func rawDataModules(version: Int) -> Int {
+    package static func rawDataModules(version: Int) -> Int {
         var result = (16 * version + 128) * version + 64
         if version >= 2 {
             let alignments = version / 7 + 2
@@ -42,7 +42,7 @@ enum QRTables {
     }
 
     /// Centre coordinates of alignment patterns along one axis (Annex E), in ascending order.
-    static func alignmentPositions(version: Int) -> [Int] {
+    package static func alignmentPositions(version: Int) -> [Int] {
         guard version >= 2 else { return [] }
         let count = version / 7 + 2
         let step = (version * 8 + count * 3 + 5) / (count * 4 - 4) * 2

@@ -8,6 +8,14 @@ public struct FoundBarcode: Sendable, Equatable {
     public let corners: [ImagePoint]
 }
 
+/// What a scan found.
+public struct ScanResult: Sendable, Equatable {
+    /// The symbols read, each once.
+    public var found: [FoundBarcode]
+    /// Symbols decoded but not returned, and why (a QR structured-append part, say), each once.
+    public var refused: [ScanRefusal]
+}
+
 /// Coffer's barcode reader. Linear symbols are read along parallel lines at every 6° from −30° to 30° (and backwards,
 /// for codes upside down; dark on light and light on dark); a linear read counts only when several lines agree on
 /// it, so a single misread line never becomes a result.
@@ -21,8 +29,31 @@ public enum BarcodeReader {
         }
     }
 
-    /// Every symbol found in `image`, most-seen first.
-    public static func read(_ image: GrayImage) -> [FoundBarcode] {
+    /// Every symbol found in `image`: matrix symbols first, then linear ones most-seen first.
+    public static func read(_ image: GrayImage) -> [FoundBarcode] { scan(image).found }
+
+    /// Every symbol found in `image`, and those decoded but not returned (with the reason).
+    public static func scan(_ image: GrayImage) -> ScanResult {
+        var result = ScanResult(found: [], refused: [])
+        let binary = BitImage(thresholding: image)
+        for variant in [binary, binary.inverted()] {
+            for read in QRReader.read(variant) {
+                switch read {
+                case .found(let found) where !result.found.contains(where: { $0.symbology == found.symbology && $0.payload == found.payload }):
+                    result.found.append(found)
+                case .refused(let refusal) where !result.refused.contains(refusal):
+                    result.refused.append(refusal)
+                default:
+                    break
+                }
+            }
+        }
+        result.found += linear(image)
+        return result
+    }
+
+    /// Linear symbols along the scan lines.
+    static func linear(_ image: GrayImage) -> [FoundBarcode] {
         var tallies: [Tally] = []
         let spacing = max(2, min(image.width, image.height) / 60)
         for degrees in stride(from: -30.0, through: 30.0, by: 6.0) {

@@ -1,0 +1,92 @@
+/// A black-and-white image: one byte a pixel, 1 dark, 0 light. The 2D detectors work on this.
+struct BitImage: Sendable {
+    let width: Int
+    let height: Int
+    var bits: [UInt8]
+
+    @inline(__always) func isDark(_ x: Int, _ y: Int) -> Bool { bits[y * width + x] != 0 }
+
+    /// Whether the pixel nearest (x, y) is dark; points outside the image are light.
+    @inline(__always) func isDark(at x: Double, _ y: Double) -> Bool {
+        let column = Int(x), row = Int(y)
+        guard x >= 0, y >= 0, column < width, row < height else { return false }
+        return bits[row * width + column] != 0
+    }
+
+    /// The same image with dark and light swapped (for light-on-dark symbols).
+    func inverted() -> BitImage {
+        var copy = self
+        for index in 0..<copy.bits.count { copy.bits[index] ^= 1 }
+        return copy
+    }
+
+    /// A local threshold (ZXing's "hybrid" idea, in our own words): the image is cut into 8×8 blocks; a block's level is
+    /// its mean, or, where the block is flat (a range below 24), a level that keeps it light unless its neighbours
+    /// say it lies inside a dark area; each pixel is dark when it is at or below the mean level of the 5×5 blocks
+    /// around its own. An uneven light across a symbol so moves the threshold with it.
+    init(thresholding image: GrayImage) {
+        let width = image.width, height = image.height
+        let blockSize = 8
+        let columns = (width + blockSize - 1) / blockSize
+        let rows = (height + blockSize - 1) / blockSize
+        var levels = [Int](repeating: 0, count: columns * rows)
+        image.pixels.withUnsafeBufferPointer { pixels in
+            for blockRow in 0..<rows {
+                let top = min(blockRow * blockSize, height - blockSize < 0 ? 0 : height - blockSize)
+                let bottom = min(top + blockSize, height)
+                for blockColumn in 0..<columns {
+                    let left = min(blockColumn * blockSize, width - blockSize < 0 ? 0 : width - blockSize)
+                    let right = min(left + blockSize, width)
+                    var sum = 0, low = 255, high = 0
+                    for y in top..<bottom {
+                        let row = y * width
+                        for x in left..<right {
+                            let value = Int(pixels[row + x])
+                            sum += value
+                            if value < low { low = value }
+                            if value > high { high = value }
+                        }
+                    }
+                    let count = (bottom - top) * (right - left)
+                    var level = sum / count
+                    if high - low <= 24 {
+                        // Flat: light, unless the blocks above and to the left (already known) are darker than it.
+                        level = low / 2
+                        if blockRow > 0, blockColumn > 0 {
+                            let neighbours = (levels[(blockRow - 1) * columns + blockColumn]
+                                + 2 * levels[blockRow * columns + blockColumn - 1]
+                                + levels[(blockRow - 1) * columns + blockColumn - 1]) / 4
+                            if low < neighbours { level = neighbours }
+                        }
+                    }
+                    levels[blockRow * columns + blockColumn] = level
+                }
+            }
+        }
+        var bits = [UInt8](repeating: 0, count: width * height)
+        image.pixels.withUnsafeBufferPointer { pixels in
+            for blockRow in 0..<rows {
+                let top = min(blockRow * blockSize, max(0, height - blockSize))
+                let bottom = min(top + blockSize, height)
+                let rowFrom = max(0, blockRow - 2), rowTo = min(rows - 1, blockRow + 2)
+                for blockColumn in 0..<columns {
+                    let left = min(blockColumn * blockSize, max(0, width - blockSize))
+                    let right = min(left + blockSize, width)
+                    let columnFrom = max(0, blockColumn - 2), columnTo = min(columns - 1, blockColumn + 2)
+                    var sum = 0
+                    for r in rowFrom...rowTo {
+                        for c in columnFrom...columnTo { sum += levels[r * columns + c] }
+                    }
+                    let threshold = sum / ((rowTo - rowFrom + 1) * (columnTo - columnFrom + 1))
+                    for y in top..<bottom {
+                        let row = y * width
+                        for x in left..<right where Int(pixels[row + x]) <= threshold { bits[row + x] = 1 }
+                    }
+                }
+            }
+        }
+        self.width = width
+        self.height = height
+        self.bits = bits
+    }
+}
