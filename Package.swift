@@ -19,6 +19,10 @@ let privacyManifest: (resources: [Resource], exclude: [String]) = ([.copy("Priva
 let privacyManifest: (resources: [Resource], exclude: [String]) = ([], ["PrivacyInfo.xcprivacy"])
 #endif
 
+// Image code is optimised in debug builds too: the reader walks every pixel of an image many times, and unoptimised
+// it is fifty times slower, which made its tests the longest in the suite.
+let optimisedInDebug: [SwiftSetting] = [.unsafeFlags(["-O"], .when(configuration: .debug))]
+
 let package = Package(
     name: "Coffer",
     platforms: [.macOS(.v15), .iOS(.v18)],
@@ -76,11 +80,11 @@ let package = Package(
         .target(name: "CofferBarcode", dependencies: ["CZlib"], swiftSettings: strict),
         // Coffer's barcode reader: grey images in, symbology, payload bytes and corners out. Pure Swift on the
         // encoder's tables, no Foundation, so that it also builds as Embedded Swift for the web app's camera.
-        // Optimised in debug builds too: the reader walks every pixel of an image many times, and unoptimised it is
-        // fifty times slower, which made its tests the longest in the suite.
-        .target(
-            name: "CofferScan", dependencies: ["CofferBarcode"],
-            swiftSettings: strict + [.unsafeFlags(["-O"], .when(configuration: .debug))]),
+        .target(name: "CofferScan", dependencies: ["CofferBarcode"], swiftSettings: strict + optimisedInDebug),
+        // JPEG through Debian's libjpeg62-turbo: a small C file, because libjpeg reports errors by longjmp.
+        .target(name: "CCofferJPEG", linkerSettings: [.linkedLibrary("jpeg")]),
+        // Image files for the reader: PNG (zlib) and JPEG (libjpeg-turbo) to luminance, sizes capped before decoding.
+        .target(name: "CofferImage", dependencies: ["CofferScan", "CZlib", "CCofferJPEG"], swiftSettings: strict + optimisedInDebug),
         // libFuzzer entry point (built with -DFUZZING); otherwise replays a corpus.
         .target(name: "FuzzSupport", swiftSettings: strict),
         .executableTarget(name: "FuzzBarcode", dependencies: ["CofferBarcode", "FuzzSupport"], swiftSettings: strict),
@@ -151,7 +155,7 @@ let package = Package(
         .executableTarget(
             name: "coffer-full",
             dependencies: [
-                "CofferCLI", "CofferKit", "CofferAgent", "CofferSync", "CofferCue", "CofferLogging",
+                "CofferCLI", "CofferKit", "CofferAgent", "CofferSync", "CofferCue", "CofferLogging", "CofferScan", "CofferImage",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict,
@@ -160,6 +164,7 @@ let package = Package(
             name: "coffer-bench",
             dependencies: [
                 "CofferKit", "CofferCrypto", "CofferVault", "CofferServer", "CofferServerStore", "CofferSync", "CofferSyncAPI", "CofferPlaces",
+                "CofferScan", "CofferImage",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
@@ -242,7 +247,8 @@ let package = Package(
         .testTarget(name: "CofferCryptoTests", dependencies: ["CofferCrypto", "CofferTestSupport"], swiftSettings: strict),
         .testTarget(name: "CofferOTPTests", dependencies: ["CofferOTP", "CofferTestSupport"], swiftSettings: strict),
         .testTarget(name: "CofferBarcodeTests", dependencies: ["CofferBarcode", "CofferTestSupport"], swiftSettings: strict),
-        .testTarget(name: "CofferScanTests", dependencies: ["CofferScan", "CofferBarcode", "CofferTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "CofferScanTests", dependencies: ["CofferScan", "CofferImage", "CofferBarcode", "CofferTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "CofferInteropTests",
             dependencies: ["CofferInterop", "CofferTestSupport", .product(name: "Crypto", package: "swift-crypto")],

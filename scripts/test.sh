@@ -14,6 +14,8 @@ command -v rsvg-convert >/dev/null || missing_apt+=(librsvg2-bin)
 [ -e /usr/include/sqlite3.h ] || missing_apt+=(libsqlite3-dev)
 [ -e /usr/include/zlib.h ] || missing_apt+=(zlib1g-dev)
 [ -e /usr/include/argon2.h ] || missing_apt+=(libargon2-dev)
+# The barcode reader's JPEG decoder.
+[ -e /usr/include/jpeglib.h ] || missing_apt+=(libjpeg62-turbo-dev)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing_apt+=(postgresql)
 # On cue: a real gpsd replaying a track (gpsfake), and a private session bus for desktop notifications.
 command -v gpsfake >/dev/null || missing_apt+=(gpsd gpsd-clients)
