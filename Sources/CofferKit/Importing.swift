@@ -10,6 +10,8 @@ extension Coffer {
         public let added: Int
         /// Items skipped because the vault (or the same import) already holds them.
         public let duplicates: [String]
+        /// The items added, in the order given.
+        public let items: [Item]
     }
 
     /// Adds imported items in one transaction (all or nothing), skipping duplicates: a token with the same secret,
@@ -38,11 +40,11 @@ extension Coffer {
         }
         progress(duplicates.count, contents.count)
         let handled = duplicates.count
-        _ = try Self.vaultCall { () throws(VaultError) in
+        let added = try Self.vaultCall { () throws(VaultError) in
             try vault.addAll(fresh, photos: freshPhotos) { written, _ in progress(handled + written, contents.count) }
         }
         progress(contents.count, contents.count)
-        return ImportSummary(added: fresh.count, duplicates: duplicates)
+        return ImportSummary(added: fresh.count, duplicates: duplicates, items: added)
     }
 
     /// How many entries pass between progress reports (a report per entry would cost more than the check).

@@ -14,6 +14,11 @@ public struct ScanResult: Sendable, Equatable {
     public var found: [FoundBarcode]
     /// Symbols decoded but not returned, and why (a QR structured-append part, say), each once.
     public var refused: [ScanRefusal]
+
+    public init(found: [FoundBarcode], refused: [ScanRefusal]) {
+        self.found = found
+        self.refused = refused
+    }
 }
 
 /// Coffer's barcode reader. Linear symbols are read along parallel lines at every 6° from −30° to 30° (and backwards,
@@ -63,8 +68,12 @@ public enum BarcodeReader {
                 // Forwards and backwards (upside down), dark on light and light on dark (a run of no length first).
                 let reversed = Array(runs.reversed())
                 for (variant, backwards) in [(runs, false), (reversed, true), ([0] + runs, false), ([0] + reversed, true)] {
-                    let starts = runStarts(variant)
-                    for read in readLine(variant) {
+                    // The image's edges count as margin: a screenshot cropped to the code has none of its own.
+                    var padded = variant
+                    padded[0] += edgeMargin
+                    if padded.count % 2 == 0 { padded.append(edgeMargin) } else { padded[padded.count - 1] += edgeMargin }
+                    let starts = runStarts(padded).map { $0 - edgeMargin }
+                    for read in readLine(padded) {
                         let first = Double(starts[read.firstRun]), last = Double(starts[read.lastRun + 1])
                         let from = line.point(at: backwards ? length - first : first)
                         let to = line.point(at: backwards ? length - last : last)
@@ -81,6 +90,9 @@ public enum BarcodeReader {
         }
         return kept.map { FoundBarcode(symbology: $0.symbology, payload: $0.payload, corners: $0.corners) }
     }
+
+    /// Light pixels imagined beyond the image's edges, wider than any symbology's margin needs.
+    static let edgeMargin = 1_000
 
     /// Every linear symbol on one line's runs (the first run light), left to right, none overlapping.
     static func readLine(_ runs: [Int]) -> [LineRead] {

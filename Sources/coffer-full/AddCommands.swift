@@ -70,8 +70,12 @@ extension Add {
                 At a terminal the payload is typed in view and shown back, as it will be drawn, before the card is \
                 added. A card without a barcode (--symbology none) keeps the number printed on it instead.
 
+                With --scan, the symbology and payload are read from a photo or screenshot (PNG or JPEG) instead; \
+                --symbology then picks among several codes in the picture.
+
                 Examples:
                   coffer add card Costco --symbology ean13 --network costco
+                  coffer add card Costco --scan costco-photo.jpg
                   coffer add card Library --symbology code39 --tag city
                   coffer add card 'Gym' --symbology none          # shown by its number
                   printf '%s' "$PAYLOAD" | coffer add card Ticket --one-time
@@ -80,8 +84,10 @@ extension Add {
         @OptionGroup var vaultOption: VaultOption
         @OptionGroup var output: JSONOption
         @Argument(help: "Card name, e.g. \"Costco\".") var name: String
-        @Option(help: "Barcode symbology, or none for a card without a barcode (shown by its number).")
-        var symbology: CardSymbology = CardSymbology(.qr)
+        @Option(help: "Barcode symbology (default qr), or none for a card without a barcode (shown by its number).")
+        var symbology: CardSymbology?
+        @Option(help: ArgumentHelp("Read the barcode from a photo or screenshot (PNG or JPEG).", valueName: "image"))
+        var scan: String?
         @Option(help: "How the payload is read: as text (utf-8, iso-8859-1), or binary: all of stdin, byte for byte.")
         var charset: PayloadCharset = .utf8
         @Option(name: .customLong("network"), help: "Store network slug (repeatable), e.g. costco.")
@@ -97,7 +103,20 @@ extension Add {
         @Flag(name: .customLong("card-number"), help: "Also ask for the number printed on the card (when it differs from the payload).")
         var askCardNumber = false
 
+        /// The symbology of a typed payload: QR unless given; nil for `none`.
+        private var typedSymbology: Symbology? { symbology.map(\.value) ?? .qr }
+
+        func validate() throws {
+            if scan != nil, symbology != nil, symbology?.value == nil {
+                throw ValidationError("--scan reads a barcode; a card without one (--symbology none) has nothing to scan")
+            }
+        }
+
         func run() throws {
+            if let scan {
+                try addScanned(scan)
+                return
+            }
             let payload: [UInt8]
             if charset == .binary && !SecretInput.shared.interactive {
                 payload = try SecretInput.shared.remainingBytes()
@@ -105,13 +124,13 @@ extension Add {
                 throw CLIError.usage("binary payloads are read from standard input (pipe the bytes in)")
             } else {
                 // Not a password: typed in view, and shown back before it is stored.
-                let text = try SecretInput.shared.visibleLine(symbology.value == nil ? "Card number" : "Barcode payload")
+                let text = try SecretInput.shared.visibleLine(typedSymbology == nil ? "Card number" : "Barcode payload")
                 payload = charset == .latin1 ? try latin1Bytes(text) : Array(text.utf8)
             }
             let cardNumber = askCardNumber ? try SecretInput.shared.visibleLine("Printed card number") : nil
             let card = try Card(
-                name: name, symbology: symbology.value, payload: payload, payloadCharset: charset, cardNumber: cardNumber,
-                tags: tags, networkIDs: networks, validFrom: try validFrom.map { try Output.parseDate($0) },
+                name: name, symbology: typedSymbology, payload: payload, payloadCharset: charset,
+                cardNumber: cardNumber, tags: tags, networkIDs: networks, validFrom: try validFrom.map { try Output.parseDate($0) },
                 validTo: try validTo.map { try Output.parseDate($0, endOfDay: true) }, oneTime: oneTime)
             if SecretInput.shared.interactive, charset != .binary {
                 try confirm(card)
@@ -119,6 +138,64 @@ extension Add {
             let coffer = try vaultOption.openItems()
             let item = try coffer.add(.card(card))
             try reportAdded(item, in: coffer, json: output.json)
+        }
+
+        /// The card from the one barcode in a picture (or the one chosen, when there are several): shown, and
+        /// confirmed at a terminal, as a typed payload is.
+        private func addScanned(_ path: String) throws {
+            var codes = try ImageScan.codes(in: path)
+            if let wanted = symbology?.value { codes = codes.filter { $0.symbology == wanted } }
+            let tokens = codes.filter { $0.kind != .card }
+            codes = codes.filter { $0.kind == .card }
+            guard !codes.isEmpty else {
+                if !tokens.isEmpty {
+                    throw CLIError.other("\(tokens[0].source): the code is a 2FA token, not a card", status: .badData,
+                                         hint: "add it with: coffer add otp --scan \(path)")
+                }
+                if let wanted = symbology?.value {
+                    throw CLIError.other("\((path as NSString).lastPathComponent): no \(wanted.rawValue) barcode found",
+                                         status: .badData, hint: ImageScan.hint)
+                }
+                throw ImageScan.nothingFound(path)
+            }
+            let code = try choose(codes)
+            var card = try ScannedCodes.card(named: name, from: code, tags: tags, networkIDs: networks)
+            card.cardNumber = askCardNumber ? try SecretInput.shared.visibleLine("Printed card number") : nil
+            card.validFrom = try validFrom.map { try Output.parseDate($0) }
+            card.validTo = try validTo.map { try Output.parseDate($0, endOfDay: true) }
+            card.oneTime = oneTime
+            try card.validate()
+            if SecretInput.shared.interactive {
+                Output.note("Found \(code.symbology.rawValue) \(Self.shown(card)) (\(Output.count(codes.count, "barcode"))).")
+                guard Terminal.confirm("Add this card?", defaultYes: true) == true else { throw CLIError.cancelled }
+            }
+            let coffer = try vaultOption.openItems()
+            let item = try coffer.add(.card(card))
+            try reportAdded(item, in: coffer, json: output.json)
+        }
+
+        /// The one code, or the one the user picks at a terminal; from a script, several codes are an error.
+        private func choose(_ codes: [ScannedCodes.Code]) throws -> ScannedCodes.Code {
+            guard codes.count > 1 else { return codes[0] }
+            let kinds = codes.map(\.symbology.rawValue).joined(separator: ", ")
+            guard SecretInput.shared.interactive else {
+                throw CLIError.other("\(codes[0].source.components(separatedBy: ",")[0]): \(codes.count) barcodes found (\(kinds))",
+                                     status: .usage, hint: "pick one with --symbology, or crop the picture to one code")
+            }
+            for (index, code) in codes.enumerated() {
+                let card = try? ScannedCodes.card(named: name, from: code)
+                Output.note("  \(index + 1). \(code.symbology.rawValue) \(card.map(Self.shown) ?? "")")
+            }
+            let answer = try SecretInput.shared.visibleLine("Which one (1–\(codes.count))")
+            guard let number = Int(answer.trimmingCharacters(in: .whitespaces)), (1...codes.count).contains(number) else {
+                throw CLIError.usage("answer with a number from 1 to \(codes.count)")
+            }
+            return codes[number - 1]
+        }
+
+        /// The payload as the card will show it.
+        private static func shown(_ card: Card) -> String {
+            card.payloadCharset == .binary ? "(\(card.payload.count) bytes)" : card.payloadText
         }
 
         /// Shows the card as it will be stored and drawn (an EAN-13 typed with 12 digits shows its 13th) and asks.
@@ -152,9 +229,13 @@ extension Add {
                 code?"; for a secret, the issuer and account are asked next. From a script, standard input holds the \
                 URI, or the secret with --account.
 
+                With --scan, the QR code is read from a screenshot or photo (PNG or JPEG): an otpauth:// code, or a \
+                Google Authenticator export (otpauth-migration://), whose every token is added.
+
                 Examples:
                   coffer add otp                     # then paste the URI or the secret
                   coffer add otp < uri.txt           # otpauth://totp/GitHub:alice?…
+                  coffer add otp --scan github-2fa.png
                   coffer add otp --issuer GitHub --account alice   # then the secret
                 """)
 
@@ -168,8 +249,20 @@ extension Add {
         @Option(help: "TOTP period in seconds (with --account).") var period: Int = 30
         @Option(help: "HOTP counter: the next value to use (with --account).") var counter: UInt64 = 0
         @Option(name: .customLong("tag"), help: "Tag (repeatable).") var tags: [String] = []
+        @Option(help: ArgumentHelp("Read the token's QR code from a screenshot or photo (PNG or JPEG).", valueName: "image"))
+        var scan: String?
+
+        func validate() throws {
+            if scan != nil, account != nil {
+                throw ValidationError("--scan reads the token from its QR code; --account is for a typed secret")
+            }
+        }
 
         func run() throws {
+            if let scan {
+                try addScanned(scan)
+                return
+            }
             let otp: OTPItem
             let input = SecretInput.shared
             if let account {
@@ -192,6 +285,45 @@ extension Add {
             let coffer = try vaultOption.openItems()
             let item = try coffer.add(.otp(otp))
             try reportAdded(item, in: coffer, json: output.json)
+        }
+
+        /// Every token in the picture's codes, listed and confirmed at a terminal, added in one transaction.
+        private func addScanned(_ path: String) throws {
+            let codes = try ImageScan.codes(in: path)
+            guard !codes.isEmpty else { throw ImageScan.nothingFound(path) }
+            let read = ScannedCodes.tokens(codes)
+            var tokens: [OTPItem] = []
+            for case .otp(var token) in read.items {
+                if token.issuer.isEmpty, let issuer { token.issuer = issuer }
+                token.tags = Array(Set(token.tags + tags)).sorted()
+                try token.validate()
+                tokens.append(token)
+            }
+            for problem in read.problems { Output.warning(problem.description) }
+            guard !tokens.isEmpty else {
+                if codes.allSatisfy({ $0.kind == .card }) {
+                    throw CLIError.other("\(codes[0].source): the code holds no otpauth:// URI", status: .badData,
+                                         hint: "a card's barcode is added with: coffer add card NAME --scan \(path)")
+                }
+                throw CLIError.badData("\((path as NSString).lastPathComponent): no token could be read")
+            }
+            if SecretInput.shared.interactive {
+                Output.note("Found \(Output.count(tokens.count, "token")): \(tokens.map(\.displayName).joined(separator: ", ")).")
+                guard Terminal.confirm(tokens.count == 1 ? "Add this token?" : "Add them?", defaultYes: true) == true else {
+                    throw CLIError.cancelled
+                }
+            }
+            // One transaction; a token the vault already holds (same secret and account) is skipped, as on import.
+            let coffer = try vaultOption.open()
+            let summary = try coffer.addImported(tokens.map { .otp($0) })
+            if !summary.duplicates.isEmpty {
+                Output.note("Skipped \(summary.duplicates.count) already in the vault: \(summary.duplicates.joined(separator: ", "))")
+            }
+            if output.json {
+                try Output.json(summary.items.map { ItemSummary($0, now: Date()) })
+            } else {
+                for item in summary.items { Output.line(item.id.uuidString.lowercased()) }
+            }
         }
 
         /// A token from a base32 secret and the options' parameters.

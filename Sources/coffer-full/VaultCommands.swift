@@ -294,13 +294,17 @@ struct Import: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Import another app's export (--from), or an encrypted Coffer backup (--format backup).",
         discussion: """
-            Formats: \(ImportFormats.names.joined(separator: ", ")). Passwords are asked on the terminal or read \
+            Formats: \(Import.formatNames.joined(separator: ", ")). Passwords are asked on the terminal or read \
             from standard input. Entries already in the vault are skipped; entries that cannot be read are listed \
             with the reason. Everything read is added in one transaction. A backup restores when there is no vault \
             yet, else adds its items.
 
+            --from image reads the barcodes in photos and screenshots (PNG or JPEG, several files): an otpauth:// \
+            or Google Authenticator export QR code becomes tokens, any other code a card named after its file.
+
             Examples:
               coffer import --from aegis aegis-export.json
+              coffer import --from image screenshots/*.png
               coffer import --from keepass Passwords.kdbx
               coffer import --from steam maFiles.zip
               coffer import --from pkpass passes.pkpasses
@@ -308,11 +312,16 @@ struct Import: ParsableCommand {
             """)
 
     @OptionGroup var vaultOption: VaultOption
-    @Option(help: "Another app's format: \(ImportFormats.names.joined(separator: ", ")).") var from: String?
+    @Option(help: "Another app's format: \(Import.formatNames.joined(separator: ", ")).") var from: String?
     @Option(help: "backup: an encrypted Coffer backup.") var format: String?
     @Flag(name: .customLong("recovery-code"), help: "Open a backup with a recovery code instead of the passphrase.")
     var recoveryCode = false
-    @Argument(help: "The file to import.") var file: String
+    @Argument(help: "The file to import (with --from image, one or more pictures).") var files: [String] = []
+
+    /// The importers' names, and `image` (read by the barcode reader, which the importers' module does not carry).
+    static var formatNames: [String] { ImportFormats.names + ["image"] }
+
+    private var file: String { files[0] }
 
     func validate() throws {
         switch (from, format) {
@@ -320,13 +329,63 @@ struct Import: ParsableCommand {
         case (nil, let other?): throw ValidationError("unknown import format \(other); use --format backup or --from FORMAT")
         default: throw ValidationError("give --from FORMAT (another app) or --format backup (a Coffer backup)")
         }
-        if let from, ImportFormats.importer(named: from) == nil {
-            throw ValidationError("unknown format \(from); known: \(ImportFormats.names.joined(separator: ", "))")
+        if let from, !Self.formatNames.contains(from.lowercased()) {
+            throw ValidationError("unknown format \(from); known: \(Self.formatNames.joined(separator: ", "))")
+        }
+        guard !files.isEmpty else { throw ValidationError("give the file to import") }
+        if files.count > 1, from?.lowercased() != "image" {
+            throw ValidationError("give one file (several only with --from image)")
         }
     }
 
     func run() throws {
-        if let from { try importFile(from: from) } else { try importBackup() }
+        if from?.lowercased() == "image" {
+            try importImages()
+        } else if let from {
+            try importFile(from: from)
+        } else {
+            try importBackup()
+        }
+    }
+
+    /// Every barcode in every picture, as tokens and cards (a card named after its file), in one transaction. A
+    /// picture that cannot be read or shows no code is listed with the others' problems; the rest still import.
+    private func importImages() throws {
+        var result = ImportResult()
+        var codes: [ScannedCodes.Code] = []
+        var stems: [String: String] = [:]
+        for path in files {
+            let name = (path as NSString).lastPathComponent
+            do {
+                let found = try ImageScan.codes(in: path)
+                if found.isEmpty { result.problems.append(ImportProblem(entry: name, reason: "no barcode found")) }
+                for code in found { stems[code.source] = ((name as NSString).deletingPathExtension) }
+                codes += found
+            } catch let error as CLIError {
+                let message = error.description.hasPrefix(path + ": ") ? String(error.description.dropFirst(path.count + 2)) : error.description
+                result.problems.append(ImportProblem(entry: name, reason: message))
+            }
+        }
+        let read = ScannedCodes.items(codes) { code in
+            let stem = stems[code.source] ?? "Scanned card"
+            return code.source.contains(", code ") ? "\(stem) \(code.source.components(separatedBy: ", code ").last ?? "")" : stem
+        }
+        result.items += read.items
+        result.problems += read.problems
+        let coffer = try vaultOption.open()
+        let summary = try coffer.addImported(result.items)
+        for item in summary.items { Output.note("  added \(item.content.kind.rawValue) \(item.content.name)") }
+        Output.note("Imported \(Output.count(summary.added, "item")) from \(Output.count(files.count, "image")).")
+        if !summary.duplicates.isEmpty {
+            Output.note("Skipped \(summary.duplicates.count) already in the vault: \(summary.duplicates.joined(separator: ", "))")
+        }
+        if !result.problems.isEmpty {
+            Output.warning("\(Output.count(result.problems.count, "picture or code", "pictures or codes")) could not be imported:")
+            for problem in result.problems { Output.note("  \(problem.description)") }
+        }
+        if summary.added == 0, summary.duplicates.isEmpty {
+            throw CLIError.other("nothing imported", status: .badData, hint: ImageScan.hint)
+        }
     }
 
     private func importFile(from name: String) throws {

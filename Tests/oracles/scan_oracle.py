@@ -10,7 +10,7 @@ Input (JSON on stdin): a list of requests, each one of
   with optional "margin" (white pixels around, default 40), "blot" ([x, y, w, h] as fractions of the symbol: a black
   rectangle painted over it, before the margin), "tilt" (the top edge shortened by this fraction: a camera looking up
   at the symbol), "angle" (degrees, counter-clockwise, white fill), "blur" (Gaussian radius in pixels), "invert"
-  (light on dark).
+  (light on dark), "save" (also write the image to this path, as PNG).
 Output (JSON on stdout): a list of {"width", "height", "pixels" (base64 of one byte a pixel), "zxing": [{"format",
 "hex"}]}.
 """
@@ -88,6 +88,8 @@ def main():
     with tempfile.TemporaryDirectory() as directory:
         for request in json.load(sys.stdin):
             image = render(request, directory)
+            if request.get("save"):
+                image.save(request["save"], "PNG")
             found = zxingcpp.read_barcodes(image, try_invert=True)
             answers.append({"width": image.width, "height": image.height,
                             "pixels": base64.b64encode(image.tobytes()).decode(),
