@@ -25,13 +25,11 @@ public struct ScanResult: Sendable, Equatable {
 /// for codes upside down; dark on light and light on dark); a linear read counts only when several lines agree on
 /// it, so a single misread line never becomes a result.
 public enum BarcodeReader {
-    /// Lines that must agree before a linear read is reported: two where every line's read passed a check digit, three
-    /// for the symbologies that carry none (Code 39, Codabar, ITF).
+    /// Lines that must agree before a linear read is reported: two, or three for ITF, which has no check digit and
+    /// whose every pair of digits is another valid pair when one element is misjudged (Code 39 and Codabar carry no
+    /// check digit either, but a misjudged element there makes an invalid character).
     static func agreement(_ symbology: Symbology) -> Int {
-        switch symbology {
-        case .code39, .codabar, .itf: 3
-        default: 2
-        }
+        symbology == .itf ? 3 : 2
     }
 
     /// Every symbol found in `image`: matrix symbols first, then linear ones most-seen first.
@@ -96,20 +94,27 @@ public enum BarcodeReader {
 
     /// Every linear symbol on one line's runs (the first run light), left to right, none overlapping.
     static func readLine(_ runs: [Int]) -> [LineRead] {
-        var reads: [LineRead] = []
-        var start = 1
-        while start < runs.count {
-            if let read = EANUPCReader.read(runs, start: start) ?? Code128Reader.read(runs, start: start)
-                ?? Code39Reader.read(runs, start: start) ?? CodabarReader.read(runs, start: start)
-                ?? ITFReader.read(runs, start: start)
-            {
-                reads.append(read)
-                start = read.lastRun + 2
-            } else {
-                start += 2
+        runs.withUnsafeBufferPointer { runs in
+            var reads: [LineRead] = []
+            var start = 1
+            while start < runs.count {
+                // Every symbology's margin is wider than its first bar and space together: most places end here.
+                if start + 1 < runs.count, runs[start - 1] < runs[start] + runs[start + 1] {
+                    start += 2
+                    continue
+                }
+                if let read = EANUPCReader.read(runs, start: start) ?? Code128Reader.read(runs, start: start)
+                    ?? Code39Reader.read(runs, start: start) ?? CodabarReader.read(runs, start: start)
+                    ?? ITFReader.read(runs, start: start)
+                {
+                    reads.append(read)
+                    start = read.lastRun + 2
+                } else {
+                    start += 2
+                }
             }
+            return reads
         }
-        return reads
     }
 
     /// The lines that read one symbol with one payload, and the ends of the first and last of them.

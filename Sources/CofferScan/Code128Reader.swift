@@ -5,20 +5,20 @@ import CofferBarcode
 /// stop pattern followed by a light margin.
 enum Code128Reader {
     private static let patterns = Code128.patterns
-    private static let symbolPatterns = Array(Code128.patterns[0..<106])
-    private static let startPatterns = Array(Code128.patterns[103...105])
+    private static let symbolPatterns = PatternTable(Array(Code128.patterns[0..<106]))
+    private static let startPatterns = PatternTable(Array(Code128.patterns[103...105]))
     private static let maximumVariance = 0.25
     private static let startA = 103, startB = 104, startC = 105, stop = 106
     private static let fnc1 = 102
 
     enum CodeSet { case a, b, c }
 
-    static func read(_ runs: [Int], start: Int) -> LineRead? {
+    static func read(_ runs: Runs, start: Int) -> LineRead? {
         // The light margin first, because it is cheap: the standard's is 10 modules; 5 keeps codes printed close to
         // other art. Then the start pattern, against the three start patterns only.
         guard start >= 1, start + 6 <= runs.count,
             runs[start - 1] * 11 >= 5 * (runs[start] + runs[start + 1] + runs[start + 2] + runs[start + 3] + runs[start + 4] + runs[start + 5]),
-            let first = bestPattern(runs[start..<start + 6], startPatterns, maximum: maximumVariance)
+            let first = startPatterns.best(runs[start..<start + 6], maximum: maximumVariance)
         else { return nil }
         var values = [startA + first.index]
         var at = start + 6
@@ -29,7 +29,7 @@ enum Code128Reader {
                 guard at + 7 < runs.count, Double(runs[at + 7]) >= 5 * stopModule else { return nil }
                 break
             }
-            guard let symbol = bestPattern(runs[at..<at + 6], symbolPatterns, maximum: maximumVariance),
+            guard let symbol = symbolPatterns.best(runs[at..<at + 6], maximum: maximumVariance),
                 symbol.index < startA
             else { return nil }
             values.append(symbol.index)

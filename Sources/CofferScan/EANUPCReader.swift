@@ -9,6 +9,8 @@ enum EANUPCReader {
     static let lPatterns: [[UInt8]] = EANUPC.lCodes.map { runs(of: $0) }
     static let gPatterns: [[UInt8]] = lPatterns.map { Array($0.reversed()) }
     static let lgPatterns = lPatterns + gPatterns
+    private static let lTable = PatternTable(lPatterns)
+    private static let lgTable = PatternTable(lgPatterns)
 
     private static func runs(of code: UInt8) -> [UInt8] {
         var runs: [UInt8] = []
@@ -27,14 +29,19 @@ enum EANUPCReader {
     private static let maximumVariance = 0.48
 
     /// Every symbol that starts with a bar at run `start` (an odd index) on this line.
-    static func read(_ runs: [Int], start: Int) -> LineRead? {
+    static func read(_ runs: Runs, start: Int) -> LineRead? {
         // The light margin before the start guard, checked first because it is cheap: the standard asks for 7–11
         // modules; 3 (the guard's own width) keeps cropped photos.
         guard start >= 1, start + 2 < runs.count, runs[start - 1] >= runs[start] + runs[start + 1] + runs[start + 2],
             let guardVariance = patternVariance(runs[start..<start + 3], guardPattern), guardVariance < maximumVariance
         else { return nil }
-        guard let read = thirteen(runs, start) ?? upcE(runs, start) ?? eight(runs, start),
-            hasMargins(runs, read, modules: read.symbology == .ean8 ? 67 : read.symbology == .upcE ? 51 : 95)
+        // Every variant starts with four digits of L or G codes (EAN-8's are all L): matched once, shared.
+        guard let four = digits(runs, from: start + 3, count: 4, lgTable) else { return nil }
+        let six = digits(runs, from: start + 19, count: 2, lgTable).map { four + $0 }
+        var read: LineRead?
+        if let six { read = thirteen(runs, start, six) ?? upcE(runs, start, six) }
+        if read == nil, four.allSatisfy({ $0 < 10 }) { read = eight(runs, start, four) }
+        guard let read, hasMargins(runs, read, modules: read.symbology == .ean8 ? 67 : read.symbology == .upcE ? 51 : 95)
         else { return nil }
         return read
     }
@@ -42,25 +49,25 @@ enum EANUPCReader {
     /// Light margins of at least 5 modules (of the whole symbol's width) on both sides. The standards ask for 7 to 11;
     /// 5 still keeps a tightly cropped photo, and is wider than any space inside a Code 128 or ITF symbol (at most
     /// 4 modules), where a short UPC-E pattern could otherwise be found.
-    private static func hasMargins(_ runs: [Int], _ read: LineRead, modules: Int) -> Bool {
+    private static func hasMargins(_ runs: Runs, _ read: LineRead, modules: Int) -> Bool {
         let width = runs[read.firstRun...read.lastRun].reduce(0, +)
         return runs[read.firstRun - 1] * modules >= 5 * width && runs[read.lastRun + 1] * modules >= 5 * width
     }
 
     /// `count` digits of 4 runs each from run `from`, matched against `patterns`: the pattern indexes.
-    private static func digits(_ runs: [Int], from: Int, count: Int, _ patterns: [[UInt8]]) -> [Int]? {
+    private static func digits(_ runs: Runs, from: Int, count: Int, _ patterns: PatternTable) -> [Int]? {
         guard from + count * 4 <= runs.count else { return nil }
         var found: [Int] = []
         for digit in 0..<count {
             let at = from + digit * 4
-            guard let best = bestPattern(runs[at..<at + 4], patterns, maximum: maximumVariance) else { return nil }
+            guard let best = patterns.best(runs[at..<at + 4], maximum: maximumVariance) else { return nil }
             found.append(best.index)
         }
         return found
     }
 
     /// The end guard at run `guardAt`, with a run after it for the margin (checked by `hasMargins`).
-    private static func endsWithGuard(_ runs: [Int], guardAt: Int, length: Int) -> Bool {
+    private static func endsWithGuard(_ runs: Runs, guardAt: Int, length: Int) -> Bool {
         guard guardAt + length < runs.count,
             let variance = patternVariance(runs[guardAt..<guardAt + length], length == 3 ? guardPattern : upcEEndPattern)
         else { return false }
@@ -68,19 +75,17 @@ enum EANUPCReader {
     }
 
     /// EAN-13's and EAN-8's right half: the middle guard at run `middle`, `count` right-hand digits, the end guard.
-    private static func rightHalf(_ runs: [Int], middle: Int, count: Int) -> [Int]? {
+    private static func rightHalf(_ runs: Runs, middle: Int, count: Int) -> [Int]? {
         guard middle + 5 <= runs.count, let variance = patternVariance(runs[middle..<middle + 5], middlePattern),
             variance < maximumVariance,
-            let right = digits(runs, from: middle + 5, count: count, lPatterns),
+            let right = digits(runs, from: middle + 5, count: count, lTable),
             endsWithGuard(runs, guardAt: middle + 5 + count * 4, length: 3)
         else { return nil }
         return right
     }
 
-    private static func thirteen(_ runs: [Int], _ start: Int) -> LineRead? {
-        let left = start + 3
-        guard let leftCodes = digits(runs, from: left, count: 6, lgPatterns) else { return nil }
-        let middle = left + 24
+    private static func thirteen(_ runs: Runs, _ start: Int, _ leftCodes: [Int]) -> LineRead? {
+        let middle = start + 3 + 24
         guard let rightCodes = rightHalf(runs, middle: middle, count: 6) else { return nil }
         var parity: UInt8 = 0
         for code in leftCodes { parity = parity << 1 | (code >= 10 ? 1 : 0) }
@@ -93,21 +98,17 @@ enum EANUPCReader {
         return LineRead(symbology: symbology, payload: text.map { UInt8(0x30 + $0) }, firstRun: start, lastRun: middle + 31)
     }
 
-    private static func eight(_ runs: [Int], _ start: Int) -> LineRead? {
-        let left = start + 3
-        guard let leftDigits = digits(runs, from: left, count: 4, lPatterns) else { return nil }
-        let middle = left + 16
+    private static func eight(_ runs: Runs, _ start: Int, _ leftDigits: [Int]) -> LineRead? {
+        let middle = start + 3 + 16
         guard let rightDigits = rightHalf(runs, middle: middle, count: 4) else { return nil }
         let all = leftDigits + rightDigits
         guard EANUPC.checkDigit(Array(all.dropLast())) == all[7] else { return nil }
         return LineRead(symbology: .ean8, payload: all.map { UInt8(0x30 + $0) }, firstRun: start, lastRun: middle + 23)
     }
 
-    private static func upcE(_ runs: [Int], _ start: Int) -> LineRead? {
+    private static func upcE(_ runs: Runs, _ start: Int, _ codes: [Int]) -> LineRead? {
         let left = start + 3
-        guard let codes = digits(runs, from: left, count: 6, lgPatterns),
-            endsWithGuard(runs, guardAt: left + 24, length: 6)
-        else { return nil }
+        guard endsWithGuard(runs, guardAt: left + 24, length: 6) else { return nil }
         var parity: UInt8 = 0
         for code in codes { parity = parity << 1 | (code >= 10 ? 1 : 0) }
         // The parity pattern carries the number system (0 as tabled, 1 inverted) and the check digit.

@@ -6,9 +6,10 @@ import CofferBarcode
 ///
 /// Ink spread and blur widen every bar and narrow every space by about the same amount, so alternating elements are
 /// split twice: on the raw widths, then again after moving bars and spaces back by half the gap between the narrow
-/// bars' and the narrow spaces' mean widths. A split counts only when the narrowest wide element is at least 1.5 times
-/// the widest narrow one, the wide ones agree within 1.8× and so do the narrow ones: a character is never guessed.
-func wideBits(_ runs: ArraySlice<Int>, wideCounts: ClosedRange<Int>, alternating: Bool = true) -> Int? {
+/// bars' and the narrow spaces' mean widths. A split counts only when the narrowest wide element is at least 1.3 times
+/// the widest narrow one, and the wide ones agree within 2.5× and so do the narrow ones (at 1.5 pixels a module, a
+/// narrow element is 1 or 2 pixels wide): a character is never guessed.
+func wideBits(_ runs: RunSlice, wideCounts: ClosedRange<Int>, alternating: Bool = true) -> Int? {
     guard let first = split(runs, wideCounts: wideCounts, spread: 0) else { return nil }
     guard alternating else { return first }
     var narrowBars = 0.0, barCount = 0.0, narrowSpaces = 0.0, spaceCount = 0.0
@@ -28,26 +29,36 @@ func wideBits(_ runs: ArraySlice<Int>, wideCounts: ClosedRange<Int>, alternating
 
 /// The clean split of `runs` with bars narrowed (and spaces widened) by `spread`, preferring the wide count whose
 /// split is clearest.
-private func split(_ runs: ArraySlice<Int>, wideCounts: ClosedRange<Int>, spread: Double) -> Int? {
+private func split(_ runs: RunSlice, wideCounts: ClosedRange<Int>, spread: Double) -> Int? {
     let count = runs.count
-    var widths = [Double](repeating: 0, count: count)
-    for (offset, run) in runs.enumerated() {
-        widths[offset] = max(0.25, Double(run) - (offset % 2 == 0 ? spread : -spread))
-    }
-    let order = (0..<count).sorted { widths[$0] > widths[$1] }
-    var best: (bits: Int, ratio: Double)?
-    for wide in wideCounts where wide < count {
-        let narrowestWide = widths[order[wide - 1]], widestNarrow = widths[order[wide]]
-        let ratio = narrowestWide / widestNarrow
-        guard ratio >= 1.5, widths[order[0]] <= 1.8 * narrowestWide, widestNarrow <= 1.8 * widths[order[count - 1]]
-        else { continue }
-        if best == nil || ratio > best!.ratio {
-            var bits = 0
-            for index in order[0..<wide] { bits |= 1 << (count - 1 - index) }
-            best = (bits, ratio)
+    guard count <= 16 else { return nil }
+    // At most nine elements: fixed storage on the stack, sorted by insertion (this runs for every candidate).
+    return withUnsafeTemporaryAllocation(of: Double.self, capacity: count) { widths in
+        withUnsafeTemporaryAllocation(of: Int.self, capacity: count) { order in
+            for (offset, run) in runs.enumerated() {
+                widths[offset] = max(0.25, Double(run) - (offset % 2 == 0 ? spread : -spread))
+                var position = offset
+                while position > 0, widths[order[position - 1]] < widths[offset] {
+                    order[position] = order[position - 1]
+                    position -= 1
+                }
+                order[position] = offset
+            }
+            var best: (bits: Int, ratio: Double)?
+            for wide in wideCounts where wide < count {
+                let narrowestWide = widths[order[wide - 1]], widestNarrow = widths[order[wide]]
+                let ratio = narrowestWide / widestNarrow
+                guard ratio >= 1.3, widths[order[0]] <= 2.5 * narrowestWide, widestNarrow <= 2.5 * widths[order[count - 1]]
+                else { continue }
+                if best == nil || ratio > best!.ratio {
+                    var bits = 0
+                    for index in 0..<wide { bits |= 1 << (count - 1 - order[index]) }
+                    best = (bits, ratio)
+                }
+            }
+            return best?.bits
         }
     }
-    return best?.bits
 }
 
 /// The light margin a narrow/wide symbol needs on either side: `modules` narrow elements, with a narrow element
@@ -59,7 +70,7 @@ private func hasMargin(_ margin: Int, width: Int, narrowPerWidth: Double, module
 /// Code 39 (ISO/IEC 16388): `*`, characters of nine elements three of them wide, narrow gaps between them, `*`. The
 /// payload is the characters between the stars, as Coffer stores it (no check character, no Full ASCII mapping).
 enum Code39Reader {
-    static func read(_ runs: [Int], start: Int) -> LineRead? {
+    static func read(_ runs: Runs, start: Int) -> LineRead? {
         guard start >= 1, start + 10 <= runs.count else { return nil }
         var width = runs[start..<start + 9].reduce(0, +)
         // A character is 6 narrow and 3 wide elements: 12 to 15 narrow widths at the wide-to-narrow ratios in use.
@@ -93,7 +104,7 @@ enum Code39Reader {
 enum CodabarReader {
     private static func isGuard(_ byte: UInt8) -> Bool { byte >= 0x41 && byte <= 0x44 }
 
-    static func read(_ runs: [Int], start: Int) -> LineRead? {
+    static func read(_ runs: Runs, start: Int) -> LineRead? {
         guard start >= 1, start + 8 <= runs.count else { return nil }
         var width = runs[start..<start + 7].reduce(0, +)
         // Start and stop characters have three wide elements: 10 to 13 narrow widths.
@@ -119,7 +130,7 @@ enum CodabarReader {
         }
     }
 
-    private static func character(_ runs: [Int], at: Int) -> UInt8? {
+    private static func character(_ runs: Runs, at: Int) -> UInt8? {
         guard let bits = wideBits(runs[at..<at + 7], wideCounts: 2...3),
             let index = Codabar.patterns.firstIndex(of: bits)
         else { return nil }
@@ -134,7 +145,7 @@ enum CodabarReader {
 enum ITFReader {
     static let minimumDigits = 6
 
-    static func read(_ runs: [Int], start: Int) -> LineRead? {
+    static func read(_ runs: Runs, start: Int) -> LineRead? {
         guard start >= 1, start + 4 + 10 + 3 < runs.count else { return nil }
         let startWidth = runs[start..<start + 4].reduce(0, +)
         let narrow = Double(startWidth) / 4
@@ -162,13 +173,17 @@ enum ITFReader {
             guard Double(width) >= 12 * narrow, Double(width) <= 26 * narrow || digits.count > 0,
                 pairWidth == 0 || (width * 10 >= pairWidth * 7 && width * 7 <= pairWidth * 10)
             else { return nil }
-            var bars = [Int](), spaces = [Int]()
-            for offset in stride(from: 0, to: 10, by: 2) {
-                bars.append(runs[at + offset])
-                spaces.append(runs[at + offset + 1])
+            // The pair's bars, then its spaces, side by side.
+            let bits = withUnsafeTemporaryAllocation(of: Int.self, capacity: 10) { split in
+                for offset in 0..<5 {
+                    split[offset] = runs[at + 2 * offset]
+                    split[5 + offset] = runs[at + 2 * offset + 1]
+                }
+                let both = UnsafeBufferPointer(split)
+                return (wideBits(both[0..<5], wideCounts: 2...2, alternating: false),
+                        wideBits(both[5..<10], wideCounts: 2...2, alternating: false))
             }
-            guard let barBits = wideBits(bars[...], wideCounts: 2...2, alternating: false),
-                let spaceBits = wideBits(spaces[...], wideCounts: 2...2, alternating: false),
+            guard let barBits = bits.0, let spaceBits = bits.1,
                 let high = ITF.patterns.firstIndex(of: barBits), let low = ITF.patterns.firstIndex(of: spaceBits)
             else { return nil }
             digits += [high, low]

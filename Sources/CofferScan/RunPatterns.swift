@@ -3,7 +3,7 @@ import CofferBarcode
 /// How far pixel runs are from a pattern of module widths: the summed deviation from the widths scaled to the runs'
 /// total, per pixel of that total. Nil when one run deviates by more than `maximumIndividual` of a module, or when
 /// the runs are narrower than one pixel a module.
-func patternVariance(_ runs: ArraySlice<Int>, _ pattern: [UInt8], maximumIndividual: Double = 0.7) -> Double? {
+func patternVariance(_ runs: RunSlice, _ pattern: [UInt8], maximumIndividual: Double = 0.7) -> Double? {
     var total = 0
     var modules = 0
     for run in runs { total += run }
@@ -21,15 +21,52 @@ func patternVariance(_ runs: ArraySlice<Int>, _ pattern: [UInt8], maximumIndivid
     return sum / Double(total)
 }
 
-/// The pattern of `patterns` that `runs` match best, if its variance is below `maximum`: `(index, variance)`.
-func bestPattern(_ runs: ArraySlice<Int>, _ patterns: [[UInt8]], maximum: Double) -> (index: Int, variance: Double)? {
-    var best: (index: Int, variance: Double)?
-    for (index, pattern) in patterns.enumerated() {
-        guard let variance = patternVariance(runs, pattern), variance < maximum else { continue }
-        if best == nil || variance < best!.variance { best = (index, variance) }
+/// Patterns of one length (a symbology's characters as module widths), stored flat: the decoders match against
+/// them at every candidate place, and one buffer costs no reference counting per pattern.
+struct PatternTable: Sendable {
+    let length: Int
+    private let widths: [UInt8]
+    private let modules: [Int]
+
+    init(_ patterns: [[UInt8]]) {
+        let length = patterns.first?.count ?? 0
+        precondition(patterns.allSatisfy { $0.count == length })
+        self.length = length
+        widths = patterns.flatMap { $0 }
+        modules = patterns.map { $0.reduce(0) { $0 + Int($1) } }
     }
-    return best
+
+    /// The pattern that `runs` match best, if its variance (as ``patternVariance(_:_:maximumIndividual:)``
+    /// measures it) is below `maximum`: `(index, variance)`.
+    func best(_ runs: RunSlice, maximum: Double, maximumIndividual: Double = 0.7) -> (index: Int, variance: Double)? {
+        guard runs.count == length else { return nil }
+        var total = 0
+        for run in runs { total += run }
+        var best: (index: Int, variance: Double)?
+        widths.withUnsafeBufferPointer { widths in
+            patterns: for pattern in 0..<modules.count {
+                guard total >= modules[pattern] else { continue }
+                let unit = Double(total) / Double(modules[pattern])
+                var sum = 0.0
+                var index = runs.startIndex
+                for offset in pattern * length..<(pattern + 1) * length {
+                    let deviation = abs(Double(runs[index]) - Double(widths[offset]) * unit)
+                    if deviation > maximumIndividual * unit { continue patterns }
+                    sum += deviation
+                    index += 1
+                }
+                let variance = sum / Double(total)
+                if variance < maximum, best == nil || variance < best!.variance { best = (pattern, variance) }
+            }
+        }
+        return best
+    }
 }
+
+/// One scan line's run lengths as the decoders read them: a buffer, because slicing an array for every candidate
+/// (retaining its storage each time) cost more than the matching itself.
+typealias Runs = UnsafeBufferPointer<Int>
+typealias RunSlice = Slice<UnsafeBufferPointer<Int>>
 
 /// Where a decoder found a symbol on a line: the first and last run it used (as run indexes).
 struct LineRead: Equatable {

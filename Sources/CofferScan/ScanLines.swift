@@ -10,13 +10,23 @@ struct ScanLine {
         ImagePoint(x: start.x + step.x * index, y: start.y + step.y * index)
     }
 
-    /// Luminance along the line, one sample per pixel of length, nearest pixel.
+    /// Luminance along the line, one sample per pixel of length, nearest pixel. Stepped in 16.16 fixed point: this
+    /// runs for every pixel of every line.
     func samples(in image: GrayImage) -> [UInt8] {
         var samples = [UInt8](repeating: 255, count: count)
-        for index in 0..<count {
-            let x = Int(start.x + step.x * Double(index))
-            let y = Int(start.y + step.y * Double(index))
-            if x >= 0, y >= 0, x < image.width, y < image.height { samples[index] = image[x, y] }
+        let scale = 65_536.0
+        var x = Int(start.x * scale), y = Int(start.y * scale)
+        let dx = Int(step.x * scale), dy = Int(step.y * scale)
+        let width = image.width, height = image.height
+        image.pixels.withUnsafeBufferPointer { pixels in
+            samples.withUnsafeMutableBufferPointer { out in
+                for index in 0..<count {
+                    let column = x >> 16, row = y >> 16
+                    if column >= 0, row >= 0, column < width, row < height { out[index] = pixels[row * width + column] }
+                    x += dx
+                    y += dy
+                }
+            }
         }
         return samples
     }
@@ -62,50 +72,67 @@ struct ScanLine {
 }
 
 /// Alternating run lengths of a line's samples, the first one light: each sample is dark when it is below the middle
-/// of the darkest and lightest samples around it (a window of a sixteenth of the line, at least 32 samples), so an
-/// uneven light across the code does not move the threshold. Where the samples around vary by less than
-/// `minimumContrast` (a margin, a flat background), no edge is invented: the sample is compared with the middle of the
-/// whole line instead, so a flat dark margin stays dark (light-on-dark codes) and a flat light one light.
+/// of the darkest and lightest samples around it (within one to two blocks of a sixty-fourth of the line, at least
+/// 16 samples, either side), so an uneven light across the code does not move the threshold. Where the samples
+/// around vary by less than `minimumContrast` (a margin, a flat background), no edge is invented: the sample is
+/// compared with the middle of the whole line instead, so a flat dark margin stays dark (light-on-dark codes) and a
+/// flat light one light.
 func runLengths(of samples: [UInt8], minimumContrast: Int = 24) -> [Int] {
     let count = samples.count
     guard count > 0 else { return [] }
-    let radius = max(16, count / 32)
-    let lows = slidingExtreme(samples, radius: radius, keepsFirst: { $0 <= $1 })
-    let highs = slidingExtreme(samples, radius: radius, keepsFirst: { $0 >= $1 })
-    let lineLow = Int(samples.min() ?? 0), lineHigh = Int(samples.max() ?? 0)
+    var lineLow = 255, lineHigh = 0
+    for sample in samples {
+        lineLow = min(lineLow, Int(sample))
+        lineHigh = max(lineHigh, Int(sample))
+    }
     if lineHigh - lineLow < minimumContrast { return [count] }
+    // The extremes of each block, then of each block with its two neighbours: every sample then looks up its own.
+    let block = max(16, count / 64)
+    let blocks = (count + block - 1) / block
+    var blockLow = [Int](repeating: 255, count: blocks), blockHigh = [Int](repeating: 0, count: blocks)
+    samples.withUnsafeBufferPointer { samples in
+        for which in 0..<blocks {
+            var low = 255, high = 0
+            for index in which * block..<min(count, (which + 1) * block) {
+                let value = Int(samples[index])
+                low = min(low, value)
+                high = max(high, value)
+            }
+            blockLow[which] = low
+            blockHigh[which] = high
+        }
+    }
+    var middles = [Int](repeating: 0, count: blocks)
+    for which in 0..<blocks {
+        let from = max(0, which - 1), to = min(blocks - 1, which + 1)
+        var low = 255, high = 0
+        for neighbour in from...to {
+            low = min(low, blockLow[neighbour])
+            high = max(high, blockHigh[neighbour])
+        }
+        middles[which] = high - low >= minimumContrast ? low + high : lineLow + lineHigh
+    }
     var runs: [Int] = [0]
+    runs.reserveCapacity(count / 2)
     var dark = false
-    for index in 0..<count {
-        let low = Int(lows[index]), high = Int(highs[index])
-        let middle = high - low >= minimumContrast ? low + high : lineLow + lineHigh
-        let isDark = Int(samples[index]) * 2 < middle
-        if isDark != dark {
-            runs.append(0)
-            dark = isDark
+    var length = 0
+    samples.withUnsafeBufferPointer { samples in
+        for which in 0..<blocks {
+            let middle = middles[which]
+            for index in which * block..<min(count, (which + 1) * block) {
+                let isDark = Int(samples[index]) * 2 < middle
+                if isDark != dark {
+                    runs[runs.count - 1] = length
+                    runs.append(0)
+                    length = 0
+                    dark = isDark
+                }
+                length += 1
+            }
         }
-        runs[runs.count - 1] += 1
     }
+    runs[runs.count - 1] = length
     return runs
-}
-
-/// The minimum (or maximum) of each sample's window of `radius` on either side, in linear time (a monotonic queue).
-private func slidingExtreme(_ samples: [UInt8], radius: Int, keepsFirst: (UInt8, UInt8) -> Bool) -> [UInt8] {
-    let count = samples.count
-    var result = [UInt8](repeating: 0, count: count)
-    var queue: [Int] = []
-    var head = 0
-    var next = 0
-    for index in 0..<count {
-        while next < min(count, index + radius + 1) {
-            while queue.count > head, keepsFirst(samples[next], samples[queue[queue.count - 1]]) { queue.removeLast() }
-            queue.append(next)
-            next += 1
-        }
-        while queue[head] < index - radius { head += 1 }
-        result[index] = samples[queue[head]]
-    }
-    return result
 }
 
 // Sine and cosine without Foundation (the reader also runs as Embedded Swift): a Taylor series after reducing the
