@@ -27,9 +27,11 @@ public struct ScanResult: Sendable, Equatable {
 public enum BarcodeReader {
     /// Lines that must agree before a linear read is reported: two, or three for ITF, which has no check digit and
     /// whose every pair of digits is another valid pair when one element is misjudged (Code 39 and Codabar carry no
-    /// check digit either, but a misjudged element there makes an invalid character).
+    /// check digit either, but a misjudged element there makes an invalid character), and for UPC-E, short enough
+    /// to be found, check digit and all, inside a blurred Code 128 (a misread that lines at any angle repeat, as
+    /// turning a line only scales the widths it crosses).
     static func agreement(_ symbology: Symbology) -> Int {
-        symbology == .itf ? 3 : 2
+        symbology == .itf || symbology == .upcE ? 3 : 2
     }
 
     /// Every symbol found in `image`: matrix symbols first, then linear ones most-seen first.

@@ -41,17 +41,19 @@ enum EANUPCReader {
         var read: LineRead?
         if let six { read = thirteen(runs, start, six) ?? upcE(runs, start, six) }
         if read == nil, four.allSatisfy({ $0 < 10 }) { read = eight(runs, start, four) }
-        guard let read, hasMargins(runs, read, modules: read.symbology == .ean8 ? 67 : read.symbology == .upcE ? 51 : 95)
-        else { return nil }
+        guard let read else { return nil }
+        let (modules, margin) = read.symbology == .ean8 ? (67, 7) : read.symbology == .upcE ? (51, 7) : (95, 5)
+        guard hasMargins(runs, read, modules: modules, margin: margin) else { return nil }
         return read
     }
 
-    /// Light margins of at least 5 modules (of the whole symbol's width) on both sides. The standards ask for 7 to 11;
-    /// 5 still keeps a tightly cropped photo, and is wider than any space inside a Code 128 or ITF symbol (at most
-    /// 4 modules), where a short UPC-E pattern could otherwise be found.
-    private static func hasMargins(_ runs: Runs, _ read: LineRead, modules: Int) -> Bool {
+    /// Light margins of at least `margin` modules (of the whole symbol's width) on both sides. The standards ask for
+    /// 7 to 11; 5 still keeps a tightly cropped photo of an EAN-13 or UPC-A. The short symbols need 7: a UPC-E or
+    /// EAN-8 pattern can be found inside a Code 128 or ITF symbol, whose spaces are up to 4 modules wide and, at
+    /// 1.5 pixels a module, can measure half as wide again.
+    private static func hasMargins(_ runs: Runs, _ read: LineRead, modules: Int, margin: Int) -> Bool {
         let width = runs[read.firstRun...read.lastRun].reduce(0, +)
-        return runs[read.firstRun - 1] * modules >= 5 * width && runs[read.lastRun + 1] * modules >= 5 * width
+        return runs[read.firstRun - 1] * modules >= margin * width && runs[read.lastRun + 1] * modules >= margin * width
     }
 
     /// `count` digits of 4 runs each from run `from`, matched against `patterns`: the pattern indexes.

@@ -55,15 +55,15 @@ enum QRDetector {
         return found
     }
 
-    /// Whether five runs are 1:1:3:1:1 within half a module each (the middle within one and a half).
-    static func isFinderRatio(_ counts: [Int]) -> Bool {
+    /// Whether five runs are 1:1:3:1:1 within `tolerance` of a module each (the middle within three times that).
+    static func isFinderRatio(_ counts: [Int], tolerance: Double = 0.5) -> Bool {
         let total = counts.reduce(0, +)
         guard total >= 7, counts.allSatisfy({ $0 > 0 }) else { return false }
         let module = Double(total) / 7
-        let tolerance = module / 2
-        return abs(module - Double(counts[0])) < tolerance && abs(module - Double(counts[1])) < tolerance
-            && abs(3 * module - Double(counts[2])) < 3 * tolerance && abs(module - Double(counts[3])) < tolerance
-            && abs(module - Double(counts[4])) < tolerance
+        let slack = module * tolerance
+        return abs(module - Double(counts[0])) < slack && abs(module - Double(counts[1])) < slack
+            && abs(3 * module - Double(counts[2])) < 3 * slack && abs(module - Double(counts[3])) < slack
+            && abs(module - Double(counts[4])) < slack
     }
 
     /// The centre of the finder whose row runs end at `end`, when its column, its row through that centre and a
@@ -75,54 +75,53 @@ enum QRDetector {
             let horizontal = crossCheck(image, from: (centreX, vertical.centre), direction: (1, 0), expected: total)
         else { return nil }
         let x = horizontal.centre, y = vertical.centre
-        guard crossCheck(image, from: (x, y), direction: (1, 1), expected: total, lenient: true) != nil else { return nil }
+        guard crossCheck(image, from: (x, y), direction: (1, 1), expected: total) != nil else { return nil }
         return Finder(x: x, y: y, moduleSize: (vertical.total + horizontal.total) / 14, confirmations: 1)
     }
 
     /// The runs through `from` along `direction` and back: the centre (along the axis that moves) and total
     /// length, when they are 1:1:3:1:1 and about as long as `expected`.
-    private static func crossCheck(_ image: BitImage, from: (Double, Double), direction: (Int, Int), expected: Int,
-                                   lenient: Bool = false) -> (centre: Double, total: Double)? {
+    private static func crossCheck(_ image: BitImage, from: (Double, Double), direction: (Int, Int), expected: Int)
+        -> (centre: Double, total: Double)?
+    {
         let x0 = Int(from.0), y0 = Int(from.1)
         guard x0 >= 0, y0 >= 0, x0 < image.width, y0 < image.height, image.isDark(x0, y0) else { return nil }
         let limit = expected * 2
         // counts[2] is the middle dark run; walk back for runs 1 and 0, forward for 3 and 4.
         var counts = [0, 0, 0, 0, 0]
-        var (x, y) = (x0, y0)
         func inside(_ x: Int, _ y: Int) -> Bool { x >= 0 && y >= 0 && x < image.width && y < image.height }
-        while inside(x, y), image.isDark(x, y), counts[2] <= limit {
-            counts[2] += 1
-            x -= direction.0
-            y -= direction.1
-        }
-        for (index, dark) in [(1, false), (0, true)] {
-            while inside(x, y), image.isDark(x, y) == dark, counts[index] <= limit {
+        func walk(_ index: Int, dark: Bool, from point: inout (Int, Int), sign: Int, cap: Int) {
+            while inside(point.0, point.1), image.isDark(point.0, point.1) == dark, counts[index] <= cap {
                 counts[index] += 1
-                x -= direction.0
-                y -= direction.1
+                point.0 += sign * direction.0
+                point.1 += sign * direction.1
             }
         }
-        let back = (x, y)
-        (x, y) = (x0 + direction.0, y0 + direction.1)
-        while inside(x, y), image.isDark(x, y), counts[2] <= limit {
-            counts[2] += 1
-            x += direction.0
-            y += direction.1
-        }
-        for (index, dark) in [(3, false), (4, true)] {
-            while inside(x, y), image.isDark(x, y) == dark, counts[index] <= limit {
-                counts[index] += 1
-                x += direction.0
-                y += direction.1
-            }
-        }
+        var back = (x0, y0), ahead = (x0 + direction.0, y0 + direction.1)
+        walk(2, dark: true, from: &back, sign: -1, cap: limit)
+        walk(1, dark: false, from: &back, sign: -1, cap: limit)
+        walk(2, dark: true, from: &ahead, sign: 1, cap: limit)
+        walk(3, dark: false, from: &ahead, sign: 1, cap: limit)
+        let startOfCentre = (direction.1 != 0 ? back.1 : back.0) + 1 + counts[1]
+        // The outer ring is walked only a module and a half: in a photo a shadow or the card's edge can run into it,
+        // and the light separator around it is then lost in the threshold; the inner three runs decide.
+        let innerModule = Double(counts[1] + counts[2] + counts[3]) / 5
+        let outerCap = Int((innerModule * 1.5).rounded(.up))
+        walk(0, dark: true, from: &back, sign: -1, cap: outerCap)
+        walk(4, dark: true, from: &ahead, sign: 1, cap: outerCap)
+        counts[0] = min(counts[0], outerCap)
+        counts[4] = min(counts[4], outerCap)
         let total = counts.reduce(0, +)
-        // Along a diagonal the runs are √2 longer; the total must be near the row's either way.
-        let scale = direction.0 != 0 && direction.1 != 0 ? 1.414 : 1.0
-        let slack = lenient ? 0.6 : 0.4
-        guard isFinderRatio(counts), abs(Double(total) / scale - Double(expected)) <= slack * Double(expected) else { return nil }
-        // The middle of the centre run, on the axis that moves (the back end lies counts[0] + counts[1] + … before it).
-        let startOfCentre = (direction.1 != 0 ? back.1 : back.0) + 1 + counts[0] + counts[1]
+        // Along a row or column the total is near the row's. A diagonal is counted in steps of √2 pixels: through a
+        // level pattern it takes as many steps as the row has pixels, through one turned 45° half as many.
+        // The diagonal runs through the pattern's corners, where blur and the threshold wear the rings thinnest at
+        // small sizes: its runs get nearly a module of slack; the row, column and decoding stay strict.
+        let diagonal = direction.0 != 0 && direction.1 != 0
+        let (low, high) = diagonal ? (0.4, 1.3) : (0.6, 1.4)
+        guard isFinderRatio(counts, tolerance: diagonal ? 0.9 : 0.5), Double(total) >= low * Double(expected),
+            Double(total) <= high * Double(expected)
+        else { return nil }
+        // The middle of the centre run, on the axis that moves.
         let centre = Double(startOfCentre) + Double(counts[2]) / 2
         return (centre, Double(total))
     }
