@@ -91,6 +91,7 @@ let package = Package(
         .executableTarget(name: "FuzzImport", dependencies: ["CofferInterop", "FuzzSupport"], swiftSettings: strict),
         .executableTarget(name: "FuzzItemContent", dependencies: ["CofferModel", "FuzzSupport"], swiftSettings: strict),
         .executableTarget(name: "FuzzAgentWire", dependencies: ["CofferAgentWire", "FuzzSupport"], swiftSettings: strict),
+        .executableTarget(name: "FuzzScan", dependencies: ["CofferScan", "CofferImage", "FuzzSupport"], swiftSettings: strict),
         .executableTarget(name: "FuzzWire", dependencies: ["CofferSyncAPI", "CofferCrypto", "FuzzSupport"], swiftSettings: strict),
         // Places and the on-cue rules: geometry, geohash cells, region choice, surfacing, tiles and importers.
         // Pure Swift and Foundation: no SQL, HTTP or terminal.

@@ -2,7 +2,7 @@
 """Writes seed inputs for one fuzz target into a directory, made from the committed test fixtures, so that each
 fuzzing run starts from files the parsers accept instead of from nothing.
 
-    scripts/fuzz-seeds.py FuzzImport|FuzzBarcode|FuzzItemContent|FuzzWire|FuzzAgentWire DIR
+    scripts/fuzz-seeds.py FuzzImport|FuzzBarcode|FuzzItemContent|FuzzWire|FuzzAgentWire|FuzzScan DIR
 
 Each target's input starts with selector bytes (see the target's source); the seeds prepend them to the fixture.
 """
@@ -181,8 +181,33 @@ def agent_wire_seeds():
     yield bytes([1, 1, 4, 4]) + data(b"m") + (1).to_bytes(4, "big") + data(bytes(16)) + data(b"otp") + data(b"n")
 
 
+def scan_seeds():
+    """Pictures from the camera-photo generator (one of each symbology, shrunk so that each run takes
+    milliseconds) as JPEG and PNG, zint's clean symbols, and grey pixels for the reader directly."""
+    import io
+    import subprocess
+    import tempfile
+    from PIL import Image
+    with tempfile.TemporaryDirectory() as directory:
+        subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "..", "Tests", "oracles", "scan_photos.py"),
+                        "--out", directory, "--per", "1", "--tiers", "clean,photo", "--no-zxing"],
+                       check=True, capture_output=True)
+        for name in sorted(os.listdir(directory)):
+            if not name.endswith((".png", ".jpg")):
+                continue
+            with Image.open(os.path.join(directory, name)) as picture:
+                grey = picture.convert("L")
+                grey.thumbnail((240, 240))
+                for kind, options in [("JPEG", {"quality": 70}), ("PNG", {})]:
+                    out = io.BytesIO()
+                    grey.save(out, kind, **options)
+                    yield b"\x00" + out.getvalue()
+                small = grey.resize((min(grey.width, 200), max(1, grey.height * min(grey.width, 200) // grey.width)))
+                yield bytes([1, small.width - 1]) + small.tobytes()
+
+
 SEEDS = {"FuzzImport": fixture_seeds, "FuzzBarcode": barcode_seeds, "FuzzItemContent": item_content_seeds,
-         "FuzzWire": wire_seeds, "FuzzAgentWire": agent_wire_seeds}
+         "FuzzWire": wire_seeds, "FuzzAgentWire": agent_wire_seeds, "FuzzScan": scan_seeds}
 
 
 def main():
