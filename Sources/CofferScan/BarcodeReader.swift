@@ -38,7 +38,11 @@ public enum BarcodeReader {
     public static func read(_ image: GrayImage) -> [FoundBarcode] { scan(image).found }
 
     /// Every symbol found in `image`, and those decoded but not returned (with the reason).
-    public static func scan(_ image: GrayImage) -> ScanResult {
+    ///
+    /// With `firstOnly` (a camera frame, where the next frame comes in a tenth of a second), the scan ends as soon as
+    /// one symbol is read: matrix symbols are looked for first, then linear ones at each angle in turn, from level
+    /// outward, until some read has the lines it needs.
+    public static func scan(_ image: GrayImage, firstOnly: Bool = false) -> ScanResult {
         var result = ScanResult(found: [], refused: [])
         let binary = BitImage(thresholding: image)
         for variant in [binary, binary.inverted()] {
@@ -53,15 +57,21 @@ public enum BarcodeReader {
                 }
             }
         }
-        result.found += linear(image)
+        if firstOnly, !result.found.isEmpty { return result }
+        result.found += linear(image, firstOnly: firstOnly)
         return result
     }
 
+    /// The angles of the scan lines, level first.
+    static let angles: [Double] = [0, -6, 6, -12, 12, -18, 18, -24, 24, -30, 30]
+
     /// Linear symbols along the scan lines.
-    static func linear(_ image: GrayImage) -> [FoundBarcode] {
+    static func linear(_ image: GrayImage, firstOnly: Bool = false) -> [FoundBarcode] {
         var tallies: [Tally] = []
+        // Lines a sixtieth of the image apart: a code a tenth of the frame high is crossed by six at each angle.
         let spacing = max(2, min(image.width, image.height) / 60)
-        for degrees in stride(from: -30.0, through: 30.0, by: 6.0) {
+        for degrees in angles {
+            if firstOnly, tallies.contains(where: { $0.lines >= agreement($0.symbology) }) { break }
             for line in ScanLine.lines(width: image.width, height: image.height, degrees: degrees, spacing: spacing) {
                 let runs = runLengths(of: line.samples(in: image))
                 let length = Double(runs.reduce(0, +))
@@ -72,8 +82,10 @@ public enum BarcodeReader {
                     var padded = variant
                     padded[0] += edgeMargin
                     if padded.count % 2 == 0 { padded.append(edgeMargin) } else { padded[padded.count - 1] += edgeMargin }
+                    let reads = readLine(padded)
+                    guard !reads.isEmpty else { continue }
                     let starts = runStarts(padded).map { $0 - edgeMargin }
-                    for read in readLine(padded) {
+                    for read in reads {
                         let first = Double(starts[read.firstRun]), last = Double(starts[read.lastRun + 1])
                         let from = line.point(at: backwards ? length - first : first)
                         let to = line.point(at: backwards ? length - last : last)

@@ -2,22 +2,44 @@
 struct BitImage: Sendable {
     let width: Int
     let height: Int
-    var bits: [UInt8]
+    private let bits: [UInt8]
+    /// 1 when dark and light are read swapped (a light-on-dark symbol), else 0: the pixels are shared, not copied.
+    private let flip: UInt8
 
-    @inline(__always) func isDark(_ x: Int, _ y: Int) -> Bool { bits[y * width + x] != 0 }
+    @inline(__always) func isDark(_ x: Int, _ y: Int) -> Bool { bits[y * width + x] != flip }
 
     /// Whether the pixel nearest (x, y) is dark; points outside the image are light.
     @inline(__always) func isDark(at x: Double, _ y: Double) -> Bool {
         let column = Int(x), row = Int(y)
         guard x >= 0, y >= 0, column < width, row < height else { return false }
-        return bits[row * width + column] != 0
+        return bits[row * width + column] != flip
+    }
+
+    /// The run lengths along row `row`, the first one light (possibly empty), appended to `runs`.
+    func runs(ofRow row: Int, into runs: inout [Int]) {
+        bits.withUnsafeBufferPointer { bits in
+            var dark = false
+            var length = 0
+            for x in row * width..<(row + 1) * width {
+                if (bits[x] != flip) != dark {
+                    runs.append(length)
+                    length = 0
+                    dark.toggle()
+                }
+                length += 1
+            }
+            runs.append(length)
+        }
     }
 
     /// The same image with dark and light swapped (for light-on-dark symbols).
-    func inverted() -> BitImage {
-        var copy = self
-        for index in 0..<copy.bits.count { copy.bits[index] ^= 1 }
-        return copy
+    func inverted() -> BitImage { BitImage(width: width, height: height, bits: bits, flip: flip ^ 1) }
+
+    private init(width: Int, height: Int, bits: [UInt8], flip: UInt8) {
+        self.width = width
+        self.height = height
+        self.bits = bits
+        self.flip = flip
     }
 
     /// A local threshold (ZXing's "hybrid" idea, in our own words): the image is cut into 8×8 blocks; a block's level is
@@ -64,6 +86,7 @@ struct BitImage: Sendable {
             }
         }
         var bits = [UInt8](repeating: 0, count: width * height)
+        bits.withUnsafeMutableBufferPointer { bits in
         image.pixels.withUnsafeBufferPointer { pixels in
             for blockRow in 0..<rows {
                 let top = min(blockRow * blockSize, max(0, height - blockSize))
@@ -80,13 +103,15 @@ struct BitImage: Sendable {
                     let threshold = sum / ((rowTo - rowFrom + 1) * (columnTo - columnFrom + 1))
                     for y in top..<bottom {
                         let row = y * width
-                        for x in left..<right where Int(pixels[row + x]) <= threshold { bits[row + x] = 1 }
+                        for x in left..<right { bits[row + x] = Int(pixels[row + x]) <= threshold ? 1 : 0 }
                     }
                 }
             }
         }
+        }
         self.width = width
         self.height = height
         self.bits = bits
+        self.flip = 0
     }
 }

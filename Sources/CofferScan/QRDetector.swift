@@ -31,15 +31,7 @@ enum QRDetector {
         for row in stride(from: step / 2, to: image.height, by: step) {
             // Run lengths along the row, the first one light (possibly empty).
             runs.removeAll(keepingCapacity: true)
-            runs.append(0)
-            var dark = false
-            for x in 0..<image.width {
-                if image.isDark(x, row) != dark {
-                    runs.append(0)
-                    dark.toggle()
-                }
-                runs[runs.count - 1] += 1
-            }
+            image.runs(ofRow: row, into: &runs)
             var end = runs[0]
             var index = 1
             while index + 4 < runs.count {

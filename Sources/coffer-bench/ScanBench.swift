@@ -36,13 +36,20 @@ struct ScanBenchCommand: ParsableCommand {
         print("Coffer over the set…")
         var cells: [String: Cell] = [:]
         var frameTimes: [Double] = []
+        var fullFrameTimes: [Double] = []
         for entry in manifest.images where wanted?.contains(entry.symbology) ?? true {
             let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: (set as NSString).appendingPathComponent(entry.file))))
             let image = try ImageFile.decode(bytes)
             let started = DispatchTime.now().uptimeNanoseconds
             let found = BarcodeReader.read(image)
             let ms = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6
-            if entry.tier != "clean", image.width == 1280, image.height == 720 { frameTimes.append(ms) }
+            if entry.tier != "clean", image.width == 1280, image.height == 720 {
+                // As the camera reads a frame: done at the first symbol.
+                let frameStarted = DispatchTime.now().uptimeNanoseconds
+                _ = BarcodeReader.scan(image, firstOnly: true)
+                frameTimes.append(Double(DispatchTime.now().uptimeNanoseconds - frameStarted) / 1e6)
+                fullFrameTimes.append(ms)
+            }
             let expected = hexBytes(entry.payload_hex)
             let right = found.filter { Self.same($0.symbology.rawValue, entry.symbology) && $0.payload == expected }
             var cell = cells["\(entry.symbology)/\(entry.tier)"] ?? Cell()
@@ -55,7 +62,7 @@ struct ScanBenchCommand: ParsableCommand {
             cell.zxing.times.append(entry.zxing?.ms ?? 0)
             cells["\(entry.symbology)/\(entry.tier)"] = cell
         }
-        report(cells, tiers: ["clean", "photo", "hard"], frameTimes: frameTimes)
+        report(cells, tiers: ["clean", "photo", "hard"], frameTimes: frameTimes, fullFrameTimes: fullFrameTimes)
     }
 
     /// Coffer's name and the manifest's for one symbology (a 14-digit ITF with its check digit is ITF-14 to Coffer).
@@ -63,7 +70,7 @@ struct ScanBenchCommand: ParsableCommand {
         coffer == manifest || (coffer == "itf14" && manifest == "itf")
     }
 
-    private func report(_ cells: [String: Cell], tiers: [String], frameTimes: [Double]) {
+    private func report(_ cells: [String: Cell], tiers: [String], frameTimes: [Double], fullFrameTimes: [Double]) {
         let names = Array(Set(cells.keys.map { String($0.split(separator: "/")[0]) })).sorted()
         print("")
         print("correct/images (wrong) median ms — Coffer | zxing-cpp")
@@ -86,7 +93,8 @@ struct ScanBenchCommand: ParsableCommand {
         for tier in tiers { line += (totals[tier]?.text ?? "").padding(toLength: 40, withPad: " ", startingAt: 0) }
         print(line)
         if !frameTimes.isEmpty {
-            print(String(format: "1280×720 photos (%d): Coffer median %.1f ms", frameTimes.count, median(frameTimes)))
+            print(String(format: "1280×720 photos (%d): Coffer median %.1f ms as a camera frame (first symbol), %.1f ms for every symbol",
+                         frameTimes.count, median(frameTimes), median(fullFrameTimes)))
         }
     }
 
