@@ -182,6 +182,7 @@ extension Add {
                 throw CLIError.other("\(codes[0].source.components(separatedBy: ",")[0]): \(codes.count) barcodes found (\(kinds))",
                                      status: .usage, hint: "pick one with --symbology, or crop the picture to one code")
             }
+            Output.note("\(codes[0].source.components(separatedBy: ",")[0]): \(codes.count) barcodes found:")
             for (index, code) in codes.enumerated() {
                 let card = try? ScannedCodes.card(named: name, from: code)
                 Output.note("  \(index + 1). \(code.symbology.rawValue) \(card.map(Self.shown) ?? "")")
