@@ -35,10 +35,15 @@ enum QRDetector {
             var end = runs[0]
             var index = 1
             while index + 4 < runs.count {
-                let counts = Array(runs[index..<index + 5])
-                let patternEnd = end + counts.reduce(0, +)
-                if isFinderRatio(counts), let centre = confirm(image, counts: counts, row: row, end: patternEnd) {
-                    merge(centre, into: &found)
+                // The middle run (three modules) is longer than the light runs beside it (one each) in every pattern
+                // the ratio test accepts: most places fail this first, and only candidates get their own array.
+                let middle = runs[index + 2]
+                if middle > runs[index + 1], middle > runs[index + 3] {
+                    let counts = Array(runs[index..<index + 5])
+                    let patternEnd = end + counts.reduce(0, +)
+                    if isFinderRatio(counts), let centre = confirm(image, counts: counts, row: row, end: patternEnd) {
+                        merge(centre, into: &found)
+                    }
                 }
                 end += runs[index] + runs[index + 1]
                 index += 2
