@@ -354,7 +354,10 @@ struct Import: ParsableCommand {
         var result = ImportResult()
         var codes: [ScannedCodes.Code] = []
         var stems: [String: String] = [:]
-        for path in files {
+        // A photo takes a fraction of a second to read: a folder of them gets a bar.
+        let bar = ProgressBar(label: "Reading pictures")
+        for (index, path) in files.enumerated() {
+            defer { bar.update(index + 1, of: files.count) }
             let name = (path as NSString).lastPathComponent
             do {
                 let found = try ImageScan.codes(in: path)
@@ -366,6 +369,7 @@ struct Import: ParsableCommand {
                 result.problems.append(ImportProblem(entry: name, reason: message))
             }
         }
+        bar.finish()
         let read = ScannedCodes.items(codes) { code in
             let stem = stems[code.source] ?? "Scanned card"
             return code.source.contains(", code ") ? "\(stem) \(code.source.components(separatedBy: ", code ").last ?? "")" : stem
