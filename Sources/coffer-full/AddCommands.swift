@@ -149,16 +149,16 @@ extension Add {
             codes = codes.filter { $0.kind == .card }
             guard !codes.isEmpty else {
                 if !tokens.isEmpty {
-                    throw CLIError.other("\(tokens[0].source): the code is a 2FA token, not a card", status: .badData,
+                    throw CLIError.other("\(path): the code is a 2FA token, not a card", status: .badData,
                                          hint: "add it with: coffer add otp --scan \(path)")
                 }
                 if let wanted = symbology?.value {
-                    throw CLIError.other("\((path as NSString).lastPathComponent): no \(wanted.rawValue) barcode found",
+                    throw CLIError.other("\(path): no \(wanted.rawValue) barcode found",
                                          status: .badData, hint: ImageScan.hint)
                 }
                 throw ImageScan.nothingFound(path)
             }
-            let code = try choose(codes)
+            let code = try choose(codes, in: path)
             var card = try ScannedCodes.card(named: name, from: code, tags: tags, networkIDs: networks)
             card.cardNumber = askCardNumber ? try SecretInput.shared.visibleLine("Printed card number") : nil
             card.validFrom = try validFrom.map { try Output.parseDate($0) }
@@ -175,14 +175,14 @@ extension Add {
         }
 
         /// The one code, or the one the user picks at a terminal; from a script, several codes are an error.
-        private func choose(_ codes: [ScannedCodes.Code]) throws -> ScannedCodes.Code {
+        private func choose(_ codes: [ScannedCodes.Code], in path: String) throws -> ScannedCodes.Code {
             guard codes.count > 1 else { return codes[0] }
             let kinds = codes.map(\.symbology.rawValue).joined(separator: ", ")
             guard SecretInput.shared.interactive else {
-                throw CLIError.other("\(codes[0].source.components(separatedBy: ",")[0]): \(codes.count) barcodes found (\(kinds))",
+                throw CLIError.other("\(path): \(codes.count) barcodes found (\(kinds))",
                                      status: .usage, hint: "pick one with --symbology, or crop the picture to one code")
             }
-            Output.note("\(codes[0].source.components(separatedBy: ",")[0]): \(codes.count) barcodes found:")
+            Output.note("\(path): \(codes.count) barcodes found:")
             for (index, code) in codes.enumerated() {
                 let card = try? ScannedCodes.card(named: name, from: code)
                 Output.note("  \(index + 1). \(code.symbology.rawValue) \(card.map(Self.shown) ?? "")")
@@ -303,10 +303,10 @@ extension Add {
             for problem in read.problems { Output.warning(problem.description) }
             guard !tokens.isEmpty else {
                 if codes.allSatisfy({ $0.kind == .card }) {
-                    throw CLIError.other("\(codes[0].source): the code holds no otpauth:// URI", status: .badData,
+                    throw CLIError.other("\(path): the code holds no otpauth:// URI", status: .badData,
                                          hint: "a card's barcode is added with: coffer add card NAME --scan \(path)")
                 }
-                throw CLIError.badData("\((path as NSString).lastPathComponent): no token could be read")
+                throw CLIError.badData("\(path): no token could be read")
             }
             if SecretInput.shared.interactive {
                 Output.note("Found \(Output.count(tokens.count, "token")): \(tokens.map(\.displayName).joined(separator: ", ")).")

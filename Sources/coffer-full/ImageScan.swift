@@ -37,7 +37,7 @@ enum ImageScan {
             switch refusal {
             case .structuredAppend(let index, let total):
                 throw CLIError.badData(
-                    "\(name): the QR code is part \(index) of \(total) of a structured-append message; Coffer keeps one code per item")
+                    "\(path): the QR code is part \(index) of \(total) of a structured-append message; Coffer keeps one code per item")
             }
         }
         return result.found.enumerated().map { index, found in
@@ -46,8 +46,9 @@ enum ImageScan {
         }
     }
 
-    /// The error for a picture with no code in it.
+    /// The error for a picture with no code in it. Errors name the picture as it was given; the codes' sources
+    /// (card names, import problems) use its file name.
     static func nothingFound(_ path: String) -> CLIError {
-        .other("\((path as NSString).lastPathComponent): no barcode found", status: .badData, hint: hint)
+        .other("\(path): no barcode found", status: .badData, hint: hint)
     }
 }
