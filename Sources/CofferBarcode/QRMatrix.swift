@@ -121,33 +121,19 @@ package struct QRMatrixBuilder {
             let upward = (right + 1) & 2 == 0
             for vertical in 0..<size {
                 let y = upward ? size - 1 - vertical : vertical
-                for x in [right, right - 1] where !isFunction[y * size + x] { order.append(y * size + x) }
+                for x in stride(from: right, through: right - 1, by: -1) where !isFunction[y * size + x] { order.append(y * size + x) }
             }
             right -= 2
         }
         return order
     }
 
-    /// Places codewords in the two-column zigzag from the bottom-right corner, skipping the vertical timing column.
+    /// Places codewords in the two-column zigzag from the bottom-right corner (``codewordModules()``); modules left
+    /// over stay light (the remainder bits).
     mutating func place(_ codewords: [UInt8]) {
         let totalBits = codewords.count * 8
-        var bitIndex = 0
-        var right = size - 1
-        while right >= 1 {
-            if right == 6 { right = 5 }
-            let upward = (right + 1) & 2 == 0
-            for vertical in 0..<size {
-                let y = upward ? size - 1 - vertical : vertical
-                for j in 0..<2 {
-                    let x = right - j
-                    let index = y * size + x
-                    if !isFunction[index] && bitIndex < totalBits {
-                        modules[index] = (codewords[bitIndex >> 3] >> UInt8(7 - (bitIndex & 7))) & 1
-                        bitIndex += 1
-                    }
-                }
-            }
-            right -= 2
+        for (bitIndex, index) in codewordModules().enumerated() where bitIndex < totalBits {
+            modules[index] = (codewords[bitIndex >> 3] >> UInt8(7 - (bitIndex & 7))) & 1
         }
     }
 
