@@ -231,7 +231,8 @@ extension Add {
                 URI, or the secret with --account.
 
                 With --scan, the QR code is read from a screenshot or photo (PNG or JPEG): an otpauth:// code, or a \
-                Google Authenticator export (otpauth-migration://), whose every token is added.
+                Google Authenticator export (otpauth-migration://), whose every token is added (their ids a line \
+                each; with --json, an array, as one picture can hold several).
 
                 Examples:
                   coffer add otp                     # then paste the URI or the secret

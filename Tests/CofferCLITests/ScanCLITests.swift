@@ -108,8 +108,11 @@ struct ScanCLITests {
         // One of the two codes alone: its tokens are added and the missing part is named.
         let alone = try CLI()
         try alone.ok(["init"])
-        let partial = try alone.ok(["add", "otp", "--scan", pictures[0]])
+        let partial = try alone.ok(["add", "otp", "--scan", pictures[0], "--json"])
         #expect(partial.stderr.contains("coffer: warning: ") && partial.stderr.contains("batch 2 of 2"))
+        let added = try #require(try JSONSerialization.jsonObject(with: Data(partial.stdout.utf8)) as? [[String: Any]])
+        let stored = try Self.count(alone)
+        #expect(!added.isEmpty && added.count == stored && added.allSatisfy { $0["kind"] as? String == "otp" })
     }
 
     @Test("pictures that cannot be used: one error each, nothing added, the import goes on past them")
