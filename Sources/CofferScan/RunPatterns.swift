@@ -63,8 +63,8 @@ struct PatternTable: Sendable {
     }
 }
 
-/// One scan line's run lengths as the decoders read them: a buffer, because slicing an array for every candidate
-/// (retaining its storage each time) cost more than the matching itself.
+/// One scan line's run lengths as the decoders read them: a buffer, so that the many small slices the decoders take
+/// at every candidate place cost no reference counting.
 typealias Runs = UnsafeBufferPointer<Int>
 typealias RunSlice = Slice<UnsafeBufferPointer<Int>>
 
