@@ -263,7 +263,7 @@ extension OnCueCLITests {
             let imported = try TestSupport.run(server, ["places", "import", "--data", data] + arguments, environment: serverEnvironment)
             try #require(imported.status == 0, "\(imported.stderr)")
         }
-        let port = Int.random(in: 20_000...60_000)
+        let port = TestSupport.unusedPort()
         let logPath = "\(data)/trace.log"
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let process = Process()

@@ -15,7 +15,7 @@ struct SyncCLITests {
     /// A `coffer-server` on a fixed port and data directory, restartable.
     final class Server {
         let data: String
-        let port = Int.random(in: 20_000...60_000)
+        let port = TestSupport.unusedPort()
         private var process: Process?
 
         init() throws {

@@ -12,7 +12,7 @@ import Testing
 @Suite("Two server instances on one PostgreSQL")
 struct MultiInstanceTests {
     final class Instance {
-        let port = Int.random(in: 20_000...60_000)
+        let port = TestSupport.unusedPort()
         private let process = Process()
 
         init(data: String, urls: (app: String, admin: String), requestsPerMinute: Int) throws {

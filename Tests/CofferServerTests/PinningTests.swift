@@ -36,7 +36,7 @@ struct PinningTests {
     /// `coffer-server` over TLS on a random port of 127.0.0.1, with a certificate that can change between runs.
     final class TLSServer {
         let data: String
-        let port = Int.random(in: 20_000...60_000)
+        let port = TestSupport.unusedPort()
         private var process: Process?
 
         init(data: String) {

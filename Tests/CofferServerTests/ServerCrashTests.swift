@@ -32,7 +32,7 @@ struct ServerCrashTests {
         let port: Int
 
         init(backend: Backend, data: String) throws {
-            port = Int.random(in: 20_000...60_000)
+            port = TestSupport.unusedPort()
             process.executableURL = URL(fileURLWithPath: ServerCrashTests.binary)
             var arguments = ["--data", data, "--port", "\(port)", "--requests-per-minute", "1000000"]
             if backend == .postgres {
@@ -44,20 +44,27 @@ struct ServerCrashTests {
             process.arguments = arguments
             process.environment = ["PATH": "/usr/bin:/bin", "SWIFT_BACKTRACE": "enable=no", "COFFER_LOG": "error"]
             process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
+            errorLog = "\(data)/server-\(port).err"
+            FileManager.default.createFile(atPath: errorLog, contents: nil)
+            process.standardError = FileHandle(forWritingAtPath: errorLog)
             try process.run()
         }
+
+        /// Where the server's standard error goes, so a server that would not start says why.
+        let errorLog: String
 
         var url: String { "http://127.0.0.1:\(port)" }
 
         /// Waits until the server answers: up to 30 s, since the whole suite starts servers and stores on two cores.
         func ready() async throws {
             let client = try SyncClient(server: url, timeout: .seconds(1))
-            for _ in 0..<300 {
+            for _ in 0..<300 where process.isRunning {
                 if (try? await client.prelogin(email: "probe@example.org")) != nil { return }
                 try await Task.sleep(for: .milliseconds(100))
             }
-            Issue.record("coffer-server did not start")
+            let said = (try? String(contentsOfFile: errorLog, encoding: .utf8)) ?? ""
+            let state = process.isRunning ? "still not answering after 30 s" : "exited with status \(process.terminationStatus)"
+            Issue.record("coffer-server on port \(port) did not start: \(state); it said: \(said.suffix(500))")
             throw CancellationError()
         }
 

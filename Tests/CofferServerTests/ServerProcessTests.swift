@@ -17,7 +17,7 @@ struct ServerProcessTests {
             ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", "\(directory)/key.pem",
              "-out", "\(directory)/cert.pem", "-subj", "/CN=localhost", "-days", "1"])
         try #require(openssl.status == 0, "openssl is needed (apt-get install openssl)")
-        let port = Int.random(in: 20_000...60_000)
+        let port = TestSupport.unusedPort()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: ServerCrashTests.binary)
         process.arguments = ["--data", "\(directory)/data", "--port", "\(port)", "--tls-cert", "\(directory)/cert.pem", "--tls-key", "\(directory)/key.pem"]
@@ -66,7 +66,7 @@ struct ServerProcessTests {
     func configurationErrors(arguments: [String], message: String) throws {
         let directory = try Self.temporary()
         let result = try TestSupport.run(
-            ServerCrashTests.binary, ["--data", "\(directory)/data", "--port", "\(Int.random(in: 20_000...60_000))"] + arguments,
+            ServerCrashTests.binary, ["--data", "\(directory)/data", "--port", "\(TestSupport.unusedPort())"] + arguments,
             environment: ["PATH": "/usr/bin:/bin", "SWIFT_BACKTRACE": "enable=no"])
         #expect(result.status == 78)
         #expect(result.stderr == "coffer-server: error: \(message)\n")

@@ -132,7 +132,7 @@ struct WebVaultLocationTests {
     /// The body of `/app/` from `binary --web-vault` on loopback.
     func page(_ binary: String) async throws -> String {
         let directory = try TestSupport.temporaryDirectory("web-vault-location")
-        let port = Int.random(in: 20_000...60_000)
+        let port = TestSupport.unusedPort()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = ["--data", "\(directory)/data", "--port", "\(port)", "--web-vault"]

@@ -182,3 +182,35 @@ public struct SplitMix64: RandomNumberGenerator, Sendable {
         }
     }
 }
+
+extension TestSupport {
+    /// A loopback TCP port no one is listening on, for a server a test starts.
+    ///
+    /// Taken below Linux's ephemeral range (32768–60999 by default), where the kernel never places the local end of an
+    /// outgoing connection: a random port in that range was now and then already held by one of the suite's own client
+    /// connections, and the server under test then failed to bind. Checked by binding it once.
+    public static func unusedPort() -> Int {
+        while true {
+            let port = Int.random(in: 20_000..<32_768)
+            if portIsFree(port) { return port }
+        }
+    }
+
+    private static func portIsFree(_ port: Int) -> Bool {
+        #if canImport(Glibc)
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let socket = Darwin.socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard socket >= 0 else { return false }
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = in_addr_t(UInt32(0x7F00_0001).bigEndian)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        return bound == 0
+    }
+}
