@@ -52,13 +52,19 @@ public enum AztecEncoder {
     }
 }
 
-/// One Aztec symbol size and how its codewords, mode message and finder are laid out.
-struct AztecSymbol: Sendable {
-    let compact: Bool
-    let layers: Int
+/// One Aztec symbol size and how its codewords, mode message and finder are laid out (shared with the reader, which
+/// samples the modules in the order drawn here).
+package struct AztecSymbol: Sendable {
+    package let compact: Bool
+    package let layers: Int
+
+    package init(compact: Bool, layers: Int) {
+        self.compact = compact
+        self.layers = layers
+    }
 
     /// Codeword width: 6 bits up to 2 layers, 8 up to 8, 10 up to 22, 12 beyond.
-    var wordSize: Int {
+    package var wordSize: Int {
         switch layers {
         case ...2: 6
         case ...8: 8
@@ -68,14 +74,14 @@ struct AztecSymbol: Sendable {
     }
 
     /// Bits available in the data layers.
-    var totalBits: Int { ((compact ? 88 : 112) + 16 * layers) * layers }
-    var totalWords: Int { totalBits / wordSize }
+    package var totalBits: Int { ((compact ? 88 : 112) + 16 * layers) * layers }
+    package var totalWords: Int { totalBits / wordSize }
     /// The mode message counts data codewords in 6 bits (compact) or 11 bits (full).
     var maximumDataWords: Int { min(compact ? 64 : 2048, totalWords) }
     /// Side length before reference-grid lines are inserted.
     var baseSize: Int { (compact ? 11 : 14) + 4 * layers }
     /// Side length of the symbol.
-    var size: Int { compact ? baseSize : baseSize + 1 + 2 * ((baseSize / 2 - 1) / 15) }
+    package var size: Int { compact ? baseSize : baseSize + 1 + 2 * ((baseSize / 2 - 1) / 15) }
 
     static func field(wordSize: Int) -> BinaryFieldReedSolomon {
         switch wordSize {
@@ -121,43 +127,13 @@ struct AztecSymbol: Sendable {
         // Layers hold a whole number of codewords; the leftover bits come first and are zero.
         message.append(0, totalBits % wordSize)
         for word in dataWords + check { message.append(word, wordSize) }
-        let bits = message.bits
 
         let size = self.size
         var matrix = BitMatrix(width: size, height: size)
         let center = size / 2
-        // Position in the symbol of each coordinate of the grid-less layout (full symbols skip the reference grid
-        // lines every 16 modules from the centre).
-        var position = Array(0..<baseSize)
-        if !compact {
-            let half = baseSize / 2
-            for i in 0..<half {
-                let offset = i + i / 15
-                position[half - i - 1] = center - offset - 1
-                position[half + i] = center + offset + 1
-            }
-        }
+        for (bit, module) in zip(message.bits, dataModules()) where bit { matrix[module % size, module / size] = true }
 
-        // Data layers, outermost first: each layer is two modules thick and read as dominoes on the left side
-        // downwards, the bottom rightwards, the right side upwards and the top leftwards.
-        var offset = 0
-        for layer in 0..<layers {
-            let dominoes = (layers - layer) * 4 + (compact ? 9 : 12)
-            let low = 2 * layer
-            let high = baseSize - 1 - 2 * layer
-            for j in 0..<dominoes {
-                for k in 0..<2 {
-                    let along = 2 * j + k
-                    if bits[offset + along] { matrix[position[low + k], position[low + j]] = true }
-                    if bits[offset + 2 * dominoes + along] { matrix[position[low + j], position[high - k]] = true }
-                    if bits[offset + 4 * dominoes + along] { matrix[position[high - k], position[high - j]] = true }
-                    if bits[offset + 6 * dominoes + along] { matrix[position[high - j], position[low + k]] = true }
-                }
-            }
-            offset += 8 * dominoes
-        }
-
-        drawModeMessage(&matrix, dataWords: dataWords.count, center: center)
+        drawModeMessage(&matrix, dataWords: dataWords.count)
 
         // Bullseye: dark rings at even distances from the centre, then the orientation marks at its corners.
         let radius = compact ? 5 : 7
@@ -169,10 +145,7 @@ struct AztecSymbol: Sendable {
                 matrix[center + ring, k] = true
             }
         }
-        for (dx, dy) in [(-radius, -radius), (-radius + 1, -radius), (-radius, -radius + 1), (radius, -radius),
-                         (radius, -radius + 1), (radius, radius - 1)] {
-            matrix[center + dx, center + dy] = true
-        }
+        for (dx, dy) in Self.orientationMarks(radius: radius) { matrix[center + dx, center + dy] = true }
 
         // Full symbols: reference grid lines every 16 modules from the centre, alternating dark and light.
         if !compact {
@@ -190,25 +163,79 @@ struct AztecSymbol: Sendable {
         return matrix
     }
 
+    /// The dark orientation marks on the mode-message ring at `radius` (5 compact, 7 full), as offsets from the centre:
+    /// three modules at the top-left corner, two at the top-right, one at the bottom-right, none at the bottom-left.
+    package static func orientationMarks(radius: Int) -> [(x: Int, y: Int)] {
+        [(-radius, -radius), (-radius + 1, -radius), (-radius, -radius + 1), (radius, -radius), (radius, -radius + 1),
+         (radius, radius - 1)]
+    }
+
+    /// The module (`y * size + x`) that carries each bit of the data layers, in bit-stream order.
+    ///
+    /// Layers go outermost first: each is two modules thick and read as dominoes on the left side downwards, the
+    /// bottom rightwards, the right side upwards and the top leftwards.
+    package func dataModules() -> [Int] {
+        let size = self.size
+        let center = size / 2
+        // Position in the symbol of each coordinate of the grid-less layout (full symbols skip the reference grid
+        // lines every 16 modules from the centre).
+        var position = Array(0..<baseSize)
+        if !compact {
+            let half = baseSize / 2
+            for i in 0..<half {
+                let offset = i + i / 15
+                position[half - i - 1] = center - offset - 1
+                position[half + i] = center + offset + 1
+            }
+        }
+        var modules = [Int](repeating: 0, count: totalBits)
+        var offset = 0
+        for layer in 0..<layers {
+            let dominoes = (layers - layer) * 4 + (compact ? 9 : 12)
+            let low = 2 * layer
+            let high = baseSize - 1 - 2 * layer
+            for j in 0..<dominoes {
+                for k in 0..<2 {
+                    let along = 2 * j + k
+                    modules[offset + along] = position[low + j] * size + position[low + k]
+                    modules[offset + 2 * dominoes + along] = position[high - k] * size + position[low + j]
+                    modules[offset + 4 * dominoes + along] = position[high - j] * size + position[high - k]
+                    modules[offset + 6 * dominoes + along] = position[low + k] * size + position[high - j]
+                }
+            }
+            offset += 8 * dominoes
+        }
+        return modules
+    }
+
+    /// The module offsets from the centre that carry the mode message's 28 (compact) or 40 (full) bits, in order:
+    /// clockwise from the top-left, top row, right column, bottom row, left column; full symbols step over the
+    /// central reference line on each side.
+    package var modeMessageModules: [(x: Int, y: Int)] {
+        let perSide = compact ? 7 : 10
+        let distance = compact ? 5 : 7
+        var modules = [(x: Int, y: Int)](repeating: (0, 0), count: 4 * perSide)
+        for i in 0..<perSide {
+            let along = compact ? i - 3 : i - 5 + i / 5
+            modules[i] = (along, -distance)
+            modules[i + perSide] = (distance, along)
+            modules[3 * perSide - 1 - i] = (along, distance)
+            modules[4 * perSide - 1 - i] = (-distance, along)
+        }
+        return modules
+    }
+
     /// Layer count and data codeword count, protected by Reed–Solomon over GF(16), around the bullseye.
-    private func drawModeMessage(_ matrix: inout BitMatrix, dataWords: Int, center: Int) {
+    private func drawModeMessage(_ matrix: inout BitMatrix, dataWords: Int) {
         let value = compact ? (layers - 1) << 6 | (dataWords - 1) : (layers - 1) << 11 | (dataWords - 1)
         let dataNibbles = compact ? 2 : 4
         let nibbles = (0..<dataNibbles).map { (value >> (4 * (dataNibbles - 1 - $0))) & 0xF }
         let check = Self.field(wordSize: 4).checkSymbols(for: nibbles, count: compact ? 5 : 6)
         var writer = AztecBitWriter()
         for nibble in nibbles + check { writer.append(nibble, 4) }
-        let bits = writer.bits
-        // Clockwise from the top-left: top row, right column, bottom row, left column; full symbols step over the
-        // central reference line on each side.
-        let perSide = compact ? 7 : 10
-        let distance = compact ? 5 : 7
-        for i in 0..<perSide {
-            let along = compact ? center - 3 + i : center - 5 + i + i / 5
-            if bits[i] { matrix[along, center - distance] = true }
-            if bits[i + perSide] { matrix[center + distance, along] = true }
-            if bits[3 * perSide - 1 - i] { matrix[along, center + distance] = true }
-            if bits[4 * perSide - 1 - i] { matrix[center - distance, along] = true }
+        let center = size / 2
+        for (bit, module) in zip(writer.bits, modeMessageModules) where bit {
+            matrix[center + module.x, center + module.y] = true
         }
     }
 }

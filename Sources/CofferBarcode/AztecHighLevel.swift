@@ -5,8 +5,8 @@
 /// depends only on their length (5 + 5 bits for 1–31 bytes, 5 + 16 bits for 32–2078, plus 8 per byte), so the best
 /// start for a run ending at each position comes from a 31-entry scan plus a sliding-window minimum, keeping the
 /// work linear in the payload length.
-enum AztecHighLevel {
-    enum Mode: Int, CaseIterable {
+package enum AztecHighLevel {
+    package enum Mode: Int, CaseIterable {
         case upper = 0, lower, mixed, punct, digit
 
         var codeBits: Int { self == .digit ? 4 : 5 }
@@ -17,7 +17,7 @@ enum AztecHighLevel {
     // MARK: - Character tables (ISO/IEC 24778 Table 2)
 
     /// Code of each byte in each mode, or -1 when the mode cannot encode it.
-    private static let codes: [[Int]] = {
+    package static let codes: [[Int]] = {
         var table = [[Int]](repeating: [Int](repeating: -1, count: 256), count: 5)
         table[Mode.upper.rawValue][32] = 1
         table[Mode.lower.rawValue][32] = 1
@@ -38,15 +38,11 @@ enum AztecHighLevel {
         return table
     }()
 
-    /// Punct codes 2–5 stand for two characters: CR LF, ". ", ", ", ": ".
+    /// Punct codes 2–5 stand for two characters each: CR LF, ". ", ", ", ": ".
+    package static let punctPairs: [(UInt8, UInt8)] = [(13, 10), (46, 32), (44, 32), (58, 32)]
+
     private static func pairCode(_ first: UInt8, _ second: UInt8) -> Int? {
-        switch (first, second) {
-        case (13, 10): 2
-        case (46, 32): 3
-        case (44, 32): 4
-        case (58, 32): 5
-        default: nil
-        }
+        punctPairs.firstIndex { $0.0 == first && $0.1 == second }.map { $0 + 2 }
     }
 
     /// Codes (with their widths) that latch from one mode to another by the shortest route.

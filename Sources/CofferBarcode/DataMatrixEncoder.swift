@@ -62,15 +62,15 @@ public enum DataMatrixEncoder {
 }
 
 /// One square ECC 200 symbol size (ISO/IEC 16022 Table 7).
-struct DataMatrixSymbol: Sendable {
-    let size: Int
-    let regionSize: Int
-    let regionsPerSide: Int
-    let dataCodewords: Int
-    let errorCodewords: Int
-    let blocks: Int
+package struct DataMatrixSymbol: Sendable {
+    package let size: Int
+    package let regionSize: Int
+    package let regionsPerSide: Int
+    package let dataCodewords: Int
+    package let errorCodewords: Int
+    package let blocks: Int
 
-    static let all: [DataMatrixSymbol] = [
+    package static let all: [DataMatrixSymbol] = [
         .init(size: 10, regionSize: 8, regionsPerSide: 1, dataCodewords: 3, errorCodewords: 5, blocks: 1),
         .init(size: 12, regionSize: 10, regionsPerSide: 1, dataCodewords: 5, errorCodewords: 7, blocks: 1),
         .init(size: 14, regionSize: 12, regionsPerSide: 1, dataCodewords: 8, errorCodewords: 10, blocks: 1),
@@ -99,8 +99,10 @@ struct DataMatrixSymbol: Sendable {
 
     static let field = BinaryFieldReedSolomon(size: 256, primitive: 0x12D)
 
-    /// Appends the interleaved error-correction codewords: data codeword i belongs to block i mod `blocks`, and the
-    /// check codewords of all blocks are interleaved the same way after the data.
+    /// Appends the interleaved error-correction codewords: codeword p of the whole stream belongs to block p mod
+    /// `blocks`. Where the data does not divide evenly (144×144: eight blocks of 156, two of 155), the check codewords'
+    /// interleave so carries on from the block the data stopped at (ISO/IEC 16022 §5.8.2, as zint draws it), rather
+    /// than starting again at block 0.
     func withErrorCorrection(_ data: [Int]) -> [Int] {
         let perBlock = errorCodewords / blocks
         let generator = Self.field.generator(count: perBlock)
@@ -108,8 +110,9 @@ struct DataMatrixSymbol: Sendable {
         for block in 0..<blocks {
             let blockData = stride(from: block, to: data.count, by: blocks).map { data[$0] }
             let check = Self.field.checkSymbols(for: blockData, generator: generator)
+            let first = (block - data.count % blocks + blocks) % blocks
             for (j, value) in check.enumerated() {
-                all[data.count + j * blocks + block] = value
+                all[data.count + first + j * blocks] = value
             }
         }
         return all
@@ -145,20 +148,29 @@ struct DataMatrixSymbol: Sendable {
     }
 }
 
-/// ISO/IEC 16022 Annex F placement of codeword bits into the square mapping matrix (data regions without finders).
-struct DataMatrixPlacement {
+/// ISO/IEC 16022 Annex F placement of codeword bits into the mapping matrix (data regions without finders).
+package struct DataMatrixPlacement {
     private(set) var modules: [Bool]
+    /// For each module of the mapping matrix, the codeword bit it carries (codeword × 8 + bit, bit 0 the most
+    /// significant), or -1 for the fixed corner pattern: the reader's map back from modules to codewords.
+    package private(set) var owners: [Int]
     private var placed: [Bool]
     private let rows: Int
     private let columns: Int
     private let codewords: [Int]
 
     init(side: Int, codewords: [Int]) {
-        rows = side
-        columns = side
+        self.init(rows: side, columns: side, codewords: codewords)
+    }
+
+    /// The placement in a `rows` × `columns` mapping matrix (rectangular symbols have one).
+    package init(rows: Int, columns: Int, codewords: [Int] = []) {
+        self.rows = rows
+        self.columns = columns
         self.codewords = codewords
-        modules = [Bool](repeating: false, count: side * side)
-        placed = [Bool](repeating: false, count: side * side)
+        modules = [Bool](repeating: false, count: rows * columns)
+        owners = [Int](repeating: -1, count: rows * columns)
+        placed = [Bool](repeating: false, count: rows * columns)
         fill()
     }
 
@@ -177,6 +189,7 @@ struct DataMatrixPlacement {
         }
         let value = codeword < codewords.count ? codewords[codeword] : 0
         modules[r * columns + c] = (value >> (8 - bit)) & 1 == 1
+        owners[r * columns + c] = codeword * 8 + bit - 1
         placed[r * columns + c] = true
     }
 

@@ -2,7 +2,7 @@
 /// Numeric Compaction. The mode is chosen run by run as the standard's Annex N suggests: 13 or more digits go to
 /// Numeric, 5 or more text characters to Text, anything else to Byte; a single byte inside text uses Byte Shift.
 /// The work is linear in the payload length.
-enum PDF417Compaction {
+package enum PDF417Compaction {
     static let latchText = 900
     static let latchByte = 901
     static let latchNumeric = 902
@@ -118,14 +118,20 @@ enum PDF417Compaction {
         }
     }
 
-    private static let mixedValues = table(from: [
+    /// The Mixed submode's characters by value (nil where the value is a latch); the reader decodes with it.
+    package static let mixedCharacters: [UInt8?] = [
         48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 38, 13, 9, 44, 58, 35, 45, 46, 36, 47, 43, 37, 42, 61, 94, nil, 32,
-    ])
+    ]
 
-    private static let punctuationValues = table(from: [
+    /// The Punctuation submode's characters by value; the reader decodes with it.
+    package static let punctuationCharacters: [UInt8?] = [
         59, 60, 62, 64, 91, 92, 93, 95, 96, 126, 33, 13, 9, 44, 58, 10, 45, 46, 36, 47, 34, 124, 42, 40, 41, 63, 123,
         125, 39,
-    ])
+    ]
+
+    private static let mixedValues = table(from: mixedCharacters)
+
+    private static let punctuationValues = table(from: punctuationCharacters)
 
     private static func table(_ value: (UInt8) -> Int?) -> [Int?] {
         (0...255).map { value(UInt8($0)) }

@@ -94,7 +94,7 @@ public enum PDF417Encoder {
     }
 
     /// 17-module patterns per cluster, decoded once from the width table.
-    static let patterns: [[UInt32]] = PDF417CodewordTable.clusters.map { widths in
+    package static let patterns: [[UInt32]] = PDF417CodewordTable.clusters.map { widths in
         var patterns: [UInt32] = []
         patterns.reserveCapacity(929)
         var pattern: UInt32 = 0
@@ -152,7 +152,7 @@ public enum PDF417Encoder {
 }
 
 /// Reed–Solomon over the prime field GF(929) (ISO/IEC 15438 §5.9): generator roots 3¹…3ᵏ.
-enum PDF417ErrorCorrection {
+package enum PDF417ErrorCorrection {
     /// Generator coefficients for each level's k = 2^(level+1), highest degree first without the leading 1.
     private static let generators: [[Int]] = (0...8).map { level in
         var poly = [1]
@@ -170,7 +170,7 @@ enum PDF417ErrorCorrection {
     }
 
     /// Check codewords c with data·xᵏ − remainder, so the full codeword polynomial is a multiple of the generator.
-    static func checkCodewords(for data: [Int], count: Int) -> [Int] {
+    package static func checkCodewords(for data: [Int], count: Int) -> [Int] {
         let level = count.trailingZeroBitCount - 1
         let generator = generators[level]
         var remainder = [Int](repeating: 0, count: count)

@@ -21,6 +21,28 @@ public struct ScanResult: Sendable, Equatable {
     }
 }
 
+/// What a reader made of one symbol: its read, or the reason a decoded symbol is not returned.
+enum SymbolOutcome {
+    case found(FoundBarcode)
+    case refused(ScanRefusal)
+}
+
+extension ScanResult {
+    /// Adds each read and refusal not already here.
+    mutating func add(_ outcomes: [SymbolOutcome]) {
+        for outcome in outcomes {
+            switch outcome {
+            case .found(let read) where !found.contains(where: { $0.symbology == read.symbology && $0.payload == read.payload }):
+                found.append(read)
+            case .refused(let refusal) where !refused.contains(refusal):
+                refused.append(refusal)
+            default:
+                break
+            }
+        }
+    }
+}
+
 /// Coffer's barcode reader. Linear symbols are read along parallel lines at every 6° from −30° to 30° (and backwards,
 /// for codes upside down; dark on light and light on dark); a linear read counts only when several lines agree on
 /// it, so a single misread line never becomes a result.
@@ -45,18 +67,12 @@ public enum BarcodeReader {
     public static func scan(_ image: GrayImage, firstOnly: Bool = false) -> ScanResult {
         var result = ScanResult(found: [], refused: [])
         let binary = BitImage(thresholding: image)
-        for variant in [binary, binary.inverted()] {
-            for read in QRReader.read(variant) {
-                switch read {
-                case .found(let found) where !result.found.contains(where: { $0.symbology == found.symbology && $0.payload == found.payload }):
-                    result.found.append(found)
-                case .refused(let refusal) where !result.refused.contains(refusal):
-                    result.refused.append(refusal)
-                default:
-                    break
-                }
-            }
-        }
+        // Matrix symbols first: their error correction makes a read certain, and a camera frame can stop there.
+        let inverted = binary.inverted()
+        result.add(QRReader.read(binary) + QRReader.read(inverted) + DataMatrixReader.read(binary) + AztecReader.read(binary)
+            + AztecReader.read(inverted))
+        if firstOnly, !result.found.isEmpty { return result }
+        result.add(PDF417Reader.read(image))
         if firstOnly, !result.found.isEmpty { return result }
         result.found += linear(image, firstOnly: firstOnly)
         return result

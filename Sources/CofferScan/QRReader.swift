@@ -1,15 +1,10 @@
 /// QR symbols in a black-and-white image: finder triples, most plausible first, sampled and decoded; a triple that
 /// read is not used again, so several symbols in one image are each read once.
 enum QRReader {
-    enum Result {
-        case found(FoundBarcode)
-        case refused(ScanRefusal)
-    }
-
-    static func read(_ image: BitImage) -> [Result] {
+    static func read(_ image: BitImage) -> [SymbolOutcome] {
         let finders = QRDetector.finders(in: image)
         var used: [QRDetector.Finder] = []
-        var results: [Result] = []
+        var results: [SymbolOutcome] = []
         for triple in QRDetector.candidateTriples(finders)
         where !used.contains(triple.0) && !used.contains(triple.1) && !used.contains(triple.2) {
             let estimate = QRDetector.estimatedDimension(image, triple)

@@ -11,7 +11,10 @@ import Testing
 /// each keeps the test quick; `coffer-bench scan` measures the full set).
 @Suite("Barcode reader: camera-like photos against zxing-cpp", .serialized, .offCooperativePool)
 struct PhotoSetTests {
-    static let symbologies = ["ean13", "ean8", "upc_a", "upc_e", "code128", "gs1_128", "code39", "itf", "itf14", "codabar", "qr"]
+    static let symbologies = [
+        "ean13", "ean8", "upc_a", "upc_e", "code128", "gs1_128", "code39", "itf", "itf14", "codabar", "qr", "datamatrix",
+        "gs1_datamatrix", "aztec", "pdf417",
+    ]
 
     struct Entry: Decodable {
         struct Anchor: Decodable {

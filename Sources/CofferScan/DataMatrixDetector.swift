@@ -1,0 +1,479 @@
+/// Finding Data Matrix symbols in a black-and-white image.
+///
+/// A symbol's solid L and its data are one connected dark region: each region large enough is a candidate. Its convex
+/// hull gives a first quadrilateral; each side is then fitted as a line to the outermost dark pixels met by walking in
+/// from outside (a clock-track side is dark at every other module, so only its outer half of the points is trusted);
+/// the corners are where the lines meet, so a symbol seen at an angle or in perspective is framed exactly. Which
+/// corner holds the L, and the symbol's size, are then chosen by sampling the border for every size: only the right
+/// one has both solid edges dark and both clock tracks alternating.
+enum DataMatrixDetector {
+    /// A framed symbol: its corners clockwise from the top-left (the L's corner is the bottom-left) and its size.
+    struct Frame {
+        let corners: [ImagePoint]
+        let size: DataMatrixSize
+        let grid: Perspective
+    }
+
+    /// The smallest candidate, in pixels a side: a 10×10 symbol at just over one pixel a module.
+    static let smallestSide = 12
+
+    /// A dark region that may be a symbol: its convex hull (clockwise on screen) and about how wide a module is.
+    struct Candidate {
+        let outline: [ImagePoint]
+        let module: Double
+    }
+
+    /// Candidate regions, largest first: dark on light, then light on dark.
+    static func candidates(in image: BitImage) -> (dark: [Candidate], light: [Candidate]) {
+        var (dark, light) = DarkComponents.both(image)
+        return (dark.hulls(minimumSide: smallestSide, limit: 12), light.hulls(minimumSide: smallestSide, limit: 12))
+    }
+
+    /// The frames a candidate may hold, most convincing first.
+    static func frames(_ image: BitImage, _ candidate: Candidate) -> [Frame] {
+        // A symbol's outline is all but a quadrilateral (its corners cut by at most a module): text, blots and
+        // card art mostly are not.
+        guard let first = largestQuadrilateral(candidate.outline),
+            area(of: first) >= 0.85 * area(of: candidate.outline),
+            let quad = refined(image, first, module: candidate.module)
+        else { return [] }
+        var scored: [(Frame, Double)] = []
+        for rotation in 0..<4 {
+            // Clockwise from the L's corner: bottom-left, top-left, top-right, bottom-right.
+            let bottomLeft = quad[rotation], topLeft = quad[(rotation + 1) % 4]
+            let topRight = quad[(rotation + 2) % 4], bottomRight = quad[(rotation + 3) % 4]
+            let corners = [topLeft, topRight, bottomRight, bottomLeft]
+            let across = distance(topLeft, topRight) + distance(bottomLeft, bottomRight)
+            let down = distance(topLeft, bottomLeft) + distance(topRight, bottomRight)
+            for size in DataMatrixSize.all {
+                // The sides' lengths must roughly agree with the size's proportions (perspective allows a lot).
+                let ratio = (across / Double(size.columns)) / (down / Double(size.rows))
+                guard ratio > 0.5, ratio < 2,
+                    across / Double(2 * size.columns) >= 1,
+                    let grid = Perspective(
+                        from: [ImagePoint(x: 0, y: 0), ImagePoint(x: Double(size.columns), y: 0),
+                               ImagePoint(x: Double(size.columns), y: Double(size.rows)), ImagePoint(x: 0, y: Double(size.rows))],
+                        to: corners)
+                else { continue }
+                let score = borderScore(image, grid, size)
+                if score.solid >= 0.8, score.clock >= 0.75 {
+                    scored.append((Frame(corners: corners, size: size, grid: grid), score.solid + score.clock))
+                }
+            }
+        }
+        return scored.sorted { $0.1 > $1.1 }.prefix(3).map(\.0)
+    }
+
+    /// Each module's centre sampled; nil when the grid runs off the image.
+    static func sample(_ image: BitImage, _ frame: Frame) -> [Bool]? {
+        let rows = frame.size.rows, columns = frame.size.columns
+        var dark = [Bool](repeating: false, count: rows * columns)
+        for y in 0..<rows {
+            for x in 0..<columns {
+                let point = frame.grid.map(Double(x) + 0.5, Double(y) + 0.5)
+                guard point.x >= -1, point.y >= -1, point.x <= Double(image.width), point.y <= Double(image.height)
+                else { return nil }
+                dark[y * columns + x] = image.isDark(at: point.x, point.y)
+            }
+        }
+        return dark
+    }
+
+    /// The share of the L's modules read dark, and of the clock tracks' read as they alternate.
+    private static func borderScore(_ image: BitImage, _ grid: Perspective, _ size: DataMatrixSize) -> (solid: Double, clock: Double) {
+        var solid = 0, clock = 0
+        let rows = size.rows, columns = size.columns
+        for x in 0..<columns {
+            let bottom = grid.map(Double(x) + 0.5, Double(rows) - 0.5)
+            if image.isDark(at: bottom.x, bottom.y) { solid += 1 }
+            let top = grid.map(Double(x) + 0.5, 0.5)
+            if image.isDark(at: top.x, top.y) == (x % 2 == 0) { clock += 1 }
+        }
+        for y in 0..<rows {
+            let left = grid.map(0.5, Double(y) + 0.5)
+            if image.isDark(at: left.x, left.y) { solid += 1 }
+            let right = grid.map(Double(columns) - 0.5, Double(y) + 0.5)
+            if image.isDark(at: right.x, right.y) == (y % 2 == 1) { clock += 1 }
+        }
+        let count = Double(rows + columns)
+        return (Double(solid) / count, Double(clock) / count)
+    }
+
+    /// The quadrilateral of largest area with its corners on the outline (clockwise, as the outline).
+    static func largestQuadrilateral(_ outline: [ImagePoint]) -> [ImagePoint]? {
+        // A long outline is thinned evenly: the corners need only be close, the sides are fitted afterwards.
+        let stride = max(1, (outline.count + 39) / 40)
+        let points = Swift.stride(from: 0, to: outline.count, by: stride).map { outline[$0] }
+        let count = points.count
+        guard count >= 4 else { return nil }
+        func area(_ a: ImagePoint, _ b: ImagePoint, _ c: ImagePoint) -> Double {
+            abs((b.x - a.x) * (c.y - a.y) - (c.x - a.x) * (b.y - a.y)) / 2
+        }
+        var best = 0.0
+        var corners = [0, 1, 2, 3]
+        for i in 0..<count - 3 {
+            for k in i + 2..<count - 1 {
+                var left = 0.0, leftIndex = i + 1
+                for j in i + 1..<k {
+                    let value = area(points[i], points[j], points[k])
+                    if value > left { left = value; leftIndex = j }
+                }
+                var right = 0.0, rightIndex = k + 1
+                for l in k + 1..<count {
+                    let value = area(points[k], points[l], points[i])
+                    if value > right { right = value; rightIndex = l }
+                }
+                if left + right > best {
+                    best = left + right
+                    corners = [i, leftIndex, k, rightIndex]
+                }
+            }
+        }
+        return corners.map { points[$0] }
+    }
+
+    /// The quadrilateral with each side fitted to the symbol's outer edge; nil when a side finds no edge.
+    static func refined(_ image: BitImage, _ quad: [ImagePoint], module: Double) -> [ImagePoint]? {
+        var lines: [Line] = []
+        for side in 0..<4 {
+            guard let line = fittedSide(image, from: quad[side], to: quad[(side + 1) % 4], module: module) else { return nil }
+            lines.append(line)
+        }
+        var corners: [ImagePoint] = []
+        for side in 0..<4 {
+            guard let corner = lines[(side + 3) % 4].intersection(lines[side]) else { return nil }
+            corners.append(corner)
+        }
+        // A fit that moved a corner far from where the outline had it is not this region's edge.
+        let span = distance(quad[0], quad[2]) + distance(quad[1], quad[3])
+        for (corner, first) in zip(corners, quad) where distance(corner, first) > span / 8 { return nil }
+        return corners
+    }
+
+    /// A line through `point` along the unit vector `direction`.
+    struct Line {
+        let point: ImagePoint
+        let direction: ImagePoint
+
+        func intersection(_ other: Line) -> ImagePoint? {
+            let cross = direction.x * other.direction.y - direction.y * other.direction.x
+            guard abs(cross) > 1e-6 else { return nil }
+            let dx = other.point.x - point.x, dy = other.point.y - point.y
+            let t = (dx * other.direction.y - dy * other.direction.x) / cross
+            return ImagePoint(x: point.x + t * direction.x, y: point.y + t * direction.y)
+        }
+    }
+
+    /// The outer edge along the side from `a` to `b` (the quadrilateral clockwise, so outside is to the left of the
+    /// direction of travel on screen): the first dark pixel met walking in from outside, at points along the side.
+    private static func fittedSide(_ image: BitImage, from a: ImagePoint, to b: ImagePoint, module: Double) -> Line? {
+        let length = distance(a, b)
+        guard length >= 4 else { return nil }
+        let ux = (b.x - a.x) / length, uy = (b.y - a.y) / length
+        // Clockwise on screen (y down): the outward normal of a side travelled along u is (uy, −ux).
+        let nx = uy, ny = -ux
+        // The outline lies within a module or two of the edge (more only at a corner the clock track leaves light).
+        let reach = 3 * module + 2
+        let steps = min(200, max(12, Int(length)))
+        var along: [Double] = []
+        var depths: [Double] = []
+        for step in 0..<steps {
+            let t = length * (0.08 + 0.84 * Double(step) / Double(steps - 1))
+            let baseX = a.x + ux * t, baseY = a.y + uy * t
+            // The first dark pixel after a light one: a walk that starts on something dark beside the symbol (the
+            // card's print, where the quiet zone is narrow) first walks off it.
+            var depth = -reach
+            var seenLight = false
+            while depth <= reach {
+                if image.isDark(at: baseX - nx * depth, baseY - ny * depth) {
+                    if seenLight {
+                        along.append(t)
+                        depths.append(depth)
+                        break
+                    }
+                } else {
+                    seenLight = true
+                }
+                depth += 0.5
+            }
+        }
+        guard along.count >= steps / 4 else { return nil }
+        // The outermost points of each sixth of the side: a sixth spans more than one module of any symbol's clock
+        // track, so it meets a dark clock module even where the walk between them went on into the data.
+        var keep = [Bool](repeating: false, count: along.count)
+        let segments = 6
+        var first = 0
+        for segment in 0..<segments {
+            let limit = length * (0.08 + 0.84 * Double(segment + 1) / Double(segments))
+            var last = first
+            while last < along.count, along[last] <= limit + 1e-9 { last += 1 }
+            if last > first {
+                let outermost = depths[first..<last].min()!
+                for index in first..<last where depths[index] <= outermost + 1 { keep[index] = true }
+            }
+            first = last
+        }
+        // Then a line through them, dropping points far from it (clutter met outside the symbol) and fitting again.
+        var fit: (intercept: Double, slope: Double)?
+        for _ in 0..<3 {
+            guard let line = leastSquares(along, depths, keep) else { break }
+            fit = line
+            let residuals = along.indices.map { abs(depths[$0] - (line.intercept + line.slope * along[$0])) }
+            keep = along.indices.map { keep[$0] && residuals[$0] <= 1.5 }
+        }
+        guard let line = fit else { return nil }
+        // Back to image space: depth d at t lies at a + u t − n d.
+        let start = ImagePoint(x: a.x - nx * line.intercept, y: a.y - ny * line.intercept)
+        let endT = length
+        let endDepth = line.intercept + line.slope * endT
+        let end = ImagePoint(x: a.x + ux * endT - nx * endDepth, y: a.y + uy * endT - ny * endDepth)
+        let span = distance(start, end)
+        guard span > 0 else { return nil }
+        return Line(point: start, direction: ImagePoint(x: (end.x - start.x) / span, y: (end.y - start.y) / span))
+    }
+
+    private static func leastSquares(_ xs: [Double], _ ys: [Double], _ keep: [Bool]) -> (intercept: Double, slope: Double)? {
+        var n = 0.0, sx = 0.0, sy = 0.0, sxx = 0.0, sxy = 0.0
+        for index in xs.indices where keep[index] {
+            let x = xs[index], y = ys[index]
+            n += 1
+            sx += x
+            sy += y
+            sxx += x * x
+            sxy += x * y
+        }
+        guard n >= 3 else { return nil }
+        let denominator = n * sxx - sx * sx
+        guard abs(denominator) > 1e-9 else { return nil }
+        let slope = (n * sxy - sx * sy) / denominator
+        return ((sy - slope * sx) / n, slope)
+    }
+
+    /// The area of a simple polygon.
+    static func area(of polygon: [ImagePoint]) -> Double {
+        var twice = 0.0
+        for index in polygon.indices {
+            let a = polygon[index], b = polygon[(index + 1) % polygon.count]
+            twice += a.x * b.y - b.x * a.y
+        }
+        return abs(twice) / 2
+    }
+
+    static func distance(_ a: ImagePoint, _ b: ImagePoint) -> Double {
+        ((a.x - b.x) * (a.x - b.x) + (a.y - b.y) * (a.y - b.y)).squareRoot()
+    }
+}
+
+/// The 8-connected dark regions of an image, found from its row runs with a union–find.
+struct DarkComponents {
+    private let width: Int
+    private let height: Int
+    private var row: [Int32] = []
+    private var start: [Int32] = []
+    private var end: [Int32] = []
+    private var parent: [Int32] = []
+
+    private init(width: Int, height: Int) {
+        self.width = width
+        self.height = height
+    }
+
+    /// The dark regions of `image` and its light ones (the dark regions of its inverse), from one pass over its rows.
+    static func both(_ image: BitImage) -> (dark: DarkComponents, light: DarkComponents) {
+        var dark = DarkComponents(width: image.width, height: image.height)
+        var light = DarkComponents(width: image.width, height: image.height)
+        var runs: [Int] = []
+        var previousDark = 0..<0, previousLight = 0..<0
+        for y in 0..<image.height {
+            runs.removeAll(keepingCapacity: true)
+            image.runs(ofRow: y, into: &runs)
+            let firstDark = dark.start.count, firstLight = light.start.count
+            var x = 0
+            var isDark = false
+            for length in runs {
+                if length > 0 {
+                    if isDark { dark.append(row: y, from: x, to: x + length) } else { light.append(row: y, from: x, to: x + length) }
+                }
+                x += length
+                isDark.toggle()
+            }
+            dark.join(firstDark..<dark.start.count, to: previousDark)
+            light.join(firstLight..<light.start.count, to: previousLight)
+            previousDark = firstDark..<dark.start.count
+            previousLight = firstLight..<light.start.count
+        }
+        return (dark, light)
+    }
+
+    private mutating func append(row y: Int, from x: Int, to end: Int) {
+        row.append(Int32(y))
+        start.append(Int32(x))
+        self.end.append(Int32(end))
+        parent.append(Int32(start.count - 1))
+    }
+
+    /// Runs of a row touching (or diagonally meeting) runs of the row above join their regions.
+    private mutating func join(_ current: Range<Int>, to previous: Range<Int>) {
+        var above = previous.lowerBound
+        for index in current {
+            while above < previous.upperBound, end[above] < start[index] { above += 1 }
+            var touching = above
+            while touching < previous.upperBound, start[touching] <= end[index] {
+                union(index, touching)
+                touching += 1
+            }
+        }
+    }
+
+    private mutating func root(_ index: Int) -> Int {
+        var node = index
+        while Int(parent[node]) != node {
+            parent[node] = parent[Int(parent[node])]
+            node = Int(parent[node])
+        }
+        return node
+    }
+
+    private mutating func union(_ a: Int, _ b: Int) {
+        let rootA = root(a), rootB = root(b)
+        if rootA != rootB { parent[max(rootA, rootB)] = Int32(min(rootA, rootB)) }
+    }
+
+    /// The convex hulls (clockwise on screen) of the regions at least `minimumSide` pixels wide and high, and not
+    /// mostly empty, largest first, at most `limit`. Smaller regions hugging one (within two of its modules) join it:
+    /// a symbol's sparse corner can be islands of modules that touch neither each other nor the L.
+    mutating func hulls(minimumSide: Int, limit: Int) -> [DataMatrixDetector.Candidate] {
+        let count = start.count
+        var minX = [Int32](repeating: .max, count: count), maxX = [Int32](repeating: .min, count: count)
+        var minY = [Int32](repeating: .max, count: count), maxY = [Int32](repeating: .min, count: count)
+        var pixels = [Int](repeating: 0, count: count)
+        var roots = [Int32](repeating: 0, count: count)
+        for index in 0..<count {
+            let top = root(index)
+            roots[index] = Int32(top)
+            minX[top] = min(minX[top], start[index])
+            maxX[top] = max(maxX[top], end[index])
+            minY[top] = min(minY[top], row[index])
+            maxY[top] = max(maxY[top], row[index] + 1)
+            pixels[top] += Int(end[index] - start[index])
+        }
+        let regions = (0..<count).filter { Int(roots[$0]) == $0 }
+        var seeds: [(root: Int, pixels: Int)] = []
+        for index in regions {
+            let regionWidth = Int(maxX[index] - minX[index]), regionHeight = Int(maxY[index] - minY[index])
+            // A region touching all four edges of the image is its background (or, inverted, its foreground).
+            let framesImage = minX[index] == 0 && minY[index] == 0 && Int(maxX[index]) == width && Int(maxY[index]) == height
+            guard regionWidth >= minimumSide, regionHeight >= minimumSide, pixels[index] * 8 >= regionWidth * regionHeight,
+                !framesImage
+            else { continue }
+            seeds.append((index, pixels[index]))
+        }
+        seeds = Array(seeds.sorted { $0.pixels > $1.pixels }.prefix(limit))
+        guard !seeds.isEmpty else { return [] }
+        // The runs of each region together (a counting sort by region), so a region's runs can be added at once.
+        var firstRun = [Int](repeating: 0, count: count + 1)
+        for index in 0..<count { firstRun[Int(roots[index]) + 1] += 1 }
+        for index in 0..<count { firstRun[index + 1] += firstRun[index] }
+        var grouped = [Int](repeating: 0, count: count)
+        var next = firstRun
+        for index in 0..<count {
+            grouped[next[Int(roots[index])]] = index
+            next[Int(roots[index])] += 1
+        }
+        var hulls: [DataMatrixDetector.Candidate] = []
+        for seed in seeds {
+            var points: [ImagePoint] = []
+            let runs = grouped[firstRun[seed.root]..<firstRun[seed.root + 1]]
+            Self.appendOutline(of: runs, row: row, start: start, end: end, to: &points)
+            // A third of the runs are at most this long: about a module.
+            var histogram = [Int](repeating: 0, count: 65)
+            for run in runs { histogram[min(64, Int(end[run] - start[run]))] += 1 }
+            var module = 0, counted = 0
+            while counted * 3 < runs.count, module < 64 {
+                module += 1
+                counted += histogram[module]
+            }
+            let reach = 2 * Double(module)
+            var hull = Self.convexHull(points)
+            points = hull
+            // Regions near enough to join in a few rounds, found once: the rounds then look at these only.
+            let margin = 4 * reach
+            let nearLeft = Double(minX[seed.root]) - margin, nearRight = Double(maxX[seed.root]) + margin
+            let nearTop = Double(minY[seed.root]) - margin, nearBottom = Double(maxY[seed.root]) + margin
+            var near: [Int] = []
+            for index in regions where index != seed.root && pixels[index] < seed.pixels {
+                let middleX = Double(minX[index] + maxX[index]) / 2, middleY = Double(minY[index] + maxY[index]) / 2
+                if middleX >= nearLeft, middleX <= nearRight, middleY >= nearTop, middleY <= nearBottom { near.append(index) }
+            }
+            var joined = [Bool](repeating: false, count: near.count)
+            // Islands join while they hug the outline, which grows as they do (a corner can be a chain of them).
+            for _ in 0..<4 where !near.isEmpty {
+                var added = false
+                for (position, index) in near.enumerated() where !joined[position] {
+                    let middle = ImagePoint(x: Double(minX[index] + maxX[index]) / 2, y: Double(minY[index] + maxY[index]) / 2)
+                    guard Self.distance(middle, outside: hull) <= reach else { continue }
+                    joined[position] = true
+                    added = true
+                    Self.appendOutline(of: grouped[firstRun[index]..<firstRun[index + 1]], row: row, start: start, end: end,
+                                       to: &points)
+                }
+                guard added else { break }
+                hull = Self.convexHull(points)
+                points = hull
+            }
+            hulls.append(DataMatrixDetector.Candidate(outline: hull, module: reach / 2))
+        }
+        return hulls
+    }
+
+    /// The pixel corners at each end of a region's rows (`runs` in row order): all its convex hull needs.
+    private static func appendOutline(of runs: ArraySlice<Int>, row: [Int32], start: [Int32], end: [Int32],
+                                      to points: inout [ImagePoint]) {
+        var index = runs.startIndex
+        while index < runs.endIndex {
+            let y = row[runs[index]]
+            var last = index
+            while last + 1 < runs.endIndex, row[runs[last + 1]] == y { last += 1 }
+            let top = Double(y), left = Double(start[runs[index]]), right = Double(end[runs[last]])
+            points += [ImagePoint(x: left, y: top), ImagePoint(x: left, y: top + 1), ImagePoint(x: right, y: top),
+                       ImagePoint(x: right, y: top + 1)]
+            index = last + 1
+        }
+    }
+
+    /// How far `point` lies outside the convex polygon `hull` (clockwise on screen); 0 inside.
+    static func distance(_ point: ImagePoint, outside hull: [ImagePoint]) -> Double {
+        var farthest = 0.0
+        for index in hull.indices {
+            let a = hull[index], b = hull[(index + 1) % hull.count]
+            let length = ((b.x - a.x) * (b.x - a.x) + (b.y - a.y) * (b.y - a.y)).squareRoot()
+            guard length > 0 else { continue }
+            // Outward is to the left of travel on screen: the normal (dy, −dx).
+            let outward = ((point.x - a.x) * (b.y - a.y) - (point.y - a.y) * (b.x - a.x)) / length
+            farthest = max(farthest, outward)
+        }
+        return farthest
+    }
+
+    /// Andrew's monotone chain; clockwise on screen (y down).
+    static func convexHull(_ points: [ImagePoint]) -> [ImagePoint] {
+        // By row first: the outline points come row by row, so the (adaptive) sort has little to do.
+        let sorted = points.sorted { $0.y < $1.y || ($0.y == $1.y && $0.x < $1.x) }
+        guard sorted.count > 2 else { return sorted }
+        func cross(_ o: ImagePoint, _ a: ImagePoint, _ b: ImagePoint) -> Double {
+            (a.x - o.x) * (b.y - o.y) - (a.y - o.y) * (b.x - o.x)
+        }
+        var lower: [ImagePoint] = []
+        for point in sorted {
+            while lower.count >= 2, cross(lower[lower.count - 2], lower[lower.count - 1], point) <= 0 { lower.removeLast() }
+            lower.append(point)
+        }
+        var upper: [ImagePoint] = []
+        for point in sorted.reversed() {
+            while upper.count >= 2, cross(upper[upper.count - 2], upper[upper.count - 1], point) <= 0 { upper.removeLast() }
+            upper.append(point)
+        }
+        // Counter-clockwise in y-up terms is clockwise on screen.
+        return Array(lower.dropLast() + upper.dropLast())
+    }
+}
