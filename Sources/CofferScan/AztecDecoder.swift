@@ -235,7 +235,7 @@ enum AztecDecoder {
         guard start + 1 < bytes.count, isUpper(bytes[start]), isUpper(bytes[start + 1]) else { return nil }
         let index = Int(bytes[start] - 0x41), count = Int(bytes[start + 1] - 0x41) + 1
         // A count that cannot hold the index is unknown (zero).
-        return .structuredAppend(index: index + 1, total: count == 1 || count <= index ? 0 : count)
+        return .structuredAppend(.aztec, index: index + 1, total: count == 1 || count <= index ? nil : count)
     }
 
     private static func isUpper(_ byte: UInt8) -> Bool { (0x41...0x5A).contains(byte) }

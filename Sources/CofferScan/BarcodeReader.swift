@@ -43,9 +43,11 @@ extension ScanResult {
     }
 }
 
-/// Coffer's barcode reader. Linear symbols are read along parallel lines at every 6° from −30° to 30° (and backwards,
-/// for codes upside down; dark on light and light on dark); a linear read counts only when several lines agree on
-/// it, so a single misread line never becomes a result.
+/// Coffer's barcode reader. QR, Data Matrix and Aztec symbols are found on a locally thresholded image (dark on light
+/// and light on dark) at any angle and in perspective, and PDF417 along lines at four angles; each is read only
+/// through its Reed–Solomon check. Linear symbols are read along parallel lines at every 6° from −30° to 30° (and
+/// backwards, for codes upside down; dark on light and light on dark); a linear read counts only when several lines
+/// agree on it, so a single misread line never becomes a result.
 public enum BarcodeReader {
     /// Lines that must agree before a linear read is reported: two, or three for ITF, which has no check digit and
     /// whose every pair of digits is another valid pair when one element is misjudged (Code 39 and Codabar carry no

@@ -155,7 +155,7 @@ private enum Encodation {
                     let sequence = codewords[position]
                     let index = sequence >> 4 + 1, total = 17 - sequence & 0x0F
                     guard total >= 2, index <= total else { return nil }
-                    return .refused(.structuredAppend(index: index, total: total))
+                    return .refused(.structuredAppend(.dataMatrix, index: index, total: total))
                 case 234: break  // Reader programming: a flag for the reader, no data.
                 case 235: upperShift = true
                 case 236, 237:

@@ -232,6 +232,6 @@ enum PDF417Decoder {
             index = end
         }
         guard segment < 99_999, total == 0 || segment < total else { return nil }
-        return .refused(.structuredAppend(index: segment + 1, total: total))
+        return .refused(.structuredAppend(.pdf417, index: segment + 1, total: total == 0 ? nil : total))
     }
 }

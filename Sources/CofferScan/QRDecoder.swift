@@ -2,9 +2,10 @@ import CofferBarcode
 
 /// Why a symbol that was found and decoded is not returned as a read.
 public enum ScanRefusal: Sendable, Equatable {
-    /// One part of a QR structured-append message (`index` of `total`, from 1): Coffer keeps one code a card and
-    /// does not join parts.
-    case structuredAppend(index: Int, total: Int)
+    /// One symbol of a message spread over several (QR and Data Matrix structured append, Macro PDF417, Aztec
+    /// structured append): part `index` (from 1) of `total`, when the symbol says how many there are. Coffer keeps
+    /// one code an item and does not join parts.
+    case structuredAppend(Symbology, index: Int, total: Int?)
 }
 
 /// The payload of a sampled QR module grid (ISO/IEC 18004): format and version information by nearest BCH word,
@@ -225,7 +226,7 @@ enum QRDecoder {
                 }
             case 3:
                 guard let index = bits.read(4), let last = bits.read(4), bits.read(8) != nil else { return nil }
-                return .refused(.structuredAppend(index: index + 1, total: last + 1))
+                return .refused(.structuredAppend(.qr, index: index + 1, total: last + 1))
             case 5:
                 gs1 = true
             case 9:

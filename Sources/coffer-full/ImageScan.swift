@@ -35,9 +35,10 @@ enum ImageScan {
         let name = (path as NSString).lastPathComponent
         if result.found.isEmpty, let refusal = result.refused.first {
             switch refusal {
-            case .structuredAppend(let index, let total):
+            case .structuredAppend(let symbology, let index, let total):
+                let part = total.map { "part \(index) of \($0)" } ?? "part \(index)"
                 throw CLIError.badData(
-                    "\(path): the QR code is part \(index) of \(total) of a structured-append message; Coffer keeps one code per item")
+                    "\(path): the \(symbology.rawValue) code is \(part) of a message spread over several codes; Coffer keeps one code per item")
             }
         }
         return result.found.enumerated().map { index, found in

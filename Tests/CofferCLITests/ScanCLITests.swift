@@ -132,7 +132,7 @@ struct ScanCLITests {
             ("notes.png", "coffer: error: \(home)/notes.png: not a PNG or JPEG image\n"),
             ("cut.png", "coffer: error: \(home)/cut.png: the PNG file is damaged: it is cut short\n"),
             ("blank.png", "coffer: error: \(home)/blank.png: no barcode found\ncoffer: hint: nothing found: try a sharper photo, closer, in even light, with the whole code in the frame\n"),
-            ("part.png", "coffer: error: \(home)/part.png: the QR code is part 1 of 2 of a structured-append message; Coffer keeps one code per item\n"),
+            ("part.png", "coffer: error: \(home)/part.png: the qr code is part 1 of 2 of a message spread over several codes; Coffer keeps one code per item\n"),
             ("absent.png", "coffer: error: \(home)/absent.png does not exist\n"),
         ]
         for (file, message) in cases {

@@ -133,10 +133,10 @@ struct AztecReaderTests {
         ])
         let first = BarcodeReader.scan(made[0].image)
         #expect(first.found.isEmpty)
-        #expect(first.refused == [.structuredAppend(index: 1, total: 2)])
+        #expect(first.refused == [.structuredAppend(.aztec, index: 1, total: 2)])
         let second = BarcodeReader.scan(made[1].image)
         #expect(second.found.isEmpty)
-        #expect(second.refused == [.structuredAppend(index: 2, total: 3)])
+        #expect(second.refused == [.structuredAppend(.aztec, index: 2, total: 3)])
     }
 
     @Test("several symbols in one image are each read once")

@@ -101,7 +101,7 @@ struct DataMatrixReaderTests {
         let made = try OracleImage.make([Self.zint("PART TWO OF THREE", ["--structapp=2,3"]) as [String: Any]])
         let result = BarcodeReader.scan(made[0].image)
         #expect(result.found.isEmpty)
-        #expect(result.refused == [.structuredAppend(index: 2, total: 3)])
+        #expect(result.refused == [.structuredAppend(.dataMatrix, index: 2, total: 3)])
     }
 
     @Test("several symbols in one image are each read once, beside other symbologies")

@@ -113,7 +113,7 @@ struct PDF417ReaderTests {
                 Issue.record("not refused")
                 continue
             }
-            #expect(refusal == .structuredAppend(index: index, total: 3))
+            #expect(refusal == .structuredAppend(.pdf417, index: index, total: 3))
         }
     }
 

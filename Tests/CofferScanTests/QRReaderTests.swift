@@ -95,7 +95,7 @@ struct QRReaderTests {
         let made = try OracleImage.make([Self.zint("PART ONE OF TWO", ["--structapp=1,2"]) as [String: Any]])
         let result = BarcodeReader.scan(made[0].image)
         #expect(result.found.isEmpty)
-        #expect(result.refused == [.structuredAppend(index: 1, total: 2)])
+        #expect(result.refused == [.structuredAppend(.qr, index: 1, total: 2)])
     }
 
     @Test("several symbols in one image are each read once")
