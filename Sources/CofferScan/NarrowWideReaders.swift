@@ -9,11 +9,43 @@ import CofferBarcode
 /// bars' and the narrow spaces' mean widths. A split counts only when the narrowest wide element is at least 1.3 times
 /// the widest narrow one, and the wide ones agree within 2.5× and so do the narrow ones (at 1.5 pixels a module, a
 /// narrow element is 1 or 2 pixels wide): a character is never guessed.
-func wideBits(_ runs: RunSlice, wideCounts: ClosedRange<Int>, alternating: Bool = true) -> Int? {
-    guard let first = split(runs, wideCounts: wideCounts, spread: 0) else { return nil }
+///
+/// Motion blur can wear a narrow bar between two wide spaces down to a pixel, so that the raw widths fail the 2.5×
+/// test: with `inSymbol` (a start character has been read on this line), the gap is then estimated from taking the
+/// widest elements as the wide ones, and the split with it must pass every test on its own. Not at every place a
+/// symbol might start: there it would cost a second look wherever a line crosses noise.
+func wideBits(_ runs: RunSlice, wideCounts: ClosedRange<Int>, alternating: Bool = true, inSymbol: Bool = false) -> Int? {
+    let first = split(runs, wideCounts: wideCounts, spread: 0)
     guard alternating else { return first }
+    if let first { return split(runs, wideCounts: wideCounts, spread: barSpread(runs, wide: first)) ?? first }
+    guard inSymbol else { return nil }
+    for count in wideCounts where count < runs.count {
+        if let bits = split(runs, wideCounts: count...count, spread: barSpread(runs, wide: widest(runs, count))) {
+            return bits
+        }
+    }
+    return nil
+}
+
+/// The `count` widest of `runs` as wide bits (first element most significant); ties go to the earlier element.
+private func widest(_ runs: RunSlice, _ count: Int) -> Int {
+    var bits = 0
+    for _ in 0..<count {
+        var best = -1, bestWidth = -1
+        for (offset, run) in runs.enumerated() where bits & (1 << (runs.count - 1 - offset)) == 0 && run > bestWidth {
+            best = offset
+            bestWidth = run
+        }
+        bits |= 1 << (runs.count - 1 - best)
+    }
+    return bits
+}
+
+/// Half the gap between the narrow bars' and the narrow spaces' mean widths, with `wide` marking the wide
+/// elements (bars at even offsets); 0 when either kind has no narrow element.
+private func barSpread(_ runs: RunSlice, wide: Int) -> Double {
     var narrowBars = 0.0, barCount = 0.0, narrowSpaces = 0.0, spaceCount = 0.0
-    for (offset, run) in runs.enumerated() where first & (1 << (runs.count - 1 - offset)) == 0 {
+    for (offset, run) in runs.enumerated() where wide & (1 << (runs.count - 1 - offset)) == 0 {
         if offset % 2 == 0 {
             narrowBars += Double(run)
             barCount += 1
@@ -22,9 +54,8 @@ func wideBits(_ runs: RunSlice, wideCounts: ClosedRange<Int>, alternating: Bool 
             spaceCount += 1
         }
     }
-    guard barCount > 0, spaceCount > 0 else { return first }
-    let spread = (narrowBars / barCount - narrowSpaces / spaceCount) / 2
-    return split(runs, wideCounts: wideCounts, spread: spread) ?? first
+    guard barCount > 0, spaceCount > 0 else { return 0 }
+    return (narrowBars / barCount - narrowSpaces / spaceCount) / 2
 }
 
 /// The clean split of `runs` with bars narrowed (and spaces widened) by `spread`, preferring the wide count whose
@@ -84,7 +115,7 @@ enum Code39Reader {
             let next = runs[at + 1..<at + 10].reduce(0, +)
             // The gap between characters is narrow, and neighbouring characters are about as wide.
             guard Double(runs[at]) * 13.5 <= 2.2 * Double(width), next * 10 >= width * 7, next * 7 <= width * 10,
-                let bits = wideBits(runs[at + 1..<at + 10], wideCounts: 3...3)
+                let bits = wideBits(runs[at + 1..<at + 10], wideCounts: 3...3, inSymbol: true)
             else { return nil }
             width = next
             if bits == Code39.star {
@@ -117,7 +148,7 @@ enum CodabarReader {
             guard at + 9 <= runs.count else { return nil }
             let next = runs[at + 1..<at + 8].reduce(0, +)
             guard Double(runs[at]) * 11.5 <= 2.2 * Double(width), next * 10 >= width * 6, next * 6 <= width * 10,
-                let byte = character(runs, at: at + 1)
+                let byte = character(runs, at: at + 1, inSymbol: true)
             else { return nil }
             width = next
             payload.append(byte)
@@ -130,8 +161,8 @@ enum CodabarReader {
         }
     }
 
-    private static func character(_ runs: Runs, at: Int) -> UInt8? {
-        guard let bits = wideBits(runs[at..<at + 7], wideCounts: 2...3),
+    private static func character(_ runs: Runs, at: Int, inSymbol: Bool = false) -> UInt8? {
+        guard let bits = wideBits(runs[at..<at + 7], wideCounts: 2...3, inSymbol: inSymbol),
             let index = Codabar.patterns.firstIndex(of: bits)
         else { return nil }
         return Codabar.alphabet[index]

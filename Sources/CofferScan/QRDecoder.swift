@@ -16,8 +16,8 @@ enum QRDecoder {
         case refused(ScanRefusal)
         /// The version information names another size: sample again at this dimension.
         case otherDimension(Int)
-        /// The format information reads (so this is a QR symbol at this size) but the codewords do not correct:
-        /// the grid may be placed a little off.
+        /// Both copies of the format information read as the same word (so this is very likely a QR symbol at
+        /// this size) but the codewords do not correct: the grid may be placed a little off.
         case uncorrectable
     }
 
@@ -35,7 +35,7 @@ enum QRDecoder {
             if read != version { return .otherDimension(17 + 4 * read) }
             version = read
         }
-        guard let (level, mask) = readFormat(dark, dimension: dimension) else { return nil }
+        guard let (level, mask, copiesAgree) = readFormat(dark, dimension: dimension) else { return nil }
 
         var builder = QRMatrixBuilder(version: version)
         builder.drawFunctionPatterns()
@@ -47,7 +47,9 @@ enum QRDecoder {
             let x = module % dimension, y = module / dimension
             if dark[module] != QRMatrixBuilder.maskBit(mask, x: x, y: y) { codewords[bit >> 3] |= 0x80 >> (bit & 7) }
         }
-        guard let data = correctBlocks(codewords, version: version, level: level) else { return .uncorrectable }
+        // One copy alone lands within 3 bits of some format word for over half of all noise, so only two copies
+        // that agree are worth the caller's search for a better-placed grid.
+        guard let data = correctBlocks(codewords, version: version, level: level) else { return copiesAgree ? .uncorrectable : nil }
         return segments(data, version: version)
     }
 
@@ -69,8 +71,9 @@ enum QRDecoder {
         return best.version
     }
 
-    /// The error-correction level and mask from either copy of the 15-bit format word (nearest within 3 bits).
-    private static func readFormat(_ dark: [Bool], dimension: Int) -> (QRErrorCorrection, Int)? {
+    /// The error-correction level and mask from either copy of the 15-bit format word (nearest within 3 bits), and
+    /// whether the other copy is within 3 bits of the same word.
+    private static func readFormat(_ dark: [Bool], dimension: Int) -> (QRErrorCorrection, Int, Bool)? {
         let positions = QRMatrixBuilder(version: (dimension - 17) / 4).formatPositions
         var copies = [0, 0]
         for (index, position) in positions.enumerated() where dark[position.y * dimension + position.x] {
@@ -82,7 +85,9 @@ enum QRDecoder {
             if best == nil || distance < best!.distance { best = (distance, candidate.level, candidate.mask) }
         }
         guard let best, best.distance <= 3 else { return nil }
-        return (best.level, best.mask)
+        let word = QRMatrixBuilder.formatBits(level: best.level, mask: best.mask)
+        let copiesAgree = (word ^ copies[0]).nonzeroBitCount <= 3 && (word ^ copies[1]).nonzeroBitCount <= 3
+        return (best.level, best.mask, copiesAgree)
     }
 
     /// The data codewords, blocks de-interleaved (data round-robin, short blocks first, then check words) and each

@@ -41,7 +41,10 @@ enum QRDetector {
                 if middle > runs[index + 1], middle > runs[index + 3] {
                     let counts = Array(runs[index..<index + 5])
                     let patternEnd = end + counts.reduce(0, +)
-                    if isFinderRatio(counts), let centre = confirm(image, counts: counts, row: row, end: patternEnd) {
+                    let outer = cappedOuterRuns(counts)
+                    if isFinderRatio(counts) || isFinderEdgeRatio(outer),
+                        let centre = confirm(image, counts: counts, expected: outer.reduce(0, +), row: row, end: patternEnd)
+                    {
                         merge(centre, into: &found)
                     }
                 }
@@ -63,10 +66,32 @@ enum QRDetector {
             && abs(module - Double(counts[4])) < slack
     }
 
+    /// Whether five runs are 1:1:3:1:1 measured edge to edge: each dark run with the light run after it, and each
+    /// light run with the dark run after it, spans 2, 4, 4 and 2 modules. Blur and a threshold set too dark or too
+    /// light widen every dark run and narrow every light one by the same amount, which such sums cancel; a ring
+    /// worn to a third of a module by motion blur passes here where the plain ratio fails. Each sum may be off by
+    /// half a module and half a pixel. Modules under 2 pixels are left to the plain ratio: there, sensor noise
+    /// makes such runs everywhere, and blur that wears a ring that thin leaves nothing to read anyway.
+    static func isFinderEdgeRatio(_ counts: [Int]) -> Bool {
+        guard counts.allSatisfy({ $0 > 0 }) else { return false }
+        let sums = [counts[0] + counts[1], counts[1] + counts[2], counts[2] + counts[3], counts[3] + counts[4]]
+        let module = Double(sums.reduce(0, +)) / 12
+        guard module >= 2 else { return false }
+        let slack = module / 2 + 0.5
+        return abs(Double(sums[0]) - 2 * module) <= slack && abs(Double(sums[1]) - 4 * module) <= slack
+            && abs(Double(sums[2]) - 4 * module) <= slack && abs(Double(sums[3]) - 2 * module) <= slack
+    }
+
+    /// The runs with the outer two cut to a module and a half (a module measured on the inner three): a blurred
+    /// ring runs into the data or the card next to it, and the inner runs then decide.
+    static func cappedOuterRuns(_ counts: [Int]) -> [Int] {
+        let cap = Int((Double(counts[1] + counts[2] + counts[3]) / 5 * 1.5).rounded(.up))
+        return [min(counts[0], cap), counts[1], counts[2], counts[3], min(counts[4], cap)]
+    }
+
     /// The centre of the finder whose row runs end at `end`, when its column, its row through that centre and a
-    /// diagonal show the same pattern.
-    private static func confirm(_ image: BitImage, counts: [Int], row: Int, end: Int) -> Finder? {
-        let total = counts.reduce(0, +)
+    /// diagonal show the same pattern about `expected` pixels across.
+    private static func confirm(_ image: BitImage, counts: [Int], expected total: Int, row: Int, end: Int) -> Finder? {
         let centreX = Double(end - counts[4] - counts[3]) - Double(counts[2]) / 2
         guard let vertical = crossCheck(image, from: (centreX, Double(row)), direction: (0, 1), expected: total),
             let horizontal = crossCheck(image, from: (centreX, vertical.centre), direction: (1, 0), expected: total)
@@ -112,10 +137,12 @@ enum QRDetector {
         // Along a row or column the total is near the row's. A diagonal is counted in steps of √2 pixels: through a
         // level pattern it takes as many steps as the row has pixels, through one turned 45° half as many.
         // The diagonal runs through the pattern's corners, where blur and the threshold wear the rings thinnest at
-        // small sizes: its runs get nearly a module of slack; the row, column and decoding stay strict.
+        // small sizes: its runs get nearly a module of slack; the row and column take the plain or the edge-to-edge
+        // ratio, and decoding stays strict.
         let diagonal = direction.0 != 0 && direction.1 != 0
         let (low, high) = diagonal ? (0.4, 1.3) : (0.6, 1.4)
-        guard isFinderRatio(counts, tolerance: diagonal ? 0.9 : 0.5), Double(total) >= low * Double(expected),
+        guard isFinderRatio(counts, tolerance: diagonal ? 0.9 : 0.5) || isFinderEdgeRatio(counts),
+            Double(total) >= low * Double(expected),
             Double(total) <= high * Double(expected)
         else { return nil }
         // The middle of the centre run, on the axis that moves.
@@ -156,7 +183,7 @@ enum QRDetector {
                 }
             }
         }
-        return triples.sorted { $0.score < $1.score }.map(\.triple)
+        return triples.sorted { $0.score < $1.score }.map { $0.triple }
     }
 
     /// The corner at the right angle, then the other two in reading order; a score (lower is better), or nil when

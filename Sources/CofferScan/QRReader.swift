@@ -1,3 +1,5 @@
+import CofferBarcode
+
 /// QR symbols in a black-and-white image: finder triples, most plausible first, sampled and decoded; a triple that
 /// read is not used again, so several symbols in one image are each read once.
 enum QRReader {
@@ -31,6 +33,9 @@ enum QRReader {
                     case .refused(let refusal):
                         results.append(.refused(refusal))
                     case .otherDimension(let other):
+                        // A version word read off a misplaced grid can land within correcting distance of another
+                        // version's: the finders' spacing bounds the size, so a far one is not chased.
+                        guard abs(other - estimate) <= max(8, estimate / 4) else { continue }
                         queue.insert(other, at: 0)
                         continue dimensions
                     case .uncorrectable:

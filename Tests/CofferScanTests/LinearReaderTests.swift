@@ -123,6 +123,35 @@ struct LinearReaderTests {
         }
     }
 
+    @Test("Code 39 whose narrow bars motion blur wore down to a pixel still reads, and a wrong split does not")
+    func code39WornBars() {
+        // A character from a blurred photo ('3': wide bar, space, bar, space wide): its narrow bars are 1–2 pixels,
+        // its narrow spaces 3, so the raw widths fail the 2.5× test until bars and spaces are moved back.
+        let photo = [4, 3, 4, 5, 2, 3, 1, 3, 2]
+        #expect(photo.withUnsafeBufferPointer { wideBits($0[0..<9], wideCounts: 3...3, inSymbol: true) } == Code39.patterns[3])
+        // A whole line so drawn after a clean start: narrow bars 2 pixels, every third one 1, narrow spaces 3, wide
+        // bars 5, wide spaces 6 (a start character is split on its raw widths only).
+        let payload = Array("CARD.1340663".utf8)
+        var runs = [40]
+        var narrowBars = 0
+        for (position, bits) in ([Code39.star] + payload.map { Code39.patterns[Code39.alphabet.firstIndex(of: $0)!] } + [Code39.star]).enumerated() {
+            if position > 0 { runs.append(3) }
+            for element in 0..<9 {
+                let wide = bits & (1 << (8 - element)) != 0
+                if element % 2 == 0 {
+                    if !wide { narrowBars += 1 }
+                    runs.append(wide ? 5 : (position > 0 && narrowBars % 3 == 0 ? 1 : 2))
+                } else {
+                    runs.append(wide ? 6 : 3)
+                }
+            }
+        }
+        runs.append(40)
+        #expect(BarcodeReader.readLine(runs).map(\.payload) == [payload])
+        // Wide elements hardly wider than the narrow ones stay unread.
+        #expect([3, 3, 4, 3, 3, 3, 3, 3, 4].withUnsafeBufferPointer { wideBits($0[0..<9], wideCounts: 3...3, inSymbol: true) } == nil)
+    }
+
     @Test("light on dark is read too, and the corners frame the symbol")
     func invertedAndCorners() throws {
         let made = try OracleImage.make([

@@ -124,6 +124,49 @@ struct QRReaderTests {
         }
     }
 
+    /// A horizontal or diagonal smear of `length` pixels (a camera moving while the shutter is open).
+    static func motionBlurred(_ image: GrayImage, length: Int, dx: Int, dy: Int) -> GrayImage {
+        var pixels = [UInt8](repeating: 255, count: image.width * image.height)
+        for y in 0..<image.height {
+            for x in 0..<image.width {
+                var sum = 0, count = 0
+                for step in 0..<length {
+                    let (u, v) = (x + (step - length / 2) * dx, y + (step - length / 2) * dy)
+                    guard u >= 0, v >= 0, u < image.width, v < image.height else { continue }
+                    sum += Int(image.pixels[v * image.width + u])
+                    count += 1
+                }
+                pixels[y * image.width + x] = UInt8(sum / count)
+            }
+        }
+        return GrayImage(width: image.width, height: image.height, pixels: pixels)!
+    }
+
+    @Test("motion blur that wears a finder's ring thin or runs it into the data still reads")
+    func motionBlur() throws {
+        let payload = Array("otpauth://totp/GitHub:alice@example.com?secret=JBSWY3DPEHPK3PXP&issuer=GitHub".utf8)
+        // Smears the finders' plain 1:1:3:1:1 test failed on (each still reads through Reed–Solomon).
+        let cases: [(pose: [String: Any], length: Int, dx: Int, dy: Int)] = [
+            ([:], 5, 1, 1), (["angle": 120.0, "tilt": 0.2], 7, 1, 0),
+        ]
+        let images = try OracleImage.make(try cases.map { try OracleImage.coffer(payload, as: .qr, scale: 4).merging($0.pose) { $1 } })
+        for (made, smear) in zip(images, cases) {
+            let found = BarcodeReader.read(Self.motionBlurred(made.image, length: smear.length, dx: smear.dx, dy: smear.dy))
+            #expect(found.map(\.payload) == [payload], "\(smear.pose) smeared \(smear.length) px")
+        }
+    }
+
+    @Test("a finder's runs pass edge to edge when blur has moved every edge alike, and only then")
+    func finderEdgeRatio() {
+        // A column through a motion-blurred finder in a photo: the top ring worn to 2 of 6 pixels.
+        #expect(!QRDetector.isFinderRatio([2, 7, 19, 6, 6]) && QRDetector.isFinderEdgeRatio([2, 7, 19, 6, 6]))
+        // Every dark run 2 pixels wider, every light one 2 narrower, at 6 pixels a module.
+        #expect(QRDetector.isFinderEdgeRatio([8, 4, 20, 4, 8]))
+        #expect(!QRDetector.isFinderEdgeRatio([6, 6, 6, 6, 6]) && !QRDetector.isFinderEdgeRatio([6, 14, 18, 4, 6]))
+        // Under 2 pixels a module, only the plain ratio counts.
+        #expect(!QRDetector.isFinderEdgeRatio([1, 2, 4, 1, 2]))
+    }
+
     @Test("Reed–Solomon corrects up to half its check words, at any positions, and refuses more")
     func reedSolomon() {
         var generator = SplitMix64(seed: 7)
