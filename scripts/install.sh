@@ -49,8 +49,9 @@ web="$prefix/share/coffer/web-vault"
 if [ -f Web/app/coffer-barcode.wasm ] || { [ -z "$from" ] && scripts/build-wasm.sh; }; then
   rm -rf "$web.new"
   install -d "$web.new/js"
-  install -m 0644 Web/app/index.html Web/app/app.css Web/app/icon.svg Web/app/manifest.webmanifest \
-    Web/app/coffer-barcode.wasm "$web.new/"
+  # Every file of the app: the service worker caches them all (its shell), and fails to install if one is missing.
+  install -m 0644 Web/app/*.html Web/app/*.css Web/app/*.js Web/app/*.svg Web/app/*.png Web/app/*.webmanifest \
+    Web/app/*.wasm "$web.new/"
   install -m 0644 Web/app/js/*.js "$web.new/js/"
   rm -rf "$web"
   mv "$web.new" "$web"

@@ -26,6 +26,6 @@ fi
 python3 -c 'import selenium, zxingcpp' 2>/dev/null \
   || python3 -m pip install --quiet --disable-pip-version-check -r Web/tests/requirements.txt \
   || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages -r Web/tests/requirements.txt
-[ -f Web/app/coffer-barcode.wasm ] || scripts/build-wasm.sh
+[ -f Web/app/coffer-barcode.wasm ] && [ -f Web/app/coffer-scan.wasm ] || scripts/build-wasm.sh
 node --test Web/tests/
 python3 Web/tests/browser_test.py "$@"

@@ -69,13 +69,22 @@ public enum BarcodeReader {
     public static func scan(_ image: GrayImage, firstOnly: Bool = false) -> ScanResult {
         var result = ScanResult(found: [], refused: [])
         let binary = BitImage(thresholding: image)
-        // Matrix symbols first: their error correction makes a read certain, and a camera frame can stop there.
+        // Matrix symbols first (their error correction makes a read certain), dark on light before light on dark; a
+        // camera frame stops at the first reader that finds one.
         let inverted = binary.inverted()
-        result.add(QRReader.read(binary) + QRReader.read(inverted) + DataMatrixReader.read(binary) + AztecReader.read(binary)
-            + AztecReader.read(inverted))
-        if firstOnly, !result.found.isEmpty { return result }
+        func done() -> Bool { firstOnly && !result.found.isEmpty }
+        result.add(QRReader.read(binary))
+        if done() { return result }
+        result.add(DataMatrixReader.read(binary))
+        if done() { return result }
+        result.add(AztecReader.read(binary))
+        if done() { return result }
+        result.add(QRReader.read(inverted))
+        if done() { return result }
+        result.add(AztecReader.read(inverted))
+        if done() { return result }
         result.add(PDF417Reader.read(image))
-        if firstOnly, !result.found.isEmpty { return result }
+        if done() { return result }
         result.found += linear(image, firstOnly: firstOnly)
         return result
     }
@@ -166,12 +175,12 @@ public enum BarcodeReader {
 
         private var middle: ImagePoint {
             let points = corners
-            return ImagePoint(x: points.map(\.x).reduce(0, +) / 4, y: points.map(\.y).reduce(0, +) / 4)
+            return ImagePoint(x: points.map { $0.x }.reduce(0, +) / 4, y: points.map { $0.y }.reduce(0, +) / 4)
         }
 
         private func contains(_ point: ImagePoint) -> Bool {
             let points = corners
-            let xs = points.map(\.x), ys = points.map(\.y)
+            let xs = points.map { $0.x }, ys = points.map { $0.y }
             let slack = 4.0
             return point.x >= xs.min()! - slack && point.x <= xs.max()! + slack && point.y >= ys.min()! - slack
                 && point.y <= ys.max()! + slack

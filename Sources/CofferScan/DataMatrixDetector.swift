@@ -61,7 +61,7 @@ enum DataMatrixDetector {
                 }
             }
         }
-        return scored.sorted { $0.1 > $1.1 }.prefix(3).map(\.0)
+        return scored.sorted { $0.1 > $1.1 }.prefix(3).map { $0.0 }
     }
 
     /// Each module's centre sampled; nil when the grid runs off the image.

@@ -1,3 +1,5 @@
+import CofferBarcode
+
 /// Data Matrix symbols in a black-and-white image, dark on light and light on dark: each candidate region framed,
 /// sampled at the sizes its border allows, and decoded; a region that read is not tried again, so several symbols in
 /// one image are each read once.

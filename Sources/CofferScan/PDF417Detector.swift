@@ -56,7 +56,7 @@ enum PDF417Detector {
             }
         }
         edges = edges.filter { $0.hits.count >= 2 }
-        guard edges.contains(where: \.isStart), edges.contains(where: { !$0.isStart }) else { return [] }
+        guard edges.contains(where: { $0.isStart }), edges.contains(where: { !$0.isStart }) else { return [] }
         var traced: [Edge] = []
         for edge in edges {
             // Lines at two angles often find the same edge: it is traced once.
@@ -74,7 +74,7 @@ enum PDF417Detector {
                 }
             }
         }
-        return candidates.sorted { $0.1 > $1.1 }.map(\.0)
+        return candidates.sorted { $0.1 > $1.1 }.map { $0.0 }
     }
 
     /// Start and stop hits on one line's runs (the first run light), read forwards and backwards, added to the

@@ -17,9 +17,10 @@ struct WebVaultMiddleware<Context: RequestContext>: RouterMiddleware {
             + "style-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
     }
 
-    /// The position is the page's own (near me), and so is the screen wake lock (a barcode at the till); nothing else.
+    /// The position is the page's own (near me), the screen wake lock (a barcode at the till) and the camera (a card
+    /// scanned in); nothing else, and nothing for a frame of another origin.
     static var permissionsPolicy: String {
-        "geolocation=(self), screen-wake-lock=(self), camera=(), microphone=(), payment=(), usb=()"
+        "geolocation=(self), screen-wake-lock=(self), camera=(self), microphone=(), payment=(), usb=()"
     }
 
     let files: FileMiddleware<Context, LocalFileSystem>
@@ -105,7 +106,7 @@ struct WebVaultMiddleware<Context: RequestContext>: RouterMiddleware {
             throw .configuration(
                 "the web vault needs TLS (--tls-cert and --tls-key) unless the server listens on loopback (127.0.0.1 or ::1)")
         }
-        for file in ["index.html", "coffer-barcode.wasm"] where !FileManager.default.fileExists(atPath: "\(directory)/\(file)") {
+        for file in ["index.html", "coffer-barcode.wasm", "coffer-scan.wasm"] where !FileManager.default.fileExists(atPath: "\(directory)/\(file)") {
             throw .configuration(
                 "the web vault directory \(directory) has no \(file)"
                     + (file.hasSuffix(".wasm") ? " (build it with scripts/build-wasm.sh)" : ""))

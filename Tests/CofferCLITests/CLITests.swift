@@ -289,7 +289,8 @@ struct CLITests {
         // The web vault beside it, when this checkout has built its WebAssembly (CI does, before the tests).
         let wasm = TestSupport.repositoryRoot.appendingPathComponent("Web/app/coffer-barcode.wasm").path
         if FileManager.default.fileExists(atPath: wasm) {
-            for file in ["index.html", "app.css", "js/app.js", "js/verify.js", "coffer-barcode.wasm"] {
+            for file in ["index.html", "app.css", "sw.js", "icon-192.png", "js/app.js", "js/scan-worker.js", "coffer-barcode.wasm",
+                         "coffer-scan.wasm"] {
                 #expect(FileManager.default.fileExists(atPath: "\(prefix)/share/coffer/web-vault/\(file)"), "\(file)")
             }
         }

@@ -17,7 +17,9 @@ struct WebVaultServerTests {
         let directory = try TestSupport.temporaryDirectory("web-vault")
         try Data("<!doctype html><title>Coffer</title>".utf8).write(to: URL(fileURLWithPath: directory + "/index.html"))
         try Data("export {};\n".utf8).write(to: URL(fileURLWithPath: directory + "/app.js"))
-        try Data([0x00, 0x61, 0x73, 0x6D, 0x01, 0x00, 0x00, 0x00]).write(to: URL(fileURLWithPath: directory + "/coffer-barcode.wasm"))
+        for module in ["coffer-barcode.wasm", "coffer-scan.wasm"] {
+            try Data([0x00, 0x61, 0x73, 0x6D, 0x01, 0x00, 0x00, 0x00]).write(to: URL(fileURLWithPath: directory + "/" + module))
+        }
         return directory
     }
 
@@ -31,7 +33,7 @@ struct WebVaultServerTests {
         }
     }
 
-    @Test("served at /app with a strict CSP, no referrer, only geolocation and wake lock, and the page never stored")
+    @Test("served at /app with a strict CSP, no referrer, only geolocation, wake lock and the camera, and the page never stored")
     func headers() async throws {
         let directory = try Self.appDirectory()
         try await withServer(.sqlite, configure: { $0.webVaultDirectory = directory }) { api, _ in
@@ -45,7 +47,7 @@ struct WebVaultServerTests {
                 #expect(page.headers[.contentSecurityPolicy] == Self.csp)
                 #expect(page.headers[.cacheControl] == "no-store", "\(path)")
                 #expect(page.headers[HTTPField.Name("Referrer-Policy")!] == "no-referrer")
-                #expect(page.headers[HTTPField.Name("Permissions-Policy")!]?.hasPrefix("geolocation=(self), screen-wake-lock=(self), camera=()") == true)
+                #expect(page.headers[HTTPField.Name("Permissions-Policy")!]?.hasPrefix("geolocation=(self), screen-wake-lock=(self), camera=(self), microphone=()") == true)
                 #expect(page.headers[HTTPField.Name("X-Frame-Options")!] == "DENY")
             }
             let script = try await api.send(.get, "/app/app.js")

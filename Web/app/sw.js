@@ -5,13 +5,15 @@
 // as they were cached, headers and all, so the Content-Security-Policy stays on every page served offline.
 const VERSION = 'coffer-shell-%COFFER_SHELL_VERSION%';
 
-/** Every file of the app, relative to this script (index.html is also the folder's own address). */
+/** Every file of the app, relative to this script (index.html is also the folder's own address). The barcode reader
+ * (coffer-scan.wasm, its worker) is kept too, so a card can be scanned in offline; the page itself loads it only when
+ * the camera opens or a photo is chosen. */
 const SHELL = [
   './', 'index.html', 'app.css', 'manifest.webmanifest', 'icon.svg', 'icon-192.png', 'icon-512.png',
-  'icon-maskable.png', 'coffer-barcode.wasm', 'js/app.js', 'js/autolock.js', 'js/barcode.js', 'js/bytes.js',
-  'js/content.js', 'js/crypto.js', 'js/device.js', 'js/editor.js', 'js/format.js', 'js/keys.js', 'js/otp.js',
-  'js/otpauth.js', 'js/passkey.js', 'js/places.js', 'js/session.js', 'js/settings.js', 'js/store.js', 'js/sync.js',
-  'js/verify.js',
+  'icon-maskable.png', 'coffer-barcode.wasm', 'coffer-scan.wasm', 'js/app.js', 'js/autolock.js', 'js/barcode.js',
+  'js/bytes.js', 'js/content.js', 'js/crypto.js', 'js/device.js', 'js/editor.js', 'js/format.js', 'js/keys.js',
+  'js/otp.js', 'js/otpauth.js', 'js/passkey.js', 'js/places.js', 'js/scan.js', 'js/scan-worker.js', 'js/session.js',
+  'js/settings.js', 'js/store.js', 'js/sync.js', 'js/verify.js',
 ];
 
 const scope = new URL('./', self.location.href);

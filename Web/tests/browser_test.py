@@ -20,6 +20,7 @@ import io
 import shutil
 import json
 import os
+import re
 import socket
 import struct
 import subprocess
@@ -176,12 +177,17 @@ class HostileProxy:
         self.server.shutdown()
 
 
-def browser():
+def browser(camera=None):
+    """Headless Chromium; with `camera` (a .y4m file), its fake camera plays that video and the page may use it."""
     options = webdriver.ChromeOptions()
     options.binary_location = "/usr/bin/chromium"
     for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=430,932",
                  "--force-device-scale-factor=1", "--hide-scrollbars"):
         options.add_argument(flag)
+    if camera:
+        for flag in ("--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
+                     f"--use-file-for-fake-video-capture={camera}"):
+            options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
     # Every CSP violation of a page is an event; the test's own probe (run by DevTools, outside the page's CSP) keeps
@@ -524,6 +530,7 @@ def main():
         many_codes(driver, work, arguments.screenshots)
         offline_device(driver, work, arguments.screenshots)
         passkeys(driver, work, arguments.screenshots)
+        scanning(work, arguments.screenshots)
         print(f"browser test: {time.monotonic() - started:.1f} s; barcodes drawn in {max(barcode_ms, default=float('nan')):.1f} ms at most")
 
         if arguments.bench:
@@ -780,6 +787,204 @@ def many_codes(driver, work, _):
         check(idle == 0, f"on the Cards tab no code is redrawn: {idle} changes")
         lock(driver)
     finally:
+        server.stop()
+
+
+# Every MediaStream the page opens, kept by the test (outside the page's CSP, through DevTools) so that it can see
+# whether each camera track was stopped.
+STREAM_PROBE = """(() => {
+  const open = navigator.mediaDevices && navigator.mediaDevices.getUserMedia.bind(navigator.mediaDevices);
+  if (!open) return;
+  window.__testStreams = [];
+  window.__testOpen = open;
+  navigator.mediaDevices.getUserMedia = async (constraints) => {
+    const stream = await open(constraints);
+    window.__testStreams.push(stream);
+    return stream;
+  };
+})();"""
+
+LIVE_TRACKS = "return (window.__testStreams || []).flatMap((s) => s.getTracks()).filter((t) => t.readyState === 'live').length"
+
+
+def scanning(work, directory):
+    """Cards and tokens scanned in: Chromium's fake camera plays a video of camera-like photos (Tests/oracles/
+    scan_photos.py), one symbology after another; Scan on the card form fills the symbology and the exact payload for
+    every symbology; the reader's time per 1280x720 frame is measured; a photo with several codes asks which; a
+    token's QR photo fills the token form; the camera stops when the form closes and when the app is hidden."""
+    photos = Path(work, "scan-photos")
+    made = subprocess.run([sys.executable, str(ROOT / "Tests/oracles/scan_photos.py"), "--out", str(photos), "--per", "1",
+                           "--seed", "18", "--tiers", "photo", "--y4m", str(photos / "camera.y4m"), "--frames-per-image", "4",
+                           "--size", "1280x720"], capture_output=True, text=True)
+    check(made.returncode == 0, f"the camera video is made: {made.stderr[-300:]}")
+    if made.returncode != 0:
+        return
+    manifest = json.loads((photos / "manifest.json").read_text())
+    shown = {next(entry["symbology"] for entry in manifest["images"] if entry["file"] == frame["image"])
+             for frame in manifest["y4m"]["frames"]}
+    expected = {entry["symbology"]: bytes.fromhex(entry["payload_hex"]) for entry in manifest["images"]
+                if entry["tier"] == "photo" and entry["symbology"] in shown}
+    # Pictures for "choose a photo": a token's QR, and three codes side by side.
+    token_uri = f"otpauth://totp/Scanned:carol@example.com?secret={TOTP_SECRET}&issuer=Scanned"
+    subprocess.run([sys.executable, str(ROOT / "Tests/oracles/scan_oracle.py")], check=True, capture_output=True,
+                   input=json.dumps([
+                       {"zint": {"type": "QRCODE", "data": token_uri, "scale": 4}, "angle": 12, "save": str(photos / "token.png")},
+                       {"beside": [{"zint": {"type": "EANX", "data": "400638133393", "scale": 3}},
+                                   {"zint": {"type": "DATAMATRIX", "data": "LOCKER-17", "scale": 4}},
+                                   {"zint": {"type": "CODE128", "data": "MEMBER-0042", "scale": 3}}],
+                        "save": str(photos / "several.png")},
+                   ]).encode())
+
+    server = Server(work + "/scan-server")
+    cli = CLI(work + "/scan")
+    cli("init")
+    email = f"scan-{uuid.uuid4().hex[:8]}@example.org"
+    cli("sync", "register", "--server", server.url, "--email", email, input_text=PASSPHRASE + "\n")
+    driver = browser(camera=str(photos / "camera.y4m"))
+    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": STREAM_PROBE})
+    try:
+        log_in(driver, server.url, email, PASSPHRASE)
+        # Chromium's fake camera starts its video again at each opening unless the device stays open: the test holds
+        # a stream of its own (not the page's, so not counted below) so that each Scan sees the video move on.
+        kept = driver.execute_async_script("""const done = arguments[arguments.length - 1];
+            window.__testOpen({ video: true }).then((stream) => { window.__testKeeper = stream; done(true); }, () => done(false));""")
+        check(kept, "the fake camera opens")
+        reads = {}
+        wrong = []
+        deadline = time.monotonic() + 150
+        while len(reads) < len(expected) and time.monotonic() < deadline:
+            driver.find_element(By.ID, "add-card").click()
+            driver.find_element(By.ID, "scan-camera").click()
+            try:
+                WebDriverWait(driver, 20).until(
+                    lambda d: d.find_element(By.ID, "scan-status").text.startswith(("Found", "This")))
+            except TimeoutException:
+                click(driver, "#editor-cancel")
+                continue
+            status = driver.find_element(By.ID, "scan-status").text
+            token = re.match(r"This (\S+) code is a 2FA token", status)
+            if token and expected.get(token.group(1), b"").startswith(b"otpauth"):
+                # A token's code, read and rightly turned away by the card form.
+                reads[token.group(1)] = expected[token.group(1)]
+                click(driver, "#editor-cancel")
+                continue
+            symbology = driver.execute_script("return document.querySelector('#editor-form [name=symbology]').value")
+            payload = driver.execute_script("return document.querySelector('#editor-form [name=payload]').value")
+            charset = driver.execute_script("return document.querySelector('#editor-form [name=charset]').value")
+            read = payload.encode("utf-8" if charset == "utf-8" else "latin-1")
+            name = "itf" if symbology == "itf14" and "itf" in expected and "itf14" not in reads and read == expected.get("itf") else symbology
+            if expected.get(name) == read:
+                if name not in reads and directory and name == "datamatrix":
+                    screenshot(driver, directory, "web-vault-scan.png")
+                reads[name] = read
+            else:
+                wrong.append((symbology, read, status))
+            click(driver, "#editor-cancel")
+            check_live = driver.execute_script(LIVE_TRACKS)
+            if check_live:
+                check(False, f"the camera is still on after the form closed ({check_live} live tracks)")
+                break
+        missing = sorted(set(expected) - set(reads))
+        check(not missing, f"the camera reads every symbology, payload byte for byte ({len(reads)} of {len(expected)}; "
+                           f"missing {missing})")
+        check(not wrong, f"no wrong read from the camera: {wrong}")
+        # The reader's time for a 1280x720 frame in this Chromium, once the browser has compiled it fully: the
+        # video's pictures, read again and again as frames (stopping at the first symbol).
+        frames = []
+        for entry in [entry for entry in manifest["images"] if entry["tier"] == "photo"][:8]:
+            with Image.open(photos / entry["file"]) as picture:
+                grey = picture.convert("L")
+                scale = min(1280 / grey.width, 720 / grey.height)
+                canvas = Image.new("L", (1280, 720), 0)
+                resized = grey.resize((round(grey.width * scale), round(grey.height * scale)), Image.BILINEAR)
+                canvas.paste(resized, ((1280 - resized.width) // 2, (720 - resized.height) // 2))
+                frames.append(base64.b64encode(canvas.tobytes()).decode())
+        times = driver.execute_async_script("""const [frames, done] = [arguments[0], arguments[arguments.length - 1]];
+            import('./js/scan.js').then(async ({ loadReader, scanPixels }) => {
+              const reader = await loadReader(await fetch('coffer-scan.wasm'));
+              const pictures = frames.map((text) => Uint8Array.from(atob(text), (c) => c.charCodeAt(0)));
+              for (let round = 0; round < 4; round++) for (const picture of pictures) scanPixels(reader, picture, 1280, 720, true);
+              const times = [];
+              for (let round = 0; round < 5; round++) {
+                for (const picture of pictures) {
+                  const started = performance.now();
+                  scanPixels(reader, picture, 1280, 720, true);
+                  times.push(performance.now() - started);
+                }
+              }
+              done(times);
+            }, (error) => done(String(error)));""", frames)
+        check(isinstance(times, list), f"the reader runs in the page: {times if not isinstance(times, list) else ''}")
+        times = sorted(times) if isinstance(times, list) else [float("nan")]
+        median = times[len(times) // 2]
+        print(f"scan: a 1280x720 camera frame read in {median:.1f} ms (median of {len(times)}) by the WebAssembly reader "
+              f"in Chromium; the camera's first frames, while the browser compiles it: "
+              f"{(driver.find_element(By.TAG_NAME, 'body').get_attribute('data-scan-ms') or '').replace(',', ', ')} ms")
+        # A bound only a broken build exceeds: the goal (30 ms) is measured on a quiet machine and quoted, not asserted.
+        check(median <= 200, f"a camera frame is read in {median:.1f} ms (median)")
+
+        # Hidden while the camera is on: it goes off (and the form stays, to scan again).
+        driver.find_element(By.ID, "add-card").click()
+        driver.find_element(By.ID, "scan-camera").click()
+        WebDriverWait(driver, 20).until(lambda d: d.execute_script(LIVE_TRACKS) > 0)
+        driver.execute_script("Object.defineProperty(document, 'hidden', { value: true, configurable: true });"
+                              "document.dispatchEvent(new Event('visibilitychange'))")
+        check(driver.execute_script(LIVE_TRACKS) == 0, "the camera goes off when the app is hidden")
+        driver.execute_script("Object.defineProperty(document, 'hidden', { value: false, configurable: true });"
+                              "document.dispatchEvent(new Event('visibilitychange'))")
+        driver.execute_script("window.__testKeeper.getTracks().forEach((track) => track.stop())")
+
+        # A photo with three codes: the form asks which, and takes the one picked.
+        driver.find_element(By.ID, "scan-photo").send_keys(str(photos / "several.png"))
+        WebDriverWait(driver, 20).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#scan-choices button")) > 0)
+        choices = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#scan-choices button")]
+        check(sorted(choices) == ["code128 MEMBER-0042", "datamatrix LOCKER-17", "ean13 4006381333931"],
+              f"a photo with several codes offers each: {choices}")
+        picked = next(e for e in driver.find_elements(By.CSS_SELECTOR, "#scan-choices button") if e.text.startswith("datamatrix"))
+        picked.click()
+        fill(driver, "name", "Locker")
+        check(driver.execute_script("return document.querySelector('#editor-form [name=payload]').value") == "LOCKER-17",
+              "the code picked fills the card")
+        save(driver)
+        synced(driver)
+
+        # A token's QR, from a photo: the token form is filled and saved; the code is oathtool's.
+        driver.find_element(By.CSS_SELECTOR, "[data-tab=codes]").click()
+        driver.find_element(By.ID, "add-token").click()
+        driver.find_element(By.ID, "scan-photo").send_keys(str(photos / "token.png"))
+        WebDriverWait(driver, 20).until(lambda d: d.find_element(By.ID, "scan-status").text != ""
+                                        and d.find_element(By.ID, "scan-status").text != "Reading the photo…")
+        status = driver.find_element(By.ID, "scan-status").text
+        check(status == "Found a token for Scanned.", f"a token's QR photo fills the token form: {status!r}")
+        save(driver)
+        synced(driver)
+        time.sleep(1.2)
+        rows = {e.text.split("\n")[0]: e.text.split("\n") for e in driver.find_elements(By.CSS_SELECTOR, "#codes li")}
+        scanned = rows.get("Scanned", [])
+        check(len(scanned) >= 3 and scanned[2] in oathtool_codes(TOTP_SECRET_HEX, int(time.time())),
+              f"the scanned token's code is oathtool's: {scanned}")
+        # A card's code in the token form is refused, and the card form refuses a token.
+        driver.find_element(By.ID, "add-token").click()
+        driver.find_element(By.ID, "scan-photo").send_keys(str(photos / "several.png"))
+        WebDriverWait(driver, 20).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#scan-choices button")) > 0)
+        driver.find_elements(By.CSS_SELECTOR, "#scan-choices button")[0].click()
+        check("is not a 2FA token" in driver.find_element(By.ID, "scan-status").text, "a card's code is refused in the token form")
+        click(driver, "#editor-cancel")
+        driver.find_element(By.CSS_SELECTOR, "[data-tab=cards]").click()
+        driver.find_element(By.ID, "add-card").click()
+        driver.find_element(By.ID, "scan-photo").send_keys(str(photos / "token.png"))
+        WebDriverWait(driver, 20).until(lambda d: "2FA token" in d.find_element(By.ID, "scan-status").text)
+        check(driver.execute_script("return document.querySelector('#editor-form [name=payload]').value") == "",
+              "a token's QR is refused in the card form, and nothing is filled")
+        click(driver, "#editor-cancel")
+        cli("sync")
+        listed = cli("list", "--json")
+        check('"Locker"' in listed and "Scanned" in listed, "the scanned card and token reach the CLI")
+        violations = csp_violations(driver)
+        check(not violations, f"no Content-Security-Policy violation while scanning: {violations}")
+        lock(driver)
+    finally:
+        driver.quit()
         server.stop()
 
 

@@ -4,27 +4,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+// With bulk memory (WebAssembly's memory.copy and memory.fill), which every browser that runs the app has: the
+// reader copies and clears megabyte buffers for each camera frame, and a byte loop there costs milliseconds.
 void *memcpy(void *dst, const void *src, size_t n) {
-  unsigned char *d = dst;
-  const unsigned char *s = src;
-  while (n--) *d++ = *s++;
+  __builtin_memcpy(dst, src, n);
   return dst;
 }
 
 void *memmove(void *dst, const void *src, size_t n) {
-  unsigned char *d = dst;
-  const unsigned char *s = src;
-  if (d < s) {
-    while (n--) *d++ = *s++;
-  } else {
-    while (n--) d[n] = s[n];
-  }
+  __builtin_memmove(dst, src, n);
   return dst;
 }
 
 void *memset(void *dst, int value, size_t n) {
-  unsigned char *d = dst;
-  while (n--) *d++ = (unsigned char)value;
+  __builtin_memset(dst, value, n);
   return dst;
 }
 
@@ -129,3 +122,46 @@ int putchar(int c) { return c; }
 uintptr_t __stack_chk_guard = 0x5f3759df;
 
 void __stack_chk_fail(void) { __builtin_trap(); }
+
+// Rounding half away from zero (Swift's `rounded()`), which the barcode reader uses; the rest of its arithmetic is
+// WebAssembly's own instructions.
+double round(double x) {
+  double whole = __builtin_trunc(x);
+  if (__builtin_fabs(x - whole) >= 0.5) whole += __builtin_copysign(1.0, x);
+  return whole;
+}
+
+// The 128-bit product Swift's overflow-checked 64-bit multiplication asks for (compiler-rt's `__multi3`, which a
+// freestanding build has no library for): the low halves' full product from 32-bit parts, plus the cross terms.
+typedef union {
+  __int128 all;
+  struct {
+    uint64_t low;
+    uint64_t high;
+  } parts;
+} words128;
+
+static __int128 multiply64(uint64_t a, uint64_t b) {
+  const uint64_t mask = 0xffffffffu;
+  words128 r;
+  r.parts.low = (a & mask) * (b & mask);
+  uint64_t t = r.parts.low >> 32;
+  r.parts.low &= mask;
+  t += (a >> 32) * (b & mask);
+  r.parts.low += (t & mask) << 32;
+  r.parts.high = t >> 32;
+  t = r.parts.low >> 32;
+  r.parts.low &= mask;
+  t += (b >> 32) * (a & mask);
+  r.parts.low += (t & mask) << 32;
+  r.parts.high += t >> 32;
+  r.parts.high += (a >> 32) * (b >> 32);
+  return r.all;
+}
+
+__int128 __multi3(__int128 a, __int128 b) {
+  words128 x = {.all = a}, y = {.all = b};
+  words128 r = {.all = multiply64(x.parts.low, y.parts.low)};
+  r.parts.high += x.parts.high * y.parts.low + x.parts.low * y.parts.high;
+  return r.all;
+}

@@ -7,7 +7,7 @@ import { CofferError, text } from './bytes.js';
 import { autoLock, idleLock } from './autolock.js';
 import { digits, encode, load } from './barcode.js';
 import { hasPasskey, unlock, unlockByPasskey } from './device.js';
-import { openEditor } from './editor.js';
+import { openEditor, stopScanning } from './editor.js';
 import { currentCode, hotpCode, timeBased } from './otp.js';
 import { nearestStores, watchMoves } from './places.js';
 import { addPasskey, removePasskey } from './passkey.js';
@@ -461,6 +461,7 @@ function showEditor(kind, item = null) {
 }
 
 function closeEditor() {
+  stopScanning();
   $('editor').replaceChildren();
   $('editor').hidden = true;
   if (!vault) return;
@@ -565,6 +566,7 @@ function lock() {
   visibleCodes = new Set();
   closeBarcode();
   closeEditor();
+  stopScanning({ release: true });
   for (const id of ['cards', 'codes', 'secrets', 'cli', 'tags', 'sync-status', 'fingerprint', 'near-status', 'progress']) {
     $(id).replaceChildren();
   }
@@ -690,6 +692,8 @@ const idle = idleLock({ lock, after: () => settings.idleMinutes * 60_000 });
 
 function onVisibility() {
   if (document.hidden) {
+    // The camera is not left on behind another app: it opens again with the Scan button.
+    stopScanning();
     background.hidden();
     return;
   }

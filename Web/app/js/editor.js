@@ -1,12 +1,14 @@
 // The forms that add and edit items: cards (every field, the check digit the symbol will carry shown as it is typed),
 // tokens (an otpauth URI or a bare secret), credentials and notes. Every value is checked by content.js's rules, the
 // CLI's, before the device seals it; nothing is written on an error. The form is built with DOM calls only and emptied
-// when it closes, so no value it held stays in the page.
+// when it closes, so no value it held stays in the page. The card and token forms can scan their code in: the camera,
+// or a photo, read by Coffer's own reader in a worker (scan.js), which starts only when asked.
 import { CofferError, text } from './bytes.js';
 import { digits, encode } from './barcode.js';
 import { checkCard, checkCredential, checkNote, checkOTP, payloadBytes } from './content.js';
 import { SYMBOLOGIES } from './format.js';
 import { parseToken } from './otpauth.js';
+import { releaseReader, ScanSession } from './scan.js';
 
 const DAY = 86_400_000;
 
@@ -60,6 +62,131 @@ function dayTime(value, endOfDay) {
   return endOfDay ? start + DAY - 1000 : start;
 }
 
+/** The open form's scanning session, if any: stopped when the form closes, the app is hidden or locks. */
+let scanning = null;
+
+/** Turns the camera off; with `release`, the reader's worker ends too (the app locking). */
+export function stopScanning({ release = false } = {}) {
+  scanning?.stop();
+  scanning = null;
+  if (release) releaseReader();
+}
+
+/**
+ * The Scan and Choose-a-photo controls, with the camera's picture and what was found. `apply(read)` puts a read
+ * (`{ symbology, payload }`) into the form and returns what to say, or throws when the code is not for this form.
+ */
+function scanControls(form, { first = false }, apply) {
+  const panel = element('div', { class: 'scan', id: 'scan' });
+  const buttons = element('div', { class: 'row' });
+  const camera = element('button', { type: 'button', id: 'scan-camera' }, 'Scan with the camera');
+  const stop = element('button', { type: 'button', id: 'scan-stop', hidden: true }, 'Stop the camera');
+  // A label that looks like a button opens the file picker; the input itself is kept out of sight, not out of reach.
+  const photo = element('input', { type: 'file', accept: 'image/*', id: 'scan-photo', class: 'offscreen' });
+  const photoLabel = element('label', { class: 'button', for: 'scan-photo' }, 'Choose a photo');
+  buttons.append(camera, stop, photoLabel);
+  const video = element('video', { id: 'scan-video', playsinline: true, muted: true, hidden: true });
+  const status = element('p', { id: 'scan-status', class: 'small', 'aria-live': 'polite' });
+  const choices = element('div', { id: 'scan-choices', class: 'row' });
+  panel.append(buttons, photo, video, status, choices);
+  // A new card is scanned before anything is typed: the controls come first.
+  if (first) form.prepend(panel);
+  else form.append(panel);
+
+  const use = (read) => {
+    choices.replaceChildren();
+    try {
+      status.textContent = apply(read);
+    } catch (error) {
+      status.textContent = error.message;
+    }
+  };
+  const cameraOff = () => {
+    video.hidden = true;
+    stop.hidden = true;
+    camera.hidden = false;
+  };
+  const session = () => {
+    stopScanning();
+    scanning = new ScanSession({
+      // The reader's time for each frame, as the page's other timings are kept (tests and benches read them).
+      onFrame: (ms) => {
+        const times = (document.body.dataset.scanMs ?? '').split(',').filter(Boolean).slice(-99);
+        document.body.dataset.scanMs = [...times, ms.toFixed(2)].join(',');
+      },
+      onStatus: (message) => {
+        status.textContent = message;
+        if (!scanning?.stream) cameraOff();
+      },
+      onRead: (reads) => {
+        cameraOff();
+        if (reads.length === 1) {
+          use(reads[0]);
+          return;
+        }
+        // Several codes in one photo: the user picks, as `coffer add card --scan` asks in a terminal.
+        status.textContent = `${reads.length} barcodes found: which one?`;
+        choices.replaceChildren(...reads.map((read, index) => {
+          const button = element('button', { type: 'button', 'data-choice': index }, `${read.symbology} ${shown(read.payload)}`);
+          button.addEventListener('click', () => use(read));
+          return button;
+        }));
+      },
+    });
+    return scanning;
+  };
+  camera.addEventListener('click', async () => {
+    choices.replaceChildren();
+    const current = session();
+    video.hidden = false;
+    camera.hidden = true;
+    stop.hidden = false;
+    try {
+      await current.startCamera(video);
+    } catch (error) {
+      cameraOff();
+      status.textContent = error.message;
+    }
+  });
+  stop.addEventListener('click', () => {
+    stopScanning();
+    cameraOff();
+    status.textContent = '';
+  });
+  photo.addEventListener('change', async () => {
+    const file = photo.files?.[0];
+    photo.value = '';
+    if (!file) return;
+    choices.replaceChildren();
+    cameraOff();
+    try {
+      await session().readPhoto(file);
+    } catch (error) {
+      status.textContent = error.message;
+    }
+  });
+}
+
+/** A payload as text for a button or a status line: printable, short. */
+function shown(payload) {
+  const readable = decodedText(payload) ?? String.fromCharCode(...payload);
+  const printable = readable.replace(/[\u0000-\u001f\u007f]/g, '·');
+  return printable.length > 40 ? `${printable.slice(0, 39)}…` : printable;
+}
+
+/** The payload as UTF-8 text, or null when it is not valid UTF-8. */
+function decodedText(payload) {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(payload);
+  } catch {
+    return null;
+  }
+}
+
+function isTokenText(value) {
+  return /^otpauth(-migration)?:\/\//i.test(value ?? '');
+}
+
 function payloadText(card) {
   if (!card || card.payload_charset === 'binary') return '';
   return card.payload_charset === 'utf-8' ? text(card.payload) : String.fromCharCode(...card.payload);
@@ -89,6 +216,23 @@ function cardForm(form, card, barcodes) {
     }
   });
   showDigits();
+  if (!binary) {
+    scanControls(form, { first: true }, (read) => {
+      const readable = decodedText(read.payload);
+      if (isTokenText(readable)) {
+        throw new CofferError('scan', `This ${read.symbology} code is a 2FA token, not a card: add it under Codes.`);
+      }
+      // A text field cannot hold line breaks; such a payload, like any other binary one, goes in with the CLI.
+      if (read.payload.includes(10) || read.payload.includes(13)) {
+        throw new CofferError('scan', `This ${read.symbology} code carries binary data: add the card with coffer add card --scan.`);
+      }
+      symbology.value = read.symbology;
+      charset.value = readable === null ? 'iso-8859-1' : 'utf-8';
+      payload.value = readable ?? String.fromCharCode(...read.payload);
+      payload.dispatchEvent(new Event('input'));
+      return `Found ${read.symbology} ${shown(read.payload)}.`;
+    });
+  }
   const number = field(form, 'Card number, if it differs (optional)', textInput('card_number', card?.card_number));
   const tags = field(form, 'Tags (comma-separated)', textInput('tags', card?.tags.join(', ')));
   const networks = field(form, 'Store networks (comma-separated ids, e.g. costco)', textInput('networks', card?.network_ids.join(', ')));
@@ -124,6 +268,17 @@ function tokenForm(form, token) {
   if (!token) {
     pasted = field(form, 'otpauth:// link or secret key', element('textarea', { name: 'uri', rows: 3, required: true,
       autocomplete: 'off', spellcheck: 'false', autocapitalize: 'off' }));
+  }
+  if (pasted) {
+    scanControls(form, {}, (read) => {
+      const readable = decodedText(read.payload);
+      if (!isTokenText(readable)) {
+        throw new CofferError('scan', `This ${read.symbology} code is not a 2FA token: add it as a card.`);
+      }
+      pasted.value = readable;
+      pasted.dispatchEvent(new Event('input'));
+      return parsed ? `Found a token${parsed.issuer ? ` for ${parsed.issuer}` : ''}.` : pasted.validationMessage;
+    });
   }
   const issuer = field(form, 'Issuer (the service)', textInput('issuer', token?.issuer));
   const account = field(form, 'Account', textInput('account', token?.account));
@@ -232,5 +387,5 @@ export function openEditor({ section, kind, item = null, barcodes, save, actions
       fail(error);
     }
   });
-  form.querySelector('input, textarea')?.focus();
+  form.querySelector('input:not([type=file]), textarea')?.focus();
 }
