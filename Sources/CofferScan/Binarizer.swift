@@ -15,20 +15,28 @@ struct BitImage: Sendable {
         return bits[row * width + column] != flip
     }
 
-    /// The run lengths along row `row`, the first one light (possibly empty), appended to `runs`.
+    /// The run lengths along row `row`, the first one light (possibly empty), appended to `runs`. A run is crossed
+    /// eight pixels at a time while they all match it: most of a frame is long runs, and every 2D detector asks.
     func runs(ofRow row: Int, into runs: inout [Int]) {
+        let width = self.width
         bits.withUnsafeBufferPointer { bits in
+            guard let base = bits.baseAddress.map({ UnsafeRawPointer($0 + row * width) }) else { return }
             var dark = false
-            var length = 0
-            for x in row * width..<(row + 1) * width {
-                if (bits[x] != flip) != dark {
-                    runs.append(length)
-                    length = 0
+            var runStart = 0
+            var x = 0
+            while x < width {
+                // The stored byte of the current run's pixels (light pixels are stored as `flip`).
+                let stored = dark ? flip ^ 1 : flip
+                let eight = UInt64(stored) &* 0x0101_0101_0101_0101
+                while x + 8 <= width, base.loadUnaligned(fromByteOffset: x, as: UInt64.self) == eight { x += 8 }
+                while x < width, base.load(fromByteOffset: x, as: UInt8.self) == stored { x += 1 }
+                if x < width {
+                    runs.append(x - runStart)
+                    runStart = x
                     dark.toggle()
                 }
-                length += 1
             }
-            runs.append(length)
+            runs.append(width - runStart)
         }
     }
 

@@ -45,6 +45,13 @@ enum DataMatrixDetector {
             let corners = [topLeft, topRight, bottomRight, bottomLeft]
             let across = distance(topLeft, topRight) + distance(bottomLeft, bottomRight)
             let down = distance(topLeft, bottomLeft) + distance(topRight, bottomRight)
+            // Only the corner with a solid side either way can hold the L: the others are let go before any size is
+            // tried (the sides sampled half a module in, at the module size the region's runs suggest).
+            guard let unit = Perspective(
+                    from: [ImagePoint(x: 0, y: 0), ImagePoint(x: 1, y: 0), ImagePoint(x: 1, y: 1), ImagePoint(x: 0, y: 1)],
+                    to: corners),
+                looksSolid(image, unit, inset: min(0.06, max(0.002, candidate.module / across)))
+            else { continue }
             for size in DataMatrixSize.all {
                 // The sides' lengths must roughly agree with the size's proportions (perspective allows a lot).
                 let ratio = (across / Double(size.columns)) / (down / Double(size.rows))
@@ -79,6 +86,20 @@ enum DataMatrixDetector {
         return dark
     }
 
+    /// Whether the left and bottom sides of the unit square mapped by `unit` are dark along most of their length,
+    /// sampled `inset` of the side inside them.
+    private static func looksSolid(_ image: BitImage, _ unit: Perspective, inset: Double) -> Bool {
+        var dark = 0
+        let samples = 32
+        for step in 0..<samples {
+            let along = 0.04 + 0.92 * Double(step) / Double(samples - 1)
+            let left = unit.map(inset, along), bottom = unit.map(along, 1 - inset)
+            if image.isDark(at: left.x, left.y) { dark += 1 }
+            if image.isDark(at: bottom.x, bottom.y) { dark += 1 }
+        }
+        return dark * 4 >= samples * 2 * 3
+    }
+
     /// The share of the L's modules read dark, and of the clock tracks' read as they alternate.
     private static func borderScore(_ image: BitImage, _ grid: Perspective, _ size: DataMatrixSize) -> (solid: Double, clock: Double) {
         var solid = 0, clock = 0
@@ -102,7 +123,7 @@ enum DataMatrixDetector {
     /// The quadrilateral of largest area with its corners on the outline (clockwise, as the outline).
     static func largestQuadrilateral(_ outline: [ImagePoint]) -> [ImagePoint]? {
         // A long outline is thinned evenly: the corners need only be close, the sides are fitted afterwards.
-        let stride = max(1, (outline.count + 39) / 40)
+        let stride = max(1, (outline.count + 27) / 28)
         let points = Swift.stride(from: 0, to: outline.count, by: stride).map { outline[$0] }
         let count = points.count
         guard count >= 4 else { return nil }
