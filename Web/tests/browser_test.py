@@ -829,6 +829,9 @@ def scanning(work, directory):
     subprocess.run([sys.executable, str(ROOT / "Tests/oracles/scan_oracle.py")], check=True, capture_output=True,
                    input=json.dumps([
                        {"zint": {"type": "QRCODE", "data": token_uri, "scale": 4}, "angle": 12, "save": str(photos / "token.png")},
+                       {"zint": {"type": "QRCODE", "data": "otpauth-migration://offline?data=CjEKCkhlbGxvId6tvu8SGEV4YW1w"
+                                 "bGU6YWxpY2VAZ29vZ2xlLmNvbRoHRXhhbXBsZSABKAEwAhABGAEgACjr4JKdBA%3D%3D", "scale": 4},
+                        "save": str(photos / "export.png")},
                        {"beside": [{"zint": {"type": "EANX", "data": "400638133393", "scale": 3}},
                                    {"zint": {"type": "DATAMATRIX", "data": "LOCKER-17", "scale": 4}},
                                    {"zint": {"type": "CODE128", "data": "MEMBER-0042", "scale": 3}}],
@@ -963,6 +966,13 @@ def scanning(work, directory):
         scanned = rows.get("Scanned", [])
         check(len(scanned) >= 3 and scanned[2] in oathtool_codes(TOTP_SECRET_HEX, int(time.time())),
               f"the scanned token's code is oathtool's: {scanned}")
+        # A Google Authenticator export is named, and sent to the CLI, which adds every token in it.
+        driver.find_element(By.ID, "add-token").click()
+        driver.find_element(By.ID, "scan-photo").send_keys(str(photos / "export.png"))
+        WebDriverWait(driver, 20).until(lambda d: "Google Authenticator export" in d.find_element(By.ID, "scan-status").text)
+        check(driver.execute_script("return document.querySelector('#editor-form [name=uri]').value") == "",
+              "a Google Authenticator export is named in the token form, and nothing is filled")
+        click(driver, "#editor-cancel")
         # A card's code in the token form is refused, and the card form refuses a token.
         driver.find_element(By.ID, "add-token").click()
         driver.find_element(By.ID, "scan-photo").send_keys(str(photos / "several.png"))

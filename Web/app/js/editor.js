@@ -275,6 +275,9 @@ function tokenForm(form, token) {
       if (!isTokenText(readable)) {
         throw new CofferError('scan', `This ${read.symbology} code is not a 2FA token: add it as a card.`);
       }
+      if (/^otpauth-migration:/i.test(readable)) {
+        throw new CofferError('scan', 'This is a Google Authenticator export: add its tokens with coffer add otp --scan.');
+      }
       pasted.value = readable;
       pasted.dispatchEvent(new Event('input'));
       return parsed ? `Found a token${parsed.issuer ? ` for ${parsed.issuer}` : ''}.` : pasted.validationMessage;
