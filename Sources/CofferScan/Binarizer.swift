@@ -40,6 +40,20 @@ struct BitImage: Sendable {
         }
     }
 
+    /// A matrix symbol's modules, row by row: the centre of module (x, y) is where `grid` maps (x + ½, y + ½). Nil when
+    /// the grid runs off the image (more than a pixel past an edge).
+    func modules(_ grid: Perspective, columns: Int, rows: Int) -> [Bool]? {
+        var dark = [Bool](repeating: false, count: columns * rows)
+        for y in 0..<rows {
+            for x in 0..<columns {
+                let point = grid.map(Double(x) + 0.5, Double(y) + 0.5)
+                guard point.x >= -1, point.y >= -1, point.x <= Double(width), point.y <= Double(height) else { return nil }
+                dark[y * columns + x] = isDark(at: point.x, point.y)
+            }
+        }
+        return dark
+    }
+
     /// The same image with dark and light swapped (for light-on-dark symbols).
     func inverted() -> BitImage { BitImage(width: width, height: height, bits: bits, flip: flip ^ 1) }
 

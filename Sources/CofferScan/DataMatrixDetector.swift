@@ -73,17 +73,7 @@ enum DataMatrixDetector {
 
     /// Each module's centre sampled; nil when the grid runs off the image.
     static func sample(_ image: BitImage, _ frame: Frame) -> [Bool]? {
-        let rows = frame.size.rows, columns = frame.size.columns
-        var dark = [Bool](repeating: false, count: rows * columns)
-        for y in 0..<rows {
-            for x in 0..<columns {
-                let point = frame.grid.map(Double(x) + 0.5, Double(y) + 0.5)
-                guard point.x >= -1, point.y >= -1, point.x <= Double(image.width), point.y <= Double(image.height)
-                else { return nil }
-                dark[y * columns + x] = image.isDark(at: point.x, point.y)
-            }
-        }
-        return dark
+        image.modules(frame.grid, columns: frame.size.columns, rows: frame.size.rows)
     }
 
     /// Whether the left and bottom sides of the unit square mapped by `unit` are dark along most of their length,

@@ -56,19 +56,8 @@ enum QRReader {
         return results
     }
 
-    /// Each module's centre mapped into the image and read there; nil when the grid runs off the image.
     private static func sample(_ image: BitImage, _ placement: QRDetector.Placement) -> [Bool]? {
-        let dimension = placement.dimension
-        var dark = [Bool](repeating: false, count: dimension * dimension)
-        for y in 0..<dimension {
-            for x in 0..<dimension {
-                let point = placement.grid.map(Double(x) + 0.5, Double(y) + 0.5)
-                guard point.x >= -1, point.y >= -1, point.x <= Double(image.width), point.y <= Double(image.height)
-                else { return nil }
-                dark[y * dimension + x] = image.isDark(at: point.x, point.y)
-            }
-        }
-        return dark
+        image.modules(placement.grid, columns: placement.dimension, rows: placement.dimension)
     }
 
     private static func corners(_ placement: QRDetector.Placement) -> [ImagePoint] {

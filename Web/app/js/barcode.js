@@ -2,7 +2,10 @@
 // `load` instantiates it once; `encode` returns the module grid that the native renderers draw, quiet zone included.
 import { CofferError, text, utf8 } from './bytes.js';
 
-/** The encoder's exports, from `source` (a Response, for streaming, or the module's bytes). */
+/**
+ * The exports of one of the app's Embedded Swift modules (the encoder here; the reader, scan.js), from `source` (a
+ * Response, for streaming, or the module's bytes).
+ */
 export async function load(source) {
   const imports = { env: { random: (pointer, count) => globalThis.crypto.getRandomValues(new Uint8Array(memory().buffer, pointer, count)) } };
   let instance;

@@ -2,19 +2,14 @@
 // and the scan worker need around it: the module's answer parsed, a picture's luminance, and a scanning session that
 // feeds camera frames or a chosen photo to the worker. Nothing here runs until the camera opens or a photo is chosen:
 // the worker, and the module it loads, are made then.
+import { load } from './barcode.js';
 import { CofferError } from './bytes.js';
 
-/** The reader's exports, from `source` (a Response, for streaming, or the module's bytes). */
-export async function loadReader(source) {
-  const imports = { env: { random: (pointer, count) => globalThis.crypto.getRandomValues(new Uint8Array(memory().buffer, pointer, count)) } };
-  let instance;
-  const memory = () => instance.exports.memory;
-  const result = source instanceof Uint8Array || source instanceof ArrayBuffer
-    ? await WebAssembly.instantiate(source, imports)
-    : await WebAssembly.instantiateStreaming(source, imports);
-  instance = result.instance;
-  return instance.exports;
-}
+/**
+ * The reader's exports, from `source` (a Response, for streaming, or the module's bytes): instantiated as the encoder
+ * is, with the same one import (randomness for Swift's hashing).
+ */
+export const loadReader = load;
 
 /**
  * The module's answer (FORMAT.md, "Barcode reader"): `{ found: [{ symbology, payload }], refused: [{ symbology, index,
