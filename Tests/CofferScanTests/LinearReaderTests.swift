@@ -170,7 +170,8 @@ struct LinearReaderTests {
     @Test("noise, gradients and stripes give no read")
     func nothingFromNothing() {
         var generator = SplitMix64(seed: 42)
-        for kind in 0..<6 {
+        // Every reader runs on these (BarcodeReader.read), the 2D ones included.
+        for kind in 0..<7 {
             let width = 640, height = 480
             var pixels = [UInt8](repeating: 255, count: width * height)
             for y in 0..<height {
@@ -181,6 +182,7 @@ struct LinearReaderTests {
                     case 2: pixels[y * width + x] = (x / 3) % 2 == 0 ? 0 : 255
                     case 3: pixels[y * width + x] = generator.next() % 7 == 0 ? 0 : 255
                     case 4: pixels[y * width + x] = ((x / (1 + Int(generator.next() % 4))) % 2 == 0) ? 20 : 230
+                    case 5: pixels[y * width + x] = ((x / (1 + Int(generator.next() % 8))) % 2 == 0) ? 20 : 230
                     default: pixels[y * width + x] = UInt8((x * 7 + y * 13) % 256)
                     }
                 }

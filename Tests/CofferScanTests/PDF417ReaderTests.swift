@@ -161,26 +161,4 @@ struct PDF417ReaderTests {
             #expect(damaged != clean)
         }
     }
-
-    @Test("noise, gradients and stripes give no read")
-    func nothingFromNothing() {
-        var generator = SplitMix64(seed: 4170)
-        for kind in 0..<5 {
-            let width = 640, height = 480
-            var pixels = [UInt8](repeating: 255, count: width * height)
-            for y in 0..<height {
-                for x in 0..<width {
-                    switch kind {
-                    case 0: pixels[y * width + x] = UInt8(truncatingIfNeeded: generator.next())
-                    case 1: pixels[y * width + x] = UInt8(x * 255 / width)
-                    case 2: pixels[y * width + x] = (x / 3) % 2 == 0 ? 0 : 255
-                    case 3: pixels[y * width + x] = ((x / (1 + Int(generator.next() % 8))) % 2 == 0) ? 20 : 230
-                    default: pixels[y * width + x] = UInt8((x * 7 + y * 13) % 256)
-                    }
-                }
-            }
-            let image = GrayImage(width: width, height: height, pixels: pixels)!
-            #expect(PDF417Reader.read(image).isEmpty, "kind \(kind)")
-        }
-    }
 }
