@@ -67,73 +67,79 @@ struct BitImage: Sendable {
     /// A local threshold (ZXing's "hybrid" idea, in our own words): the image is cut into 8×8 blocks; a block's level is
     /// its mean, or, where the block is flat (a range below 24), a level that keeps it light unless its neighbours
     /// say it lies inside a dark area; each pixel is dark when it is at or below the mean level of the 5×5 blocks
-    /// around its own. An uneven light across a symbol so moves the threshold with it.
+    /// around its own. An uneven light across a symbol so moves the threshold with it. The last block of a row or
+    /// column that does not fill 8 pixels is moved back to end at the edge (overlapping its neighbour), so every block
+    /// is a whole 8×8, read and written eight pixels at a time: this runs over every pixel of every camera frame.
     init(thresholding image: GrayImage) {
         let width = image.width, height = image.height
+        self.width = width
+        self.height = height
+        self.flip = 0
         let blockSize = 8
+        guard width >= blockSize, height >= blockSize else {
+            // Too small for one block: the middle of the image's range.
+            let low = Int(image.pixels.min() ?? 0), high = Int(image.pixels.max() ?? 0)
+            self.bits = image.pixels.map { Int($0) * 2 < low + high ? 1 : 0 }
+            return
+        }
         let columns = (width + blockSize - 1) / blockSize
         let rows = (height + blockSize - 1) / blockSize
         var levels = [Int](repeating: 0, count: columns * rows)
-        image.pixels.withUnsafeBufferPointer { pixels in
-            for blockRow in 0..<rows {
-                let top = min(blockRow * blockSize, height - blockSize < 0 ? 0 : height - blockSize)
-                let bottom = min(top + blockSize, height)
-                for blockColumn in 0..<columns {
-                    let left = min(blockColumn * blockSize, width - blockSize < 0 ? 0 : width - blockSize)
-                    let right = min(left + blockSize, width)
-                    var sum = 0, low = 255, high = 0
-                    for y in top..<bottom {
-                        let row = y * width
-                        for x in left..<right {
-                            let value = Int(pixels[row + x])
-                            sum += value
-                            if value < low { low = value }
-                            if value > high { high = value }
-                        }
-                    }
-                    let count = (bottom - top) * (right - left)
-                    var level = sum / count
-                    if high - low <= 24 {
-                        // Flat: light, unless the blocks above and to the left (already known) are darker than it.
-                        level = low / 2
-                        if blockRow > 0, blockColumn > 0 {
-                            let neighbours = (levels[(blockRow - 1) * columns + blockColumn]
-                                + 2 * levels[blockRow * columns + blockColumn - 1]
-                                + levels[(blockRow - 1) * columns + blockColumn - 1]) / 4
-                            if low < neighbours { level = neighbours }
-                        }
-                    }
-                    levels[blockRow * columns + blockColumn] = level
-                }
-            }
-        }
         var bits = [UInt8](repeating: 0, count: width * height)
-        bits.withUnsafeMutableBufferPointer { bits in
-        image.pixels.withUnsafeBufferPointer { pixels in
-            for blockRow in 0..<rows {
-                let top = min(blockRow * blockSize, max(0, height - blockSize))
-                let bottom = min(top + blockSize, height)
-                let rowFrom = max(0, blockRow - 2), rowTo = min(rows - 1, blockRow + 2)
-                for blockColumn in 0..<columns {
-                    let left = min(blockColumn * blockSize, max(0, width - blockSize))
-                    let right = min(left + blockSize, width)
-                    let columnFrom = max(0, blockColumn - 2), columnTo = min(columns - 1, blockColumn + 2)
-                    var sum = 0
-                    for r in rowFrom...rowTo {
-                        for c in columnFrom...columnTo { sum += levels[r * columns + c] }
+        image.pixels.withUnsafeBytes { pixels in
+            levels.withUnsafeMutableBufferPointer { levels in
+                for blockRow in 0..<rows {
+                    let top = min(blockRow * blockSize, height - blockSize)
+                    for blockColumn in 0..<columns {
+                        let left = min(blockColumn * blockSize, width - blockSize)
+                        var sum = SIMD8<UInt16>(repeating: 0)
+                        var lows = SIMD8<UInt8>(repeating: 255), highs = SIMD8<UInt8>(repeating: 0)
+                        for y in top..<top + blockSize {
+                            let eight = pixels.loadUnaligned(fromByteOffset: y * width + left, as: SIMD8<UInt8>.self)
+                            sum &+= SIMD8<UInt16>(truncatingIfNeeded: eight)
+                            lows = pointwiseMin(lows, eight)
+                            highs = pointwiseMax(highs, eight)
+                        }
+                        let low = Int(lows.min()), high = Int(highs.max())
+                        var level = Int(sum.wrappedSum()) / (blockSize * blockSize)
+                        if high - low <= 24 {
+                            // Flat: light, unless the blocks above and to the left (already known) are darker than it.
+                            level = low / 2
+                            if blockRow > 0, blockColumn > 0 {
+                                let neighbours = (levels[(blockRow - 1) * columns + blockColumn]
+                                    + 2 * levels[blockRow * columns + blockColumn - 1]
+                                    + levels[(blockRow - 1) * columns + blockColumn - 1]) / 4
+                                if low < neighbours { level = neighbours }
+                            }
+                        }
+                        levels[blockRow * columns + blockColumn] = level
                     }
-                    let threshold = sum / ((rowTo - rowFrom + 1) * (columnTo - columnFrom + 1))
-                    for y in top..<bottom {
-                        let row = y * width
-                        for x in left..<right { bits[row + x] = Int(pixels[row + x]) <= threshold ? 1 : 0 }
+                }
+            }
+            bits.withUnsafeMutableBytes { bits in
+                for blockRow in 0..<rows {
+                    let top = min(blockRow * blockSize, height - blockSize)
+                    let rowFrom = max(0, blockRow - 2), rowTo = min(rows - 1, blockRow + 2)
+                    for blockColumn in 0..<columns {
+                        let left = min(blockColumn * blockSize, width - blockSize)
+                        let columnFrom = max(0, blockColumn - 2), columnTo = min(columns - 1, blockColumn + 2)
+                        var sum = 0
+                        for r in rowFrom...rowTo {
+                            for c in columnFrom...columnTo { sum += levels[r * columns + c] }
+                        }
+                        let threshold = SIMD8<UInt8>(
+                            repeating: UInt8(sum / ((rowTo - rowFrom + 1) * (columnTo - columnFrom + 1))))
+                        let zero = SIMD8<UInt8>(repeating: 0)
+                        for y in top..<top + blockSize {
+                            let offset = y * width + left
+                            let eight = pixels.loadUnaligned(fromByteOffset: offset, as: SIMD8<UInt8>.self)
+                            bits.storeBytes(of: zero.replacing(with: 1, where: eight .<= threshold), toByteOffset: offset,
+                                            as: SIMD8<UInt8>.self)
+                        }
                     }
                 }
             }
         }
-        }
-        self.width = width
-        self.height = height
         self.bits = bits
-        self.flip = 0
     }
 }

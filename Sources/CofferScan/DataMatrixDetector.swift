@@ -185,7 +185,8 @@ enum DataMatrixDetector {
         let nx = uy, ny = -ux
         // The outline lies within a module or two of the edge (more only at a corner the clock track leaves light).
         let reach = 3 * module + 2
-        let steps = min(200, max(12, Int(length)))
+        // About three points a module, at most one a pixel: a side's few hundred walks are most of what framing costs.
+        let steps = min(200, max(12, min(Int(length), Int(3 * length / max(1, module)))))
         var along: [Double] = []
         var depths: [Double] = []
         for step in 0..<steps {
@@ -392,10 +393,11 @@ struct DarkComponents {
             next[Int(roots[index])] += 1
         }
         var hulls: [DataMatrixDetector.Candidate] = []
+        var outline = Outline(height: height)
         for seed in seeds {
-            var points: [ImagePoint] = []
             let runs = grouped[firstRun[seed.root]..<firstRun[seed.root + 1]]
-            Self.appendOutline(of: runs, row: row, start: start, end: end, to: &points)
+            outline.clear()
+            outline.add(runs, row: row, start: start, end: end)
             // A third of the runs are at most this long: about a module.
             var histogram = [Int](repeating: 0, count: 65)
             for run in runs { histogram[min(64, Int(end[run] - start[run]))] += 1 }
@@ -405,8 +407,7 @@ struct DarkComponents {
                 counted += histogram[module]
             }
             let reach = 2 * Double(module)
-            var hull = Self.convexHull(points)
-            points = hull
+            var hull = outline.convexHull()
             // Regions near enough to join in a few rounds, found once: the rounds then look at these only.
             let margin = 4 * reach
             let nearLeft = Double(minX[seed.root]) - margin, nearRight = Double(maxX[seed.root]) + margin
@@ -425,30 +426,79 @@ struct DarkComponents {
                     guard Self.distance(middle, outside: hull) <= reach else { continue }
                     joined[position] = true
                     added = true
-                    Self.appendOutline(of: grouped[firstRun[index]..<firstRun[index + 1]], row: row, start: start, end: end,
-                                       to: &points)
+                    outline.add(grouped[firstRun[index]..<firstRun[index + 1]], row: row, start: start, end: end)
                 }
                 guard added else { break }
-                hull = Self.convexHull(points)
-                points = hull
+                hull = outline.convexHull()
             }
             hulls.append(DataMatrixDetector.Candidate(outline: hull, module: reach / 2))
         }
         return hulls
     }
 
-    /// The pixel corners at each end of a region's rows (`runs` in row order): all its convex hull needs.
-    private static func appendOutline(of runs: ArraySlice<Int>, row: [Int32], start: [Int32], end: [Int32],
-                                      to points: inout [ImagePoint]) {
-        var index = runs.startIndex
-        while index < runs.endIndex {
-            let y = row[runs[index]]
-            var last = index
-            while last + 1 < runs.endIndex, row[runs[last + 1]] == y { last += 1 }
-            let top = Double(y), left = Double(start[runs[index]]), right = Double(end[runs[last]])
-            points += [ImagePoint(x: left, y: top), ImagePoint(x: left, y: top + 1), ImagePoint(x: right, y: top),
-                       ImagePoint(x: right, y: top + 1)]
-            index = last + 1
+    /// The leftmost and rightmost pixel corner on each horizontal pixel edge of some rows' runs: all their convex
+    /// hull needs, and already in the order the hull is built in (so nothing is sorted).
+    struct Outline {
+        private var left: [Int32]
+        private var right: [Int32]
+        private var top: Int
+        private var bottom: Int
+
+        init(height: Int) {
+            left = [Int32](repeating: .max, count: height + 1)
+            right = [Int32](repeating: .min, count: height + 1)
+            top = height + 1
+            bottom = -1
+        }
+
+        mutating func clear() {
+            guard bottom >= top else { return }
+            for y in top...bottom {
+                left[y] = .max
+                right[y] = .min
+            }
+            top = left.count
+            bottom = -1
+        }
+
+        /// Adds the pixel corners of `runs` (indices into the run table): each run's top and bottom edges.
+        mutating func add(_ runs: ArraySlice<Int>, row: [Int32], start: [Int32], end: [Int32]) {
+            for run in runs {
+                let y = Int(row[run])
+                for edge in y...y + 1 {
+                    left[edge] = min(left[edge], start[run])
+                    right[edge] = max(right[edge], end[run])
+                }
+                top = min(top, y)
+                bottom = max(bottom, y + 1)
+            }
+        }
+
+        /// Andrew's monotone chain over the corners, top to bottom; clockwise on screen (y down).
+        func convexHull() -> [ImagePoint] {
+            var sorted: [ImagePoint] = []
+            if bottom >= top {
+                for y in top...bottom where left[y] <= right[y] {
+                    sorted.append(ImagePoint(x: Double(left[y]), y: Double(y)))
+                    if right[y] != left[y] { sorted.append(ImagePoint(x: Double(right[y]), y: Double(y))) }
+                }
+            }
+            guard sorted.count > 2 else { return sorted }
+            func cross(_ o: ImagePoint, _ a: ImagePoint, _ b: ImagePoint) -> Double {
+                (a.x - o.x) * (b.y - o.y) - (a.y - o.y) * (b.x - o.x)
+            }
+            var lower: [ImagePoint] = []
+            for point in sorted {
+                while lower.count >= 2, cross(lower[lower.count - 2], lower[lower.count - 1], point) <= 0 { lower.removeLast() }
+                lower.append(point)
+            }
+            var upper: [ImagePoint] = []
+            for point in sorted.reversed() {
+                while upper.count >= 2, cross(upper[upper.count - 2], upper[upper.count - 1], point) <= 0 { upper.removeLast() }
+                upper.append(point)
+            }
+            // Counter-clockwise in y-up terms is clockwise on screen.
+            return Array(lower.dropLast() + upper.dropLast())
         }
     }
 
@@ -464,27 +514,5 @@ struct DarkComponents {
             farthest = max(farthest, outward)
         }
         return farthest
-    }
-
-    /// Andrew's monotone chain; clockwise on screen (y down).
-    static func convexHull(_ points: [ImagePoint]) -> [ImagePoint] {
-        // By row first: the outline points come row by row, so the (adaptive) sort has little to do.
-        let sorted = points.sorted { $0.y < $1.y || ($0.y == $1.y && $0.x < $1.x) }
-        guard sorted.count > 2 else { return sorted }
-        func cross(_ o: ImagePoint, _ a: ImagePoint, _ b: ImagePoint) -> Double {
-            (a.x - o.x) * (b.y - o.y) - (a.y - o.y) * (b.x - o.x)
-        }
-        var lower: [ImagePoint] = []
-        for point in sorted {
-            while lower.count >= 2, cross(lower[lower.count - 2], lower[lower.count - 1], point) <= 0 { lower.removeLast() }
-            lower.append(point)
-        }
-        var upper: [ImagePoint] = []
-        for point in sorted.reversed() {
-            while upper.count >= 2, cross(upper[upper.count - 2], upper[upper.count - 1], point) <= 0 { upper.removeLast() }
-            upper.append(point)
-        }
-        // Counter-clockwise in y-up terms is clockwise on screen.
-        return Array(lower.dropLast() + upper.dropLast())
     }
 }

@@ -80,59 +80,61 @@ struct ScanLine {
 func runLengths(of samples: [UInt8], minimumContrast: Int = 24) -> [Int] {
     let count = samples.count
     guard count > 0 else { return [] }
-    var lineLow = 255, lineHigh = 0
-    for sample in samples {
-        lineLow = min(lineLow, Int(sample))
-        lineHigh = max(lineHigh, Int(sample))
-    }
-    if lineHigh - lineLow < minimumContrast { return [count] }
-    // The extremes of each block, then of each block with its two neighbours: every sample then looks up its own.
-    let block = max(16, count / 64)
-    let blocks = (count + block - 1) / block
-    var blockLow = [Int](repeating: 255, count: blocks), blockHigh = [Int](repeating: 0, count: blocks)
-    samples.withUnsafeBufferPointer { samples in
+    return samples.withUnsafeBufferPointer { samples in
+        var lineLow: UInt8 = 255, lineHigh: UInt8 = 0
+        for sample in samples {
+            lineLow = min(lineLow, sample)
+            lineHigh = max(lineHigh, sample)
+        }
+        if Int(lineHigh) - Int(lineLow) < minimumContrast { return [count] }
+        // The extremes of each block, then of each block with its two neighbours: every sample then looks up its own.
+        let block = max(16, count / 64)
+        let blocks = (count + block - 1) / block
+        var blockLow = [UInt8](repeating: 255, count: blocks), blockHigh = [UInt8](repeating: 0, count: blocks)
         for which in 0..<blocks {
-            var low = 255, high = 0
+            var low: UInt8 = 255, high: UInt8 = 0
             for index in which * block..<min(count, (which + 1) * block) {
-                let value = Int(samples[index])
-                low = min(low, value)
-                high = max(high, value)
+                low = min(low, samples[index])
+                high = max(high, samples[index])
             }
             blockLow[which] = low
             blockHigh[which] = high
         }
-    }
-    var middles = [Int](repeating: 0, count: blocks)
-    for which in 0..<blocks {
-        let from = max(0, which - 1), to = min(blocks - 1, which + 1)
-        var low = 255, high = 0
-        for neighbour in from...to {
-            low = min(low, blockLow[neighbour])
-            high = max(high, blockHigh[neighbour])
-        }
-        middles[which] = high - low >= minimumContrast ? low + high : lineLow + lineHigh
-    }
-    var runs: [Int] = [0]
-    runs.reserveCapacity(count / 2)
-    var dark = false
-    var length = 0
-    samples.withUnsafeBufferPointer { samples in
+        var middles = [Int](repeating: 0, count: blocks)
         for which in 0..<blocks {
-            let middle = middles[which]
-            for index in which * block..<min(count, (which + 1) * block) {
-                let isDark = Int(samples[index]) * 2 < middle
-                if isDark != dark {
-                    runs[runs.count - 1] = length
-                    runs.append(0)
-                    length = 0
+            let from = max(0, which - 1), to = min(blocks - 1, which + 1)
+            var low: UInt8 = 255, high: UInt8 = 0
+            for neighbour in from...to {
+                low = min(low, blockLow[neighbour])
+                high = max(high, blockHigh[neighbour])
+            }
+            middles[which] = Int(high) - Int(low) >= minimumContrast ? Int(low) + Int(high) : Int(lineLow) + Int(lineHigh)
+        }
+        // Where the colour changes, recorded without a branch (a line across a barcode changes every few samples, a
+        // branch there is mispredicted half the time); the runs are the distances between changes.
+        return [Int](unsafeUninitializedCapacity: count + 2) { changes, initialized in
+            var found = 0
+            var dark = false
+            for which in 0..<blocks {
+                let middle = middles[which]
+                for index in which * block..<min(count, (which + 1) * block) {
+                    let isDark = Int(samples[index]) &* 2 < middle
+                    changes[found] = index
+                    found &+= isDark != dark ? 1 : 0
                     dark = isDark
                 }
-                length += 1
             }
+            // Runs from the changes, in place: the first run (light) from 0 to the first change, the last to the end.
+            var previous = 0
+            for which in 0..<found {
+                let change = changes[which]
+                changes[which] = change - previous
+                previous = change
+            }
+            changes[found] = count - previous
+            initialized = found + 1
         }
     }
-    runs[runs.count - 1] = length
-    return runs
 }
 
 // Sine and cosine without Foundation (the reader also runs as Embedded Swift): a Taylor series after reducing the
