@@ -811,7 +811,8 @@ def scanning(work, directory):
     """Cards and tokens scanned in: Chromium's fake camera plays a video of camera-like photos (Tests/oracles/
     scan_photos.py), one symbology after another; Scan on the card form fills the symbology and the exact payload for
     every symbology; the reader's time per 1280x720 frame is measured; a photo with several codes asks which; a
-    token's QR photo fills the token form; the camera stops when the form closes and when the app is hidden."""
+    token's QR photo fills the token form, and a Google Authenticator export's adds every token in it, once; the camera
+    stops when the form closes and when the app is hidden."""
     photos = Path(work, "scan-photos")
     made = subprocess.run([sys.executable, str(ROOT / "Tests/oracles/scan_photos.py"), "--out", str(photos), "--per", "1",
                            "--seed", "18", "--tiers", "photo", "--y4m", str(photos / "camera.y4m"), "--frames-per-image", "4",
@@ -966,13 +967,29 @@ def scanning(work, directory):
         scanned = rows.get("Scanned", [])
         check(len(scanned) >= 3 and scanned[2] in oathtool_codes(TOTP_SECRET_HEX, int(time.time())),
               f"the scanned token's code is oathtool's: {scanned}")
-        # A Google Authenticator export is named, and sent to the CLI, which adds every token in it.
-        driver.find_element(By.ID, "add-token").click()
-        driver.find_element(By.ID, "scan-photo").send_keys(str(photos / "export.png"))
-        WebDriverWait(driver, 20).until(lambda d: "Google Authenticator export" in d.find_element(By.ID, "scan-status").text)
-        check(driver.execute_script("return document.querySelector('#editor-form [name=uri]').value") == "",
-              "a Google Authenticator export is named in the token form, and nothing is filled")
-        click(driver, "#editor-cancel")
+        # A Google Authenticator export: its tokens are listed, and Save adds every one; scanned again, nothing is
+        # added twice.
+        for attempt in range(2):
+            driver.find_element(By.ID, "add-token").click()
+            driver.find_element(By.ID, "scan-photo").send_keys(str(photos / "export.png"))
+            WebDriverWait(driver, 20).until(lambda d: "Google Authenticator export" in d.find_element(By.ID, "scan-status").text)
+            listed_tokens = driver.execute_script(
+                "return [...document.querySelectorAll('#editor-export li')].map((li) => li.textContent)")
+            check(listed_tokens == ["Example (alice@google.com)"], f"the export's tokens are listed: {listed_tokens}")
+            check(driver.execute_script("return document.querySelector('#editor-form [name=uri]').closest('label').hidden") is True,
+                  "the one-token fields give way to the export's list")
+            click(driver, "#editor-save")
+            if attempt == 0:
+                WebDriverWait(driver, 10).until(lambda d: d.find_element(By.ID, "notice").text == "Added 1 token.")
+                synced(driver)
+            else:
+                WebDriverWait(driver, 10).until(lambda d: "already in the vault" in d.find_element(By.ID, "error").text)
+                click(driver, "#editor-cancel")
+        time.sleep(1.2)
+        rows = {e.text.split("\n")[0]: e.text.split("\n") for e in driver.find_elements(By.CSS_SELECTOR, "#codes li")}
+        exported = rows.get("Example", [])
+        check(len(exported) >= 3 and exported[2] in oathtool_codes("48656c6c6f21deadbeef", int(time.time())),
+              f"the exported token's code is oathtool's: {exported}")
         # A card's code in the token form is refused, and the card form refuses a token.
         driver.find_element(By.ID, "add-token").click()
         driver.find_element(By.ID, "scan-photo").send_keys(str(photos / "several.png"))
@@ -989,7 +1006,9 @@ def scanning(work, directory):
         click(driver, "#editor-cancel")
         cli("sync")
         listed = cli("list", "--json")
-        check('"Locker"' in listed and "Scanned" in listed, "the scanned card and token reach the CLI")
+        check('"Locker"' in listed and "Scanned" in listed
+              and [item.get("account") for item in json.loads(listed)].count("alice@google.com") == 1,
+              "the scanned card, token and export reach the CLI, the export once")
         violations = csp_violations(driver)
         check(not violations, f"no Content-Security-Policy violation while scanning: {violations}")
         lock(driver)

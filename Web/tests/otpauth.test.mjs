@@ -3,12 +3,13 @@
 // token, or refuse exactly the URIs the CLI refuses. Then the page's content of that token must be the CLI's bytes.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { hex } from '../app/js/bytes.js';
-import { base32, parseToken, parseURI } from '../app/js/otpauth.js';
+import { currentCode, hotpCode } from '../app/js/otp.js';
+import { base32, parseMigration, parseToken, parseURI } from '../app/js/otpauth.js';
 import { binary, oracle } from './support.mjs';
 
 const SECRET = 'GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ';
@@ -92,4 +93,66 @@ test('a bare secret is a TOTP token; base32 is lenient where authenticators are,
   assert.equal(hex(base32('6G2NUZHN6QCF7KDAV')), hex(base32('6G2NUZHN6QCF7KDA')));
   for (const bad of ['GEZ1', 'GEZD=A', 'GEZDÄ', '   ']) assert.throws(() => parseToken(bad), { code: 'otpauth' }, bad);
   assert.throws(() => parseURI(`otpauth://totp/a:b?secret=${'A'.repeat(4100)}`), /longer than 4096 bytes/);
+});
+
+// Google Authenticator exports: the fixtures the CLI's importer is tested on (written by an independent protobuf
+// encoder, Tests/CofferInteropTests/Fixtures/google/make_google.py), with the codes otp_reference.py computed.
+const GOOGLE = new URL('../../Tests/CofferInteropTests/Fixtures/google/', import.meta.url);
+
+function migrationLines(name) {
+  return readFileSync(new URL(name, GOOGLE), 'utf8').split('\n').filter((line) => line.startsWith('otpauth-migration:'));
+}
+
+test('a Google Authenticator export reads as the CLI’s importer reads it: every token, its codes, its problems', async () => {
+  const expected = JSON.parse(readFileSync(new URL('expected.json', GOOGLE), 'utf8'));
+  const reads = migrationLines('export.txt').map(parseMigration);
+  const tokens = reads.flatMap((read) => read.tokens);
+  assert.equal(tokens.length, expected.export.items.length);
+  for (const [token, item] of tokens.map((token, index) => [token, expected.export.items[index]])) {
+    assert.deepEqual({ issuer: token.issuer, account: token.account, type: token.type, algorithm: token.algorithm,
+      digits: token.digits, secret: token.secret },
+    { issuer: item.issuer, account: item.account, type: item.kind, algorithm: item.algorithm, digits: item.digits,
+      secret: base32(item.secret) });
+    if (item.kind === 'hotp') assert.equal(token.counter, item.counter);
+    else assert.equal(token.period, item.period);
+    for (const [index, time] of item.times.entries()) {
+      const code = item.kind === 'hotp' ? await hotpCode(token, item.counter) : (await currentCode(token, time * 1000)).code;
+      assert.equal(code, item.codes[index], `${token.issuer} at ${time}`);
+    }
+  }
+  const problems = reads.flatMap((read) => read.problems);
+  assert.equal(problems.length, expected.export.problems.length);
+  expected.export.problems.forEach((problem, index) => {
+    assert.equal(problems[index].entry, problem.entry);
+    assert.match(problems[index].reason, new RegExp(problem.reason, 'i'));
+  });
+  assert.deepEqual(reads.map((read) => read.batch), [{ index: 1, size: 2 }, { index: 2, size: 2 }]);
+  assert.deepEqual(migrationLines('missing.txt').map((line) => parseMigration(line).batch), [{ index: 1, size: 3 }, { index: 3, size: 3 }]);
+});
+
+test('a damaged or hostile export is one clear error, or keeps what it read before the damage', () => {
+  const [line] = migrationLines('export.txt');
+  const data = decodeURIComponent(line.split('data=')[1]);
+  const bytes = Buffer.from(data, 'base64');
+  const uri = (payload) => `otpauth-migration://offline?data=${encodeURIComponent(Buffer.from(payload).toString('base64'))}`;
+  // Cut inside the second entry: the first is kept, the damage is reported.
+  const cut = parseMigration(uri(bytes.subarray(0, 60)));
+  assert.equal(cut.tokens.length, 1);
+  assert.match(cut.problems.at(-1).reason, /damaged after 1 entries: the protobuf data ends inside a field/);
+  // A field length far past the end, an overlong varint, a group: nothing is read and nothing throws.
+  for (const payload of [[0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f], [0x08, ...Array(11).fill(0xff)], [0x0b, 0x0c]]) {
+    const read = parseMigration(uri(payload));
+    assert.equal(read.tokens.length, 0);
+    assert.equal(read.problems.length, 1);
+  }
+  const refused = [
+    'otpauth-migration://offline', 'otpauth-migration://offline?data=', 'otpauth-migration://offline?data=AAAA&data=AAAA',
+    'otpauth-migration://offline?data=%ZZ', 'otpauth-migration://offline?data=!!!!', `otpauth-migration://offline?data=${'A'.repeat(9000)}`,
+    'otpauth://totp/a:b?secret=GEZDGNBVGY3TQOJQ',
+  ];
+  for (const text of refused) {
+    assert.throws(() => parseMigration(text), (error) => error.code === 'otpauth' && !error.message.includes('AAAA'), text);
+  }
+  // A space where a form decoder turned `+` into one, and URL-safe digits, still read.
+  assert.equal(parseMigration(line.replaceAll('%2B', ' ')).tokens.length, parseMigration(line).tokens.length);
 });

@@ -4,7 +4,7 @@
 // maximum). The page's modules run in node against the server with its ordinary fetch.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +15,8 @@ import { parseManifest } from '../app/js/format.js';
 import { manifestKey } from '../app/js/keys.js';
 import { checkCard, checkCredential, checkNote, checkOTP } from '../app/js/content.js';
 import { unlock } from '../app/js/device.js';
-import { parseToken } from '../app/js/otpauth.js';
+import { currentCode } from '../app/js/otp.js';
+import { parseMigration, parseToken } from '../app/js/otpauth.js';
 import { MemoryStore } from '../app/js/store.js';
 import { binary } from './support.mjs';
 
@@ -100,6 +101,31 @@ test('what the page writes, the CLI verifies and shows field for field', async (
   assert.deepEqual([vendor.provider, vendor.username, vendor.url], ['vendor', 'ada', 'https://vendor.example']);
   assert.match(coffer(['show', 'Bob']), /Met at the café/);
   assert.match(coffer(['sync', 'status']), /Verified|verified/);
+});
+
+test('a scanned Google Authenticator export: the page adds every token in one write, and the CLI shows each', async () => {
+  const device = await browser();
+  const exportFile = new URL('../../Tests/CofferInteropTests/Fixtures/google/export.txt', import.meta.url);
+  const lines = readFileSync(exportFile, 'utf8').split('\n').filter((line) => line.startsWith('otpauth-migration:'));
+  const tokens = lines.flatMap((line) => parseMigration(line).tokens).map((token) => checkOTP({ ...token, notes: null, tags: ['google'] }));
+  const before = device.items.length;
+  const ids = await device.writeAll('otp', tokens);
+  assert.equal(ids.length, 5);
+  assert.equal(device.items.length, before + 5);
+  assert.equal(device.waiting, 5);
+  await device.sync();
+  coffer(['sync']);
+  const listed = JSON.parse(coffer(['list', '--kind', 'otp', '--tag', 'google', '--json']));
+  assert.deepEqual(listed.map((item) => [item.issuer, item.account, item.type, item.algorithm, item.digits]).sort(),
+    [['Big Corp', 'dave', 'totp', 'SHA512', 8], ['Counter Inc', 'erin', 'hotp', 'SHA1', 6], ['Example', 'bob', 'totp', 'SHA256', 8],
+      ['GitHub', 'alice@example.com', 'totp', 'SHA1', 6], ['Split Co', 'carol', 'totp', 'SHA1', 6]]);
+  // The page's code for each is the CLI's (HOTP: the CLI's next code is the stored counter's).
+  for (const item of listed.filter((entry) => entry.type === 'totp')) {
+    const token = device.items.find((candidate) => candidate.id === item.id);
+    const cli = coffer(['code', item.id]).trim();
+    const now = Date.now();
+    assert.ok([(await currentCode(token.content, now)).code, (await currentCode(token.content, now - 30_000)).code].includes(cli));
+  }
 });
 
 test('what the CLI writes the page reads; the page marks used, archives and deletes, and the CLI follows', async () => {

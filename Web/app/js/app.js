@@ -3,7 +3,7 @@
 // CLI pushes (or kept until the server can be reached), and the items only the CLI can serve.
 // Every text from the vault or the server reaches the page through `textContent`; nothing decrypted is written to
 // browser storage; locking forgets it all, the page's text included.
-import { CofferError, text } from './bytes.js';
+import { CofferError, hex, text } from './bytes.js';
 import { autoLock, idleLock } from './autolock.js';
 import { digits, encode, load } from './barcode.js';
 import { hasPasskey, unlock, unlockByPasskey } from './device.js';
@@ -54,6 +54,14 @@ function showError(error) {
 function clearError() {
   $('error').hidden = true;
   $('error').textContent = '';
+  $('notice').hidden = true;
+  $('notice').textContent = '';
+}
+
+/** A line that says what just happened, until the next action. */
+function showNotice(message) {
+  $('notice').textContent = message;
+  $('notice').hidden = false;
 }
 
 function day(ms) {
@@ -435,6 +443,36 @@ async function saveItem(kind, content, id) {
   syncNow();
 }
 
+/**
+ * Saves several new items read at once (a scanned token export) in one write; a token the vault already holds (the
+ * same kind, account and secret, as `coffer add otp --scan` and `coffer import` judge it) is skipped and named.
+ */
+async function saveItems(kind, contents) {
+  const held = new Set(vault.items.filter((item) => item.kind === kind).map((item) => duplicateKey(item.content)));
+  const fresh = [];
+  const skipped = [];
+  for (const content of contents) {
+    const key = duplicateKey(content);
+    if (held.has(key)) skipped.push(content.issuer);
+    else {
+      held.add(key);
+      fresh.push(content);
+    }
+  }
+  if (!fresh.length) throw new CofferError('duplicate', `${contents.length === 1 ? 'This token is' : 'Every token here is'} already in the vault`);
+  await vault.writeAll(kind, fresh);
+  render();
+  syncNow();
+  showNotice(`Added ${fresh.length === 1 ? '1 token' : `${fresh.length} tokens`}${skipped.length
+    ? `; skipped ${skipped.length} already in the vault: ${skipped.join(', ')}` : ''}.`);
+}
+
+/** What makes two tokens the same token (CofferKit's duplicateKey for OTP items). */
+function duplicateKey(token) {
+  const kind = token.type === 'totp' ? `totp/${token.period}` : token.type;
+  return `${kind}/${token.account.toLowerCase()}/${hex(token.secret)}`;
+}
+
 function showEditor(kind, item = null) {
   clearError();
   const card = kind === 'card' && item ? item.content : null;
@@ -456,7 +494,7 @@ function showEditor(kind, item = null) {
   $('vault').hidden = true;
   $('editor').hidden = false;
   document.body.dataset.screen = 'editor';
-  openEditor({ section: $('editor'), kind, item, barcodes, save: saveItem, actions, close: closeEditor,
+  openEditor({ section: $('editor'), kind, item, barcodes, save: saveItem, saveAll: saveItems, actions, close: closeEditor,
     fail: (error) => { if (error.code !== 'cancelled') showError(error); } });
 }
 

@@ -200,6 +200,24 @@ export class Device {
     return itemID;
   }
 
+  /** Seals several new items of `kind` and keeps them pending in one store write: all of them, or none. */
+  async writeAll(kind, contents) {
+    const created = this.now();
+    const rows = [];
+    for (const content of contents) {
+      const id = globalThis.crypto.randomUUID();
+      rows.push(await sealItem(this, { id, kind, content: { ...content, created }, ...this.revisions(id) }));
+    }
+    await this.store.save(this.record, { pending: rows });
+    const items = [];
+    for (const row of rows) {
+      this.pending.set(row.id, row);
+      items.push(await openItem(this, row));
+    }
+    this.items = [...this.items, ...items];
+    return rows.map((row) => row.id);
+  }
+
   /** Deletes an item (a tombstone, §4); a card's photo parts become tombstones with it (§5b). */
   async remove(id) {
     const item = this.items.find((candidate) => candidate.id === id);

@@ -7,7 +7,7 @@ import { CofferError, text } from './bytes.js';
 import { digits, encode } from './barcode.js';
 import { checkCard, checkCredential, checkNote, checkOTP, payloadBytes } from './content.js';
 import { SYMBOLOGIES } from './format.js';
-import { parseToken } from './otpauth.js';
+import { isMigrationURI, parseMigration, parseToken } from './otpauth.js';
 import { releaseReader, ScanSession } from './scan.js';
 
 const DAY = 86_400_000;
@@ -262,27 +262,65 @@ function cardForm(form, card, barcodes) {
   }, drawable);
 }
 
+/** How a token is named in a list: "issuer (account)". */
+function tokenName(token) {
+  return token.account && token.account !== token.issuer ? `${token.issuer} (${token.account})` : token.issuer;
+}
+
 function tokenForm(form, token) {
   let parsed = null;
   let pasted = null;
+  // A Google Authenticator export scanned in: every token in it is added, as `coffer add otp --scan` does.
+  let exported = null;
+  const exportList = element('div', { id: 'editor-export', hidden: true });
   if (!token) {
     pasted = field(form, 'otpauth:// link or secret key', element('textarea', { name: 'uri', rows: 3, required: true,
       autocomplete: 'off', spellcheck: 'false', autocapitalize: 'off' }));
   }
+  const showExport = (read) => {
+    exported = read;
+    const names = element('ul');
+    names.append(...read.tokens.map((found) => element('li', {}, tokenName(found))));
+    exportList.replaceChildren(element('p', {}, `This export holds ${read.tokens.length === 1 ? '1 token' : `${read.tokens.length} tokens`}:`), names);
+    if (read.problems.length) {
+      const problems = element('ul', { class: 'problems' });
+      problems.append(...read.problems.map((problem) => element('li', {}, `${problem.entry}: ${problem.reason}`)));
+      exportList.append(element('p', {}, 'Left out (Coffer cannot hold them):'), problems);
+    }
+    if (read.batch) {
+      exportList.append(element('p', { class: 'hint' },
+        `This is code ${read.batch.index} of ${read.batch.size}: save these, then add a token and scan the next code.`));
+    }
+    exportList.hidden = false;
+    // The link, issuer and account belong to one token: an export names its own.
+    for (const input of [pasted, issuer, account]) input.closest('label').hidden = true;
+  };
   if (pasted) {
     scanControls(form, {}, (read) => {
       const readable = decodedText(read.payload);
       if (!isTokenText(readable)) {
         throw new CofferError('scan', `This ${read.symbology} code is not a 2FA token: add it as a card.`);
       }
-      if (/^otpauth-migration:/i.test(readable)) {
-        throw new CofferError('scan', 'This is a Google Authenticator export: add its tokens with coffer add otp --scan.');
+      if (isMigrationURI(readable)) {
+        const found = parseMigration(readable);
+        if (!found.tokens.length) {
+          throw new CofferError('scan', `This Google Authenticator export holds no token Coffer can add${found.problems.length
+            ? ` (${found.problems.map((problem) => `${problem.entry}: ${problem.reason}`).join('; ')})` : ''}.`);
+        }
+        showExport(found);
+        return `Found a Google Authenticator export: Save adds ${found.tokens.length === 1 ? 'its token' : `its ${found.tokens.length} tokens`}.`;
+      }
+      if (exported) {
+        exported = null;
+        exportList.hidden = true;
+        for (const input of [pasted, issuer, account]) input.closest('label').hidden = false;
       }
       pasted.value = readable;
       pasted.dispatchEvent(new Event('input'));
       return parsed ? `Found a token${parsed.issuer ? ` for ${parsed.issuer}` : ''}.` : pasted.validationMessage;
     });
   }
+  form.append(exportList);
   const issuer = field(form, 'Issuer (the service)', textInput('issuer', token?.issuer));
   const account = field(form, 'Account', textInput('account', token?.account));
   const tags = field(form, 'Tags (comma-separated)', textInput('tags', token?.tags.join(', ')));
@@ -301,6 +339,9 @@ function tokenForm(form, token) {
     });
   }
   return () => {
+    if (exported) {
+      return exported.tokens.map((found) => checkOTP({ ...found, notes: null, unknown: [], tags: list(tags.value) }));
+    }
     const source = token ?? parseToken(pasted.value);
     return checkOTP({ ...source, notes: token?.notes ?? null, unknown: token?.unknown ?? [],
       issuer: issuer.value, account: account.value || (token ? token.account : ''), tags: list(tags.value) });
@@ -350,10 +391,11 @@ const FORMS = { card: cardForm, otp: tokenForm, credential: credentialForm, note
 const TITLES = { card: 'card', otp: 'token', credential: 'key', note: 'note' };
 
 /**
- * Shows the form for a new item of `kind`, or for `item`, in `section`. `save(kind, content, id)` seals it;
+ * Shows the form for a new item of `kind`, or for `item`, in `section`. `save(kind, content, id)` seals it, and
+ * `saveAll(kind, contents)` several new ones read at once (a scanned token export);
  * `actions` are extra buttons (archive, delete, …) as `[label, run]`; `close()` is called when it is done.
  */
-export function openEditor({ section, kind, item = null, barcodes, save, actions = [], close, fail }) {
+export function openEditor({ section, kind, item = null, barcodes, save, saveAll, actions = [], close, fail }) {
   const form = element('form', { id: 'editor-form', autocomplete: 'off', novalidate: true });
   section.replaceChildren(element('h2', {}, `${item ? 'Edit' : 'New'} ${TITLES[kind]}`), form);
   const read = FORMS[kind](form, item?.content ?? null, barcodes);
@@ -383,7 +425,9 @@ export function openEditor({ section, kind, item = null, barcodes, save, actions
         if (!barcodes) throw new CofferError('barcode', 'the barcode encoder is not loaded');
         encode(barcodes, symbology, payload, charset);
       });
-      await save(kind, content, item?.id ?? null);
+      // A form that read several items at once (a token export) adds them together.
+      if (Array.isArray(content)) await saveAll(kind, content);
+      else await save(kind, content, item?.id ?? null);
       close();
     } catch (error) {
       submit.disabled = false;

@@ -1,7 +1,7 @@
 // `otpauth://` and `steam://` URIs and bare base32 secrets, read by the rules of the CLI's parser
 // (Sources/CofferOTP/OTPToken.swift, Base32.swift): the label split at its last colon, the issuer parameter first,
 // known parameters at most once, Steam's fixed values, lenient base32. Errors name the rule, never the URI.
-import { CofferError, text } from './bytes.js';
+import { CofferError, fromBase64, text } from './bytes.js';
 
 const MAXIMUM_URI = 4096;
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
@@ -159,4 +159,213 @@ export function parseToken(pasted) {
   const token = { issuer: null, account: '', type: 'totp', secret: secretFrom(value), algorithm: 'SHA1', digits: 6, period: 30, counter: null };
   checkParameters(token);
   return token;
+}
+
+// Google Authenticator's "Transfer accounts" QR codes, read by the rules of the CLI's importer
+// (Sources/CofferInterop/GoogleAuthenticator.swift), checked on the same fixtures.
+
+const MIGRATION_PREFIX = 'otpauth-migration://';
+/** A QR code holds at most 2,953 bytes; twice that is not a migration code a camera read. */
+const MAXIMUM_MIGRATION_URI = 8192;
+
+export function isMigrationURI(value) {
+  return (value ?? '').trim().toLowerCase().startsWith(MIGRATION_PREFIX);
+}
+
+/** The protobuf wire format, bounds-checked: only what MigrationPayload needs. Varints are BigInts (64 bits). */
+class ProtobufReader {
+  constructor(bytes) {
+    this.bytes = bytes;
+    this.position = 0;
+  }
+
+  get atEnd() {
+    return this.position >= this.bytes.length;
+  }
+
+  varint() {
+    let value = 0n;
+    for (let shift = 0n; shift < 70n; shift += 7n) {
+      if (this.position >= this.bytes.length) throw new Error('the protobuf data ends inside a field');
+      const byte = this.bytes[this.position++];
+      value |= BigInt(byte & 0x7f) << shift;
+      if ((byte & 0x80) === 0) return BigInt.asUintN(64, value);
+    }
+    throw new Error('a protobuf varint is longer than 10 bytes');
+  }
+
+  /** The next field as `[number, value]`: a BigInt, a byte array, or null for a skipped fixed-width value. */
+  field() {
+    const key = this.varint();
+    const number = key >> 3n;
+    if (number === 0n) throw new Error('a protobuf field number is 0');
+    switch (Number(key & 7n)) {
+      case 0: return [number, this.varint()];
+      case 1: return [number, this.skip(8)];
+      case 2: {
+        const length = this.varint();
+        if (length > BigInt(this.bytes.length - this.position)) throw new Error('the protobuf data ends inside a field');
+        const start = this.position;
+        this.position += Number(length);
+        return [number, this.bytes.subarray(start, this.position)];
+      }
+      case 5: return [number, this.skip(4)];
+      default: throw new Error('a protobuf field has an unsupported wire type');
+    }
+  }
+
+  skip(count) {
+    if (this.bytes.length - this.position < count) throw new Error('the protobuf data ends inside a field');
+    this.position += count;
+    return null;
+  }
+}
+
+function migrationPayload(uri) {
+  const question = uri.indexOf('?');
+  if (question < 0) throw refuse('export has no data parameter');
+  let value = null;
+  for (const field of uri.slice(question + 1).split('&')) {
+    if (!field.toLowerCase().startsWith('data=')) continue;
+    if (value !== null) throw refuse('export has its data parameter more than once');
+    value = field.slice(5);
+  }
+  if (!value) throw refuse('export has no data parameter');
+  let decoded;
+  try {
+    decoded = percentDecode(value, false);
+  } catch {
+    throw refuse('export has a bad percent escape');
+  }
+  // A raw `+` is a base64 digit, and a space is a `+` that something form-decoded; URL-safe digits are allowed.
+  let base64 = decoded.replaceAll(' ', '+').replaceAll('-', '+').replaceAll('_', '/');
+  while (base64.length % 4 !== 0) base64 += '=';
+  try {
+    return fromBase64(base64);
+  } catch {
+    throw refuse('export data is not valid base64');
+  }
+}
+
+/** "issuer (account)", or whichever exists, or `fallback`: how an entry is named in a problem. */
+function entryName(issuer, account, fallback) {
+  const [i, a] = [issuer.trim(), account.trim()];
+  if (i && a) return `${i} (${a})`;
+  return i || a || fallback;
+}
+
+function nonEmpty(value) {
+  return value?.trim() || null;
+}
+
+/** The importers' naming (OTPImportNaming, OTPImport.splitLabel): a whole label in the account is split. */
+function importedNames(issuerText, accountText) {
+  let issuer = nonEmpty(issuerText);
+  let account = nonEmpty(accountText);
+  if (!account) {
+    if (issuer?.includes(':')) {
+      const label = splitLabel(issuer);
+      [issuer, account] = [label.issuer ?? nonEmpty(label.account), nonEmpty(label.account)];
+    }
+  } else if (account.includes(':')) {
+    const label = splitLabel(account);
+    if (!issuer) [issuer, account] = [label.issuer, nonEmpty(label.account)];
+    else if (label.issuer?.toLowerCase() === issuer.toLowerCase()) account = nonEmpty(label.account);
+  }
+  const fallback = issuer || account || '';
+  return { issuer: issuer || fallback, account: account || fallback };
+}
+
+/** One OtpParameters message as a token, or the reason there is none (never quoting the secret). */
+function migrationToken(entry) {
+  if (entry.damage) return entry.damage;
+  if (entry.secret.length === 0) return 'the secret is empty';
+  const algorithm = { 0: 'SHA1', 1: 'SHA1', 2: 'SHA256', 3: 'SHA512' }[entry.algorithm];
+  if (entry.algorithm === 4n) return 'MD5 tokens are not supported';
+  if (!algorithm) return `unknown algorithm ${entry.algorithm}`;
+  const digits = { 0: 6, 1: 6, 2: 8 }[entry.digits];
+  if (!digits) return `unknown digit count ${entry.digits}`;
+  let type;
+  let counter = null;
+  if (entry.type === 0n || entry.type === 2n) type = 'totp';
+  else if (entry.type === 1n) {
+    type = 'hotp';
+    if (BigInt.asIntN(64, entry.counter) < 0n) return 'the HOTP counter is negative';
+    if (entry.counter > BigInt(Number.MAX_SAFE_INTEGER)) return 'the HOTP counter is larger than this app can count';
+    counter = Number(entry.counter);
+  } else return `unknown OTP type ${entry.type}`;
+  // The format has no period: Google Authenticator's TOTP is always 30 seconds.
+  const token = { type, secret: entry.secret, algorithm, digits, period: type === 'totp' ? 30 : null, counter };
+  try {
+    checkParameters(token);
+  } catch (error) {
+    return error.message.replace(/^the token /, 'the ');
+  }
+  // An empty issuer with a name "issuer:account" is split; a name that repeats the issuer as its prefix loses it.
+  const issuer = entry.issuer.trim();
+  const parts = entry.name.split(':');
+  let names = [issuer, entry.name];
+  if (!issuer && parts.length === 2) names = parts;
+  else if (issuer && parts.length === 2 && parts[0].trim() === issuer) names = [issuer, parts[1]];
+  return { ...token, ...importedNames(...names) };
+}
+
+/**
+ * A Google Authenticator export QR code (`otpauth-migration://offline?data=…`, base64 of a protobuf
+ * MigrationPayload): `{ tokens, problems, batch }`. `tokens` are as `parseURI` gives them; `problems` are
+ * `{ entry, reason }` for entries Coffer cannot hold (MD5, an empty secret, an unknown value) or damage after the
+ * entries read; `batch` is `{ index, size }` (1-based) when the export spans several codes. Throws when the URI
+ * itself is unreadable.
+ */
+export function parseMigration(uri) {
+  if (new TextEncoder().encode(uri).length > MAXIMUM_MIGRATION_URI) {
+    throw refuse(`export is longer than ${MAXIMUM_MIGRATION_URI} bytes`);
+  }
+  const trimmed = uri.trim();
+  if (!isMigrationURI(trimmed)) throw refuse('export is not an otpauth-migration URI');
+  const reader = new ProtobufReader(migrationPayload(trimmed));
+  const entries = [];
+  const batch = {};
+  let damage = null;
+  try {
+    while (!reader.atEnd) {
+      const [number, value] = reader.field();
+      if (number === 1n && value instanceof Uint8Array) entries.push(migrationEntry(value));
+      // int32 fields: negative values arrive sign-extended to 64 bits.
+      else if (number === 3n && typeof value === 'bigint') batch.size = Number(BigInt.asIntN(32, value));
+      else if (number === 4n && typeof value === 'bigint') batch.index = Number(BigInt.asIntN(32, value));
+    }
+  } catch (error) {
+    damage = error.message;
+  }
+  const tokens = [];
+  const problems = [];
+  entries.forEach((entry, position) => {
+    const read = migrationToken(entry);
+    if (typeof read === 'string') {
+      problems.push({ entry: entryName(entry.issuer, entry.name, `entry ${position + 1}`), reason: read });
+    } else tokens.push(read);
+  });
+  if (damage) problems.push({ entry: 'export', reason: `the migration data is damaged after ${entries.length} entries: ${damage}` });
+  const size = batch.size ?? 1;
+  return { tokens, problems, batch: size > 1 ? { index: (batch.index ?? 0) + 1, size } : null };
+}
+
+function migrationEntry(bytes) {
+  const entry = { secret: new Uint8Array(0), name: '', issuer: '', algorithm: 0n, digits: 0n, type: 0n, counter: 0n, damage: null };
+  const reader = new ProtobufReader(bytes);
+  const decoder = new TextDecoder();
+  try {
+    while (!reader.atEnd) {
+      const [number, value] = reader.field();
+      const isBytes = value instanceof Uint8Array;
+      if (number === 1n && isBytes) entry.secret = Uint8Array.from(value);
+      else if (number === 2n && isBytes) entry.name = decoder.decode(value);
+      else if (number === 3n && isBytes) entry.issuer = decoder.decode(value);
+      else if (typeof value === 'bigint' && number >= 4n && number <= 7n) entry[['algorithm', 'digits', 'type', 'counter'][Number(number) - 4]] = value;
+    }
+  } catch (error) {
+    entry.damage = error.message;
+  }
+  return entry;
 }
