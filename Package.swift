@@ -91,11 +91,18 @@ let package = Package(
         .executableTarget(name: "FuzzImport", dependencies: ["CofferInterop", "FuzzSupport"], swiftSettings: strict),
         .executableTarget(name: "FuzzItemContent", dependencies: ["CofferModel", "FuzzSupport"], swiftSettings: strict),
         .executableTarget(name: "FuzzAgentWire", dependencies: ["CofferAgentWire", "FuzzSupport"], swiftSettings: strict),
+        .executableTarget(name: "FuzzStellarXDR", dependencies: ["CofferStellar", "FuzzSupport"], swiftSettings: strict),
         .executableTarget(name: "FuzzScan", dependencies: ["CofferScan", "CofferImage", "FuzzSupport"], swiftSettings: strict),
         .executableTarget(name: "FuzzWire", dependencies: ["CofferSyncAPI", "CofferCrypto", "FuzzSupport"], swiftSettings: strict),
         // Places and the on-cue rules: geometry, geohash cells, region choice, surfacing, tiles and importers.
         // Pure Swift and Foundation: no SQL, HTTP or terminal.
         .target(name: "CofferPlaces", swiftSettings: strict),
+        // Stellar transaction envelopes: an XDR reader written from the Stellar XDR definitions, the summary a signer
+        // sees, and the hash and signature a PIN-held key adds (docs/FORMAT.md "Stellar transactions").
+        .target(
+            name: "CofferStellar",
+            dependencies: ["CofferModel", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict),
         .target(
             name: "CofferModel",
             dependencies: ["CofferCrypto", "CofferOTP", "CofferBarcode"],
@@ -157,6 +164,7 @@ let package = Package(
             name: "coffer-full",
             dependencies: [
                 "CofferCLI", "CofferKit", "CofferAgent", "CofferSync", "CofferCue", "CofferLogging", "CofferScan", "CofferImage",
+                "CofferStellar",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict,
@@ -259,6 +267,10 @@ let package = Package(
             name: "CofferPlacesTests", dependencies: ["CofferPlaces", "CofferTestSupport"], exclude: ["Fixtures", "Golden"],
             swiftSettings: strict),
         .testTarget(name: "CofferModelTests", dependencies: ["CofferModel", "CofferTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "CofferStellarTests",
+            dependencies: ["CofferStellar", "CofferModel", "CofferTestSupport", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict),
         .testTarget(
             name: "CofferVaultTests",
             dependencies: [

@@ -2,7 +2,7 @@
 """Writes seed inputs for one fuzz target into a directory, made from the committed test fixtures, so that each
 fuzzing run starts from files the parsers accept instead of from nothing.
 
-    scripts/fuzz-seeds.py FuzzImport|FuzzBarcode|FuzzItemContent|FuzzWire|FuzzAgentWire|FuzzScan DIR
+    scripts/fuzz-seeds.py FuzzImport|FuzzBarcode|FuzzItemContent|FuzzWire|FuzzAgentWire|FuzzScan|FuzzStellarXDR DIR
 
 Each target's input starts with selector bytes (see the target's source); the seeds prepend them to the fixture.
 """
@@ -206,8 +206,21 @@ def scan_seeds():
                 yield bytes([1, small.width - 1]) + small.tobytes()
 
 
+def stellar_seeds():
+    """Envelopes stellar-sdk builds (Tests/oracles/stellar_oracle.py): every operation, v0, v1 and fee bump."""
+    import base64
+    import json
+    import subprocess
+    oracle = os.path.join(os.path.dirname(__file__), "..", "Tests", "oracles", "stellar_oracle.py")
+    answer = subprocess.run([sys.executable, oracle], input=json.dumps([{"op": "envelopes"}]), capture_output=True, text=True,
+                            check=True)
+    for entry in json.loads(answer.stdout)[0]:
+        yield base64.b64decode(entry["envelope"])
+
+
 SEEDS = {"FuzzImport": fixture_seeds, "FuzzBarcode": barcode_seeds, "FuzzItemContent": item_content_seeds,
-         "FuzzWire": wire_seeds, "FuzzAgentWire": agent_wire_seeds, "FuzzScan": scan_seeds}
+         "FuzzWire": wire_seeds, "FuzzAgentWire": agent_wire_seeds, "FuzzScan": scan_seeds,
+         "FuzzStellarXDR": stellar_seeds}
 
 
 def main():

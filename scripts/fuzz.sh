@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fuzzes the barcode encoders and renderers (FuzzBarcode), every importer (FuzzImport), the item-content decoder
 # (FuzzItemContent), the sync wire's JSON bodies, requests and answers (FuzzWire) and the agent's socket protocol
-# (FuzzAgentWire) and the image decoders with the barcode reader (FuzzScan) with libFuzzer and AddressSanitizer,
+# (FuzzAgentWire), the image decoders with the barcode reader (FuzzScan) and the Stellar transaction reader
+# (FuzzStellarXDR) with libFuzzer and AddressSanitizer,
 # SECONDS each (default 60).
 #
 # Each run starts from the committed minimised corpus (Tests/FuzzCorpus/<target>) and from seeds made from the
@@ -17,7 +18,7 @@ cd "$(dirname "$0")/.."
 mode="${1:-60}"
 export SWIFT_BACKTRACE=enable=no
 mkdir -p .build-fuzz/findings
-for target in FuzzBarcode FuzzImport FuzzItemContent FuzzWire FuzzAgentWire FuzzScan; do
+for target in FuzzBarcode FuzzImport FuzzItemContent FuzzWire FuzzAgentWire FuzzScan FuzzStellarXDR; do
   committed="Tests/FuzzCorpus/$target"
   corpus=".build-fuzz/corpus-$target"
   seeds=".build-fuzz/seeds-$target"

@@ -81,6 +81,14 @@ public enum StellarStrKey {
         case accountID = 48  // 6 << 3
         /// `S…` secret seed.
         case seed = 144  // 18 << 3
+        /// `M…` muxed account: the key, then a 64-bit id (SEP-23).
+        case muxedAccount = 96  // 12 << 3
+        /// `T…` pre-authorised transaction hash (a signer).
+        case preAuthTransaction = 152  // 19 << 3
+        /// `X…` SHA-256 hash whose preimage signs (a signer).
+        case sha256Hash = 184  // 23 << 3
+        /// `P…` signed payload (a signer, CAP-40).
+        case signedPayload = 120  // 15 << 3
     }
 
     public enum StrKeyError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -97,7 +105,7 @@ public enum StellarStrKey {
         }
     }
 
-    /// Encodes a 32-byte payload.
+    /// Encodes a payload: 32 bytes for keys and hashes, more for muxed accounts and signed payloads.
     public static func encode(_ payload: [UInt8], version: Version) -> String {
         var raw = [version.rawValue] + payload
         let checksum = crc16XModem(raw)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CofferCLI
 import CofferKit
+import CofferStellar
 import Foundation
 
 struct Edit: ParsableCommand {
@@ -211,24 +212,64 @@ struct Restore: ParsableCommand {
 
 struct Sign: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Sign standard input with a PIN-held key; prints the signature in hex.",
+        abstract: "Sign standard input, or a Stellar transaction, with a PIN-held key.",
         discussion: """
             The PIN is asked on the terminal. Without a terminal, the first line of standard input is the PIN and \
-            the rest is the message.
+            the rest is the message (or the transaction envelope, with --stellar-tx -).
+
+            With --stellar-tx, the transaction envelope (base64 XDR, as wallets and Stellar Laboratory give it) is \
+            decoded and shown in full on standard error: network, source, sequence, fee, time bounds, memo and every \
+            operation. The PIN is asked only after that, and the signed envelope is printed. Coffer does not fetch \
+            account state: balances and an account's signers are not checked.
 
             Examples:
               coffer sign Release < release.tar.gz
               printf 'hello' | coffer sign 'Stellar main' --base64
+              coffer sign 'Stellar main' --stellar-tx tx.xdr --network testnet
             """)
 
     @OptionGroup var vaultOption: VaultOption
     @OptionGroup var output: JSONOption
     @Argument(help: "Key name or id.") var query: String
     @Flag(help: "Print the signature in base64 instead of hex.") var base64 = false
+    @Option(name: .customLong("stellar-tx"),
+            help: ArgumentHelp("A Stellar transaction envelope to sign: a file of base64 XDR, or - for standard input.", valueName: "file"))
+    var stellarTransaction: String?
+    @Option(help: "The transaction's network: public, testnet or futurenet (with --stellar-tx).") var network: String?
+    @Option(help: "The transaction's network by its passphrase (with --stellar-tx).") var networkPassphrase: String?
+    @Flag(help: "Sign a Stellar transaction without a terminal to show it at (the summary still goes to standard error).")
+    var yes = false
+    @Flag(help: "Sign though the key is not the transaction's source: a co-signer of a multi-signature account.")
+    var cosign = false
+
+    func validate() throws {
+        guard stellarTransaction != nil else {
+            if network != nil || networkPassphrase != nil || yes || cosign {
+                throw ValidationError("--network, --network-passphrase, --yes and --cosign go with --stellar-tx")
+            }
+            return
+        }
+        if base64 { throw ValidationError("--base64 is for raw signatures; --stellar-tx prints the signed envelope") }
+        switch (network, networkPassphrase) {
+        case (nil, nil): throw ValidationError("say which network the transaction is for: --network public, testnet or futurenet, or --network-passphrase")
+        case (.some, .some): throw ValidationError("give --network or --network-passphrase, not both")
+        case (.some(let name), nil) where StellarNetwork(name: name) == nil:
+            throw ValidationError("unknown network '\(name)': public, testnet or futurenet (or --network-passphrase)")
+        case (nil, .some(let passphrase)) where passphrase.isEmpty || passphrase.utf8.count > 256:
+            throw ValidationError("the network passphrase must be 1 to 256 bytes")
+        default: break
+        }
+    }
 
     func run() throws {
         let coffer = try vaultOption.open()
         let item = try coffer.find(query, kind: .signingKey)
+        if let stellarTransaction {
+            let network = network.flatMap(StellarNetwork.init(name:)) ?? StellarNetwork(passphrase: networkPassphrase ?? "")
+            try StellarTransactionSigner(source: stellarTransaction, network: network, confirmed: yes, cosign: cosign,
+                                         json: output.json).run(coffer, item)
+            return
+        }
         let pin: String
         // With the message piped in, a person at a terminal still types the PIN there.
         if !SecretInput.shared.interactive, Terminal.standardErrorIsTTY,
