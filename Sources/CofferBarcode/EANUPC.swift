@@ -154,3 +154,22 @@ extension Symbology {
         return digits.map { $0.map(String.init).joined() }
     }
 }
+
+extension Symbology {
+    /// The symbology a card's payload says it is, when none is given: 13 digits with a valid check digit are EAN-13,
+    /// 12 a UPC-A, 8 an EAN-8 (as retail cards print them); a link (`://`) is QR, as passes and returns show them;
+    /// other printable ASCII up to 48 characters is Code 128 (a loyalty number); anything longer or beyond ASCII is QR.
+    public static func suggested(for payload: [UInt8]) -> Symbology {
+        if payload.allSatisfy({ (0x30...0x39).contains($0) }) {
+            switch payload.count {
+            case 13 where Symbology.ean13.digitsWithCheckDigit(payload) != nil: return .ean13
+            case 12 where Symbology.upcA.digitsWithCheckDigit(payload) != nil: return .upcA
+            case 8 where Symbology.ean8.digitsWithCheckDigit(payload) != nil: return .ean8
+            default: break
+            }
+        }
+        let link = payload.indices.dropLast(2).contains { Array(payload[$0..<$0 + 3]) == Array("://".utf8) }
+        if !link, !payload.isEmpty, payload.count <= 48, payload.allSatisfy({ (0x20...0x7E).contains($0) }) { return .code128 }
+        return .qr
+    }
+}

@@ -18,14 +18,23 @@ package struct ImageFiles {
     package let svg: String?
     package let pgm: String?
     package let raster: RasterOptions
+    /// Whether an existing file may be replaced (`--force`), as `coffer export` allows.
+    package let force: Bool
 
-    /// Throws a usage error when `scale` is outside 1–64 pixels per module.
-    package init(png: String?, svg: String?, pgm: String?, scale: Int) throws(CLIError) {
+    /// Throws a usage error when `scale` is outside 1–64 pixels per module, or when a file exists and `force` is not
+    /// given (checked for every file before any is written, so a refusal leaves nothing half done).
+    package init(png: String?, svg: String?, pgm: String?, scale: Int, force: Bool = false) throws(CLIError) {
         guard (1...64).contains(scale) else { throw .usage("--scale must be 1 to 64") }
         self.png = png
         self.svg = svg
         self.pgm = pgm
+        self.force = force
         raster = RasterOptions(scale: scale)
+        if !force {
+            for case let path? in [png, svg, pgm] where access(path, F_OK) == 0 {
+                throw .usage("\(path) exists; add --force to replace it")
+            }
+        }
     }
 
     /// Whether no file was asked for (the barcode is then drawn on the terminal).
@@ -48,7 +57,9 @@ package struct ImageFiles {
             }
             // An image of the barcode is as secret as the payload: owner-only, written atomically.
             do {
-                try PrivateFiles.write(bytes, to: path)
+                try PrivateFiles.write(bytes, to: path, exclusive: !force)
+            } catch .alreadyExists {
+                throw .usage("\(path) exists; add --force to replace it")
             } catch {
                 throw .failure(error.description)
             }

@@ -148,7 +148,18 @@ package struct JSONOption: ParsableArguments {
 }
 
 // Library values as command-line arguments, for the everyday commands and the full tree alike.
-extension Symbology: ExpressibleByArgument {}
+/// A symbology as people type it: any case, with or without `-`, `_` or spaces ("EAN13", "EAN-13", "UPC-A",
+/// "Code 128", "QR code"); `--help` lists the canonical names.
+extension Symbology: ExpressibleByArgument {
+    public init?(argument: String) {
+        let wanted = Self.folded(argument)
+        guard let match = Self.allCases.first(where: { Self.folded($0.rawValue) == wanted || Self.folded($0.rawValue) + "code" == wanted })
+        else { return nil }
+        self = match
+    }
+
+    private static func folded(_ text: String) -> String { String(text.lowercased().filter { $0.isLetter || $0.isNumber }) }
+}
 extension PayloadCharset: ExpressibleByArgument {}
 /// Kinds as people type them: `key` (as `coffer add key` says) for signing keys, plurals, `token` for OTP tokens.
 extension ItemKind: ExpressibleByArgument {

@@ -84,7 +84,7 @@ extension Add {
         @OptionGroup var vaultOption: VaultOption
         @OptionGroup var output: JSONOption
         @Argument(help: "Card name, e.g. \"Costco\".") var name: String
-        @Option(help: "Barcode symbology (default qr), or none for a card without a barcode (shown by its number).")
+        @Option(help: "Barcode symbology (by default the one the payload says: EAN-13, UPC-A or EAN-8 digits, QR for a link, Code 128 for a short text, else QR), or none for a card without a barcode (shown by its number).")
         var symbology: CardSymbology?
         @Option(help: ArgumentHelp("Read the barcode from a photo or screenshot (PNG or JPEG).", valueName: "image"))
         var scan: String?
@@ -103,8 +103,10 @@ extension Add {
         @Flag(name: .customLong("card-number"), help: "Also ask for the number printed on the card (when it differs from the payload).")
         var askCardNumber = false
 
-        /// The symbology of a typed payload: QR unless given; nil for `none`.
-        private var typedSymbology: Symbology? { symbology.map(\.value) ?? .qr }
+        /// The symbology of a typed payload: the one given, nil for `none`, else the one the payload says it is.
+        private func typedSymbology(for payload: [UInt8]) -> Symbology? {
+            symbology.map(\.value) ?? Symbology.suggested(for: payload)
+        }
 
         func validate() throws {
             if scan != nil, symbology != nil, symbology?.value == nil {
@@ -124,12 +126,12 @@ extension Add {
                 throw CLIError.usage("binary payloads are read from standard input (pipe the bytes in)")
             } else {
                 // Not a password: typed in view, and shown back before it is stored.
-                let text = try SecretInput.shared.visibleLine(typedSymbology == nil ? "Card number" : "Barcode payload")
+                let text = try SecretInput.shared.visibleLine(symbology != nil && symbology?.value == nil ? "Card number" : "Barcode payload")
                 payload = charset == .latin1 ? try latin1Bytes(text) : Array(text.utf8)
             }
             let cardNumber = askCardNumber ? try SecretInput.shared.visibleLine("Printed card number") : nil
             let card = try Card(
-                name: name, symbology: typedSymbology, payload: payload, payloadCharset: charset,
+                name: name, symbology: typedSymbology(for: payload), payload: payload, payloadCharset: charset,
                 cardNumber: cardNumber, tags: tags, networkIDs: networks, validFrom: try validFrom.map { try Output.parseDate($0) },
                 validTo: try validTo.map { try Output.parseDate($0, endOfDay: true) }, oneTime: oneTime)
             if SecretInput.shared.interactive, charset != .binary {
@@ -228,7 +230,8 @@ extension Add {
             discussion: """
                 At a terminal, paste the otpauth:// URI or the base32 secret a site shows under "can't scan the \
                 code?"; for a secret, the issuer and account are asked next. From a script, standard input holds the \
-                URI, or the secret with --account.
+                URI (several, one a line, are added together: all of them, or none if one is not valid), or the \
+                secret with --account.
 
                 With --scan, the QR code is read from a screenshot or photo (PNG or JPEG): an otpauth:// code, or a \
                 Google Authenticator export (otpauth-migration://), whose every token is added (their ids a line \
@@ -274,6 +277,21 @@ extension Add {
                     .trimmingCharacters(in: .whitespaces)
                 if typed.lowercased().hasPrefix("otpauth://") {
                     otp = try OTPItem(token: try OTPToken(uri: typed), issuer: issuer, tags: tags)
+                    // A script that pipes in a list: every URI is added, or none.
+                    if !input.interactive {
+                        let more = try input.remainingText("more otpauth:// URIs").split(whereSeparator: \.isNewline)
+                            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+                        if !more.isEmpty {
+                            try addAll([otp] + more.enumerated().map { index, line in
+                                do {
+                                    return try OTPItem(token: try OTPToken(uri: line), issuer: issuer, tags: tags)
+                                } catch {
+                                    throw CLIError.badData("standard input, line \(index + 2): \(Self.reason(error)); nothing was added")
+                                }
+                            })
+                            return
+                        }
+                    }
                 } else if input.interactive {
                     // A bare secret, as sites show it under "can't scan the code?": checked first, then what it is for.
                     _ = try Self.decodedSecret(typed)
@@ -287,6 +305,24 @@ extension Add {
             let coffer = try vaultOption.openItems()
             let item = try coffer.add(.otp(otp))
             try reportAdded(item, in: coffer, json: output.json)
+        }
+
+        /// Several tokens at once, in one transaction; those the vault already holds are skipped, as on import.
+        private func addAll(_ tokens: [OTPItem]) throws {
+            let coffer = try vaultOption.open()
+            let summary = try coffer.addImported(tokens.map { .otp($0) })
+            if !summary.duplicates.isEmpty {
+                Output.note("Skipped \(summary.duplicates.count) already in the vault: \(summary.duplicates.joined(separator: ", "))")
+            }
+            if output.json {
+                try Output.json(summary.items.map { ItemSummary($0, now: Date()) })
+            } else {
+                for item in summary.items { Output.line(item.id.uuidString.lowercased()) }
+            }
+        }
+
+        private static func reason(_ error: any Error) -> String {
+            (error as? any ReportableError)?.message ?? "not an otpauth:// URI"
         }
 
         /// Every token in the picture's codes, listed and confirmed at a terminal, added in one transaction.
@@ -316,16 +352,7 @@ extension Add {
                 }
             }
             // One transaction; a token the vault already holds (same secret and account) is skipped, as on import.
-            let coffer = try vaultOption.open()
-            let summary = try coffer.addImported(tokens.map { .otp($0) })
-            if !summary.duplicates.isEmpty {
-                Output.note("Skipped \(summary.duplicates.count) already in the vault: \(summary.duplicates.joined(separator: ", "))")
-            }
-            if output.json {
-                try Output.json(summary.items.map { ItemSummary($0, now: Date()) })
-            } else {
-                for item in summary.items { Output.line(item.id.uuidString.lowercased()) }
-            }
+            try addAll(tokens)
         }
 
         /// A token from a base32 secret and the options' parameters.

@@ -28,13 +28,14 @@ struct BarcodeCommand: ParsableCommand {
     @Option(help: "Write an SVG to this file.") var svg: String?
     @Option(help: "Write a PGM (P5) to this file.") var pgm: String?
     @Option(help: "Pixels per module in image files.") var scale: Int = Self.defaultScale
+    @Flag(help: "Replace image files that exist.") var force = false
 
     // Shared with BarcodeFastPath, which must fill in what ArgumentParser would.
     static let defaultErrorCorrection = BarcodeFastPath.defaultErrorCorrection
     static let defaultScale = BarcodeFastPath.defaultScale
 
     func run() throws {
-        let images = try ImageFiles(png: png, svg: svg, pgm: pgm, scale: scale)
+        let images = try ImageFiles(png: png, svg: svg, pgm: pgm, scale: scale, force: force)
         let options = BarcodeOptions(qrErrorCorrection: errorCorrection)
         let barcode: EncodedBarcode
         switch (card, symbology) {

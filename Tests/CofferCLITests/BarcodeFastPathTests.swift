@@ -72,7 +72,9 @@ struct BarcodeFastPathTests {
             "standard input over 1 MiB", ["barcode", "--symbology", "qr", "--png", "{dir}/a.png"],
             bytes: [UInt8](repeating: 0x41, count: (1 << 20) + 1), files: ["a.png"], status: 64),
         // Argument lists the fast path leaves to ArgumentParser: its own errors, and the card form.
-        Case("unknown symbology", ["barcode", "--symbology", "qrcode", "--png", "{dir}/a.png"], input: url, status: 64),
+        Case("unknown symbology", ["barcode", "--symbology", "telepen", "--png", "{dir}/a.png"], input: url, status: 64),
+        // Symbologies are taken as people type them, on both paths.
+        Case("symbology as typed", ["barcode", "--symbology", "QR code", "--png", "{dir}/a.png"], input: url, files: ["a.png"]),
         Case("bad level", ["barcode", "--symbology", "qr", "--ec", "X", "--png", "{dir}/a.png"], input: url, status: 64),
         Case("negative scale", ["barcode", "--symbology", "qr", "--scale=-2", "--png", "{dir}/a.png"], input: url, status: 64),
         Case("card and symbology", ["barcode", "Costco", "--symbology", "qr", "--png", "{dir}/a.png"], input: url, status: 64),
@@ -139,7 +141,7 @@ struct BarcodeFastPathTests {
             ["barcode", "--symbology", "qr", "--png", "a.png", "--vault", "v"],
             ["barcode", "--symbology", "qr", "--png", "a.png", "--help"],
             ["barcode", "--symbology", "qr", "--png", "a.png", "--png", "b.png"],
-            ["barcode", "--symbology", "QR", "--png", "a.png"],
+            ["barcode", "--symbology", "qr", "--png", "a.png", "--force"],
             ["barcode", "--symbology", "qr", "--ec", "m", "--png", "a.png"],
             ["barcode", "--symbology", "qr", "--scale", "x", "--png", "a.png"],
             ["barcode", "--symbology", "qr", "--png", "-a.png"],

@@ -1,0 +1,71 @@
+import CofferKit
+import CofferTestSupport
+import Foundation
+import Testing
+
+@testable import CofferCLI
+
+/// What a new user moving a real life in tripped on (issue 32): each refusal or guess the walk met, as it now goes.
+@Suite("A new user's first steps")
+struct NewUserTests {
+    @Test("a card without --symbology gets the one its payload says", arguments: [
+        ("4006381333931", "ean13"), ("036000291452", "upc_a"), ("96385074", "ean8"),
+        // Digits whose check digit is wrong are not taken for a retail code.
+        ("4006381333932", "code128"), ("036000291453", "code128"), ("MEMBER-0042", "code128"),
+        (String(repeating: "7", count: 49), "qr"), ("café 42", "qr"), ("https://returns.example/qr/8f2k", "qr"),
+    ])
+    func symbologyFromThePayload(_ payload: String, _ expected: String) throws {
+        #expect(Symbology.suggested(for: Array(payload.utf8)).rawValue == expected)
+        let cli = try CLI()
+        try cli.ok(["init"])
+        let added = try cli.ok(["add", "card", "Card", "--json"], input: payload + "\n")
+        #expect(added.stdout.contains("\"symbology\" : \"\(expected)\""), "\(payload): \(added.stdout)")
+    }
+
+    @Test("--symbology is taken in any case, with or without dashes", arguments: [
+        ("EAN13", Symbology.ean13), ("EAN-13", .ean13), ("upc-a", .upcA), ("UPC_A", .upcA), ("Code 128", .code128),
+        ("GS1-128", .gs1_128), ("QR", .qr), ("QR code", .qr), ("DataMatrix", .dataMatrix), ("gs1 datamatrix", .gs1DataMatrix),
+    ])
+    func symbologyInAnyCase(_ typed: String, _ expected: Symbology) {
+        #expect(Symbology(argument: typed) == expected)
+    }
+
+    @Test("several otpauth URIs piped into add otp are all added, or none when one is bad")
+    func severalURIs() throws {
+        let cli = try CLI()
+        try cli.ok(["init"])
+        let secret = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"
+        let uris = ["GitHub:alice", "Duo:bob", "AWS:carol"].map { label in
+            "otpauth://totp/\(label)?secret=\(secret)&issuer=\(label.split(separator: ":")[0])"
+        }
+        let added = try cli.ok(["add", "otp"], input: uris.joined(separator: "\n") + "\n\n")
+        #expect(added.stdout.split(separator: "\n").count == 3)
+        let listed = try cli.ok(["list", "--kind", "otp"]).stdout
+        #expect(listed.contains("GitHub (alice)") && listed.contains("Duo (bob)") && listed.contains("AWS (carol)"))
+        // The same again: each is already there, and said so.
+        let again = try cli.ok(["add", "otp"], input: uris.joined(separator: "\n") + "\n")
+        #expect(again.stderr.contains("Skipped 3 already in the vault") && again.stdout.isEmpty)
+        // One bad line: nothing is added, and the line is named.
+        let bad = try cli.run(["add", "otp"], input: "otpauth://totp/New:dan?secret=\(secret)&issuer=New\nnot a uri\n")
+        #expect(bad.status == 65 && bad.stderr.contains("standard input, line 2:") && bad.stderr.contains("nothing was added"))
+        #expect(!(try cli.ok(["list", "--kind", "otp"]).stdout.contains("New")))
+    }
+
+    @Test("barcode image files are not replaced without --force, and a refusal writes none of them")
+    func barcodeFilesAreKept() throws {
+        let cli = try CLI()
+        try cli.ok(["init"])
+        try cli.ok(["add", "card", "Gym"], input: "MEMBER-0042\n")
+        let png = cli.home + "/gym.png", svg = cli.home + "/gym.svg"
+        try Data("keep me".utf8).write(to: URL(fileURLWithPath: svg))
+        for arguments in [["barcode", "Gym", "--png", png, "--svg", svg], ["barcode", "--symbology", "qr", "--svg", svg]] {
+            let refused = try cli.run(arguments, input: "payload\n")
+            #expect(refused.status == 64 && refused.stderr.contains("gym.svg exists; add --force to replace it"))
+            #expect(!FileManager.default.fileExists(atPath: png))
+            #expect(try String(contentsOfFile: svg, encoding: .utf8) == "keep me")
+        }
+        try cli.ok(["barcode", "Gym", "--png", png, "--svg", svg, "--force"])
+        #expect(try String(contentsOfFile: svg, encoding: .utf8).hasPrefix("<?xml") || (try String(contentsOfFile: svg, encoding: .utf8)).hasPrefix("<svg"))
+        #expect(FileManager.default.fileExists(atPath: png))
+    }
+}
