@@ -135,6 +135,7 @@ extension VaultError: ReportableError {
         case .notFound: return "create one with `coffer init`, or point --vault / COFFER_VAULT at an existing vault"
         case .newerFormat, .unknownMigrations: return "this vault was written by a newer Coffer; install that version to open it"
         case .noSlot(.passphrase): return "add one with `coffer passphrase set` or `coffer recovery-code new`"
+        case .wrongPassphrase: return "forgotten it? a recovery code opens the vault too, if one was made: `coffer unlock --recovery-code`"
         case .tampered:
             return "`coffer rm --purge ID` removes a damaged item; a backup restores into a fresh vault (`coffer import --format backup FILE --vault NEW`)"
         case .deviceKeyMismatch:
@@ -160,7 +161,8 @@ extension VaultError: ReportableError {
 extension ModelError: ReportableError {
     package var hint: String? {
         switch self {
-        case .keyLocked: return "the seed's own backup brings the key back: `coffer rm --purge` it, then `coffer add key`"
+        case .keyLocked, .wrongPIN(remainingAttempts: ...0):
+            return "the seed's own backup brings the key back: `coffer rm --purge` it, then `coffer add key`"
         default: return nil
         }
     }

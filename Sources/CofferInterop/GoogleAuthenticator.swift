@@ -426,7 +426,7 @@ private struct MigrationPayload {
             writer.varint(field: 6, 1)
             writer.varint(field: 7, counter)
         case .steam:
-            return .failure("Google Authenticator has no Steam tokens")
+            return .failure("Steam tokens are not supported by Google Authenticator")
         }
         return .success(writer.output)
     }

@@ -21,7 +21,11 @@ public enum ModelError: Error, Equatable, Sendable, CustomStringConvertible {
         case .alreadyUsed: return "this pass has already been used"
         case .keyLocked: return "this key is locked after too many wrong PINs; remove it and import the seed again"
         case .wrongPIN(let remaining):
-            return remaining == 1 ? "wrong PIN; 1 attempt left before the key locks" : "wrong PIN; \(remaining) attempts left before the key locks"
+            switch remaining {
+            case ...0: return "wrong PIN; the key is now locked (too many wrong PINs in a row)"
+            case 1: return "wrong PIN; 1 attempt left before the key locks"
+            default: return "wrong PIN; \(remaining) attempts left before the key locks"
+            }
         case .unsupportedContentVersion(let version):
             return "item content version \(version) is newer than this version of Coffer understands"
         case .malformedContent(let detail): return "item content is malformed: \(detail)"

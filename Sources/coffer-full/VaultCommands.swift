@@ -396,13 +396,7 @@ struct Import: ParsableCommand {
         guard let importer = ImportFormats.importer(named: name) else { return }
         let data = try PrivateFiles.read(file, limit: importSizeLimit)
         let coffer = try vaultOption.open()
-        let result: ImportResult
-        do {
-            result = try importer.read(data, password: nil)
-        } catch .passwordRequired {
-            let password = try SecretInput.shared.secret("Password for \(file)")
-            result = try importer.read(data, password: password)
-        }
+        let result = try read(data, with: importer)
         let bar = ProgressBar(label: "Importing")
         // The bar's line is ended before any message, whether the import succeeds or fails.
         let outcome = Result {
@@ -410,7 +404,8 @@ struct Import: ParsableCommand {
         }
         bar.finish()
         let summary = try outcome.get()
-        Output.note("Imported \(Output.count(summary.added, "item")) from \(name).")
+        let nothing = summary.added == 0 && summary.duplicates.isEmpty
+        if !nothing { Output.note("Imported \(Output.count(summary.added, "item")) from \(name).") }
         if !summary.duplicates.isEmpty {
             Output.note("Skipped \(summary.duplicates.count) already in the vault: \(summary.duplicates.joined(separator: ", "))")
         }
@@ -418,9 +413,36 @@ struct Import: ParsableCommand {
             Output.warning("\(Output.count(result.problems.count, "entry", "entries")) could not be imported:")
             for problem in result.problems { Output.note("  \(problem.description)") }
         }
+        // A file that gave nothing is a failure a script must see, not "Imported 0 items".
+        if nothing {
+            throw CLIError.other(
+                "nothing imported from \(file)", status: .badData,
+                hint: result.problems.isEmpty ? "it holds no entry Coffer reads as --from \(name); is it the right format?" : nil)
+        }
+    }
+
+    /// The file's entries, asking for its password when the format says it is encrypted; an empty file holds nothing
+    /// to decrypt, so no password is asked for it.
+    private func read(_ data: [UInt8], with importer: any Importer.Type) throws -> ImportResult {
+        guard !data.isEmpty else { throw CLIError.other("\(file) is empty: nothing imported", status: .badData, hint: nil) }
+        do {
+            return try importer.read(data, password: nil)
+        } catch .passwordRequired {
+            return try importer.read(data, password: try SecretInput.shared.secret("Password for \(file)"))
+        }
     }
 
     private func importBackup() throws {
+        do {
+            try restoreOrImportBackup()
+        } catch CofferError.vault(.wrongPassphrase), CofferError.vault(.wrongRecoveryCode) {
+            throw CLIError.other(
+                "wrong \(recoveryCode ? "recovery code" : "passphrase") for this backup", status: .notPermitted,
+                hint: "a backup opens with the passphrase or the recovery code it was made with (--recovery-code)")
+        }
+    }
+
+    private func restoreOrImportBackup() throws {
         let unlock: UnlockMethod =
             recoveryCode
             ? .recoveryCode(try SecretInput.shared.secret("Backup recovery code"))

@@ -270,6 +270,8 @@ struct Sign: ParsableCommand {
                                          json: output.json).run(coffer, item)
             return
         }
+        // A locked key is said before a PIN is asked for that no PIN could use.
+        if case .signingKey(let key) = item.content, key.isLocked { throw ModelError.keyLocked }
         let pin: String
         // With the message piped in, a person at a terminal still types the PIN there.
         if !SecretInput.shared.interactive, Terminal.standardErrorIsTTY,

@@ -68,4 +68,49 @@ struct NewUserTests {
         #expect(try String(contentsOfFile: svg, encoding: .utf8).hasPrefix("<?xml") || (try String(contentsOfFile: svg, encoding: .utf8)).hasPrefix("<svg"))
         #expect(FileManager.default.fileExists(atPath: png))
     }
+
+    @Test("the tenth wrong PIN says the key is now locked, and a locked key says so before any PIN is asked")
+    func lockedKey() throws {
+        let cli = try CLI()
+        try cli.ok(["init"])
+        try cli.ok(["add", "key", "Release"], input: String(repeating: "ab", count: 32) + "\n246810\n")
+        for attempt in 1...10 {
+            let wrong = try cli.run(["sign", "Release"], input: "111111\nmessage")
+            #expect(wrong.status == 77)
+            if attempt == 9 { #expect(wrong.stderr.contains("1 attempt left before the key locks")) }
+            if attempt == 10 { #expect(wrong.stderr.contains("wrong PIN; the key is now locked") && wrong.stderr.contains("coffer add key")) }
+        }
+        // No PIN on standard input at all: the lock is what is reported, not a missing PIN.
+        let locked = try cli.run(["sign", "Release"])
+        #expect(locked.status == 77 && locked.stderr.contains("this key is locked after too many wrong PINs"))
+    }
+
+    @Test("a wrong passphrase points at the recovery code; a backup's at the backup's own secrets")
+    func wrongPassphraseHints() throws {
+        let cli = try CLI()
+        try cli.ok(["init", "--passphrase"], input: "first copper meadow harbor\n")
+        let wrong = try cli.run(["passphrase", "change"], input: "not it\nnew copper meadow harbor\n")
+        #expect(wrong.status == 77 && wrong.stderr.contains("coffer unlock --recovery-code"))
+        let backup = cli.home + "/vault.cbk"
+        try cli.ok(["export", "--format", "backup", backup], input: "backup copper meadow harbor\nbackup copper meadow harbor\n")
+        let other = try CLI()
+        let restore = try other.run(["import", "--format", "backup", backup], input: "wrong\n")
+        #expect(restore.status == 77 && restore.stderr.contains("wrong passphrase for this backup"))
+        #expect(!restore.stderr.contains("coffer unlock"))
+    }
+
+    @Test("an import that reads nothing fails; an empty file asks for no password")
+    func emptyImports() throws {
+        let cli = try CLI()
+        try cli.ok(["init"])
+        let empty = cli.home + "/empty.json", garbage = cli.home + "/garbage.txt"
+        try Data().write(to: URL(fileURLWithPath: empty))
+        try Data("not a uri\nnor this\n".utf8).write(to: URL(fileURLWithPath: garbage))
+        let nothing = try cli.run(["import", "--from", "andotp", empty])
+        #expect(nothing.status == 65 && nothing.stderr.contains("empty.json is empty: nothing imported"))
+        #expect(!nothing.stderr.contains("Password"))
+        let unread = try cli.run(["import", "--from", "otpauth", garbage])
+        #expect(unread.status == 65 && unread.stderr.contains("2 entries could not be imported"))
+        #expect(unread.stderr.contains("coffer: error: nothing imported from") && !unread.stderr.contains("Imported 0"))
+    }
 }
