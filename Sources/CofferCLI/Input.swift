@@ -101,9 +101,13 @@ package final class SecretInput: @unchecked Sendable {
     private func pending() throws -> ArraySlice<UInt8> {
         if let buffer { return buffer }
         var bytes: [UInt8] = []
-        while let chunk = try FileHandle.standardInput.read(upToCount: 65_536), !chunk.isEmpty {
-            bytes += chunk
-            if bytes.count > Self.standardInputLimit { throw CLIError.usage("standard input is larger than 1 MiB") }
+        if interactive {
+            bytes = try Terminal.readToEndOfInput(limit: Self.standardInputLimit)
+        } else {
+            while let chunk = try FileHandle.standardInput.read(upToCount: 65_536), !chunk.isEmpty {
+                bytes += chunk
+                if bytes.count > Self.standardInputLimit { throw CLIError.usage("standard input is larger than 1 MiB") }
+            }
         }
         buffer = bytes[...]
         return bytes[...]

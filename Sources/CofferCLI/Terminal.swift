@@ -23,6 +23,30 @@ package enum Terminal {
         return Int(size.ws_col)
     }
 
+    /// Standard input typed at a terminal, to its end: Ctrl-D at the start of a line, or Ctrl-D after text on a line.
+    /// The terminal hands such a line over without its newline; read as a pipe is read, it would take a second Ctrl-D
+    /// to end, and whatever the user typed next (the next command) would go into the text.
+    package static func readToEndOfInput(limit: Int) throws(CLIError) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
+            if count < 0 {
+                let code = errno
+                if code == EINTR { continue }
+                throw .failure("cannot read standard input: \(String(cString: strerror(code)))")
+            }
+            if count == 0 { return bytes }
+            bytes += chunk[..<count]
+            if bytes.count > limit { throw .usage("standard input is larger than 1 MiB") }
+            if chunk[count - 1] != 0x0A, count < chunk.count {
+                // What comes next (the command's own output, the shell's prompt) starts on a line of its own.
+                writeError("\n")
+                return bytes
+            }
+        }
+    }
+
     /// Prompts on the controlling terminal and reads one line with echo off. Nil when there is no terminal.
     package static func readSecret(prompt: String) -> String? {
         let descriptor = open("/dev/tty", O_RDWR | O_CLOEXEC)

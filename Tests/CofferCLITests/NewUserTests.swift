@@ -113,4 +113,41 @@ struct NewUserTests {
         #expect(unread.status == 65 && unread.stderr.contains("2 entries could not be imported"))
         #expect(unread.stderr.contains("coffer: error: nothing imported from") && !unread.stderr.contains("Imported 0"))
     }
+
+    @Test("at a terminal, a note ends at one Ctrl-D, typed after its last line or at the start of a new one")
+    func noteEndsAtOneControlD() throws {
+        for ending in ["\u{04}", "\n\u{04}"] {
+            let cli = try CLI()
+            try cli.ok(["init"])
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+            process.arguments = ["-qec", "\(CLI.binary) add note Plans", "/dev/null"]
+            process.environment = cli.environment
+            let input = Pipe(), output = Pipe()
+            process.standardInput = input
+            process.standardOutput = output
+            process.standardError = output
+            try process.run()
+            var transcript = Data()
+            while !String(decoding: transcript, as: UTF8.self).contains("then Ctrl-D:") {
+                let chunk = output.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                transcript += chunk
+            }
+            Thread.sleep(forTimeInterval: 0.3)
+            input.fileHandleForWriting.write(Data("first line\nsecond line".utf8))
+            Thread.sleep(forTimeInterval: 0.3)
+            input.fileHandleForWriting.write(Data(ending.utf8))
+            // One Ctrl-D is the end: the command finishes without another.
+            let deadline = Date().addingTimeInterval(20)
+            while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+            let finished = !process.isRunning
+            if !finished { process.terminate() }
+            try? input.fileHandleForWriting.close()
+            #expect(finished, "the note waited for a second Ctrl-D")
+            #expect(process.terminationStatus == 0)
+            let shown = try cli.ok(["show", "Plans"]).stdout
+            #expect(shown.contains("first line") && shown.contains("second line"))
+        }
+    }
 }
