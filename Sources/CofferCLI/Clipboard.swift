@@ -42,6 +42,21 @@ package struct Clipboard {
         return nil
     }
 
+    /// Why there is no clipboard: no display to hold one (a console, SSH without forwarding), or no tool for it.
+    static func unavailable(environment: [String: String] = processEnvironment) -> CLIError {
+        let path = environment["PATH"] ?? "/usr/bin:/bin"
+        let tools = ["wl-copy", "xclip", "xsel"].filter { tool in path.split(separator: ":").contains { access("\($0)/\(tool)", X_OK) == 0 } }
+        let display = environment["WAYLAND_DISPLAY"] != nil || environment["DISPLAY"] != nil
+        if !tools.isEmpty, !display {
+            return CLIError.other(
+                "there is no display, so no clipboard (\(tools.joined(separator: ", ")) need a desktop session)", status: .unavailable,
+                hint: "run it in a desktop session (or with SSH X forwarding); or leave out --clip")
+        }
+        return CLIError.other(
+            "no clipboard tool found", status: .unavailable,
+            hint: "install wl-clipboard (Wayland), xclip or xsel (X11); or leave out --clip")
+    }
+
     /// How long a copied secret stays: `COFFER_CLIP_TIME` seconds (1 to 3600), else 45.
     package static func seconds(environment: [String: String] = processEnvironment) -> Int {
         guard let text = environment["COFFER_CLIP_TIME"], let value = Int(text), (1...3600).contains(value) else { return defaultSeconds }
@@ -51,11 +66,7 @@ package struct Clipboard {
     /// Copies `secret` and arranges for it to be taken back; says so on standard error. What the clipboard held is
     /// handed to the restoring process through a pipe, never through its arguments or environment.
     package static func copy(_ secret: String, what: String) throws {
-        guard let clipboard = find() else {
-            throw CLIError.other(
-                "no clipboard tool found", status: .unavailable,
-                hint: "install wl-clipboard (Wayland), xclip or xsel (X11); or leave out --clip")
-        }
+        guard let clipboard = find() else { throw unavailable() }
         let previous = (try? run(clipboard.paste, input: nil)) ?? []
         _ = try run(clipboard.copy, input: Array(secret.utf8))
         let seconds = Self.seconds()

@@ -147,12 +147,19 @@ struct KindnessTests {
         #expect(try String(contentsOfFile: file, encoding: .utf8) == "the user's own copy")
 
         // No clipboard tool: unavailable, in one line.
-        let bare = try CLI()
+        let tools = try TestSupport.temporaryDirectory("no-tools")
+        let bare = try CLI(extraEnvironment: ["PATH": tools])
         try bare.ok(["init"])
         try bare.ok(["add", "credential", "OpenAI"], input: "sk-x\n")
         let none = try bare.run(["show", "OpenAI", "--clip"])
         #expect(none.status == 69)
-        #expect(none.stderr.contains("no clipboard tool found"))
+        #expect(none.stderr.contains("no clipboard tool found") && none.stderr.contains("install wl-clipboard"))
+        // A tool but no display (a console, SSH without forwarding): the display is what is missing, not the tool.
+        try "#!/bin/sh\nexit 1\n".write(toFile: tools + "/xclip", atomically: true, encoding: .utf8)
+        chmod(tools + "/xclip", 0o755)
+        let headless = try bare.run(["show", "OpenAI", "--clip"])
+        #expect(headless.status == 69 && headless.stderr.contains("there is no display, so no clipboard (xclip"))
+        #expect(!headless.stderr.contains("install"))
     }
 
     // MARK: - Output
