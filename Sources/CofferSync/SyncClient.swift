@@ -80,10 +80,13 @@ public struct SyncClient: Sendable {
     }
 
     /// The shared HTTP client: it gives up on a server it cannot connect to after 3 seconds rather than retrying until
-    /// the request's deadline, so an offline `coffer sync` answers promptly. Lives for the whole process.
+    /// the request's deadline, so an offline `coffer sync` answers promptly; a refused connection (no server on that
+    /// port) is reported at once, not retried with backoff for those 3 seconds, as a pool serving many requests would.
+    /// Lives for the whole process.
     public static let defaultHTTP: HTTPClient = {
         var configuration = HTTPClient.Configuration()
         configuration.timeout.connect = .seconds(3)
+        configuration.connectionPool.retryConnectionEstablishment = false
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }()
 

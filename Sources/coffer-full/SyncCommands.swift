@@ -110,8 +110,13 @@ extension SyncCommand {
             try await session.register(email: email, passphrase: passphrase, kdf: kdf)
             try coffer.setServerKeyPin(client.pin)
             let bar = SyncCLI.Progress("uploading")
-            _ = try await session.sync(progress: bar.update)
+            let report = try await session.sync(progress: bar.update)
             bar.finish()
+            Output.note("Registered \(email) on \(server); pushed \(Output.count(report.pushed, "item")).")
+            if let head = report.head {
+                Output.note("State epoch \(head.epoch), fingerprint \(head.fingerprint). On another device:")
+                Output.note("  coffer sync login --server \(server) --email \(email) --expect \(head.epoch):\(head.fingerprint)")
+            }
         }
     }
 }
@@ -154,8 +159,10 @@ extension SyncCommand {
             try session.coffer.setServerKeyPin(client.pin)
             let bar = SyncCLI.Progress("downloading")
             let expected = expect
-            _ = try await session.sync(expect: expected, progress: bar.update)
+            let report = try await session.sync(expect: expected, progress: bar.update)
             bar.finish()
+            let verified = report.head.map { "; verified state epoch \($0.epoch), fingerprint \($0.fingerprint)" } ?? ""
+            Output.note("Logged in as \(email) on \(server); pulled \(Output.count(report.pulled, "item"))\(verified).")
         }
     }
 }

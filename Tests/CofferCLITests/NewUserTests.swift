@@ -150,4 +150,33 @@ struct NewUserTests {
             #expect(shown.contains("first line") && shown.contains("second line"))
         }
     }
+
+    @Test("sync register and login say what they did; a server that refuses the connection is reported at once")
+    func syncSaysWhatItDid() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: SyncCLITests.serverBinary), "build coffer-server first (swift build)")
+        let server = try SyncCLITests.Server()
+        try server.start()
+        defer { server.stop() }
+        let passphrase = "orbit lantern meadow \(UUID().uuidString.prefix(6))"
+        let email = "new-\(UUID().uuidString.prefix(8).lowercased())@example.org"
+        let a = try CLI()
+        try a.ok(["init"])
+        try a.ok(["add", "card", "Gym"], input: "MEMBER-0042\n")
+        let registered = try a.ok(["sync", "register", "--server", server.url, "--email", email], input: "\(passphrase)\n")
+        #expect(registered.stderr.contains("Registered \(email) on \(server.url); pushed 1 item."))
+        #expect(registered.stderr.contains("coffer sync login --server \(server.url) --email \(email) --expect "))
+        let b = try CLI()
+        let loggedIn = try b.ok(["sync", "login", "--server", server.url, "--email", email], input: "\(passphrase)\n")
+        #expect(loggedIn.stderr.contains("Logged in as \(email) on \(server.url); pulled 1 item; verified state epoch"))
+
+        // Nothing listens on the port: refused, and said so without three seconds of retries.
+        let offline = try CLI()
+        try offline.ok(["init"])
+        let started = Date()
+        let refused = try offline.run(["sync", "register", "--server", "http://127.0.0.1:\(TestSupport.unusedPort())", "--email", email],
+                                      input: "\(passphrase)\n")
+        #expect(refused.status == 69 && refused.stderr.contains("cannot reach the sync server"))
+        // Retrying a refused connection took the whole 3-second connect timeout; a bound well under it, loose for a busy machine.
+        #expect(Date().timeIntervalSince(started) < 2.5)
+    }
 }

@@ -45,7 +45,9 @@ struct ServerCrashTests {
             process.environment = ["PATH": "/usr/bin:/bin", "SWIFT_BACKTRACE": "enable=no", "COFFER_LOG": "error"]
             process.standardOutput = FileHandle.nullDevice
             errorLog = "\(data)/server-\(port).err"
-            FileManager.default.createFile(atPath: errorLog, contents: nil)
+            guard FileManager.default.createFile(atPath: errorLog, contents: nil) else {
+                throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: errorLog])
+            }
             process.standardError = FileHandle(forWritingAtPath: errorLog)
             try process.run()
         }
