@@ -406,6 +406,7 @@ extension Add {
             discussion: """
                 Examples:
                   coffer add credential OpenAI --provider openai   # then type the key
+                  coffer add credential Mail --username ada --url https://mail.example.org
                   pass show github/token | coffer add credential GitHub
                 """)
 
@@ -413,11 +414,13 @@ extension Add {
         @OptionGroup var output: JSONOption
         @Argument(help: "Name, e.g. \"OpenAI\".") var name: String
         @Option(help: "Provider, e.g. openai.") var provider: String?
+        @Option(help: "The user name or login the value goes with.") var username: String?
+        @Option(help: "Where the value is used, e.g. the sign-in page.") var url: String?
         @Option(name: .customLong("tag"), help: "Tag (repeatable).") var tags: [String] = []
 
         func run() throws {
             let value = try SecretInput.shared.secret("Value")
-            let credential = try Credential(name: name, provider: provider, value: value, tags: tags)
+            let credential = try Credential(name: name, provider: provider, value: value, tags: tags, username: username, url: url)
             let coffer = try vaultOption.openItems()
             let item = try coffer.add(.credential(credential))
             try reportAdded(item, in: coffer, json: output.json)

@@ -33,6 +33,8 @@ struct Edit: ParsableCommand {
     @Option(help: "Tokens: issuer.") var issuer: String?
     @Option(help: "Tokens: account.") var account: String?
     @Option(help: "Credentials: provider.") var provider: String?
+    @Option(help: "Credentials: user name (\"none\" removes it).") var username: String?
+    @Option(help: "Credentials: URL (\"none\" removes it).") var url: String?
     @OptionGroup var photos: PhotoEditOptions
 
     func validate() throws {
@@ -77,6 +79,8 @@ struct Edit: ParsableCommand {
             case .credential(var credential):
                 if let name { credential.name = name }
                 if let provider { credential.provider = provider }
+                if let username { credential.username = username == "none" ? nil : username }
+                if let url { credential.url = url == "none" ? nil : url }
                 if let newSecret { credential.value = newSecret }
                 credential.tags = edited(credential.tags)
                 try credential.validate()
@@ -105,7 +109,7 @@ struct Edit: ParsableCommand {
             ("--symbology", symbology != nil, [.card]),
             ("--payload", payload, [.card, .credential]),
             ("--issuer/--account", issuer != nil || account != nil, [.otp]),
-            ("--provider", provider != nil, [.credential]),
+            ("--provider/--username/--url", provider != nil || username != nil || url != nil, [.credential]),
             ("--photo/--remove-photo", photos.isGiven, [.card]),
         ]
         given.append(("--add-tag/--remove-tag", !addTags.isEmpty || !removeTags.isEmpty, Set(ItemKind.allCases)))

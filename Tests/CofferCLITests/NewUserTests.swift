@@ -179,4 +179,21 @@ struct NewUserTests {
         // Retrying a refused connection took the whole 3-second connect timeout; a bound well under it, loose for a busy machine.
         #expect(Date().timeIntervalSince(started) < 2.5)
     }
+
+    @Test("a credential added by hand takes a user name and a URL, and edit changes or removes them")
+    func credentialFields() throws {
+        let cli = try CLI()
+        try cli.ok(["init"])
+        try cli.ok(["add", "credential", "Mail", "--username", "ada@example.org", "--url", "https://mail.example.org"], input: "s3cret-mail\n")
+        let shown = try cli.ok(["show", "Mail"]).stdout
+        #expect(shown.contains("ada@example.org") && shown.contains("https://mail.example.org") && !shown.contains("s3cret-mail"))
+        try cli.ok(["edit", "Mail", "--username", "none", "--url", "https://login.example.org"])
+        let edited = try cli.ok(["show", "Mail"]).stdout
+        #expect(!edited.contains("ada@example.org") && edited.contains("https://login.example.org"))
+        let wrongKind = try cli.run(["edit", "Mail", "--issuer", "X"])
+        #expect(wrongKind.status == 64 && wrongKind.stderr.contains("does not apply to credential items"))
+        try cli.ok(["add", "otp"], input: "otpauth://totp/A:a?secret=GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ&issuer=A\n")
+        let onToken = try cli.run(["edit", "A (a)", "--username", "x"])
+        #expect(onToken.status == 64 && onToken.stderr.contains("--provider/--username/--url does not apply to otp items"))
+    }
 }
