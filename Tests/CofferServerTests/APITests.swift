@@ -295,10 +295,16 @@ struct APITests {
             #expect(try await store.user(id: account.userID)?.deletedAt != nil)
             clock.advance(2 * 24 * 3600)
             let later = clock.now
-            #expect(try await withMaintenance(of: store) { try await AccountPurge.run(store: $0, now: later, retention: 30 * 24 * 3600) } >= 1)
+            let purged = try await withMaintenance(of: store) { try await AccountPurge.run(store: $0, now: later, retention: 30 * 24 * 3600) }
             #expect(try await store.user(id: account.userID) == nil)
             #expect(try await store.changes(userID: account.userID, since: 0, limit: 10).items.isEmpty)
-            #expect(try await withMaintenance(of: store) { try await $0.auditEvents(limit: 50) }.contains { $0.kind == .accountPurged })
+            // On the shared PostgreSQL database a test alongside (the RLS and back-door suites purge every account
+            // deleted before their own "now") may have purged this one first; SQLite's database is this test's alone,
+            // so there the job must have done it, and said so in the audit log.
+            if backend == .sqlite || purged > 0 {
+                #expect(purged >= 1)
+                #expect(try await withMaintenance(of: store) { try await $0.auditEvents(limit: 50) }.contains { $0.kind == .accountPurged })
+            }
         }
     }
 }
