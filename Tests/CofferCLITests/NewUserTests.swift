@@ -6,7 +6,7 @@ import Testing
 @testable import CofferCLI
 
 /// What a new user moving a real life in tripped on (issue 32): each refusal or guess the walk met, as it now goes.
-@Suite("A new user's first steps")
+@Suite("A new user's first steps", .offCooperativePool)
 struct NewUserTests {
     @Test("a card without --symbology gets the one its payload says", arguments: [
         ("4006381333931", "ean13"), ("036000291452", "upc_a"), ("96385074", "ean8"),
