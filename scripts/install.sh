@@ -4,7 +4,8 @@
 # PREFIX/libexec/coffer/coffer-full (the whole command tree) for the others.
 #
 #   scripts/install.sh [PREFIX]            build (release, Swift runtime linked in: starts ~4× faster) and install
-#   scripts/install.sh --from DIR [PREFIX] install binaries already built in DIR (which also holds generate-manual)
+#   scripts/install.sh --from DIR [PREFIX] install binaries already built in DIR (`swift build -c release` makes them
+#                                          in .build/release); generate-manual is built when DIR lacks it
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,16 +16,28 @@ if [ "${1:-}" = "--from" ]; then
 fi
 prefix=${1:-${PREFIX:-$HOME/.local}}
 
+building=
 if [ -z "$from" ]; then
+  building=1
   scratch=.build-install
   for product in coffer coffer-full coffer-server generate-manual; do
     swift build -c release --static-swift-stdlib --scratch-path "$scratch" --product "$product"
   done
   from="$scratch/release"
 fi
-for tool in coffer coffer-full coffer-server generate-manual; do
-  [ -x "$from/$tool" ] || { echo "install.sh: no $tool in $from" >&2; exit 1; }
+for tool in coffer coffer-full coffer-server; do
+  [ -x "$from/$tool" ] || { echo "install.sh: no $tool in $from (build them with: swift build -c release)" >&2; exit 1; }
 done
+# A plain `swift build` leaves out generate-manual (a product of a dependency): build it beside the binaries.
+manual="$from/generate-manual"
+if [ ! -x "$manual" ]; then
+  manual=
+  if command -v swift >/dev/null && swift build -c release --product generate-manual >&2; then
+    manual="$(swift build -c release --show-bin-path)/generate-manual"
+  else
+    echo "install.sh: no generate-manual in $from, and it could not be built: man pages are not installed" >&2
+  fi
+fi
 
 man="$prefix/share/man/man1"
 bash_completions="$prefix/share/bash-completion/completions"
@@ -38,7 +51,7 @@ for tool in coffer coffer-server; do
   # Written beside and renamed, so a running copy is never overwritten in place.
   install -m 0755 "$from/$tool" "$prefix/bin/.$tool.new"
   mv -f "$prefix/bin/.$tool.new" "$prefix/bin/$tool"
-  "$from/generate-manual" "$prefix/bin/$tool" --multi-page --output-directory "$man" >/dev/null
+  [ -z "$manual" ] || "$manual" "$prefix/bin/$tool" --multi-page --output-directory "$man" >/dev/null
   "$prefix/bin/$tool" --generate-completion-script bash >"$bash_completions/$tool"
   "$prefix/bin/$tool" --generate-completion-script zsh >"$zsh_completions/_$tool"
   "$prefix/bin/$tool" --generate-completion-script fish >"$fish_completions/$tool.fish"
@@ -46,7 +59,7 @@ done
 
 # The web vault's files, where `coffer-server --web-vault` looks beside its bin/ (built if this checkout can).
 web="$prefix/share/coffer/web-vault"
-if [ -f Web/app/coffer-barcode.wasm ] || { [ -z "$from" ] && scripts/build-wasm.sh; }; then
+if [ -f Web/app/coffer-barcode.wasm ] || { [ -n "$building" ] && scripts/build-wasm.sh; }; then
   rm -rf "$web.new"
   install -d "$web.new/js"
   # Every file of the app: the service worker caches them all (its shell), and fails to install if one is missing.

@@ -2,6 +2,9 @@
 ///
 /// Two-dimensional symbols pack two module rows into each text line (`▀ ▄ █` and space); linear symbols pack two
 /// modules into each column (`▌ ▐ █` and space), repeated over several lines. The quiet zone is always drawn.
+/// With `denseStacked`, a stacked symbol (PDF417, whose rows are several modules tall) is drawn as linear ones are:
+/// one text line per row and two modules per column, so a boarding pass fits in half the width (a terminal cell is
+/// about twice as tall as wide, so a row comes out about four modules tall, above the standard's three).
 ///
 /// With colour (the default) every line sets a black foreground on a white background and resets at its end, so
 /// the code is dark-on-light whatever the terminal theme. Without colour the glyphs are the dark modules, which is
@@ -18,12 +21,15 @@ public struct TerminalRenderer: Sendable {
         public var maxColumns: Int?
         /// Text lines of bars for linear symbols.
         public var linearLines: Int
+        /// Draw stacked symbols (PDF417) one text line per row and two modules per column.
+        public var denseStacked: Bool
 
-        public init(invert: Bool = false, color: Bool = true, maxColumns: Int? = nil, linearLines: Int = 6) {
+        public init(invert: Bool = false, color: Bool = true, maxColumns: Int? = nil, linearLines: Int = 6, denseStacked: Bool = false) {
             self.invert = invert
             self.color = color
             self.maxColumns = maxColumns
             self.linearLines = linearLines
+            self.denseStacked = denseStacked
         }
     }
 
@@ -41,10 +47,13 @@ public struct TerminalRenderer: Sendable {
         let zone = barcode.quietZone
         let width = barcode.width + zone.left + zone.right
         switch barcode.symbol {
-        case .matrix: return width
+        case .matrix: return options.denseStacked && Self.isStacked(barcode) ? (width + 1) / 2 : width
         case .linear: return (width + 1) / 2
         }
     }
+
+    /// Whether `barcode` has a dense drawing (`Options.denseStacked`) narrower than its usual one.
+    public static func isStacked(_ barcode: EncodedBarcode) -> Bool { barcode.symbology == .pdf417 }
 
     /// The drawing, one line per `\n`-terminated line.
     public func render(_ barcode: EncodedBarcode) throws(BarcodeError) -> String {
@@ -61,6 +70,16 @@ public struct TerminalRenderer: Sendable {
         let glyphIsDark = !options.invert
         let lines: [String]
         switch barcode.symbol {
+        case .matrix where options.denseStacked && Self.isStacked(barcode):
+            let grid = barcode.moduleGrid()
+            let zone = barcode.quietZone
+            let blank = String(repeating: glyphIsDark ? " " : "█", count: needed)
+            var result = [blank]
+            // The first module row of each symbol row stands for the row (all of its module rows are the same).
+            for y in stride(from: zone.top, to: grid.height - zone.bottom, by: PDF417Encoder.rowHeight) {
+                result.append(Self.halfBlocks((0..<grid.width).map { grid[$0, y] }, glyphIsDark: glyphIsDark))
+            }
+            lines = result + [blank]
         case .matrix:
             let grid = barcode.moduleGrid()
             var result: [String] = []
@@ -81,19 +100,25 @@ public struct TerminalRenderer: Sendable {
         case .linear(let modules, _):
             let zone = barcode.quietZone
             let row = [Bool](repeating: false, count: zone.left) + modules + [Bool](repeating: false, count: zone.right)
-            var bars = ""
-            var x = 0
-            while x < row.count {
-                let left = row[x] == glyphIsDark
-                let right = (x + 1 < row.count ? row[x + 1] : false) == glyphIsDark
-                bars.append(left ? (right ? "█" : "▌") : (right ? "▐" : " "))
-                x += 2
-            }
+            let bars = Self.halfBlocks(row, glyphIsDark: glyphIsDark)
             let blank = String(repeating: glyphIsDark ? " " : "█", count: needed)
             lines = [blank] + [String](repeating: bars, count: options.linearLines) + [blank]
         }
         guard options.color else { return lines.map { $0 + "\n" }.joined() }
         let colours = options.invert ? Self.lightOnDark : Self.darkOnLight
         return lines.map { colours + $0 + Self.reset + "\n" }.joined()
+    }
+
+    /// A row of modules two to a column (`▌ ▐ █` and space); an odd last module is completed with quiet zone.
+    private static func halfBlocks(_ row: [Bool], glyphIsDark: Bool) -> String {
+        var bars = ""
+        var x = 0
+        while x < row.count {
+            let left = row[x] == glyphIsDark
+            let right = (x + 1 < row.count ? row[x + 1] : false) == glyphIsDark
+            bars.append(left ? (right ? "█" : "▌") : (right ? "▐" : " "))
+            x += 2
+        }
+        return bars
     }
 }

@@ -30,7 +30,11 @@ package struct BarcodeDrawing: Equatable, Sendable {
     /// The terminal drawing of `barcode`, or an error naming the width needed when the terminal is too narrow.
     package func draw(_ barcode: EncodedBarcode) throws -> String {
         let color = !noColor && Output.colorEnabled
-        let renderer = TerminalRenderer(options: .init(invert: invert, color: color, maxColumns: Terminal.columns))
+        var renderer = TerminalRenderer(options: .init(invert: invert, color: color, maxColumns: Terminal.columns))
+        if let columns = Terminal.columns, renderer.columns(for: barcode) > columns, TerminalRenderer.isStacked(barcode) {
+            // A boarding pass is wider than most terminals module for module; drawn two modules a column, it fits 100.
+            renderer.options.denseStacked = true
+        }
         let drawing: String
         do {
             drawing = try renderer.render(barcode)

@@ -66,7 +66,7 @@ package enum EverydayCommands {
         switch (name, query) {
         case ("code", _): return Code.Work(vault: vault, query: query)
         case ("show", let query?): return Show.Work(vault: vault, query: query)
-        case ("list", nil): return List.Work(vault: vault)
+        case ("list", let query): return List.Work(vault: vault, words: query.map { [$0] } ?? [])
         case ("use", let query?): return Use.Work(vault: vault, query: query)
         default: return nil
         }

@@ -91,6 +91,14 @@ package struct VaultSelection: Equatable, Sendable {
         }
     }
 
+    /// The vault when it opens without asking anything (this device's key, or the agent holding it), else nil; never
+    /// a prompt or a warning: for shell completion, which runs at the user's terminal on every Tab.
+    package func openWithoutAsking() -> (any OpenVault)? {
+        let location = location
+        if case .opened(let coffer)? = try? openWithDeviceKey(location) { return coffer }
+        return (try? Agent.open(location, socket: Agent.socketPath(environment: processEnvironment))) ?? nil
+    }
+
     private enum DeviceKeyOpen {
         case opened(Coffer)
         /// No device key here (`.needsSecret`), or its store cannot answer.

@@ -97,10 +97,14 @@ package struct List: ParsableCommand {
 
     package static let configuration = CommandConfiguration(abstract: "List items (archived cards only with --archived).",
         discussion: """
+            Words given search names, tags, issuers, accounts, providers, user names, URLs, store networks, \
+            note fields and notes, without case or accents; an item is listed when it has every word.
+
             Examples:
               coffer list
               coffer list --kind card --tag travel
               coffer list --network costco --json
+              coffer list plumber               # searches names, tags, notes…
             """)
 
     @OptionGroup package var vaultOption: VaultOption
@@ -109,10 +113,12 @@ package struct List: ParsableCommand {
     @Option(help: "Only items with this tag.") package var tag: String?
     @Option(help: "Only cards for this store network.") package var network: String?
     @Flag(help: "Include archived cards.") package var archived = false
+    @Argument(help: "Only items with these words in their names, tags, issuers, accounts or notes.")
+    package var words: [String] = []
 
     /// What this command does, in plain values.
     package var work: Work {
-        Work(vault: vaultOption.selection, json: output.json, kind: kind, tag: tag, network: network, archived: archived)
+        Work(vault: vaultOption.selection, json: output.json, kind: kind, tag: tag, network: network, archived: archived, words: words)
     }
 
     package func run() throws { try work.run() }
@@ -124,10 +130,12 @@ package struct List: ParsableCommand {
         package var tag: String?
         package var network: String?
         package var archived = false
+        /// Search words, folded for comparison (`ItemLookup.folded`).
+        package var words: [String] = []
 
         package init(
             vault: VaultSelection, json: Bool = false, kind: ItemKind? = nil, tag: String? = nil, network: String? = nil,
-            archived: Bool = false
+            archived: Bool = false, words: [String] = []
         ) {
             self.vault = vault
             self.json = json
@@ -135,6 +143,7 @@ package struct List: ParsableCommand {
             self.tag = tag
             self.network = network
             self.archived = archived
+            self.words = words.flatMap { $0.split(whereSeparator: \.isWhitespace) }.map { ItemLookup.folded(String($0)) }
         }
 
         package func run() throws {
@@ -147,7 +156,9 @@ package struct List: ParsableCommand {
                 return
             }
             let lines = try coffer.items(kind: kind) { item in wanted(item) ? List.line(ItemSummary(item, now: now)) : nil }
-            if lines.isEmpty, kind == nil, tag == nil, network == nil {
+            if lines.isEmpty, !words.isEmpty {
+                Output.note("No item has " + (words.count == 1 ? "that word." : "all of those words."))
+            } else if lines.isEmpty, kind == nil, tag == nil, network == nil {
                 Output.note("The vault is empty. Add an item with `coffer add card NAME` (or otp, credential, key, note), or `coffer import`.")
             }
             // A write per thousand lines, not per line.
@@ -159,6 +170,7 @@ package struct List: ParsableCommand {
         /// Whether the options keep `item`.
         private func wanted(_ item: Item) -> Bool {
             if let tag, !item.content.tags.contains(where: { $0.caseInsensitiveCompare(tag) == .orderedSame }) { return false }
+            if !ItemLookup.contentMatches(item.content, allOf: words) { return false }
             if case .card(let card) = item.content {
                 if card.isArchived && !archived { return false }
                 if let network, !card.networkIDs.contains(network.lowercased()) { return false }
@@ -207,7 +219,7 @@ package struct Show: ParsableCommand {
 
     @OptionGroup package var vaultOption: VaultOption
     @OptionGroup package var output: JSONOption
-    @Argument(help: "Name, id or unique id prefix.") package var query: String
+    @Argument(help: "Name, id or unique id prefix.", completion: ItemCompletion.names()) package var query: String
     @Flag(help: "Print a credential's full value.") package var reveal = false
     @Flag(help: "Copy a credential's value or a card's number to the clipboard (cleared after 45 s, or $COFFER_CLIP_TIME).")
     package var clip = false
@@ -319,6 +331,7 @@ package struct Show: ParsableCommand {
                 rows.append(("Digits", String(otp.parameters.digits)))
                 if let period = summary.period { rows.append(("Period", "\(period) s")) }
                 if let counter = summary.counter { rows.append(("Next counter", String(counter))) }
+                if let notes = otp.notes { rows.append(("Notes", notes)) }
             case .credential(let credential):
                 if let provider = credential.provider { rows.append(("Provider", provider)) }
                 if let username = credential.username { rows.append(("Username", username)) }
@@ -333,6 +346,7 @@ package struct Show: ParsableCommand {
                 } else if (try coffer.deviceSecret(for: key)) == nil {
                     rows.append(("Status", "Bound to another device"))
                 }
+                if let notes = key.notes { rows.append(("Notes", notes)) }
             case .note(let note):
                 for field in note.fields { rows.append((field.label, field.value)) }
                 if let text = note.text { rows.append(("Text", text)) }
@@ -419,7 +433,8 @@ package struct Code: ParsableCommand {
 
     @OptionGroup package var vaultOption: VaultOption
     @OptionGroup package var output: JSONOption
-    @Argument(help: "Token name (\"Issuer (account)\", issuer, account, or id).") var query: String?
+    @Argument(help: "Token name (\"Issuer (account)\", issuer, account, or id).", completion: ItemCompletion.names(.otp))
+    var query: String?
     @Flag(help: "Copy the code to the clipboard instead of printing it (cleared after 45 s, or $COFFER_CLIP_TIME).") var clip = false
 
     package func validate() throws {

@@ -14,7 +14,7 @@ package struct Use: ParsableCommand {
             """)
 
     @OptionGroup package var vaultOption: VaultOption
-    @Argument(help: "Card name or id.") package var query: String
+    @Argument(help: "Card name or id.", completion: ItemCompletion.names(.card)) package var query: String
 
     /// What this command does, in plain values.
     package var work: Work { Work(vault: vaultOption.selection, query: query) }

@@ -25,6 +25,11 @@ extension Coffer {
         try Self.vaultCall { () throws(VaultError) in try vault.lookupCandidates().count }
     }
 
+    /// The names of the live items (of `kind`), oldest first, from the catalogue: no item is opened.
+    public func itemNames(kind: ItemKind? = nil) throws(CofferError) -> [String] {
+        try Self.vaultCall { () throws(VaultError) in try vault.lookupCandidates(kind: kind).map(\.name) }
+    }
+
     /// Changes an item: `change` gets its current content and edits it in place; a model error it throws leaves the
     /// item as it was. Returns the item as stored, with its new revision.
     @discardableResult

@@ -49,6 +49,35 @@ public enum ItemLookup {
         return names
     }
 
+    /// The text a search looks through: names, tags, issuer and account, provider, user name and URL, store
+    /// networks, a note's fields and text, and every kind's notes. Never a secret (a credential's value, a card's
+    /// payload, a token's seed, a key).
+    public static func searchableTexts(of content: ItemContent) -> [String] {
+        var texts = names(of: content) + content.tags
+        switch content {
+        case .card(let card):
+            texts += card.networkIDs
+            texts.append(card.notes ?? "")
+        case .otp(let otp):
+            texts.append(otp.notes ?? "")
+        case .credential(let credential):
+            texts += [credential.provider ?? "", credential.username ?? "", credential.url ?? "", credential.notes ?? ""]
+        case .signingKey(let key):
+            texts.append(key.notes ?? "")
+        case .note(let note):
+            texts += note.fields.flatMap { [$0.label, $0.value] }
+            texts.append(note.text ?? "")
+        }
+        return texts.filter { !$0.isEmpty }
+    }
+
+    /// Whether every one of `words` (folded, as `folded` makes them) is found in some of `content`'s searchable text.
+    public static func contentMatches(_ content: ItemContent, allOf words: [String]) -> Bool {
+        guard !words.isEmpty else { return true }
+        let texts = searchableTexts(of: content).map(folded)
+        return words.allSatisfy { word in texts.contains { $0.contains(word) } }
+    }
+
     /// The form in which names are compared: Unicode-normalised, without case, accents or width differences.
     public static func folded(_ text: String) -> String {
         text.precomposedStringWithCanonicalMapping.folding(

@@ -183,6 +183,41 @@ public enum PrivateFiles {
         }
     }
 
+    /// Creates a new, uniquely named directory with mode 0700 inside `parent` and returns its path: scratch space
+    /// no other user can enter, for a file that must exist briefly in the clear (a note open in an editor).
+    public static func createScratchDirectory(in parent: String, prefix: String) throws(PrivateFileError) -> String {
+        var template = Array("\(parent)/\(prefix)XXXXXX".utf8CString)
+        let created = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        guard created != nil else { throw .cannotCreateDirectory(path: parent, errno: errno) }
+        return String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Overwrites each regular file directly in `directory` with zeros, then removes the files and the directory:
+    /// the end of scratch space that held a secret. An editor's own files there (swap, backup) go the same way.
+    public static func wipeScratchDirectory(_ directory: String) {
+        guard let stream = opendir(directory) else { return }
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        closedir(stream)
+        for name in names {
+            let path = "\(directory)/\(name)"
+            var info = stat()
+            if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG {
+                let descriptor = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
+                if descriptor >= 0 {
+                    try? writeAll([UInt8](repeating: 0, count: Int(info.st_size)), to: descriptor, path: path)
+                    _ = fsync(descriptor)
+                    close(descriptor)
+                }
+            }
+            unlink(path)
+        }
+        rmdir(directory)
+    }
+
     /// The directory part of `path` ("." for a bare name).
     public static func parentDirectory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }

@@ -48,7 +48,7 @@ public struct PassphraseStrength: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    public var description: String { "about \(bits) bits (\(rating.rawValue))" }
+    public var description: String { "about \(bits) bit\(bits == 1 ? "" : "s") (\(rating.rawValue))" }
 
     public init(estimating passphrase: String) {
         let characters = Array(passphrase.precomposedStringWithCanonicalMapping)

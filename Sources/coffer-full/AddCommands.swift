@@ -510,10 +510,11 @@ extension Add {
             var fields: [Note.Field] = []
             var text: String?
             if SecretInput.shared.interactive {
-                for label in Note.suggestedLabels(for: template) {
-                    let value = try SecretInput.shared.secret(label)
-                    if !value.isEmpty { fields.append(Note.Field(label: label, value: value)) }
+                var typed = try Note.suggestedLabels(for: template).map { label in
+                    Note.Field(label: label, value: try SecretInput.shared.visibleLine(label).trimmingCharacters(in: .whitespaces))
                 }
+                if !typed.isEmpty { try Self.review(&typed) }
+                fields = typed.filter { !$0.value.isEmpty }
                 let rest = try SecretInput.shared.remainingText("free text (optional)")
                 text = rest.isEmpty ? nil : rest
             } else {
@@ -532,6 +533,28 @@ extension Add {
             let coffer = try vaultOption.openItems()
             let item = try coffer.add(.note(note))
             try reportAdded(item, in: coffer, json: output.json)
+        }
+
+        /// Shows the template's fields as typed and lets the user correct any by its number before the note is saved
+        /// (an empty answer keeps them all; a field left empty is not saved).
+        static func review(_ fields: inout [Note.Field]) throws {
+            while true {
+                let width = fields.map(\.label.count).max() ?? 0
+                var listing = ""
+                for (index, field) in fields.enumerated() {
+                    let label = field.label + ":" + String(repeating: " ", count: width - field.label.count)
+                    listing += "  \(index + 1). \(label) \(field.value.isEmpty ? "(empty)" : field.value)\n"
+                }
+                Terminal.writeError(listing)
+                let answer = try SecretInput.shared.visibleLine("Number of a field to correct, or Return to keep these")
+                    .trimmingCharacters(in: .whitespaces)
+                if answer.isEmpty { return }
+                guard let number = Int(answer), fields.indices.contains(number - 1) else {
+                    Terminal.writeError("Type a number from 1 to \(fields.count).\n")
+                    continue
+                }
+                fields[number - 1].value = try SecretInput.shared.visibleLine(fields[number - 1].label).trimmingCharacters(in: .whitespaces)
+            }
         }
     }
 }

@@ -7,10 +7,8 @@ enum ArgumentHints {
 
     /// The hint for ArgumentParser's error `message` about `arguments`, if there is one worth giving.
     static func hint(for arguments: [String], message: String) -> String? {
-        if message.hasPrefix("Unexpected argument"), let first = arguments.first, !first.hasPrefix("-"),
-           !commandNames.contains(first), let nearest = nearestCommand(to: first)
-        {
-            return "did you mean `coffer \(nearest)`?"
+        if message.lowercased().contains("unexpected argument"), let (path, nearest) = misspeltSubcommand(in: arguments) {
+            return "did you mean `\((["coffer"] + path + [nearest]).joined(separator: " "))`?"
         }
         if message.hasPrefix("Unknown option"), let command = arguments.first, ["show", "code", "list"].contains(command),
            let image = arguments.first(where: { ["--png", "--svg", "--pgm"].contains($0) || $0.hasPrefix("--png=") || $0.hasPrefix("--svg=") })
@@ -29,9 +27,37 @@ enum ArgumentHints {
         return first
     }
 
+    /// The first word along the command path (`coffer sync stauts`, `coffer add crad`) that names no subcommand of the
+    /// command before it, as the words up to it and the subcommand it most likely means.
+    static func misspeltSubcommand(in arguments: [String]) -> (path: [String], nearest: String)? {
+        var subcommands = CofferCommand.configuration.subcommands
+        var path: [String] = []
+        for word in arguments {
+            if word.hasPrefix("-") { continue }
+            if subcommands.isEmpty { return nil }
+            var next: [any ParsableCommand.Type]?
+            for command in subcommands where command._commandName == word || command.configuration.aliases.contains(word) {
+                next = command.configuration.subcommands
+            }
+            if let next {
+                subcommands = next
+                path.append(word)
+                continue
+            }
+            let names = subcommands.map { $0._commandName }
+            guard let nearest = nearest(to: word, among: names) else { return nil }
+            return (path, nearest)
+        }
+        return nil
+    }
+
     /// The command `word` most likely means: a unique prefix, or the nearest name within two edits.
     static func nearestCommand(to word: String) -> String? {
-        let names = commandNames
+        nearest(to: word, among: commandNames)
+    }
+
+    /// The one of `names` that `word` most likely means: a unique prefix, or the nearest within two edits.
+    static func nearest(to word: String, among names: [String]) -> String? {
         let prefixed = names.filter { $0.hasPrefix(word.lowercased()) }
         if prefixed.count == 1 { return prefixed[0] }
         let scored = names.map { ($0, distance(word.lowercased(), $0)) }.filter { $0.1 <= 2 }

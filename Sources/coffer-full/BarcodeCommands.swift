@@ -20,7 +20,8 @@ struct BarcodeCommand: ParsableCommand {
 
     @OptionGroup var vaultOption: VaultOption
     @OptionGroup var drawing: DrawingOptions
-    @Argument(help: "Card name or id (omit with --symbology to encode standard input).") var card: String?
+    @Argument(help: "Card name or id (omit with --symbology to encode standard input).", completion: ItemCompletion.names(.card))
+    var card: String?
     @Option(help: "Encode standard input (its bytes, less one final newline) instead of a card.") var symbology: Symbology?
     @Option(name: .customLong("ec"), help: "QR error correction: L, M, Q or H.")
     var errorCorrection: QRErrorCorrection = Self.defaultErrorCorrection
@@ -85,7 +86,8 @@ struct OTPCommand: ParsableCommand {
 
         @OptionGroup var vaultOption: VaultOption
         @OptionGroup var drawing: DrawingOptions
-        @Argument(help: "Token name (\"Issuer (account)\", issuer, account, or id).") var query: String
+        @Argument(help: "Token name (\"Issuer (account)\", issuer, account, or id).", completion: ItemCompletion.names(.otp))
+        var query: String
 
         func run() throws {
             let coffer = try vaultOption.open()

@@ -8,15 +8,21 @@ struct Edit: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Change an item's fields (--payload reads a new card payload or credential value like a secret).",
         discussion: """
+            --notes opens the notes (a note's text) in $VISUAL or $EDITOR, kept in memory-backed /dev/shm while \
+            you edit; with standard input not a terminal, they are read from it instead. --field asks for the \
+            field's new value, shown as you type it (or reads the next line of standard input).
+
             Examples:
               coffer edit Costco --add-network costco --prefer-at costco
               coffer edit GitHub --account alice@example.org
               coffer edit OpenAI --payload              # then type the new value
               coffer edit 'Gym' --valid-to 2027-06-30 --add-tag sport
+              coffer edit Plumber --notes               # opens $EDITOR
+              coffer edit Passport --field 'ID number' --remove-field Phone
             """)
 
     @OptionGroup var vaultOption: VaultOption
-    @Argument(help: "Name, id or unique id prefix.") var query: String
+    @Argument(help: "Name, id or unique id prefix.", completion: ItemCompletion.names()) var query: String
     @Option(help: "New name (cards, credentials, keys, notes).") var name: String?
     @Option(name: .customLong("add-tag"), help: "Add a tag (repeatable).") var addTags: [String] = []
     @Option(name: .customLong("remove-tag"), help: "Remove a tag (repeatable).") var removeTags: [String] = []
@@ -35,6 +41,9 @@ struct Edit: ParsableCommand {
     @Option(help: "Credentials: provider.") var provider: String?
     @Option(help: "Credentials: user name (\"none\" removes it).") var username: String?
     @Option(help: "Credentials: URL (\"none\" removes it).") var url: String?
+    @Flag(help: "Edit the notes (a note's text) in $EDITOR, or read them from standard input.") var notes = false
+    @Option(name: .customLong("field"), help: "Notes: set this field, asking for its value (repeatable).") var setFields: [String] = []
+    @Option(name: .customLong("remove-field"), help: "Notes: remove this field (repeatable).") var removeFields: [String] = []
     @OptionGroup var photos: PhotoEditOptions
 
     func validate() throws {
@@ -47,9 +56,20 @@ struct Edit: ParsableCommand {
         let coffer = try vaultOption.open()
         let item = try coffer.find(query)
         try checkOptions(for: item.kind)
+        try checkRemovedFields(of: item.content)
         var newSecret: String?
         if payload {
             newSecret = try SecretInput.shared.secret(item.kind == .card ? "New barcode payload" : "New value")
+        }
+        // Whatever can be refused is refused here: an error thrown inside the vault's transaction is a storage error.
+        var newPayload: [UInt8]?
+        if let newSecret, case .card(let card) = item.content { newPayload = try payloadBytes(newSecret, charset: card.payloadCharset) }
+        let fieldValues = try setFields.map { label in (label: label, value: try SecretInput.shared.visibleLine(label)) }
+        let currentNotes = Self.notes(of: item.content)
+        let newNotes = notes ? try editedNotes(currentNotes, of: item) : currentNotes
+        if notes, newNotes == currentNotes, Set(checkedOptions(for: item.kind).filter(\.1).map(\.0)) == ["--notes"] {
+            if SecretInput.shared.interactive { Terminal.writeError("The notes of \(item.content.name) are unchanged.\n") }
+            return
         }
         let validFromDate = try validFrom.map { $0 == "none" ? nil : try Output.parseDate($0) }
         let validToDate = try validTo.map { $0 == "none" ? nil : try Output.parseDate($0, endOfDay: true) }
@@ -65,13 +85,15 @@ struct Edit: ParsableCommand {
                 if let validFromDate { card.validFrom = validFromDate }
                 if let validToDate { card.validTo = validToDate }
                 if let symbology { card.symbology = symbology.value }
-                if let newSecret { card.payload = try payloadBytes(newSecret, charset: card.payloadCharset) }
+                if let newPayload { card.payload = newPayload }
+                card.notes = newNotes
                 try card.validate()
                 content = .card(card)
             case .otp(var otp):
                 if let issuer { otp.issuer = issuer }
                 if let account { otp.account = account }
                 otp.tags = edited(otp.tags)
+                otp.notes = newNotes
                 try otp.validate()
                 // A new account must fit an otpauth:// URI (no colon); an older one that does not is kept.
                 if account != nil { _ = try otp.token() }
@@ -83,16 +105,20 @@ struct Edit: ParsableCommand {
                 if let url { credential.url = url == "none" ? nil : url }
                 if let newSecret { credential.value = newSecret }
                 credential.tags = edited(credential.tags)
+                credential.notes = newNotes
                 try credential.validate()
                 content = .credential(credential)
             case .signingKey(var key):
                 if let name { key.name = name }
                 key.tags = edited(key.tags)
+                key.notes = newNotes
                 try key.validate()
                 content = .signingKey(key)
             case .note(var note):
                 if let name { note.name = name }
                 note.tags = edited(note.tags)
+                note.text = newNotes
+                editFields(of: &note, setting: fieldValues)
                 try note.validate()
                 content = .note(note)
             }
@@ -101,7 +127,20 @@ struct Edit: ParsableCommand {
 
     /// Refuses options that do not apply to `kind`, and an edit that changes nothing.
     private func checkOptions(for kind: ItemKind) throws {
-        var given: [(String, Bool, Set<ItemKind>)] = [
+        let given = checkedOptions(for: kind)
+        if name != nil, kind == .otp {
+            // A token's name is "Issuer (account)": it changes with the two parts it is made of.
+            throw CLIError.usage("a token is named by its issuer and account: use --issuer and --account")
+        }
+        for (option, isGiven, kinds) in given where isGiven && !kinds.contains(kind) {
+            throw CLIError.usage("\(option) does not apply to \(kind.rawValue) items")
+        }
+        guard given.contains(where: \.1) else { throw CLIError.usage("nothing to change: give at least one option") }
+    }
+
+    /// Each option group, whether it was given, and the kinds it applies to.
+    private func checkedOptions(for kind: ItemKind) -> [(String, Bool, Set<ItemKind>)] {
+        [
             ("--name", name != nil, [.card, .credential, .signingKey, .note]),
             ("--add-network/--remove-network", !addNetworks.isEmpty || !removeNetworks.isEmpty, [.card]),
             ("--prefer-at/--no-prefer-at", !preferAt.isEmpty || !noPreferAt.isEmpty, [.card]),
@@ -111,16 +150,63 @@ struct Edit: ParsableCommand {
             ("--issuer/--account", issuer != nil || account != nil, [.otp]),
             ("--provider/--username/--url", provider != nil || username != nil || url != nil, [.credential]),
             ("--photo/--remove-photo", photos.isGiven, [.card]),
+            ("--field/--remove-field", !setFields.isEmpty || !removeFields.isEmpty, [.note]),
+            ("--add-tag/--remove-tag", !addTags.isEmpty || !removeTags.isEmpty, Set(ItemKind.allCases)),
+            ("--notes", notes, Set(ItemKind.allCases)),
         ]
-        given.append(("--add-tag/--remove-tag", !addTags.isEmpty || !removeTags.isEmpty, Set(ItemKind.allCases)))
-        if name != nil, kind == .otp {
-            // A token's name is "Issuer (account)": it changes with the two parts it is made of.
-            throw CLIError.usage("a token is named by its issuer and account: use --issuer and --account")
+    }
+
+    /// The free text an item carries: a note's text, every other kind's notes.
+    private static func notes(of content: ItemContent) -> String? {
+        switch content {
+        case .card(let card): return card.notes
+        case .otp(let otp): return otp.notes
+        case .credential(let credential): return credential.notes
+        case .signingKey(let key): return key.notes
+        case .note(let note): return note.text
         }
-        for (option, isGiven, kinds) in given where isGiven && !kinds.contains(kind) {
-            throw CLIError.usage("\(option) does not apply to \(kind.rawValue) items")
+    }
+
+    /// The notes as the user leaves them: edited in their editor on a terminal, else standard input's remaining text.
+    /// Surrounding blank space is dropped, as when a note is added; nothing left removes the notes.
+    private func editedNotes(_ current: String?, of item: Item) throws -> String? {
+        let text: String
+        if SecretInput.shared.interactive {
+            text = try TextEditor.edit(current ?? "", fileName: item.content.name)
+        } else {
+            text = try SecretInput.shared.remainingText("notes")
         }
-        guard given.contains(where: \.1) else { throw CLIError.usage("nothing to change: give at least one option") }
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        return trimmed.isEmpty ? nil : trimmed
+    }
+
+    /// Whether a field is the one `label` names (any case, surrounding blanks ignored).
+    private static func fieldMatching(_ label: String) -> (Note.Field) -> Bool {
+        { $0.label.caseInsensitiveCompare(label.trimmingCharacters(in: .whitespaces)) == .orderedSame }
+    }
+
+    /// Refuses --remove-field of a field the note does not have, before anything is asked or changed.
+    private func checkRemovedFields(of content: ItemContent) throws {
+        guard case .note(let note) = content else { return }
+        for label in removeFields where !note.fields.contains(where: Self.fieldMatching(label)) {
+            let known = note.fields.map(\.label).joined(separator: ", ")
+            throw CLIError.usage("\(note.name) has no field \"\(label)\"" + (known.isEmpty ? "" : "; its fields: \(known)"))
+        }
+    }
+
+    /// Applies --remove-field, then --field: a label already there (in any case) gets the new value in its place,
+    /// a new one is added at the end; an empty value removes the field.
+    private func editFields(of note: inout Note, setting values: [(label: String, value: String)]) {
+        let matches = Self.fieldMatching
+        for label in removeFields { note.fields.removeAll(where: matches(label)) }
+        for (label, value) in values {
+            let value = value.trimmingCharacters(in: .whitespaces)
+            if let index = note.fields.firstIndex(where: matches(label)) {
+                if value.isEmpty { note.fields.remove(at: index) } else { note.fields[index].value = value }
+            } else if !value.isEmpty {
+                note.fields.append(Note.Field(label: label.trimmingCharacters(in: .whitespaces), value: value))
+            }
+        }
     }
 
     /// The payload's bytes in the card's own charset (binary payloads are given as hex when edited).
@@ -160,7 +246,7 @@ struct Remove: ParsableCommand {
             """)
 
     @OptionGroup var vaultOption: VaultOption
-    @Argument(help: "Name, id or unique id prefix.") var query: String
+    @Argument(help: "Name, id or unique id prefix.", completion: ItemCompletion.names()) var query: String
     @Flag(help: "Delete for good (any kind). Cannot be undone.") var purge = false
     @Flag(help: "With --purge: do not ask (needed when not at a terminal).") var yes = false
 
@@ -201,7 +287,7 @@ struct Restore: ParsableCommand {
             """)
 
     @OptionGroup var vaultOption: VaultOption
-    @Argument(help: "Card name or id.") var query: String
+    @Argument(help: "Card name or id.", completion: ItemCompletion.names(.card)) var query: String
 
     func run() throws {
         let coffer = try vaultOption.open()
@@ -234,7 +320,7 @@ struct Sign: ParsableCommand {
 
     @OptionGroup var vaultOption: VaultOption
     @OptionGroup var output: JSONOption
-    @Argument(help: "Key name or id.") var query: String
+    @Argument(help: "Key name or id.", completion: ItemCompletion.names(.signingKey)) var query: String
     @Flag(help: "Print the signature in base64 instead of hex.") var base64 = false
     @Option(name: .customLong("stellar-tx"),
             help: ArgumentHelp("A Stellar transaction envelope to sign: a file of base64 XDR, or - for standard input.", valueName: "file"))

@@ -202,6 +202,37 @@ struct TerminalRasterTests {
         #expect(results[0].zxing.isEmpty)
     }
 
+    /// A boarding pass (IATA BCBP, about 160 characters) needs more than 100 columns module for module; drawn two
+    /// modules a column it fits, and it still scans on both themes.
+    @Test func denseBoardingPassFitsAHundredColumnsAndScans() throws {
+        let pass = bytes(
+            "M1DESMARAIS/LUC       EABC123 YULFRAAC 0834 326J001A0025 14D>5181WW6225BAC 00141234560032A0141234567890 1AC AC 1234567890123    20KYLX58ZDEF456 FRAGVA")
+        let symbol = try encode(pass, as: .pdf417)
+        #expect(TerminalRenderer().columns(for: symbol) > 100)
+        guard case .matrix(let matrix) = symbol.symbol else { Issue.record("PDF417 is a matrix"); return }
+        let modes: [(TerminalRenderer.Options, Theme)] = [
+            (.init(invert: false, color: true, denseStacked: true), .dark),
+            (.init(invert: false, color: false, denseStacked: true), .light),
+            (.init(invert: true, color: false, denseStacked: true), .dark),
+        ]
+        var jobs: [DecodeJob] = []
+        for (options, theme) in modes {
+            let renderer = TerminalRenderer(options: options)
+            #expect(renderer.columns(for: symbol) <= 100)
+            let text = try renderer.render(symbol)
+            let lines = text.split(separator: "\n")
+            // One line a row, and a blank line above and below.
+            #expect(lines.count == matrix.height / PDF417Encoder.rowHeight + 2)
+            jobs.append(DecodeJob(image: Self.rasterise(text, theme: theme), zxingFormats: "PDF417"))
+        }
+        for (index, result) in try Oracle.decode(jobs).enumerated() {
+            #expect(result.zxing.first?.bytes == pass, "dense PDF417, mode \(index)")
+        }
+        // A QR code keeps square modules: it has no dense drawing.
+        let qr = try encode(samples[0].1, as: .qr)
+        #expect(TerminalRenderer(options: .init(denseStacked: true)).columns(for: qr) == TerminalRenderer().columns(for: qr))
+    }
+
     @Test func tooNarrowIsAnErrorNotABrokenDrawing() throws {
         let qr = try encode(bytes("01234567"), as: .qr)
         let renderer = TerminalRenderer(options: .init(maxColumns: 28))

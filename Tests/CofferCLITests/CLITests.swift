@@ -303,6 +303,26 @@ struct CLITests {
         #expect(help.status == 0 && help.stdout.contains("sync") && help.stdout.contains("agent"), "\(help.stderr)")
     }
 
+    @Test("scripts/install.sh --from takes the binaries a plain release build makes, without generate-manual beside them")
+    func installFromPlainBuild() throws {
+        let built = URL(fileURLWithPath: CLI.binary).deletingLastPathComponent().path
+        let plain = try TestSupport.temporaryDirectory("plain-build")
+        for tool in ["coffer", "coffer-full", "coffer-server"] {
+            try FileManager.default.createSymbolicLink(atPath: "\(plain)/\(tool)", withDestinationPath: "\(built)/\(tool)")
+        }
+        let prefix = plain + "/prefix"
+        let script = TestSupport.repositoryRoot.appendingPathComponent("scripts/install.sh").path
+        // No swift on this PATH: the man pages are left out with a warning, and everything else is installed.
+        let result = try TestSupport.run("/bin/bash", [script, "--from", plain, prefix], environment: ["PATH": "/bin"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("man pages are not installed"))
+        #expect(result.stdout.contains("installed coffer 0.1.0 and coffer-server in \(prefix)/bin"))
+        #expect(FileManager.default.isExecutableFile(atPath: "\(prefix)/libexec/coffer/coffer-full"))
+        #expect(try String(contentsOfFile: "\(prefix)/share/bash-completion/completions/coffer", encoding: .utf8).contains("complete"))
+        let missing = try TestSupport.run("/bin/bash", [script, "--from", plain + "/nothing", prefix], environment: ["PATH": "/bin"])
+        #expect(missing.status == 1 && missing.stderr.contains("no coffer in \(plain)/nothing (build them with: swift build -c release)"))
+    }
+
     @Test("`coffer run` hands the credential to the child's environment only")
     func runCommand() throws {
         let cli = try CLI()

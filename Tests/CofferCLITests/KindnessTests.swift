@@ -282,7 +282,7 @@ struct PlainFormTests {
     }
 
     @Test("each plain form is the work of the command the parser makes from the same arguments", arguments: [
-        ["code"], ["code", "git"], ["show", "Costco"], ["list"], ["use", "Costco"],
+        ["code"], ["code", "git"], ["show", "Costco"], ["list"], ["list", "Café"], ["use", "Costco"],
     ])
     func sameAsParsed(_ arguments: [String]) throws {
         let fast = try #require(EverydayCommands.plainForm(arguments[0], Array(arguments.dropFirst())))
@@ -309,7 +309,7 @@ struct PlainFormTests {
     }
 
     @Test("options, help and names that look like options are left to the parser", arguments: [
-        ["code", "--json"], ["code", "git", "--clip"], ["show"], ["show", "-x"], ["list", "cards"], ["use"], ["edit", "Costco"],
+        ["code", "--json"], ["code", "git", "--clip"], ["show"], ["show", "-x"], ["list", "-cards"], ["use"], ["edit", "Costco"],
     ])
     func leftToParser(_ arguments: [String]) {
         #expect(EverydayCommands.plainForm(arguments[0], Array(arguments.dropFirst())) == nil)

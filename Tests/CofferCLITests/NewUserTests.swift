@@ -196,4 +196,123 @@ struct NewUserTests {
         let onToken = try cli.run(["edit", "A (a)", "--username", "x"])
         #expect(onToken.status == 64 && onToken.stderr.contains("--provider/--username/--url does not apply to otp items"))
     }
+
+    @Test("notes of every kind are edited from standard input, and a note's fields are set and removed by label")
+    func editNotesAndFields() throws {
+        let cli = try CLI()
+        try cli.ok(["init"])
+        try cli.ok(["add", "note", "Plumber"], input: "Phone: 555-0100\nCall before 9\n")
+        try cli.ok(["add", "otp"], input: "otpauth://totp/GitHub:alice?secret=GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ&issuer=GitHub\n")
+        try cli.ok(["add", "credential", "OpenAI"], input: "sk-test-value\n")
+        try cli.ok(["edit", "Plumber", "--notes"], input: "Ring twice\nthen wait\n\n")
+        try cli.ok(["edit", "GitHub", "--notes"], input: "recovery codes are in the safe\n")
+        try cli.ok(["edit", "OpenAI", "--notes"], input: "project key\n")
+        let note = try cli.ok(["show", "Plumber"]).stdout
+        #expect(note.contains("Ring twice\n") && note.contains("then wait") && !note.contains("Call before 9"))
+        #expect(try cli.ok(["show", "GitHub"]).stdout.contains("Notes:     recovery codes are in the safe"))
+        #expect(try cli.ok(["show", "OpenAI"]).stdout.contains("project key"))
+        // Fields: a new one is added, an existing one (any case) changed, an empty value or --remove-field removes one.
+        try cli.ok(["edit", "Plumber", "--field", "Email", "--field", "phone"], input: "bob@example.org\n555-0199\n")
+        var fields = try cli.ok(["show", "Plumber"]).stdout
+        #expect(fields.contains("Phone: 555-0199") && fields.contains("Email: bob@example.org") && !fields.contains("555-0100"))
+        try cli.ok(["edit", "Plumber", "--remove-field", "EMAIL"])
+        fields = try cli.ok(["show", "Plumber"]).stdout
+        #expect(!fields.contains("bob@example.org"))
+        let missing = try cli.run(["edit", "Plumber", "--remove-field", "Fax"])
+        #expect(missing.status == 64 && missing.stderr == "coffer: error: Plumber has no field \"Fax\"; its fields: Phone\n")
+        let onToken = try cli.run(["edit", "GitHub", "--field", "X"], input: "y\n")
+        #expect(onToken.status == 64 && onToken.stderr.contains("--field/--remove-field does not apply to otp items"))
+        // Empty notes remove them; a note left with neither fields nor text is refused, and kept as it was.
+        try cli.ok(["edit", "GitHub", "--notes"], input: "\n")
+        #expect(!(try cli.ok(["show", "GitHub"]).stdout.contains("Notes:")))
+        try cli.ok(["add", "note", "Memo"], input: "just text\n")
+        let emptied = try cli.run(["edit", "Memo", "--notes"], input: "")
+        #expect(emptied.status != 0 && emptied.stderr.hasPrefix("coffer: error:"))
+        #expect(try cli.ok(["show", "Memo"]).stdout.contains("just text"))
+    }
+
+    @Test("on a terminal --notes opens $EDITOR on a private file in /dev/shm, removed afterwards; a failing editor changes nothing")
+    func editNotesInTheEditor() throws {
+        let home = try TestSupport.temporaryDirectory("editor")
+        let editor = home + "/editor.sh"
+        // The editor records where the text is and how it is protected, then edits it.
+        try """
+            #!/bin/sh
+            printf '%s\\n' "$1" > "\(home)/path"
+            stat -c '%a' "$(dirname "$1")" "$1" > "\(home)/modes"
+            sed -i 's/wait/knock/' "$1"
+            """.write(toFile: editor, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: editor)
+        let cli = try CLI(extraEnvironment: ["EDITOR": editor])
+        try cli.ok(["init"])
+        try cli.ok(["add", "note", "Plumber"], input: "Ring twice\nthen wait\n")
+        let edited = try SyncCLITests.atTerminal(cli, ["edit", "Plumber", "--notes"], answers: [])
+        #expect(edited.status == 0, "\(edited.transcript)")
+        #expect(try cli.ok(["show", "Plumber"]).stdout.contains("then knock"))
+        let path = try String(contentsOfFile: home + "/path", encoding: .utf8).trimmingCharacters(in: .newlines)
+        #expect(path.hasPrefix("/dev/shm/coffer-edit.") && path.hasSuffix("/Plumber.txt"))
+        #expect(try String(contentsOfFile: home + "/modes", encoding: .utf8) == "700\n600\n")
+        #expect(!FileManager.default.fileExists(atPath: (path as NSString).deletingLastPathComponent))
+        let failing = try CLI(extraEnvironment: ["EDITOR": "false"])
+        try failing.ok(["init"])
+        try failing.ok(["add", "note", "Memo"], input: "kept\n")
+        let refused = try SyncCLITests.atTerminal(failing, ["edit", "Memo", "--notes"], answers: [])
+        #expect(refused.status == 1 && refused.transcript.contains("the editor (false) exited with status 1; nothing was changed"))
+        #expect(try failing.ok(["show", "Memo"]).stdout.contains("kept"))
+    }
+
+    @Test("list QUERY finds items by name, tag, issuer, notes and note fields, without case or accents; never by a secret")
+    func search() throws {
+        let cli = try CLI()
+        try cli.ok(["init"])
+        try cli.ok(["add", "note", "Plumber", "--tag", "house"], input: "Phone: 555-0100\nCall Zoë before 9\n")
+        try cli.ok(["add", "otp"], input: "otpauth://totp/GitHub:alice?secret=GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ&issuer=GitHub\n")
+        try cli.ok(["add", "credential", "OpenAI", "--username", "ada@example.org"], input: "sk-secret-value-42\n")
+        func names(_ words: [String]) throws -> [String] {
+            try cli.ok(["list"] + words).stdout.split(separator: "\n").map { String($0.dropFirst(23)).components(separatedBy: "  ")[0] }
+        }
+        #expect(try names(["plumber"]) == ["Plumber"])
+        #expect(try names(["HOUSE"]) == ["Plumber"])
+        #expect(try names(["zoe"]) == ["Plumber"])
+        #expect(try names(["555"]) == ["Plumber"])
+        #expect(try names(["github"]) == ["GitHub (alice)"])
+        #expect(try names(["ada@example"]) == ["OpenAI"])
+        #expect(try names(["call", "before"]) == ["Plumber"])
+        #expect(try names(["call", "github"]).isEmpty)
+        let secret = try cli.ok(["list", "sk-secret"])
+        #expect(secret.stdout.isEmpty && secret.stderr == "No item has that word.\n")
+        #expect(try cli.ok(["list", "GEZDGNBV"]).stdout.isEmpty)
+        #expect(try cli.ok(["list", "--kind", "otp", "alice", "--json"]).stdout.contains("GitHub (alice)"))
+    }
+
+    @Test("completions offer item names from a vault that opens without asking, and nothing otherwise", .timeLimit(.minutes(1)))
+    func completions() throws {
+        let cli = try CLI()
+        try cli.ok(["init"])
+        try cli.ok(["add", "note", "Plumber"], input: "text\n")
+        try cli.ok(["add", "otp"], input: "otpauth://totp/GitHub:alice?secret=GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ&issuer=GitHub\n")
+        func complete(_ command: [String], _ words: [String]) throws -> [String] {
+            let line = ["coffer"] + command + words
+            let result = try cli.ok(["---completion"] + command + ["--", "positional@0", String(line.count - 1), String(words.last?.count ?? 0)] + line)
+            return result.stdout.split(separator: "\n").map(String.init)
+        }
+        #expect(try complete(["show"], ["p"]) == ["Plumber"])
+        #expect(try complete(["show"], [""]) == ["Plumber", "GitHub (alice)"])
+        // `code` offers tokens only.
+        #expect(try complete(["code"], [""]) == ["GitHub (alice)"])
+        // Another vault named on the line is the one read; one that does not exist offers nothing and asks nothing.
+        #expect(try complete(["show"], ["--vault", cli.home + "/elsewhere", ""]).isEmpty)
+        let other = try CLI()
+        #expect(try complete(["show"], ["--vault", other.vaultDirectory, ""]).isEmpty)
+    }
+
+    @Test("a misspelt subcommand anywhere along the command is named", arguments: [
+        (["lsit"], "coffer list"), (["sync", "stauts"], "coffer sync status"), (["add", "crad", "Gym"], "coffer add card"),
+        (["keystore", "migrat"], "coffer keystore migrate"),
+    ])
+    func typoHints(_ arguments: [String], _ meant: String) throws {
+        let cli = try CLI()
+        let result = try cli.run(arguments)
+        #expect(result.status == 64 && result.stderr.contains("coffer: hint: did you mean `\(meant)`?"), "\(result.stderr)")
+    }
 }
