@@ -111,9 +111,11 @@ let package = Package(
         .target(
             name: "CofferInterop",
             dependencies: [
-                "CofferModel", "CofferOTP", "CofferCrypto", "CofferBarcode", "CZlib",
+                "CofferModel", "CofferOTP", "CofferCrypto", "CofferBarcode", "CofferPlatform", "CZlib",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
+                // Reading other apps' SQLite databases (Google and Microsoft Authenticator).
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict),
         // Device key stores: owner-only files, the Secret Service (libsecret, loaded at run time), the Apple keychain.

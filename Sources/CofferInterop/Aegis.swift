@@ -117,7 +117,7 @@ public enum AegisImporter: Importer {
             guard 128 * r * n <= limits.maxMemory else {
                 throw .kdfParametersOutOfBounds("scrypt would need more than \(limits.maxMemory >> 20) MiB")
             }
-            guard let saltText = slot["salt"] as? String, let salt = AegisHex.decode(saltText), !salt.isEmpty else {
+            guard let saltText = slot["salt"] as? String, let salt = Hex.decode(saltText), !salt.isEmpty else {
                 throw .malformedFile("a password slot's salt is not hex")
             }
             guard let params = slot["key_params"] as? [String: Any] else {
@@ -151,7 +151,7 @@ public enum AegisImporter: Importer {
     fileprivate static func hexField(
         _ object: [String: Any], _ name: String, count: Int, in place: String
     ) throws(InteropError) -> [UInt8] {
-        guard let text = object[name] as? String, let bytes = AegisHex.decode(text), bytes.count == count else {
+        guard let text = object[name] as? String, let bytes = Hex.decode(text), bytes.count == count else {
             throw .malformedFile("\(place).\(name) must be \(count) bytes of hex")
         }
         return bytes
@@ -339,15 +339,15 @@ public enum AegisExporter {
         }
 
         let slot: [String: Any] = [
-            "type": 1, "uuid": uuidString(random), "key": AegisHex.encode(slotBox.ciphertext),
-            "key_params": ["nonce": AegisHex.encode(slotNonce), "tag": AegisHex.encode(slotBox.tag)],
-            "n": scryptN, "r": scryptR, "p": scryptP, "salt": AegisHex.encode(salt),
+            "type": 1, "uuid": uuidString(random), "key": Hex.encode(slotBox.ciphertext),
+            "key_params": ["nonce": Hex.encode(slotNonce), "tag": Hex.encode(slotBox.tag)],
+            "n": scryptN, "r": scryptR, "p": scryptP, "salt": Hex.encode(salt),
             "repaired": true, "is_backup": false,
         ]
         let vault: [String: Any] = [
             "version": 1,
             "header": [
-                "slots": [slot], "params": ["nonce": AegisHex.encode(dbNonce), "tag": AegisHex.encode(dbBox.tag)],
+                "slots": [slot], "params": ["nonce": Hex.encode(dbNonce), "tag": Hex.encode(dbBox.tag)],
             ],
             "db": dbBox.ciphertext.base64EncodedString(),
         ]
@@ -390,45 +390,8 @@ public enum AegisExporter {
         var bytes = random.bytes(16)
         bytes[6] = bytes[6] & 0x0F | 0x40
         bytes[8] = bytes[8] & 0x3F | 0x80
-        let hex = AegisHex.encode(bytes)
+        let hex = Hex.encode(bytes)
         let characters = Array(hex)
         return [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(characters[$0]) }.joined(separator: "-")
-    }
-}
-
-/// Lower-case hex, as Aegis writes it.
-private enum AegisHex {
-    static func encode(_ bytes: some Sequence<UInt8>) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var output: [UInt8] = []
-        for byte in bytes {
-            output.append(digits[Int(byte >> 4)])
-            output.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: output, as: UTF8.self)
-    }
-
-    /// Bytes of an even-length hex string (either case); `nil` for anything else.
-    static func decode(_ text: String) -> [UInt8]? {
-        let characters = Array(text.utf8)
-        guard characters.count % 2 == 0 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(characters.count / 2)
-        var index = 0
-        while index < characters.count {
-            guard let high = value(characters[index]), let low = value(characters[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-            index += 2
-        }
-        return bytes
-    }
-
-    private static func value(_ character: UInt8) -> UInt8? {
-        switch character {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): character - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): character - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }

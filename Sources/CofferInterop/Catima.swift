@@ -42,7 +42,10 @@ public enum CatimaImporter: Importer {
         let csv: [UInt8]
         var images: ZipArchive?
         if ZipArchive.looksLikeZip(data) {
-            let archive = try ZipArchive(data)
+            var archive = try ZipArchive(data)
+            // Catima encrypts its export with the password the user gives (zip4j's WinZip AES).
+            if archive.isEncrypted, password == nil { throw .passwordRequired }
+            archive.password = password
             images = archive
             guard let entry = archive.entry(named: "catima.csv") else {
                 throw .malformedFile("the zip has no catima.csv")

@@ -34,7 +34,7 @@ public enum FreeOTPPlusImporter: Importer {
         return result
     }
 
-    private static func item(_ token: ImportJSON) throws(ImportEntryError) -> OTPItem {
+    static func item(_ token: ImportJSON) throws(ImportEntryError) -> OTPItem {
         guard case .object = token else { throw ImportEntryError("the entry is not a JSON object") }
         let secret = try secretBytes(token["secret"])
         let issuer = try token.string("issuerExt")
@@ -50,7 +50,7 @@ public enum FreeOTPPlusImporter: Importer {
     }
 
     /// The key from its signed-byte array; every element must be a whole number in −128…127.
-    private static func secretBytes(_ value: ImportJSON?) throws(ImportEntryError) -> [UInt8] {
+    static func secretBytes(_ value: ImportJSON?) throws(ImportEntryError) -> [UInt8] {
         guard let value, value != .null else { throw ImportEntryError("the secret is missing") }
         guard let list = value.arrayValue else { throw ImportEntryError("the secret is not an array of bytes") }
         var bytes: [UInt8] = []

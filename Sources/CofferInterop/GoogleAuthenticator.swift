@@ -19,8 +19,47 @@ import Foundation
 public enum GoogleAuthenticatorImporter: Importer {
     public static let formatName = "google"
 
+    /// The app's own database (`databases/databases` of `com.google.android.apps.authenticator2`, up to version
+    /// 5.10; SQLite): table `accounts` with `email` (the name, `issuer:account` or the account), `issuer`, `secret`
+    /// (base32, any case, spaces and dashes allowed), `type` (0 TOTP, 1 HOTP) and `counter`; codes are always HMAC-SHA1,
+    /// 6 digits, every 30 seconds. A row marked `isencrypted` (later versions) cannot be read and is reported.
+    static func readAppDatabase(_ data: [UInt8]) throws(InteropError) -> ImportResult {
+        guard let rows = try SQLiteFile.rows(of: "accounts", requiring: ["email", "secret", "type"], in: data, format: "Google Authenticator")
+        else {
+            throw .malformedFile("the database is not Google Authenticator's (databases/databases, with its accounts table)")
+        }
+        guard rows.count <= SQLiteFile.entryLimit else { throw .malformedFile("the database holds more than \(SQLiteFile.entryLimit) accounts") }
+        var result = ImportResult()
+        for (index, row) in rows.enumerated() {
+            let issuer = row.text("issuer"), email = row.text("email")
+            let label = OTPImport.splitLabel(issuer: issuer, account: email)
+            do throws(ImportEntryError) {
+                if let encrypted = row.integer("isencrypted"), encrypted > 0 {
+                    throw ImportEntryError("the app encrypted this secret with a key kept in the phone; transfer it by QR code instead")
+                }
+                let kind: OTPParameters.Kind
+                switch row.integer("type") {
+                case 0: kind = .totp(period: 30)
+                case 1:
+                    guard let counter = row.integer("counter"), let value = UInt64(exactly: counter) else {
+                        throw ImportEntryError("an HOTP token has no counter")
+                    }
+                    kind = .hotp(counter: value)
+                default: throw ImportEntryError("the token type is not TOTP or HOTP")
+                }
+                let secret = try MicrosoftAuthenticatorImporter.cleaned(row.text("secret"))
+                let parameters = try OTPImport.parameters(secret: secret, algorithm: "SHA1", digits: 6, kind: kind)
+                result.items.append(.otp(try OTPImport.item(issuer: issuer, account: email, parameters: parameters, tags: [])))
+            } catch {
+                result.problems.append(ImportProblem(entry: OTPImport.entryName(issuer: label.issuer, account: label.account, index: index), reason: error.reason))
+            }
+        }
+        return result
+    }
+
     public static func read(_ data: [UInt8], password: String?) throws(InteropError) -> ImportResult {
         guard data.count <= importSizeLimit else { throw .tooLarge(limit: importSizeLimit) }
+        if SQLiteFile.looksLikeSQLite(data) { return try readAppDatabase(data) }
         let lines = OTPListLines.split(data)
         guard !lines.isEmpty else { throw .malformedFile("no otpauth-migration URI found") }
         var result = ImportResult()

@@ -83,7 +83,8 @@ public enum ImportFormats {
         BitwardenJSONImporter.self, BitwardenCSVImporter.self, FreeOTPPlusImporter.self,
         ProtonAuthenticatorImporter.self, EnteAuthImporter.self, OTPAuthListImporter.self, CatimaImporter.self,
         PKPassImporter.self, CofferJSONImporter.self, KeePassImporter.self, SteamMaFileImporter.self,
-        DuoImporter.self, FidMeImporter.self, StratumImporter.self,
+        DuoImporter.self, FidMeImporter.self, StratumImporter.self, AuthyImporter.self, AuthenticatorPlusImporter.self,
+        BattleNetImporter.self, FreeOTPImporter.self, TOTPAuthenticatorImporter.self, MicrosoftAuthenticatorImporter.self,
     ] }
 
     /// The importer called `name`.

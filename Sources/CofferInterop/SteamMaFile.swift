@@ -6,7 +6,8 @@ import CryptoExtras
 import Foundation
 
 /// Reads Steam Desktop Authenticator's accounts: one plain `.maFile`, or a zip of SDA's `maFiles` folder
-/// (`manifest.json` and one `.maFile` per account), which is how encrypted accounts are read.
+/// (`manifest.json` and one `.maFile` per account), which is how encrypted accounts are read; and the Steam app's own
+/// `Steamguard-STEAMID` file, the same fields for one account, or for several under `accounts`.
 ///
 /// A plain maFile is JSON: `shared_secret` (standard base64 of the 20-byte key) becomes a Steam token whose account
 /// is `account_name`; `revocation_code` goes into the notes, since it is what removes the authenticator from the
@@ -34,9 +35,14 @@ public enum SteamMaFileImporter: Importer {
             }
             throw .malformedFile("a maFile is a JSON object")
         }
-        guard case .object = document else { throw .malformedFile("a maFile is a JSON object") }
+        guard case .object(let members) = document else { throw .malformedFile("a maFile is a JSON object") }
         var result = ImportResult()
-        convert(document, name: "maFile", into: &result)
+        if case .object(let accounts)? = members["accounts"], members["shared_secret"] == nil {
+            // The Steam app's own Steamguard-STEAMID file with several accounts: {"accounts": {"id": {…}, …}}.
+            for key in accounts.keys.sorted() { convert(accounts[key] ?? .null, name: "account \(key)", into: &result) }
+        } else {
+            convert(document, name: "maFile", into: &result)
+        }
         return result
     }
 

@@ -1,17 +1,31 @@
 import CZlib
 
-/// A minimal reader for the ZIP files other apps export (Catima backups, Apple Wallet passes): stored and deflated
-/// entries, no ZIP64, no encryption. Archives are hostile, so every count, offset and size is checked against the file
+/// A minimal reader for the ZIP files other apps export (Catima backups, Apple Wallet passes, Authenticator Plus):
+/// stored and deflated entries, plain or encrypted with a password (traditional PKWARE encryption or WinZip AES,
+/// ``ZipDecryption``), no ZIP64. Archives are hostile, so every count, offset and size is checked against the file
 /// and against fixed limits before anything is allocated; any breach is `InteropError.malformedFile`.
 struct ZipArchive {
     /// One file in the archive, as the central directory describes it.
     struct Entry: Equatable {
         let name: String
+        /// The compression method of the data (for a WinZip AES entry, the one inside its encryption).
         let method: UInt16
         let crc32: UInt32
         let compressedSize: Int
         let uncompressedSize: Int
         let localHeaderOffset: Int
+        var flags: UInt16 = 0
+        var modificationTime: UInt16 = 0
+        /// Set for WinZip AES entries: key strength (1–3: AES-128, -192, -256) and vendor version (AE-1, AE-2).
+        var aes: (strength: UInt8, version: UInt16)? = nil
+
+        var isEncrypted: Bool { flags & 1 != 0 }
+
+        static func == (lhs: Entry, rhs: Entry) -> Bool {
+            lhs.name == rhs.name && lhs.method == rhs.method && lhs.crc32 == rhs.crc32 && lhs.compressedSize == rhs.compressedSize
+                && lhs.uncompressedSize == rhs.uncompressedSize && lhs.localHeaderOffset == rhs.localHeaderOffset
+                && lhs.flags == rhs.flags && lhs.aes?.strength == rhs.aes?.strength && lhs.aes?.version == rhs.aes?.version
+        }
 
         /// The name's last path segment (Catima reads entries by it).
         var baseName: String { name.split(separator: "/").last.map(String.init) ?? name }
@@ -22,6 +36,8 @@ struct ZipArchive {
 
     let entries: [Entry]
     private let bytes: [UInt8]
+    /// What encrypted entries are opened with when `contents(of:password:)` is given none.
+    var password: String?
 
     /// Whether `bytes` starts like a ZIP file (a local header, or the end record of an empty archive).
     static func looksLikeZip(_ bytes: [UInt8]) -> Bool {
@@ -56,7 +72,8 @@ struct ZipArchive {
                 throw .malformedFile("a ZIP central directory record is damaged")
             }
             let flags = Self.u16(bytes, position + 8)
-            let method = Self.u16(bytes, position + 10)
+            var method = Self.u16(bytes, position + 10)
+            let modificationTime = Self.u16(bytes, position + 12)
             let crc = Self.u32(bytes, position + 16)
             let compressed = Int(Self.u32(bytes, position + 20))
             let uncompressed = Int(Self.u32(bytes, position + 24))
@@ -68,7 +85,18 @@ struct ZipArchive {
             guard nameEnd + extraLength + commentLength <= directoryEnd else {
                 throw .malformedFile("a ZIP central directory record runs past the directory")
             }
-            guard flags & 1 == 0 else { throw .malformedFile("encrypted ZIP entries are not supported") }
+            var aes: (strength: UInt8, version: UInt16)?
+            if method == 99 {
+                // WinZip AES: the extra field 0x9901 holds the vendor version, key strength and the real method.
+                guard flags & 1 != 0, let field = Self.extraField(0x9901, in: bytes[nameEnd..<(nameEnd + extraLength)]), field.count == 7,
+                      field[field.startIndex + 2] == UInt8(ascii: "A"), field[field.startIndex + 3] == UInt8(ascii: "E"),
+                      (1...3).contains(field[field.startIndex + 4])
+                else { throw .malformedFile("a WinZip AES entry lacks its AES extra field") }
+                let version = UInt16(field[field.startIndex]) | UInt16(field[field.startIndex + 1]) << 8
+                guard version == 1 || version == 2 else { throw .malformedFile("WinZip AES version \(version) is not supported") }
+                aes = (field[field.startIndex + 4], version)
+                method = UInt16(field[field.startIndex + 5]) | UInt16(field[field.startIndex + 6]) << 8
+            }
             guard method == 0 || method == 8 else {
                 throw .malformedFile("ZIP compression method \(method) is not supported")
             }
@@ -77,7 +105,7 @@ struct ZipArchive {
             guard total <= Self.totalSizeLimit else {
                 throw .malformedFile("the ZIP entries expand to more than \(Self.totalSizeLimit) bytes")
             }
-            guard method != 0 || compressed == uncompressed else {
+            guard method != 0 || flags & 1 != 0 || compressed == uncompressed else {
                 throw .malformedFile("a stored ZIP entry's sizes disagree")
             }
             guard localOffset + 30 <= directoryOffset else {
@@ -85,7 +113,7 @@ struct ZipArchive {
             }
             entries.append(Entry(
                 name: name, method: method, crc32: crc, compressedSize: compressed, uncompressedSize: uncompressed,
-                localHeaderOffset: localOffset))
+                localHeaderOffset: localOffset, flags: flags, modificationTime: modificationTime, aes: aes))
             position = nameEnd + extraLength + commentLength
         }
         self.entries = entries
@@ -96,8 +124,12 @@ struct ZipArchive {
         entries.first { $0.baseName == baseName }
     }
 
-    /// The entry's bytes, decompressed and checked against its CRC-32.
-    func contents(of entry: Entry) throws(InteropError) -> [UInt8] {
+    /// Whether any entry is encrypted (a password is needed to read it).
+    var isEncrypted: Bool { entries.contains(where: \.isEncrypted) }
+
+    /// The entry's bytes, decrypted with `password` when it is encrypted, decompressed and checked against its CRC-32
+    /// (a WinZip AE-2 entry, which carries no CRC, is checked by its authentication code instead).
+    func contents(of entry: Entry, password: String? = nil) throws(InteropError) -> [UInt8] {
         let local = entry.localHeaderOffset
         guard local + 30 <= bytes.count, Self.u32(bytes, local) == 0x0403_4B50 else {
             throw .malformedFile("a ZIP local header is damaged")
@@ -106,12 +138,39 @@ struct ZipArchive {
         guard dataStart + entry.compressedSize <= bytes.count else {
             throw .malformedFile("a ZIP entry's data runs past the end of the file")
         }
-        let data = bytes[dataStart..<(dataStart + entry.compressedSize)]
-        let output = entry.method == 0 ? Array(data) : try Self.inflate(data, expected: entry.uncompressedSize)
-        guard Self.crc32(output) == entry.crc32 else {
-            throw .malformedFile("a ZIP entry fails its CRC-32 check")
+        var data = bytes[dataStart..<(dataStart + entry.compressedSize)]
+        if entry.isEncrypted {
+            guard let password = password ?? self.password else { throw .passwordRequired }
+            data = try ZipDecryption.decrypt(data, entry: entry, password: password)[...]
+        }
+        let output: [UInt8]
+        do throws(InteropError) {
+            output = entry.method == 0 ? Array(data) : try Self.inflate(data, expected: entry.uncompressedSize)
+            guard entry.aes?.version == 2 || Self.crc32(output) == entry.crc32 else {
+                throw .malformedFile("a ZIP entry fails its CRC-32 check")
+            }
+        } catch {
+            // The traditional scheme checks a password by one byte: 1 in 256 wrong ones get this far.
+            if entry.isEncrypted, entry.aes == nil { throw .wrongPassword }
+            throw error
+        }
+        guard entry.method != 0 || output.count == entry.uncompressedSize else {
+            throw .malformedFile("a stored ZIP entry's sizes disagree")
         }
         return output
+    }
+
+    /// The data of extra field `id` in a central directory record's extra fields.
+    private static func extraField(_ id: UInt16, in extra: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
+        var position = extra.startIndex
+        while position + 4 <= extra.endIndex {
+            let fieldID = UInt16(extra[position]) | UInt16(extra[position + 1]) << 8
+            let size = Int(UInt16(extra[position + 2]) | UInt16(extra[position + 3]) << 8)
+            guard position + 4 + size <= extra.endIndex else { return nil }
+            if fieldID == id { return extra[(position + 4)..<(position + 4 + size)] }
+            position += 4 + size
+        }
+        return nil
     }
 
     /// Inflates a raw deflate stream into at most `expected` bytes; a stream that yields more or fewer is refused,

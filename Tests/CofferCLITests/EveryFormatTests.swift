@@ -30,6 +30,13 @@ struct EveryFormatTests {
         ("steam", "steam/maFiles_encrypted.zip", "steam desktop pw ✓"), ("duo", "duo/accounts.json", nil),
         ("fidme", "fidme/export.zip", nil), ("stratum", "stratum/backup.authpro", "stratum backup pw ✓"),
         ("stratum", "stratum/backup_legacy.authpro", "stratum backup pw ✓"),
+        ("authy", "authy/encrypted.xml", "authy backup pw ✓"), ("authy", "authy/authy_tokens.xml", nil),
+        ("authenticator-plus", "authenticator-plus/backup.zip", "plus backup pw 42"),
+        ("battlenet", "battlenet/authenticator_preferences.xml", nil),
+        ("freeotp", "freeotp/tokens.xml", nil), ("freeotp", "freeotp/externalBackup.xml", "freeotp backup pw ✓"),
+        ("google", "google-db/databases", nil), ("microsoft", "microsoft/PhoneFactor", nil),
+        ("totp-authenticator", "totp-authenticator/backup.encrypt", "totp authenticator pw ✓"),
+        ("steam", "steam-app/Steamguard-multi", nil),
     ]
 
     /// How many items of each kind `cli`'s vault holds.
