@@ -18,7 +18,10 @@ sys.path.insert(0, os.path.join(ROOT, "Tests", "oracles"))
 # Positions in ImportFormats.all (Sources/CofferInterop/Import.swift): byte 0 of a FuzzImport input.
 IMPORTERS = {"aegis": 0, "2fas": 1, "andotp": 2, "google": 3, "bitwarden-json": 4, "bitwarden-csv": 5,
              "freeotp-plus": 6, "proton": 7, "ente": 8, "otpauth": 9, "catima": 10, "pkpass": 11, "coffer-json": 12,
-             "keepass": 13, "steam": 14, "duo": 15, "fidme": 16, "stratum": 17}
+             "keepass": 13, "steam": 14, "duo": 15, "fidme": 16, "stratum": 17, "authy": 18, "authenticator-plus": 19,
+             "battlenet": 20, "freeotp": 21, "totp-authenticator": 22, "microsoft": 23, "vouchervault": 24,
+             # Fixture folders of a second file type an importer reads.
+             "google-db": 3, "steam-app": 14}
 
 # A small plaintext export (docs/FORMAT.md §7), the one import format without a fixture file.
 COFFER_JSON = b'''{"format": "coffer-export", "version": 1,

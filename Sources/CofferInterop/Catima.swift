@@ -115,6 +115,12 @@ public enum CatimaImporter: Importer {
         }
         var result = ImportResult()
         for record in records.dropFirst() {
+            // Catima refuses a short row and imports nothing (its CSV reader throws on the missing column): a row cut
+            // short would otherwise become a wrong card, its barcode read from the card number.
+            guard record.fields.count >= header.count else {
+                throw .malformedFile(
+                    "line \(record.line) has \(record.fields.count) of the table's \(header.count) columns: the file is cut short or damaged")
+            }
             func field(_ name: String) -> String {
                 guard let index = column[name], index < record.fields.count else { return "" }
                 return record.fields[index]
@@ -148,14 +154,22 @@ public enum CatimaImporter: Importer {
                 let currency = field("balancetype")
                 if !currency.isEmpty { metadata["balance_currency"] = currency }
             }
+            if let argb = Int32(field("headercolor").trimmingCharacters(in: .whitespaces)) {
+                metadata[CardMetadata.color] = CardMetadata.hexColor(argb: argb)
+            }
+            if field("starstatus") == "1" { metadata[CardMetadata.starred] = "true" }
+            // Catima writes the last use in seconds, its dates in milliseconds.
+            let lastUsed = Int64(field("lastused").trimmingCharacters(in: .whitespaces)) ?? 0
+            if lastUsed > 0 { metadata[CardMetadata.lastUsedAt] = String(lastUsed * 1000) }
             let card: Card
             do {
                 card = try Card(
                     name: store, symbology: symbology, payload: payload, payloadCharset: charset,
                     cardNumber: barcodeID.isEmpty || barcodeID == cardID ? nil : cardID,
                     tags: groups[field("_id")] ?? [], validFrom: date(field("validfrom")),
-                    validTo: date(field("expiry")), notes: field("note").isEmpty ? nil : field("note"),
-                    metadata: metadata)
+                    validTo: date(field("expiry")),
+                    archivedAt: field("archive") == "1" ? Date(timeIntervalSince1970: Double(max(lastUsed, 0))) : nil,
+                    notes: field("note").isEmpty ? nil : field("note"), metadata: metadata)
             } catch {
                 result.problems.append(ImportProblem(entry: label, reason: error.description))
                 continue
@@ -207,9 +221,10 @@ public enum CatimaImporter: Importer {
 
     /// Catima writes milliseconds, but some files hold seconds: a value below 10^11 (March 1973 in milliseconds) is
     /// read as seconds.
+    /// A date as Catima reads it: milliseconds since 1970 (`new Date(long)`), whatever its size.
     private static func date(_ field: String) -> Date? {
         guard let value = Int64(field.trimmingCharacters(in: .whitespaces)), value > 0 else { return nil }
-        return Date(timeIntervalSince1970: value < 100_000_000_000 ? Double(value) : Double(value) / 1000)
+        return Date(timeIntervalSince1970: Double(value) / 1000)
     }
 }
 
@@ -239,7 +254,10 @@ public enum CatimaExporter {
                 milliseconds(card.validFrom), milliseconds(card.validTo),
                 balance, card.metadata["balance_currency"] ?? "", cardID, card.cardNumber == nil ? "" : text,
                 card.symbology.map { CatimaBarcodeType.name(for: $0) } ?? "", card.payloadCharset == .utf8 ? "UTF-8" : "ISO-8859-1",
-                "", "0", "0", card.archivedAt == nil ? "0" : "1",
+                card.metadata[CardMetadata.color].flatMap(CardMetadata.argb(hexColor:)).map(String.init) ?? "",
+                card.metadata[CardMetadata.starred] == "true" ? "1" : "0",
+                card.metadata[CardMetadata.lastUsedAt].flatMap { Int64($0) }.map { String($0 / 1000) } ?? "0",
+                card.archivedAt == nil ? "0" : "1",
             ]
             lines.append(columns.map(field).joined(separator: ","))
         }

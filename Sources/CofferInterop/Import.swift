@@ -85,6 +85,7 @@ public enum ImportFormats {
         PKPassImporter.self, CofferJSONImporter.self, KeePassImporter.self, SteamMaFileImporter.self,
         DuoImporter.self, FidMeImporter.self, StratumImporter.self, AuthyImporter.self, AuthenticatorPlusImporter.self,
         BattleNetImporter.self, FreeOTPImporter.self, TOTPAuthenticatorImporter.self, MicrosoftAuthenticatorImporter.self,
+        VoucherVaultImporter.self,
     ] }
 
     /// The importer called `name`.

@@ -173,3 +173,26 @@ public struct Card: Sendable, Equatable {
     }
 }
 
+
+/// Keys of `Card.metadata` that other apps' cards carry and Coffer keeps for the way back (docs/FORMAT.md §10).
+public enum CardMetadata {
+    /// The card's colour as `#RRGGBB` (Catima's header colour, Voucher Vault's colour).
+    public static let color = "color"
+    /// `true` for a card the user starred (Catima).
+    public static let starred = "starred"
+    /// When the card was last used, in milliseconds since 1970.
+    public static let lastUsedAt = "lastUsedAt"
+
+    /// `#RRGGBB` of a signed 32-bit ARGB colour (Android's `int` colours); the alpha is dropped.
+    public static func hexColor(argb: Int32) -> String {
+        let value = UInt32(bitPattern: argb) & 0xFF_FFFF
+        let digits = String(value, radix: 16, uppercase: true)
+        return "#" + String(repeating: "0", count: 6 - digits.count) + digits
+    }
+
+    /// The opaque signed ARGB colour of `#RRGGBB`, or nil when it is not of that form.
+    public static func argb(hexColor: String) -> Int32? {
+        guard hexColor.count == 7, hexColor.first == "#", let rgb = UInt32(hexColor.dropFirst(), radix: 16) else { return nil }
+        return Int32(bitPattern: 0xFF00_0000 | rgb)
+    }
+}

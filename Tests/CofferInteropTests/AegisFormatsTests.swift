@@ -213,4 +213,36 @@ struct AegisFormatsTests {
             }
         }
     }
+
+    @Test("Voucher Vault: every code type, colours, balances and expiry dates; an unknown code type is named")
+    func voucherVault() throws {
+        struct ExpectedCard: Decodable {
+            let name: String
+            let payload: String
+            let symbology: String?
+            let validTo: String?
+            let balance: String?
+            let currency: String?
+            let colour: String
+        }
+        struct VoucherExpected: Decodable { let cards: [ExpectedCard] }
+        let expected = try OTPFixtures.expected("vouchervault", as: VoucherExpected.self)
+        let result = try VoucherVaultImporter.read(OTPFixtures.bytes("vouchervault", "vouchervault.json"), password: nil)
+        #expect(result.problems.isEmpty)
+        let cards: [Card] = result.items.compactMap { if case .card(let card) = $0 { card } else { nil } }
+        #expect(cards.count == expected.cards.count)
+        let iso = ISO8601DateFormatter()
+        for (card, want) in zip(cards, expected.cards) {
+            #expect(card.name == want.name)
+            #expect(card.payload == Array(want.payload.utf8), "\(want.name)")
+            #expect(card.symbology?.rawValue == want.symbology, "\(want.name)")
+            #expect(card.validTo == want.validTo.flatMap(iso.date(from:)), "\(want.name)")
+            #expect(card.metadata[CardMetadata.color] == want.colour, "\(want.name)")
+            #expect(card.metadata["balance"].flatMap { Decimal(string: $0) } == want.balance.flatMap { Decimal(string: $0) }, "\(want.name)")
+            #expect(card.metadata["balance_currency"] == want.currency, "\(want.name)")
+        }
+        let unknown = try VoucherVaultImporter.read(OTPFixtures.bytes("vouchervault", "unknown_type.json"), password: nil)
+        #expect(unknown.problems.count == 1 && unknown.problems[0].reason == "code type AZTEC2 is not supported")
+        #expect(throws: InteropError.self) { try VoucherVaultImporter.read(Array("{}".utf8), password: nil) }
+    }
 }

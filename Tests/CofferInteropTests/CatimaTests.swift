@@ -65,10 +65,11 @@ enum CatimaFixtures {
         #expect(cafe.cardNumber == "1234 5678")
         #expect(cafe.tags == ["Health", "Food, Drink"])
         #expect(cafe.validFrom == nil)
-        // Catima's own test data holds seconds here; read as seconds, not January 1970.
-        #expect(cafe.validTo == Date(timeIntervalSince1970: 1_618_053_234))
+        // Catima's own test data holds seconds here, and Catima reads every date as milliseconds (January 1970):
+        // so does Coffer, so a card comes back as Catima shows it.
+        #expect(cafe.validTo == Date(timeIntervalSince1970: 1_618_053.234))
         #expect(cafe.notes == "Line one\r\n\r\nLine \"three\"")
-        #expect(cafe.metadata == ["balance": "12.50", "balance_currency": "EUR"])
+        #expect(cafe.metadata == ["balance": "12.50", "balance_currency": "EUR", "starred": "true"])
 
         // A card without a barcode, shown by its number.
         let library = cards[2]
@@ -219,5 +220,35 @@ enum CatimaFixtures {
     @Test func refusesOversizedInput() {
         let data = [UInt8](repeating: 0x41, count: importSizeLimit + 1)
         #expect(throws: InteropError.tooLarge(limit: importSizeLimit)) { try CatimaImporter.read(data, password: nil) }
+    }
+
+    @Test("colour, star, last use and archive come in from Catima and go back out to it; a short row refuses the file")
+    func catimaFieldsBothWays() throws {
+        let header = "_id,store,note,validfrom,expiry,balance,balancetype,cardid,barcodeid,barcodetype,barcodeencoding,"
+            + "headercolor,starstatus,lastused,archive"
+        let csv = "2\r\n\r\n_id\r\n\r\n\(header)\r\n"
+            + "1,Gym,,1601510400000,,0,,5432,,QR_CODE,,-10902850,1,1766674620,1\r\n"
+            + "2,Shop,,,,0,,99,,CODE_128,,,0,0,0\r\n\r\ncardId,groupId\r\n"
+        let result = try CatimaImporter.read(Array(csv.utf8), password: nil)
+        let cards = CatimaFixtures.cards(result)
+        #expect(cards.count == 2)
+        let gym = try #require(cards.first)
+        #expect(gym.metadata == [CardMetadata.color: "#59A2BE", CardMetadata.starred: "true", CardMetadata.lastUsedAt: "1766674620000"])
+        #expect(gym.archivedAt == Date(timeIntervalSince1970: 1_766_674_620))
+        #expect(gym.validFrom == Date(timeIntervalSince1970: 1_601_510_400))
+        #expect(cards[1].metadata.isEmpty && cards[1].archivedAt == nil)
+        #expect(CardMetadata.argb(hexColor: CardMetadata.hexColor(argb: -10_902_850)) == -10_902_850)
+
+        // Out and back in: the same fields.
+        let exported = CatimaExporter.export(cards)
+        let again = CatimaFixtures.cards(try CatimaImporter.read(exported, password: nil))
+        #expect(again.map(\.metadata) == cards.map(\.metadata))
+        #expect(again.map { $0.archivedAt != nil } == [true, false])
+
+        // A row cut short (here the last three columns) is refused as Catima refuses it: nothing is imported.
+        let short = "_id,store,cardid,barcodeid,barcodetype,starstatus,lastused,archive\n1,Shop,1234,5432,QR_CODE\n"
+        #expect(throws: InteropError.malformedFile("line 2 has 5 of the table's 8 columns: the file is cut short or damaged")) {
+            try CatimaImporter.read(Array(short.utf8), password: nil)
+        }
     }
 }
