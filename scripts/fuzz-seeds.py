@@ -48,7 +48,7 @@ BARCODE_PAYLOADS = [
     b"https://example.com/loyalty/card/42", b"LOYALTY-0042-98765432", b"\x1d0109501101530003", b"590123412345",
     b"96385074", b"036000291452", b"04252614", b"CODE-39 TEST", b"12345678", b"1540014128876", b"A40156B",
     b"PDF417 payload with text and 0123456789", b"Aztec payload 0123456789", b"DataMatrix payload",
-    b"\x1d01095011015300031710123110ABC",
+    b"\x1d01095011015300031710123110ABC", b"Code 93: full ASCII\t42",
 ]
 
 

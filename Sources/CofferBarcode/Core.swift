@@ -16,6 +16,7 @@ public enum Symbology: String, CaseIterable, Sendable {
     case aztec
     case dataMatrix = "datamatrix"
     case gs1DataMatrix = "gs1_datamatrix"
+    case code93
 }
 
 // Codable is left out of the Embedded Swift build (scripts/build-wasm.sh), which has none.

@@ -100,7 +100,7 @@ public struct QuietZone: Sendable, Equatable {
         case .ean8: QuietZone(left: 7, right: 7, top: 4, bottom: 4)
         case .upcA: QuietZone(left: 9, right: 9, top: 4, bottom: 4)
         case .upcE: QuietZone(left: 9, right: 7, top: 4, bottom: 4)
-        case .code128, .gs1_128, .code39, .itf, .itf14, .codabar:
+        case .code128, .gs1_128, .code39, .code93, .itf, .itf14, .codabar:
             QuietZone(left: 10, right: 10, top: 4, bottom: 4)
         case .pdf417: QuietZone(all: 2)
         // Aztec needs none by specification and Data Matrix one module; two keeps them clear of neighbours.
@@ -175,6 +175,8 @@ public struct EncodedBarcode: Sendable, Equatable {
 ///   digit is that of the expanded UPC-A number.
 /// - `code39`: digits, A–Z, space and `- . $ / + %`; no check character. Scanners set to Full ASCII read `$A`,
 ///   `%U`, `/C`, `+B`-style pairs as other characters, so such pairs are best avoided in payloads.
+/// - `code93`: any ASCII (bytes 0–127); characters outside its 43 are carried as shift pairs (full ASCII), and the
+///   two check characters are added.
 /// - `itf`: an even number of digits. `itf14`: 13 digits (check digit computed) or 14 (verified).
 /// - `codabar`: start character A–D, digits and `- $ : / . +`, stop character A–D. The guards are part of the
 ///   payload because decoders report them.
@@ -194,6 +196,8 @@ public func encode(
         return try EANUPC.encode(payload, as: symbology)
     case .code39:
         return try Code39.encode(payload)
+    case .code93:
+        return try Code93.encode(payload)
     case .itf, .itf14:
         return try ITF.encode(payload, as: symbology)
     case .codabar:

@@ -7,7 +7,7 @@ enum CatimaBarcodeType {
     static let toSymbology: [String: Symbology] = [
         "CODE_128": .code128, "QR_CODE": .qr, "EAN_13": .ean13, "UPC_A": .upcA, "PDF_417": .pdf417,
         "AZTEC": .aztec, "DATA_MATRIX": .dataMatrix, "CODE_39": .code39, "ITF": .itf, "CODABAR": .codabar,
-        "EAN_8": .ean8, "UPC_E": .upcE,
+        "EAN_8": .ean8, "UPC_E": .upcE, "CODE_93": .code93,
     ]
 
     /// Catima has no GS1 or ITF-14 variants: those export as the plain symbology that draws the same bars.
@@ -20,6 +20,7 @@ enum CatimaBarcodeType {
         case .upcA: return "UPC_A"
         case .upcE: return "UPC_E"
         case .code39: return "CODE_39"
+        case .code93: return "CODE_93"
         case .itf, .itf14: return "ITF"
         case .codabar: return "CODABAR"
         case .pdf417: return "PDF_417"

@@ -90,7 +90,7 @@ public enum ScannedCodes {
         let charset: PayloadCharset
         if String(validating: code.payload, as: UTF8.self) != nil {
             charset = .utf8
-        } else if [.code128, .gs1_128, .code39, .codabar, .itf, .itf14].contains(code.symbology) {
+        } else if [.code128, .gs1_128, .code39, .code93, .codabar, .itf, .itf14].contains(code.symbology) {
             charset = .latin1
         } else {
             charset = .binary

@@ -145,7 +145,8 @@ public enum BarcodeReader {
                     continue
                 }
                 if let read = EANUPCReader.read(runs, start: start) ?? Code128Reader.read(runs, start: start)
-                    ?? Code39Reader.read(runs, start: start) ?? CodabarReader.read(runs, start: start)
+                    ?? Code39Reader.read(runs, start: start) ?? Code93Reader.read(runs, start: start)
+                    ?? CodabarReader.read(runs, start: start)
                     ?? ITFReader.read(runs, start: start)
                 {
                     reads.append(read)

@@ -105,6 +105,7 @@ struct LinearErrorTests {
         (.itf, "12A4", "only the digits"),
         (.code39, "abc", "upper-case"),
         (.code39, "A*B", "no '*'"),
+        (.code93, "caf\u{E9}", "ASCII only"),
         (.codabar, "1234", "start and end"),
         (.codabar, "A12B34B", "only at the ends"),
         (.gs1_128, "AB123", "numeric application identifier"),
@@ -189,6 +190,13 @@ struct LinearDecodeTests {
             let codabar = [random.bytes(1, from: bytes("ABCD"))[0]] + codabarBody + [random.bytes(1, from: bytes("ABCD"))[0]]
             cases.append(Case(symbology: .codabar, payload: codabar, zxingExpected: codabar, zbarExpected: codabar,
                               zxingFormat: "Codabar", zbarArgs: ["-Sdisable", "-Scodabar.enable"]))
+        }
+        // Code 93: its own 43 characters (zbar too), and every ASCII byte through the shift pairs (full ASCII).
+        for payload in [bytes("CODE-93 $/+%.X"), random.bytes(12, from: Code93.alphabet), Array((0...127).map { UInt8($0) }),
+                        bytes("Mixed case: a@b.c [1]")] {
+            let plain = payload.allSatisfy { Code93.alphabet.contains($0) }
+            cases.append(Case(symbology: .code93, payload: payload, zxingExpected: payload, zbarExpected: payload,
+                              zxingFormat: "Code93", zbarArgs: plain ? ["-Sdisable", "-Scode93.enable"] : nil))
         }
         // Code 128: printable ASCII, digit runs (set C), odd digit runs, controls (set A), Latin-1 via FNC4.
         let printable = (32...126).map { UInt8($0) }

@@ -28,6 +28,7 @@ struct WasmBarcodeTests {
         Case(symbology: .upcA, payload: Array("03600029145".utf8), charset: "utf-8", formats: "UPCA"),
         Case(symbology: .upcE, payload: Array("0425261".utf8), charset: "utf-8", formats: "UPCE"),
         Case(symbology: .code39, payload: Array("COFFER-42".utf8), charset: "utf-8", formats: "Code39"),
+        Case(symbology: .code93, payload: Array("Gift card 93".utf8), charset: "utf-8", formats: "Code93"),
         Case(symbology: .itf, payload: Array("12345678".utf8), charset: "utf-8", formats: "ITF"),
         Case(symbology: .itf14, payload: Array("1540014128876".utf8), charset: "utf-8", formats: "ITF"),
         Case(symbology: .codabar, payload: Array("A40156B".utf8), charset: "utf-8", formats: "Codabar"),

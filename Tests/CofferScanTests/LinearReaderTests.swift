@@ -78,6 +78,8 @@ struct LinearReaderTests {
         Case(zintType: "GS1_128", zintData: "[10]ABC123[21]XYZ", symbology: .gs1_128, payload: "10ABC123\u{1D}21XYZ"),
         Case(zintType: "CODE39", zintData: "COFFER-42", symbology: .code39, payload: "COFFER-42"),
         Case(zintType: "CODE39", zintData: "A $/+%.Z", symbology: .code39, payload: "A $/+%.Z"),
+        Case(zintType: "CODE93", zintData: "COFFER-93", symbology: .code93, payload: "COFFER-93"),
+        Case(zintType: "CODE93", zintData: "Voucher #42: a@b.c", symbology: .code93, payload: "Voucher #42: a@b.c"),
         Case(zintType: "CODABAR", zintData: "A40156B", symbology: .codabar, payload: "A40156B"),
         Case(zintType: "CODABAR", zintData: "C1-2$3:4/5.6+7D", symbology: .codabar, payload: "C1-2$3:4/5.6+7D"),
         Case(zintType: "C25INTER", zintData: "12345670", symbology: .itf, payload: "12345670"),
@@ -105,7 +107,7 @@ struct LinearReaderTests {
             (.ean13, "4006381333931"), (.ean8, "73513537"), (.upcA, "036000291452"), (.upcE, "06543217"),
             (.code128, "98765432-ABC"), (.code128, "héllo wörld"), (.code128, "a\tb"), (.code128, "12345678901234567890"),
             (.gs1_128, "0109501101530003\u{1D}10ABC"),
-            (.code39, "ABC-123 $"), (.codabar, "B98765.43D"), (.itf, "135792"), (.itf14, "00012345600012"),
+            (.code39, "ABC-123 $"), (.code93, "GIFT-2024 $5"), (.code93, "Mixed case {x}\t!"), (.codabar, "B98765.43D"), (.itf, "135792"), (.itf14, "00012345600012"),
         ]
         var requests: [[String: Any]] = []
         for (symbology, payload) in payloads {

@@ -54,6 +54,15 @@ enum ContentVectors {
                 12 08 4C 2D 39 39 38 38 37 37
                 13 05 75 74 66 2D 38
                 """),
+            ("Code 93 card with a colour (since 1.9)", .card(try Card(
+                name: "Gift", symbology: .code93, payload: Array("G-93".utf8), metadata: ["color": "#59A2BE"])), """
+                01 \(createdField)
+                10 04 47 69 66 74
+                11 06 63 6F 64 65 39 33
+                12 04 47 2D 39 33
+                13 05 75 74 66 2D 38
+                1D 10 01 05 63 6F 6C 6F 72 02 07 23 35 39 41 32 42 45
+                """),
             ("HOTP token", .otp(try OTPItem(
                 issuer: "Duo", account: "al",
                 parameters: try OTPParameters(secret: Array("12345678901234567890".utf8), algorithm: .sha256, digits: 8, kind: .hotp(counter: 5)),

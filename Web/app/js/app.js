@@ -15,7 +15,7 @@ import { IndexedStore } from './store.js';
 import { readSettings, rememberEmail, rememberedEmail, writeSettings } from './settings.js';
 
 const $ = (id) => document.getElementById(id);
-const LINEAR = new Set(['code128', 'gs1_128', 'ean13', 'ean8', 'upc_a', 'upc_e', 'code39', 'itf', 'itf14', 'codabar']);
+const LINEAR = new Set(['code128', 'gs1_128', 'ean13', 'ean8', 'upc_a', 'upc_e', 'code39', 'code93', 'itf', 'itf14', 'codabar']);
 
 let vault = null;
 let store = null;

@@ -167,7 +167,7 @@ class Fields {
 }
 
 export const SYMBOLOGIES = ['qr', 'code128', 'gs1_128', 'ean13', 'ean8', 'upc_a', 'upc_e', 'code39', 'itf', 'itf14',
-  'codabar', 'pdf417', 'aztec', 'datamatrix', 'gs1_datamatrix'];
+  'codabar', 'pdf417', 'aztec', 'datamatrix', 'gs1_datamatrix', 'code93'];
 
 function readCard(f) {
   const metadata = {};
