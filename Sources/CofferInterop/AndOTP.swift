@@ -47,21 +47,32 @@ public enum AndOTPImporter: Importer {
         }
         let iterations = data.prefix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
         let iterationsInBounds = OTPImport.pbkdf2IterationRange.contains(Int(iterations))
+        var damaged = false
         if iterationsInBounds, data.count >= headerByteCount + minimumOld {
             let salt = Array(data[4..<headerByteCount])
             let key = try OTPImport.pbkdf2(password, salt: salt, hash: .sha1, iterations: Int(iterations))
             if let entries = try open(data[headerByteCount...], key: key) {
                 return entries
             }
+            damaged = startsLikeJSON(data[headerByteCount...], key: key)
         }
         // The old layout has no header: its first four bytes are IV, so any "iteration count" is possible.
         let oldKey = SecretBytes(Array(SHA256.hash(data: Array(password.utf8))))
         if let entries = try open(data[...], key: oldKey) {
             return entries
         }
+        // A file cut short (or altered) fails its tag under the right password too; its start tells the two apart.
+        if damaged || startsLikeJSON(data[...], key: oldKey) { throw OTPImport.damagedBackup }
         // An out-of-range count cannot be told apart from an old-format IV, so after both readings fail the
         // answer is the same as for any other password that opens neither.
         throw .wrongPassword
+    }
+
+    /// Whether `IV || ciphertext…`, which did not authenticate, starts like JSON under `key` (``OTPImport/startsLikeJSON(_:)``).
+    private static func startsLikeJSON(_ body: ArraySlice<UInt8>, key: SecretBytes) -> Bool {
+        let nonceEnd = body.startIndex + OTPImport.gcmNonceByteCount
+        guard body.count >= OTPImport.gcmNonceByteCount + 16 else { return false }
+        return OTPImport.startsLikeJSON(OTPImport.gcmFirstBlock(body[nonceEnd...], key: key, nonce: Array(body[..<nonceEnd])))
     }
 
     /// Opens `IV || ciphertext || tag`; `nil` when it does not authenticate under `key`.

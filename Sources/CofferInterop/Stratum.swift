@@ -55,6 +55,10 @@ public enum StratumImporter: Importer {
             throw .kdfParametersOutOfBounds("Argon2id could not run (\(error.description))")
         }
         guard let plain = OTPImport.openAESGCM(Array(data[ivEnd...]), key: key, nonce: Array(data[saltEnd..<ivEnd])) else {
+            // A file cut short fails its tag under the right password too; its start tells the two apart.
+            if OTPImport.startsLikeJSON(OTPImport.gcmFirstBlock(data[ivEnd...], key: key, nonce: Array(data[saltEnd..<ivEnd]))) {
+                throw OTPImport.damagedBackup
+            }
             throw .wrongPassword
         }
         return plain
@@ -71,7 +75,11 @@ public enum StratumImporter: Importer {
                 Array(try AES._CBC.decrypt(ciphertext, using: SymmetricKey(data: raw), iv: AES._CBC.IV(ivBytes: Array(data[saltEnd..<ivEnd]))))
             }
         } catch {
-            // CBC has no tag: bad padding is how a wrong password shows (a right one that gives no JSON is damage).
+            // CBC has no tag: bad padding is how a wrong password shows, unless the start deciphers as the JSON a
+            // right one gives (then the end was cut or altered).
+            if OTPImport.startsLikeJSON(OTPImport.cbcFirstBlock(ciphertext, key: key, iv: Array(data[saltEnd..<ivEnd]))) {
+                throw OTPImport.damagedBackup
+            }
             throw .wrongPassword
         }
     }

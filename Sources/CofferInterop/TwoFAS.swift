@@ -2,6 +2,7 @@ import CofferCrypto
 import CofferModel
 import CofferOTP
 import Crypto
+import CryptoExtras
 import Foundation
 
 /// Reads 2FAS Authenticator backups (`.2fas`, schema versions 1 to 4), plaintext or password-encrypted.
@@ -368,6 +369,39 @@ enum OTPImport {
             throw .kdfParametersOutOfBounds("PBKDF2 could not run with the file's parameters")
         }
     }
+
+    /// Whether a box that did not open was sealed under the key tried after all: its first block, deciphered without
+    /// the tag or padding check, is the start of JSON text (`[` or `{`, then printable ASCII). Such a box is damaged or
+    /// cut short, and saying "wrong password" would send the user after the wrong cause; under a wrong key, 16 bytes
+    /// come out like that about once in 10⁸ tries.
+    static func startsLikeJSON(_ firstBlock: [UInt8]?) -> Bool {
+        guard let firstBlock, firstBlock.count == 16,
+              let first = firstBlock.first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }),
+              first == UInt8(ascii: "[") || first == UInt8(ascii: "{")
+        else { return false }
+        return firstBlock.allSatisfy { (0x20...0x7E).contains($0) || [0x09, 0x0A, 0x0D].contains($0) }
+    }
+
+    /// The first plaintext block of AES-GCM `ciphertext` under `key` and a 12-byte `nonce`, without checking the tag
+    /// (GCM is counter mode: the first block's counter is the nonce and 2).
+    static func gcmFirstBlock(_ ciphertext: some Collection<UInt8>, key: SecretBytes, nonce: [UInt8]) -> [UInt8]? {
+        guard nonce.count == gcmNonceByteCount, ciphertext.count >= 16 else { return nil }
+        var stream = nonce + [0, 0, 0, 2]
+        guard (try? key.withUnsafeBytes { try AES.permute(&stream, key: SymmetricKey(data: $0)) }) != nil else { return nil }
+        return zip(ciphertext.prefix(16), stream).map { $0 ^ $1 }
+    }
+
+    /// The first plaintext block of AES-CBC `ciphertext` under `key` and `iv`, without the padding check.
+    static func cbcFirstBlock(_ ciphertext: some Collection<UInt8>, key: SecretBytes, iv: [UInt8]) -> [UInt8]? {
+        guard iv.count == 16, ciphertext.count >= 16 else { return nil }
+        var block = Array(ciphertext.prefix(16))
+        guard (try? key.withUnsafeBytes { try AES.inversePermute(&block, key: SymmetricKey(data: $0)) }) != nil else { return nil }
+        return zip(block, iv).map { $0 ^ $1 }
+    }
+
+    /// The error for a box that `key` did not open: damage when its start deciphers as JSON, else a wrong password.
+    static let damagedBackup = InteropError.malformedFile(
+        "the backup is damaged or cut short: the password opens its start, but the rest does not check out")
 
     /// Opens AES-256-GCM `ciphertext || tag` with `associatedData` (none by default); `nil` when authentication
     /// fails.

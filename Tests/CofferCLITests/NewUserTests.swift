@@ -285,7 +285,7 @@ struct NewUserTests {
         #expect(try cli.ok(["list", "--kind", "otp", "alice", "--json"]).stdout.contains("GitHub (alice)"))
     }
 
-    @Test("completions offer item names from a vault that opens without asking, and nothing otherwise", .timeLimit(.minutes(1)))
+    @Test("completions offer item names from a vault that opens without asking, and nothing otherwise")
     func completions() throws {
         let cli = try CLI()
         try cli.ok(["init"])

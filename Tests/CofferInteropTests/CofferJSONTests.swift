@@ -203,7 +203,7 @@ struct CofferJSONTests {
          ImportProblem(entry: "Transit", reason: "a base64 payload is not base64 of at most 4096 bytes")),
         ("oversize base64", ([Text.replacing(Text.binaryCard, "AAEC/v+AQQ==", String(repeating: "AAAA", count: 1400))], [], [], []),
          ImportProblem(entry: "Transit", reason: "a base64 payload is not base64 of at most 4096 bytes")),
-        ("unknown symbology", ([Text.replacing(Text.latin1Card, #""qr""#, #""code93""#)], [], [], []),
+        ("unknown symbology", ([Text.replacing(Text.latin1Card, #""qr""#, #""telepen""#)], [], [], []),
          ImportProblem(entry: "Café", reason: "barcode_type is not a known symbology")),
         ("payload the symbology cannot draw", ([Text.replacing(Text.fullCard, #""code128""#, #""ean13""#)], [], [], []),
          ImportProblem(entry: "Costco", reason: "payload: cannot be drawn as ean13: EAN-13 takes 12 digits (check digit computed) or 13 digits with check digit")),

@@ -148,3 +148,39 @@ import Testing
         #expect(throws: InteropError.self) { try StratumImporter.read(Array(text.utf8), password: "x") }
     }
 }
+
+/// A backup cut short or altered fails its check under the right password too: its start, deciphered, tells damage
+/// from a wrong password (issue 32), and a wrong password is still called one.
+@Suite(.offCooperativePool) struct DamagedBackupTests {
+    @Test("andOTP: a cut or altered backup is damaged under its password, and a wrong password stays wrong")
+    func andOTP() throws {
+        for file in ["encrypted.json.aes", "old-format.json.aes"] {
+            let data = try OTPFixtures.bytes("andotp", file)
+            for damaged in [Array(data.dropLast(10)), Array(data.dropLast(1)), data.enumerated().map { $0.offset == data.count - 3 ? $0.element ^ 1 : $0.element }] {
+                #expect(throws: OTPImport.damagedBackup, "\(file)") { try AndOTPImporter.read(damaged, password: "andOTP backup pw") }
+                #expect(throws: InteropError.wrongPassword, "\(file)") { try AndOTPImporter.read(damaged, password: "andOTP backup pw!") }
+            }
+        }
+    }
+
+    @Test("Stratum: a cut backup, GCM or CBC, is damaged under its password; a wrong password stays wrong")
+    func stratum() throws {
+        let password = "stratum backup pw ✓"
+        let strong = try OTPFixtures.bytes("stratum", "backup.authpro")
+        #expect(throws: OTPImport.damagedBackup) { try StratumImporter.read(Array(strong.dropLast(20)), password: password) }
+        #expect(throws: InteropError.wrongPassword) { try StratumImporter.read(Array(strong.dropLast(20)), password: "other") }
+        let legacy = try OTPFixtures.bytes("stratum", "backup_legacy.authpro")
+        // Cut at a block boundary (a cut elsewhere is refused as cut short before any key is derived).
+        #expect(throws: OTPImport.damagedBackup) { try StratumImporter.read(Array(legacy.dropLast(16)), password: password) }
+        #expect(throws: InteropError.wrongPassword) { try StratumImporter.read(Array(legacy.dropLast(16)), password: "other") }
+    }
+
+    @Test("the first block of a box under the right key reads as JSON; under a wrong one it does not")
+    func firstBlock() {
+        #expect(OTPImport.startsLikeJSON(Array("[{\"secret\":\"ABCD".utf8)))
+        #expect(OTPImport.startsLikeJSON(Array("  {\"Authenticat\n".utf8)))
+        #expect(!OTPImport.startsLikeJSON(Array("{\"secret\":\"AB\u{1}D".utf8)))
+        #expect(!OTPImport.startsLikeJSON(Array("hello, world 1234".utf8.prefix(16))))
+        #expect(!OTPImport.startsLikeJSON(nil))
+    }
+}
