@@ -226,7 +226,7 @@ extension InteropError: ReportableError {
     package var hint: String? { nil }
     package var status: ExitStatus {
         switch self {
-        case .wrongPassword: return .notPermitted
+        case .wrongPassword, .wrongKey: return .notPermitted
         case .passwordRequired: return .usage
         case .readerUnavailable: return .unavailable
         default: return .badData

@@ -9,6 +9,9 @@ public enum InteropError: Error, Equatable, Sendable, CustomStringConvertible {
     case passwordRequired
     /// The password does not open the file.
     case wrongPassword
+    /// What was given (a password, a key file, or both) does not open the file; the detail says which, and what else
+    /// the file may need.
+    case wrongKey(String)
     /// A format version this Coffer does not read.
     case unsupportedVersion(String)
     /// Larger than the importer accepts.
@@ -23,6 +26,7 @@ public enum InteropError: Error, Equatable, Sendable, CustomStringConvertible {
         case .malformedFile(let detail): return "the file is not readable: \(detail)"
         case .passwordRequired: return "the file is encrypted: a password is needed"
         case .wrongPassword: return "wrong password for this file"
+        case .wrongKey(let detail): return detail
         case .unsupportedVersion(let version): return "unsupported file version \(version)"
         case .tooLarge(let limit): return "the file is larger than \(limit) bytes"
         case .kdfParametersOutOfBounds(let detail): return "key-derivation parameters out of bounds: \(detail)"

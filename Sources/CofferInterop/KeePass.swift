@@ -2,8 +2,9 @@ import CofferModel
 import CofferOTP
 import Foundation
 
-/// Reads a KeePass or KeePassXC database (`.kdbx`, KDBX 4 and 3.1) opened with its password; a database that also
-/// needs a key file or a hardware key cannot be opened here and gives ``InteropError/wrongPassword``.
+/// Reads a KeePass or KeePassXC database (`.kdbx`, KDBX 4 and 3.1) opened with its password, its key file
+/// (``KeePassKeyFile``), or both; a database that needs a hardware key cannot be opened here. A key that does not open
+/// the database gives ``InteropError/wrongKey(_:)``, naming what was tried.
 ///
 /// Each entry (outside history and the recycle bin) becomes:
 /// - a **credential** when it has a password: named by its title (else its URL's host, else its user name), with
@@ -28,12 +29,20 @@ public enum KeePassImporter: Importer {
     ]
 
     public static func read(_ data: [UInt8], password: String?) throws(InteropError) -> ImportResult {
+        try read(data, password: password, keyFile: nil)
+    }
+
+    /// Reads a database that opens with `password`, its key file's bytes `keyFile`, or both (an empty password is
+    /// none, as KeePassXC takes it when a key file is given).
+    public static func read(_ data: [UInt8], password: String?, keyFile: [UInt8]?) throws(InteropError) -> ImportResult {
         try OTPImport.checkSize(data)
         guard KeePassDatabase.looksLikeKeePass(data) else {
             throw .malformedFile("not a KeePass database (signature)")
         }
-        guard let password else { throw .passwordRequired }
-        let database = try KeePassDatabase(data, password: password)
+        let password = keyFile != nil && password == "" ? nil : password
+        guard password != nil || keyFile != nil else { throw .passwordRequired }
+        let key = KeePassCompositeKey(password: password, keyFile: try keyFile.map(KeePassKeyFile.key))
+        let database = try KeePassDatabase(data, key: key)
         let entries = try KeePassXMLReader.entries(database.xml, stream: database.innerStream)
         var result = ImportResult()
         for (index, entry) in entries.enumerated() {
@@ -51,6 +60,10 @@ public enum KeePassImporter: Importer {
         var tags = OTPImport.usableTags(entry.tags + (entry.group.map { [$0] } ?? []))
         tags = tags.reduce(into: []) { if !$0.contains($1) { $0.append($1) } }
 
+        for attachment in entry.attachments {
+            result.problems.append(ImportProblem(
+                entry: name, reason: "the attached file \"\(attachment)\" is not kept (Coffer keeps pictures only as a card's photos)"))
+        }
         let extra = entry.fields.filter { !standardFields.contains($0.key) && !otpFields.contains($0.key) }
         for field in extra where field.protected {
             result.problems.append(ImportProblem(

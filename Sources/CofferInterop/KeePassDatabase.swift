@@ -50,7 +50,7 @@ struct KeePassDatabase {
         return (try? reader.u32()) == signature1
     }
 
-    init(_ data: [UInt8], password: String) throws(InteropError) {
+    init(_ data: [UInt8], key: KeePassCompositeKey) throws(InteropError) {
         var reader = ByteReader(data[...])
         guard try reader.u32() == Self.signature1 else { throw .malformedFile("not a KeePass database (signature)") }
         let second = try reader.u32()
@@ -61,8 +61,8 @@ struct KeePassDatabase {
         let minor = try reader.u16()
         let major = try reader.u16()
         switch major {
-        case 4: self = try Self.openVersion4(data, reader: &reader, password: password)
-        case 3 where minor >= 1: self = try Self.openVersion3(data, reader: &reader, password: password)
+        case 4: self = try Self.openVersion4(data, reader: &reader, key: key)
+        case 3 where minor >= 1: self = try Self.openVersion3(data, reader: &reader, key: key)
         default: throw .unsupportedVersion("KDBX \(major).\(minor) (only KDBX 3.1 and 4 are read)")
         }
     }
@@ -74,7 +74,7 @@ struct KeePassDatabase {
 
     // MARK: KDBX 4
 
-    private static func openVersion4(_ data: [UInt8], reader: inout ByteReader, password: String) throws(InteropError) -> Self {
+    private static func openVersion4(_ data: [UInt8], reader: inout ByteReader, key: KeePassCompositeKey) throws(InteropError) -> Self {
         // The fields are only framed here; none is interpreted before the header's hash is checked.
         var fields: [UInt8: [UInt8]] = [:]
         while true {
@@ -99,12 +99,12 @@ struct KeePassDatabase {
         let cipher = try Self.cipher(cipherID)
         let compressed = try Self.compression(compression)
         let kdf = try Self.kdf(VariantDictionary(kdfParameters))
-        let transformed = try Self.transform(password: password, kdf: kdf)
+        let transformed = try Self.transform(key, kdf: kdf)
         let hmacBase = Array(SHA512.hash(data: masterSeed + transformed + [1]))
         guard HMAC<SHA256>.isValidAuthenticationCode(
             headerMAC, authenticating: data[..<headerEnd], using: blockKey(index: .max, base: hmacBase))
         else {
-            throw .wrongPassword
+            throw key.refused
         }
 
         var ciphertext: [UInt8] = []
@@ -200,10 +200,9 @@ struct KeePassDatabase {
         return rounds
     }
 
-    /// The composite key (SHA-256 of SHA-256 of the password's UTF-8 bytes: a password and no key file), run
-    /// through the file's KDF.
-    private static func transform(password: String, kdf: KDF) throws(InteropError) -> [UInt8] {
-        let composite = Array(SHA256.hash(data: Array(SHA256.hash(data: Array(password.utf8)))))
+    /// The composite key run through the file's KDF.
+    private static func transform(_ key: KeePassCompositeKey, kdf: KDF) throws(InteropError) -> [UInt8] {
+        let composite = key.composite
         switch kdf {
         case .aes(let seed, let rounds):
             return try KeePassCrypto.aesKDF(composite, seed: seed, rounds: rounds)
@@ -253,7 +252,7 @@ struct KeePassDatabase {
 
     // MARK: KDBX 3.1
 
-    private static func openVersion3(_ data: [UInt8], reader: inout ByteReader, password: String) throws(InteropError) -> Self {
+    private static func openVersion3(_ data: [UInt8], reader: inout ByteReader, key: KeePassCompositeKey) throws(InteropError) -> Self {
         var fields: [UInt8: [UInt8]] = [:]
         while true {
             let id = try reader.u8()
@@ -272,7 +271,7 @@ struct KeePassDatabase {
         let compressed = try Self.compression(compression)
         let rounds = try checkedRounds(roundBytes.reversed().reduce(0) { $0 << 8 | UInt64($1) })
         let stream = try Self.streamCipher(streamID.reversed().reduce(0) { $0 << 8 | UInt32($1) })
-        let transformed = try Self.transform(password: password, kdf: .aes(seed: seed, rounds: rounds))
+        let transformed = try Self.transform(key, kdf: .aes(seed: seed, rounds: rounds))
         let masterKey = Array(SHA256.hash(data: masterSeed + transformed))
         let ciphertext = Array(data[reader.offset...])
         if case .aes256 = cipher, ciphertext.isEmpty || ciphertext.count % 16 != 0 {
@@ -283,10 +282,10 @@ struct KeePassDatabase {
             plain = try Self.decrypt(ciphertext, cipher: cipher, key: masterKey, iv: iv)
         } catch {
             // AES-CBC under the wrong key fails its padding check before the start bytes can be compared.
-            if case .malformedFile = error { throw .wrongPassword }
+            if case .malformedFile = error { throw key.refused }
             throw error
         }
-        guard plain.count >= 32, Array(plain[..<32]) == startBytes else { throw .wrongPassword }
+        guard plain.count >= 32, Array(plain[..<32]) == startBytes else { throw key.refused }
 
         var blocks = ByteReader(plain[32...])
         var payload: [UInt8] = []
@@ -413,5 +412,29 @@ struct ByteReader {
 
     mutating func u32(_ problem: String = "the file is cut short") throws(InteropError) -> UInt32 {
         try bytes(4, problem).reversed().reduce(0) { $0 << 8 | UInt32($1) }
+    }
+}
+
+/// What opens a KeePass database: its password, the key from its key file (``KeePassKeyFile``), or both. The
+/// composite key is SHA-256 of their concatenation: SHA-256 of the password's UTF-8 bytes, then the key file's key.
+struct KeePassCompositeKey {
+    let password: String?
+    let keyFile: [UInt8]?
+
+    var composite: [UInt8] {
+        var parts: [UInt8] = []
+        if let password { parts += Array(SHA256.hash(data: Array(password.utf8))) }
+        if let keyFile { parts += keyFile }
+        return Array(SHA256.hash(data: parts))
+    }
+
+    /// The error for a database this key does not open: a wrong password only where a password alone was tried, and
+    /// then with what else the database may need.
+    var refused: InteropError {
+        switch (password, keyFile) {
+        case (_?, nil): .wrongKey("the password does not open this database (if it also needs a key file, give it with --key-file)")
+        case (nil, _?): .wrongKey("the key file does not open this database (if it also needs a password, type it when asked)")
+        default: .wrongKey("the password and key file together do not open this database")
+        }
     }
 }

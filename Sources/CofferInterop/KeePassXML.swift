@@ -10,6 +10,8 @@ struct KeePassEntry {
     }
 
     var fields: [Field] = []
+    /// The names of the files attached to the entry.
+    var attachments: [String] = []
     var tags: [String] = []
     /// The name of the group holding the entry; `nil` in the root group.
     var group: String?
@@ -149,6 +151,8 @@ final class KeePassXMLReader {
             if let fieldKey, let fieldValue {
                 entry?.fields.append(KeePassEntry.Field(key: fieldKey, value: fieldValue.text, protected: fieldValue.protected))
             }
+        case "Key" where parent == "Binary" && path.count == entryDepth + 2 && entry != nil:
+            entry?.attachments.append(value)
         case "Tags" where path.count == entryDepth + 1 && entry != nil:
             entry?.tags = value.split(whereSeparator: { $0 == ";" || $0 == "," }).map(String.init)
         case "Entry" where path.count == entryDepth && entry != nil:

@@ -306,6 +306,7 @@ struct Import: ParsableCommand {
               coffer import --from aegis aegis-export.json
               coffer import --from image screenshots/*.png
               coffer import --from keepass Passwords.kdbx
+              coffer import --from keepass Vault.kdbx --key-file Vault.keyx
               coffer import --from steam maFiles.zip
               coffer import --from pkpass passes.pkpasses
               coffer import --format backup vault.coffer-backup
@@ -316,6 +317,8 @@ struct Import: ParsableCommand {
     @Option(help: "backup: an encrypted Coffer backup.") var format: String?
     @Flag(name: .customLong("recovery-code"), help: "Open a backup with a recovery code instead of the passphrase.")
     var recoveryCode = false
+    @Option(name: .customLong("key-file"), help: "KeePass: the database's key file (the password, asked too, may then be empty).")
+    var keyFile: String?
     @Argument(help: "The file to import (with --from image, one or more pictures).") var files: [String] = []
 
     /// The importers' names, and `image` (read by the barcode reader, which the importers' module does not carry).
@@ -333,6 +336,9 @@ struct Import: ParsableCommand {
             throw ValidationError("unknown format \(from); known: \(Self.formatNames.joined(separator: ", "))")
         }
         guard !files.isEmpty else { throw ValidationError("give the file to import") }
+        if keyFile != nil, from?.lowercased() != KeePassImporter.formatName {
+            throw ValidationError("--key-file is for KeePass databases (--from keepass)")
+        }
         if files.count > 1, from?.lowercased() != "image" {
             throw ValidationError("give one file (several only with --from image)")
         }
@@ -425,6 +431,12 @@ struct Import: ParsableCommand {
     /// to decrypt, so no password is asked for it.
     private func read(_ data: [UInt8], with importer: any Importer.Type) throws -> ImportResult {
         guard !data.isEmpty else { throw CLIError.other("\(file) is empty: nothing imported", status: .badData, hint: nil) }
+        if let keyFile {
+            // A key file may be all the database needs: an empty password is none.
+            let key = try PrivateFiles.read(keyFile, limit: importSizeLimit)
+            let password = try SecretInput.shared.secret("Password for \(file) (Return if it has none)")
+            return try KeePassImporter.read(data, password: password, keyFile: key)
+        }
         do {
             return try importer.read(data, password: nil)
         } catch .passwordRequired {

@@ -47,6 +47,27 @@ struct KeePassCLITests {
         #expect(try cli.ok(["code", "Legacy Bank", "--json"]).stdout.contains("\"code\""))
     }
 
+    @Test("--key-file opens a database with its key file, with or without a password; a missing part is named")
+    func keyFile() throws {
+        let directory = try Self.databases()
+        let cli = try CLI()
+        try cli.ok(["init"])
+        let only = try cli.ok(["import", "--from", "keepass", directory + "/keepassxc_keyfile_only.kdbx", "--key-file",
+                               directory + "/keepassxc_only.keyx"], input: "\n")
+        #expect(only.stderr.contains("Imported 1 item from keepass."), "\(only.stderr)")
+        let both = directory + "/keepassxc_keyfile.kdbx"
+        let withoutKey = try cli.run(["import", "--from", "keepass", both], input: Self.password + "\n")
+        #expect(withoutKey.status == 77 && withoutKey.stderr.hasPrefix(
+            "coffer: error: the password does not open this database (if it also needs a key file, give it with --key-file)"), "\(withoutKey.stderr)")
+        let imported = try cli.ok(["import", "--from", "keepass", both, "--key-file", directory + "/keepassxc.keyx"], input: Self.password + "\n")
+        #expect(imported.stderr.contains("Imported 1 item from keepass."), "\(imported.stderr)")
+        let attachments = try cli.ok(["import", "--from", "keepass", directory + "/pykeepass_keyfile_1.kdbx", "--key-file",
+                                      directory + "/hex.key"], input: Self.password + "\n")
+        #expect(attachments.stderr.contains("Scans: the attached file \"card.png\" is not kept"), "\(attachments.stderr)")
+        let elsewhere = try cli.run(["import", "--from", "aegis", both, "--key-file", directory + "/hex.key"])
+        #expect(elsewhere.status == 64 && elsewhere.stderr.contains("--key-file is for KeePass databases"))
+    }
+
     @Test("A wrong password, a truncated file and absurd costs: one line, a non-zero exit, nothing added")
     func refusals() throws {
         let directory = try Self.databases()

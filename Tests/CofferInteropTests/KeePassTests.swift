@@ -20,6 +20,79 @@ import Testing
         #expect(Set(expected.databases.map(\.version)) == [3, 4])
     }
 
+    /// A database opened with a key file, as the writers made it.
+    struct KeyFileDatabase: Decodable, CustomTestStringConvertible {
+        let file: String
+        let keyfile: String
+        let password: String?
+        let writer: String
+        let credentials: [KeePassFixtures.ExpectedCredential]
+        let problems: [ExpectedProblem]
+
+        var testDescription: String { "\(file) with \(keyfile) (\(writer))" }
+    }
+
+    static var keyFileDatabases: [KeyFileDatabase] {
+        struct Listing: Decodable { let keyfile_databases: [KeyFileDatabase] }
+        do {
+            let url = try KeePassFixtures.made.get().appendingPathComponent("expected.json")
+            return try JSONDecoder().decode(Listing.self, from: Data(contentsOf: url)).keyfile_databases
+        } catch {
+            Issue.record("KeePass key file fixtures: \(error)")
+            return []
+        }
+    }
+
+    @Test func writersMadeEveryKeyFileDatabase() {
+        #expect(Self.keyFileDatabases.count == 6)
+        #expect(Set(Self.keyFileDatabases.map(\.writer)) == ["pykeepass", "keepassxc-cli"])
+    }
+
+    /// KeePassXC's XML 2.0 key files (with a password, and alone) and pykeepass's XML 1.0, hex, 32-byte and hashed
+    /// ones open their databases; attached files are named as left out; a missing or wrong part is named as such.
+    @Test(arguments: Self.keyFileDatabases)
+    func keyFiles(_ database: KeyFileDatabase) throws {
+        let data = try KeePassFixtures.bytes(database.file)
+        let key = try KeePassFixtures.bytes(database.keyfile)
+        let result = try KeePassImporter.read(data, password: database.password ?? "", keyFile: key)
+        let credentials = result.items.compactMap { item -> Credential? in
+            if case .credential(let credential) = item { return credential }
+            return nil
+        }
+        #expect(credentials.map(\.name) == database.credentials.map(\.name))
+        #expect(credentials.map(\.value) == database.credentials.map(\.value))
+        #expect(result.problems.count == database.problems.count)
+        for (problem, wanted) in zip(result.problems, database.problems) {
+            #expect(problem.entry == wanted.entry && problem.reason.contains("\"\(wanted.reason)\" is not kept"), "\(problem)")
+        }
+        let other = Array("another key file".utf8)
+        if let password = database.password {
+            #expect(throws: KeePassCompositeKey(password: "", keyFile: nil).refused) { try KeePassImporter.read(data, password: password) }
+            #expect(throws: KeePassCompositeKey(password: nil, keyFile: []).refused) { try KeePassImporter.read(data, password: "", keyFile: key) }
+            #expect(throws: KeePassCompositeKey(password: "", keyFile: []).refused) { try KeePassImporter.read(data, password: password, keyFile: other) }
+        } else {
+            #expect(throws: KeePassCompositeKey(password: nil, keyFile: []).refused) { try KeePassImporter.read(data, password: "", keyFile: other) }
+        }
+    }
+
+    @Test("key files are read as KeePass reads them: XML 1.0 and 2.0 (its check hash too), 32 bytes, 64 hex digits, else hashed")
+    func keyFileKinds() throws {
+        let key = Array(0..<32).map { UInt8($0) }
+        let hex = key.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+        let check = Array(SHA256.hash(data: key).prefix(4)).map { String(format: "%02X", $0) }.joined()
+        #expect(try KeePassKeyFile.key(key) == key)
+        #expect(try KeePassKeyFile.key(Array(hex.uppercased().utf8)) == key)
+        #expect(try KeePassKeyFile.key(Array("<KeyFile><Meta><Version>1.00</Version></Meta><Key><Data>\(Data(key).base64EncodedString())</Data></Key></KeyFile>".utf8)) == key)
+        let version2 = "<KeyFile><Meta><Version>2.0</Version></Meta><Key><Data Hash=\"\(check)\">\(hex.prefix(32)) \(hex.dropFirst(32))</Data></Key></KeyFile>"
+        #expect(try KeePassKeyFile.key(Array(version2.utf8)) == key)
+        #expect(throws: InteropError.malformedFile("the key file is damaged: its key does not match its check hash")) {
+            try KeePassKeyFile.key(Array(version2.replacingOccurrences(of: check, with: "00000000").utf8))
+        }
+        let other = Array("<notes>a file that is not a key file</notes>".utf8)
+        #expect(try KeePassKeyFile.key(other) == Array(SHA256.hash(data: other)))
+        #expect(try KeePassKeyFile.key(Array(repeating: 0x41, count: 33)) == Array(SHA256.hash(data: Array(repeating: 0x41, count: 33))))
+    }
+
     /// Each database, from either writer, imports as its script says: credentials with user name, URL, notes and
     /// other fields; tokens in every OTP form with codes from the RFC reference; notes; history, the recycle bin
     /// and nothing else left out; each bad entry a problem that names no secret.
@@ -29,7 +102,7 @@ import Testing
         let result = try Self.read(database.file, password: expected.password)
         // KeePassXC hides KDBX 3.1's protected values with Salsa20, and every writer KDBX 4's with ChaCha20: both
         // streams are exercised by databases we did not write.
-        let opened = try KeePassDatabase(KeePassFixtures.bytes(database.file), password: expected.password)
+        let opened = try KeePassDatabase(KeePassFixtures.bytes(database.file), key: KeePassCompositeKey(password: expected.password, keyFile: nil))
         #expect(opened.innerStream.cipher == (database.version == 3 ? .salsa20 : .chaCha20))
 
         let credentials = result.items.compactMap { item -> Credential? in
@@ -64,7 +137,7 @@ import Testing
     func wrongOrMissingPassword(_ database: KeePassFixtures.Database) throws {
         let data = try KeePassFixtures.bytes(database.file)
         #expect(throws: InteropError.passwordRequired) { try KeePassImporter.read(data, password: nil) }
-        #expect(throws: InteropError.wrongPassword) { try KeePassImporter.read(data, password: "not the password") }
+        #expect(throws: KeePassCompositeKey(password: "x", keyFile: nil).refused) { try KeePassImporter.read(data, password: "not the password") }
     }
 
     /// A file cut anywhere is refused with a clear error (never a crash or a partial import); cut inside the block
@@ -141,7 +214,7 @@ import Testing
         }
         // Within the caps, an edited cost is simply another key: the header HMAC says the password is wrong.
         let other = try KeePassFixtures.settingKDFParameter(argon, key: "I", type: 0x05, value: 3)
-        #expect(throws: InteropError.wrongPassword) { try KeePassImporter.read(other, password: expected.password) }
+        #expect(throws: KeePassCompositeKey(password: "x", keyFile: nil).refused) { try KeePassImporter.read(other, password: expected.password) }
     }
 
     @Test func otherVersionsAndFilesAreRefused() throws {

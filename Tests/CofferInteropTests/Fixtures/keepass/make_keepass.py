@@ -8,9 +8,12 @@ database is committed:
 - keepassxc-cli (Debian keepassxc): `db-create` (KDBX 3.1, AES-KDF, Salsa20 inner stream) and `add` with user name,
   URL, notes and a password typed on stdin; and `add` onto pykeepass's Argon2 database, which KeePassXC rewrites
   whole as KDBX 4 (its own XML, gzip, ChaCha20 inner stream and HMAC blocks).
+- key files: KeePassXC's XML 2.0 key file with a password and alone; pykeepass with an XML 1.0, a hex, a 32-byte and
+  a hashed key file (any other file), each database holding an entry with two attached files.
 
 Usage: /usr/bin/python3 make_keepass.py OUTDIR"""
 
+import base64
 import copy
 import json
 import os
@@ -179,6 +182,71 @@ grace = dict(GITHUB, issuer="Example", account="grace")
 databases.append({"file": "keepassxc_kdbx4.kdbx", "writer": "keepassxc-cli", "version": 4,
                   **expected_keepassxc({"otp": [expected_item(grace)]})})
 
+
+# Key files (issue 32). KeePassXC writes its own XML 2.0 key file (hex, with a hash of the key) for a database opened
+# with a password and the key file, and for one opened with the key file alone. pykeepass opens databases with the
+# other kinds KeePass reads: XML 1.0 (base64), 64 hex digits, 32 raw bytes, and any other file (its SHA-256).
+# One entry carries two attachments, which Coffer names as not kept.
+keyfile_databases = []
+
+
+def kdbx_version(path):
+    with open(path, "rb") as handle:
+        header = handle.read(12)
+    return int.from_bytes(header[10:12], "little")
+
+
+key = os.path.join(OUT, "keepassxc.keyx")
+path = os.path.join(OUT, "keepassxc_keyfile.kdbx")
+keepassxc("db-create", "-q", "-p", "-t", "100", "--set-key-file", key, path, stdin=f"{PASSWORD}\n{PASSWORD}\n")
+keepassxc("add", "-q", "-u", "frank", "-p", "--key-file", key, path, "Mail", stdin=f"{PASSWORD}\nmail pass ✓\n")
+mail = {"name": "Mail", "provider": None, "value": "mail pass ✓", "tags": [], "username": "frank", "url": None,
+        "notes": None}
+keyfile_databases.append({"file": "keepassxc_keyfile.kdbx", "keyfile": "keepassxc.keyx", "password": PASSWORD,
+                          "writer": "keepassxc-cli", "version": kdbx_version(path), "credentials": [mail],
+                          "problems": []})
+
+key = os.path.join(OUT, "keepassxc_only.keyx")
+path = os.path.join(OUT, "keepassxc_keyfile_only.kdbx")
+keepassxc("db-create", "-q", "-t", "100", "--set-key-file", key, path, stdin="")
+keepassxc("add", "-q", "--no-password", "--key-file", key, "-u", "root", "-p", path, "Router", stdin="router pass\n")
+router = {"name": "Router", "provider": None, "value": "router pass", "tags": [], "username": "root", "url": None,
+          "notes": None}
+keyfile_databases.append({"file": "keepassxc_keyfile_only.kdbx", "keyfile": "keepassxc_only.keyx", "password": None,
+                          "writer": "keepassxc-cli", "version": kdbx_version(path), "credentials": [router],
+                          "problems": []})
+
+KEY_BYTES = secret("keepass-keyfile", 32)
+KEY_FILES = {
+    "xml1.key": ("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<KeyFile><Meta><Version>1.00</Version></Meta><Key><Data>"
+                 + base64.b64encode(KEY_BYTES).decode() + "</Data></Key></KeyFile>\n").encode(),
+    "hex.key": KEY_BYTES.hex().upper().encode(),
+    "raw.key": KEY_BYTES,
+    "photo.jpg": b"\xff\xd8\xff\xe0" + secret("keepass-keyfile-photo", 300),
+}
+for index, (key_name, content) in enumerate(KEY_FILES.items()):
+    key = os.path.join(OUT, key_name)
+    with open(key, "wb") as handle:
+        handle.write(content)
+    name = f"pykeepass_keyfile_{index}.kdbx"
+    path = os.path.join(OUT, name)
+    kp = create_database(path, password=PASSWORD, keyfile=key)
+    header = kp.kdbx.header.value.dynamic_header
+    parameters = header.kdf_parameters.data.dict
+    parameters["M"].value = ARGON_MEMORY
+    parameters["I"].value = ARGON_ITERATIONS
+    del kp.kdbx.header.data
+    scans = kp.add_entry(kp.root_group, "Scans", "zoe", "scan pass")
+    scans.add_attachment(kp.add_binary(b"\x89PNG\r\n\x1a\n" + secret("keepass-attachment", 64)), "card.png")
+    scans.add_attachment(kp.add_binary(b"plain text notes"), "notes.txt")
+    kp.save()
+    credential = {"name": "Scans", "provider": None, "value": "scan pass", "tags": [], "username": "zoe", "url": None,
+                  "notes": None}
+    keyfile_databases.append({"file": name, "keyfile": key_name, "password": PASSWORD, "writer": "pykeepass",
+                              "version": 4, "credentials": [credential],
+                              "problems": [{"entry": "Scans", "reason": "card.png"},
+                                           {"entry": "Scans", "reason": "notes.txt"}]})
+
 with open(os.path.join(OUT, "expected.json"), "w") as handle:
-    json.dump({"password": PASSWORD, "argon_memory": ARGON_MEMORY, "databases": databases}, handle, indent=2,
-              sort_keys=True)
+    json.dump({"password": PASSWORD, "argon_memory": ARGON_MEMORY, "databases": databases,
+               "keyfile_databases": keyfile_databases}, handle, indent=2, sort_keys=True)
