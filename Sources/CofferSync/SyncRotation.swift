@@ -114,9 +114,12 @@ extension SyncSession {
                 let result = try cofferCall { () throws(CofferError) in try coffer.commitPreparedRotation(cursor: answer.cursor) }
                 return SyncRotationReport(rotation: result, head: manifest)
             case .failure(.staleHead), .failure(.conflict):
-                // Another device changed the vault meanwhile: nothing of the rotation landed; prepare it again.
-                try? await client.discardRotation(prepared.id, accessToken: access)
-                try cofferCall { () throws(CofferError) in try coffer.discardPreparedRotation() }
+                // Another device changed the vault meanwhile, or this very commit landed and its answer was lost (a
+                // server that died after committing, a request sent again): the server's history says which. Only a
+                // rotation the server does not hold is dropped and prepared again.
+                if let result = try await resumeRotation(access: access) {
+                    return SyncRotationReport(rotation: result, head: manifest)
+                }
             case .failure(let error):
                 // The server may or may not have taken it: the next sync or rotation here finds out.
                 throw .client(error)
