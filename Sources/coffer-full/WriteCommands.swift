@@ -66,8 +66,9 @@ struct Edit: ParsableCommand {
         if let newSecret, case .card(let card) = item.content { newPayload = try payloadBytes(newSecret, charset: card.payloadCharset) }
         let fieldValues = try setFields.map { label in (label: label, value: try SecretInput.shared.visibleLine(label)) }
         let currentNotes = Self.notes(of: item.content)
+        // Only --notes touches the notes: the transaction below keeps whatever another process wrote there meanwhile.
         let newNotes = notes ? try editedNotes(currentNotes, of: item) : currentNotes
-        if notes, newNotes == currentNotes, Set(checkedOptions(for: item.kind).filter(\.1).map(\.0)) == ["--notes"] {
+        if notes, newNotes == currentNotes, Set(givenOptions.filter(\.1).map(\.0)) == ["--notes"] {
             if SecretInput.shared.interactive { Terminal.writeError("The notes of \(item.content.name) are unchanged.\n") }
             return
         }
@@ -86,14 +87,14 @@ struct Edit: ParsableCommand {
                 if let validToDate { card.validTo = validToDate }
                 if let symbology { card.symbology = symbology.value }
                 if let newPayload { card.payload = newPayload }
-                card.notes = newNotes
+                if notes { card.notes = newNotes }
                 try card.validate()
                 content = .card(card)
             case .otp(var otp):
                 if let issuer { otp.issuer = issuer }
                 if let account { otp.account = account }
                 otp.tags = edited(otp.tags)
-                otp.notes = newNotes
+                if notes { otp.notes = newNotes }
                 try otp.validate()
                 // A new account must fit an otpauth:// URI (no colon); an older one that does not is kept.
                 if account != nil { _ = try otp.token() }
@@ -105,19 +106,19 @@ struct Edit: ParsableCommand {
                 if let url { credential.url = url == "none" ? nil : url }
                 if let newSecret { credential.value = newSecret }
                 credential.tags = edited(credential.tags)
-                credential.notes = newNotes
+                if notes { credential.notes = newNotes }
                 try credential.validate()
                 content = .credential(credential)
             case .signingKey(var key):
                 if let name { key.name = name }
                 key.tags = edited(key.tags)
-                key.notes = newNotes
+                if notes { key.notes = newNotes }
                 try key.validate()
                 content = .signingKey(key)
             case .note(var note):
                 if let name { note.name = name }
                 note.tags = edited(note.tags)
-                note.text = newNotes
+                if notes { note.text = newNotes }
                 editFields(of: &note, setting: fieldValues)
                 try note.validate()
                 content = .note(note)
@@ -127,7 +128,7 @@ struct Edit: ParsableCommand {
 
     /// Refuses options that do not apply to `kind`, and an edit that changes nothing.
     private func checkOptions(for kind: ItemKind) throws {
-        let given = checkedOptions(for: kind)
+        let given = givenOptions
         if name != nil, kind == .otp {
             // A token's name is "Issuer (account)": it changes with the two parts it is made of.
             throw CLIError.usage("a token is named by its issuer and account: use --issuer and --account")
@@ -139,7 +140,7 @@ struct Edit: ParsableCommand {
     }
 
     /// Each option group, whether it was given, and the kinds it applies to.
-    private func checkedOptions(for kind: ItemKind) -> [(String, Bool, Set<ItemKind>)] {
+    private var givenOptions: [(String, Bool, Set<ItemKind>)] {
         [
             ("--name", name != nil, [.card, .credential, .signingKey, .note]),
             ("--add-network/--remove-network", !addNetworks.isEmpty || !removeNetworks.isEmpty, [.card]),
