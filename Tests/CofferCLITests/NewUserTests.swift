@@ -169,15 +169,13 @@ struct NewUserTests {
         let loggedIn = try b.ok(["sync", "login", "--server", server.url, "--email", email], input: "\(passphrase)\n")
         #expect(loggedIn.stderr.contains("Logged in as \(email) on \(server.url); pulled 1 item; verified state epoch"))
 
-        // Nothing listens on the port: refused, and said so without three seconds of retries.
+        // Nothing listens on the port: refused, and said so. How fast is checked in-process ("a refused connection is
+        // reported at once…" in SyncTests), where a loaded machine's process start-up cannot blur it.
         let offline = try CLI()
         try offline.ok(["init"])
-        let started = Date()
         let refused = try offline.run(["sync", "register", "--server", "http://127.0.0.1:\(TestSupport.unusedPort())", "--email", email],
                                       input: "\(passphrase)\n")
         #expect(refused.status == 69 && refused.stderr.contains("cannot reach the sync server"))
-        // Retrying a refused connection took the whole 3-second connect timeout; a bound well under it, loose for a busy machine.
-        #expect(Date().timeIntervalSince(started) < 2.5)
     }
 
     @Test("a credential added by hand takes a user name and a URL, and edit changes or removes them")

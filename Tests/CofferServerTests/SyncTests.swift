@@ -220,4 +220,19 @@ struct SyncClientTests {
         #expect(SyncClient.printable(String(repeating: "x", count: 500)).count == 200)
         #expect(SyncClient.printable("Invalid email or passphrase") == "Invalid email or passphrase")
     }
+
+    /// With the pool's retries on, a refused connection was retried with backoff for the whole 3-second connect
+    /// timeout. The fastest of three tries is taken so that a moment of load on a shared machine cannot fail it.
+    @Test("a refused connection is reported at once, not retried until the connect timeout")
+    func refusedAtOnce() async throws {
+        let client = try SyncClient(server: "http://127.0.0.1:\(TestSupport.unusedPort())")
+        var fastest = Duration.seconds(60)
+        for _ in 0..<3 {
+            let clock = ContinuousClock()
+            let started = clock.now
+            await #expect(throws: SyncClientError.self) { _ = try await client.prelogin(email: "nobody@example.org") }
+            fastest = min(fastest, clock.now - started)
+        }
+        #expect(fastest < .seconds(1))
+    }
 }
