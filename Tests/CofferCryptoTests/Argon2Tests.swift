@@ -80,7 +80,8 @@ struct Argon2Tests {
             Issue.record("expected kdfParametersOutOfBounds, got \(String(describing: failure))")
             return
         }
-        #expect(elapsed < .milliseconds(100))
+        // Run, the costly cases here (over 1 GiB, or 9 passes over 1 GiB) take seconds; the bound is loose so a loaded machine does not fail it.
+        #expect(elapsed < .seconds(1))
     }
 
     @Test("The limits' edges are accepted")
