@@ -210,14 +210,21 @@ public struct VaultPlaces: Sendable {
         [try localTile(), try coveringTile(position)?.tile].compactMap { $0 }
     }
 
+    /// Unlike iOS, Linux puts no limit on the regions an app follows, so `limit` is Coffer's own, and no card is
+    /// crowded out by it: the nearest store of every network with a card, and the nearest own place of every card, are
+    /// kept however many stores of another network are nearer (`nearestOfEachNetwork`). Only more cards' networks
+    /// than `limit` within reach leave any out, and then the farthest.
     static func regions(
         at position: GeoPoint, cards: [CueCard], limit: Int, radius: Double, tiles: [PlaceTile]
     ) -> [MonitoredRegion] {
         let user = CueRules.userNetworks(cards)
         let pinned = PlaceSet(networks: [], locations: []).regions(
-            at: position, userNetworks: user, pinned: CueRules.pinnedPlaces(cards), radius: radius, limit: limit)
-        let fromTiles = tiles.map { $0.regions(at: position, userNetworks: user, radius: radius, limit: limit) }
-        return MonitoredRegion.merge([pinned] + fromTiles, limit: limit)
+            at: position, userNetworks: user, pinned: CueRules.pinnedPlaces(cards), radius: radius, limit: limit,
+            nearestOfEachNetwork: true)
+        let fromTiles = tiles.map {
+            $0.regions(at: position, userNetworks: user, radius: radius, limit: limit, nearestOfEachNetwork: true)
+        }
+        return MonitoredRegion.merge([pinned] + fromTiles, limit: limit, nearestOfEachNetwork: true)
     }
 
     /// A valid card and the nearest of its stores (or own places) within `radius` of `position`.

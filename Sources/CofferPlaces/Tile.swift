@@ -257,7 +257,7 @@ public struct PlaceTile: Sendable {
     /// The monitored set at `position` from this tile alone (see `PlaceSet.regions`).
     public func regions(
         at position: GeoPoint, userNetworks: Set<String>, radius: Double = RegionRules.searchRadius,
-        limit: Int = RegionRules.defaultLimit
+        limit: Int = RegionRules.defaultLimit, nearestOfEachNetwork: Bool = false
     ) -> [MonitoredRegion] {
         var priorityOne = [Bool](repeating: false, count: networkCount)
         for index in 0..<networkCount where !userNetworks.isEmpty {
@@ -271,12 +271,15 @@ public struct PlaceTile: Sendable {
                 let latitude = Double(Int32(littleEndian: raw.loadUnaligned(fromByteOffset: record, as: Int32.self))) / 1e7
                 let longitude = Double(Int32(littleEndian: raw.loadUnaligned(fromByteOffset: record + 4, as: Int32.self))) / 1e7
                 let network = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: record + 12, as: UInt32.self)))
-                selector.consider(index: index, latitude: latitude, longitude: longitude, priority: priorityOne[network] ? 1 : 2)
+                let isUsers = priorityOne[network]
+                selector.consider(
+                    index: index, latitude: latitude, longitude: longitude, priority: isUsers ? 1 : 2,
+                    group: isUsers && nearestOfEachNetwork ? network : nil)
                 record += Self.locationRecordSize
             }
         }
         var networkCache: [Int: Network] = [:]
-        return selector.picks.map { pick in
+        return selector.chosen.map { pick in
             let location = location(pick.index)
             let networkIndex = Int(Self.read32(bytes, locationsStart + pick.index * Self.locationRecordSize + 12))
             let network = networkCache[networkIndex] ?? network(networkIndex)

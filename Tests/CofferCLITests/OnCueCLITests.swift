@@ -250,6 +250,43 @@ struct OnCueCLITests {
             #expect(CanaryScan.encodings(of: marker, in: bytes).isEmpty, "\(marker) in the vault's files")
         }
     }
+
+    /// 25 cafés of one chain within 250 m and the gym 300 m south: with CardOnCue's order all 20 regions were cafés,
+    /// and walking 300 m (under the 500 m refresh distance) to the gym surfaced nothing.
+    @Test("a dense area: 25 nearer cafés of one chain do not crowd out the gym 300 m away, whose card surfaces on arrival")
+    func crowdedArea() throws {
+        let cli = try CLI()
+        try cli.ok(["init"])
+        let directory = try TestSupport.temporaryDirectory("crowded")
+        let start = (latitude: 37.7749, longitude: -122.4194)
+        func point(north: Double, east: Double = 0) -> String {
+            String(format: "%.7f,%.7f", start.latitude + north / 111_194.93, start.longitude + east / 87_950)
+        }
+        try "id,name,canonical_names,category,is_large_area,default_radius_meters,tags\ncafe,Café,,other,false,30,\ngym,Gym,,other,false,60,\n"
+            .write(toFile: directory + "/networks.csv", atomically: true, encoding: .utf8)
+        let cafes = (0..<25).map { "Café \($0),,\(point(north: Double($0 * 10), east: Double($0 % 5) * 5)),," }
+        try (["name,address,lat,lon,radius,phone"] + cafes).joined(separator: "\n")
+            .write(toFile: directory + "/cafe.csv", atomically: true, encoding: .utf8)
+        try "name,address,lat,lon,radius,phone\nGym South,,\(point(north: -300)),,\n"
+            .write(toFile: directory + "/gym.csv", atomically: true, encoding: .utf8)
+        try cli.ok(["places", "import", directory + "/networks.csv"])
+        try cli.ok(["places", "import", "--network", "cafe", directory + "/cafe.csv"])
+        try cli.ok(["places", "import", "--network", "gym", directory + "/gym.csv"])
+        try cli.ok(["add", "card", "Café Rewards", "--network", "cafe"], input: "CAFE-0042\n")
+        try cli.ok(["add", "card", "Gym Pass", "--network", "gym"], input: "GYM-0042\n")
+
+        let regions = try #require(try JSONSerialization.jsonObject(
+            with: Data(try cli.ok(["regions", "--at", point(north: 0), "--json"]).standardOutput)) as? [[String: Any]])
+        #expect(regions.count == 20 && regions.contains { $0["network_id"] as? String == "gym" })
+        // A walk south from the first café to the gym, 20 m a fix: no refresh after the first, and the gym surfaces.
+        let walk = (0...16).map { point(north: -Double($0) * 20) }.joined(separator: "\n") + "\n"
+        let run = try cli.ok(["cue", "--follow", "-", "--json", "--no-notify"], input: walk)
+        let (arrivals, refreshes) = Self.summary(try Self.events(run.stdout))
+        #expect(refreshes == [0])
+        // The cafés within 30 m of the start surface at once; the gym when the walk reaches it.
+        #expect(arrivals.map(\.1) == ["loc_cafe_001", "loc_cafe_002", "loc_cafe_003", "loc_gym_001"], "\(arrivals)")
+        #expect(arrivals.last?.0 == 13, "the gym's 60 m circle is reached 260 m south")
+    }
 }
 
 extension OnCueCLITests {

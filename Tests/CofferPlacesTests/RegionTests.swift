@@ -140,6 +140,85 @@ struct RegionTests {
         #expect(set.regions(at: here, userNetworks: [], limit: 0).isEmpty)
     }
 
+    /// 25 stores of one network within 250 m, a store of another card's network 300 m away, a card's own place 400 m
+    /// away and a nearer store without a card: with CardOnCue's order the 20 regions are all of the first network.
+    static func crowdedArea() -> (set: PlaceSet, here: GeoPoint, card: CueCard) {
+        let here = GeoPoint(latitude: 37.7749, longitude: -122.4194)!
+        func north(_ metres: Double, east: Double = 0) -> GeoPoint {
+            GeoPoint(latitude: here.latitude + metres / 111_194.93, longitude: here.longitude + east / 87_950)!
+        }
+        var locations = (0..<25).map { index in
+            Location(id: "crowd-\(index)", networkID: "coffee", name: "Coffee \(index)", point: north(Double(index * 10), east: Double(index % 5) * 5))
+        }
+        locations.append(Location(id: "gym-1", networkID: "gym", name: "Gym", point: north(-300)))
+        locations.append(Location(id: "gym-2", networkID: "gym", name: "Gym Two", point: north(-900)))
+        locations.append(Location(id: "kiosk", networkID: "kiosk", name: "Kiosk", point: north(5)))
+        let set = PlaceSet(networks: [Network(id: "coffee", name: "Coffee"), Network(id: "gym", name: "Gym"), Network(id: "kiosk", name: "Kiosk")], locations: locations)
+        let card = CueCard(id: "c1", name: "Library", networkIDs: [], places: [north(400, east: 100), north(700)], isValid: true)
+        return (set, here, card)
+    }
+
+    @Test("in a crowded area no card is crowded out: the nearest store of each card's network and each card's nearest place are kept")
+    func crowdedAreaKeepsEveryCard() throws {
+        let (set, here, card) = Self.crowdedArea()
+        let user: Set<String> = ["coffee", "gym"]
+        let pinned = CueRules.pinnedPlaces([card])
+        let cardOnCue = set.regions(at: here, userNetworks: user, pinned: pinned)
+        #expect(cardOnCue.count == 20 && cardOnCue.allSatisfy { $0.networkID == "coffee" }, "CardOnCue's order, kept where asked for")
+        let kept = set.regions(at: here, userNetworks: user, pinned: pinned, nearestOfEachNetwork: true)
+        #expect(kept.count == 20)
+        #expect(kept.map(\.id).filter { !$0.hasPrefix("crowd-") } == ["gym-1", "card:c1:1"], "\(kept.map(\.id))")
+        #expect(kept.filter { $0.id.hasPrefix("crowd-") }.map(\.id) == (0..<18).map { "crowd-\($0)" }, "then the nearest of the rest")
+        #expect(kept.map(\.priority) == Array(repeating: 1, count: 20) && kept.map(\.distance) == kept.map(\.distance).sorted())
+        // The same from a tile, and merged with the cards' places chosen apart (as `coffer cue` does).
+        let tile = try PlaceTile.encode(kind: .local, cell: "", radius: 0, dataVersion: 0, networks: Array(set.networks.values), locations: set.locations)
+        let fromTile = tile.regions(at: here, userNetworks: user, nearestOfEachNetwork: true)
+        #expect(fromTile.map(\.id) == set.regions(at: here, userNetworks: user, nearestOfEachNetwork: true).map(\.id))
+        let own = PlaceSet(networks: [], locations: []).regions(at: here, userNetworks: user, pinned: pinned, nearestOfEachNetwork: true)
+        #expect(MonitoredRegion.merge([own, fromTile], limit: 20, nearestOfEachNetwork: true) == kept)
+        let plain = [PlaceSet(networks: [], locations: []).regions(at: here, userNetworks: user, pinned: pinned), tile.regions(at: here, userNetworks: user)]
+        #expect(MonitoredRegion.merge(plain, limit: 20).allSatisfy { $0.networkID == "coffee" })
+        // More networks with cards than the limit: the nearest networks' nearest stores, nothing else.
+        let two = set.regions(at: here, userNetworks: ["coffee", "gym", "kiosk"], pinned: pinned, limit: 2, nearestOfEachNetwork: true)
+        #expect(two.map(\.id) == ["crowd-0", "kiosk"])
+    }
+
+    @Test("keeping each network's nearest: the same lists as a brute-force reference in Python, from a set and a tile")
+    func nearestOfEachNetworkAgainstReference() throws {
+        let (networks, locations) = Self.randomPlaces(seed: 41, count: 3_000)
+        var random = SplitMix64(seed: 42)
+        var positions = (0..<200).map { index -> GeoPoint in
+            let base = locations[Int.random(in: 0..<locations.count, using: &random)].point
+            let jitter = index % 10 == 0 ? 2.0 : 0.2
+            var longitude = base.longitude + Double.random(in: -jitter...jitter, using: &random)
+            if longitude > 180 { longitude -= 360 }
+            if longitude < -180 { longitude += 360 }
+            return GeoPoint(latitude: max(-90, min(90, base.latitude + Double.random(in: -jitter...jitter, using: &random))), longitude: longitude)!
+        }
+        positions[0] = GeoPoint(latitude: 37.7749, longitude: -122.4194)!
+        let user = Set((0..<14).map { "net-\($0 * 3)" })
+        for limit in [20, 5] {
+            let answer = try PlacesOracle.call("regions_nearest", [
+                "locations": locations.map { ["id": $0.id, "network": $0.networkID, "lat": $0.point.latitude, "lon": $0.point.longitude] as [String: Any] },
+                "positions": positions.map { [$0.latitude, $0.longitude] }, "user_networks": Array(user), "radius_m": 50_000, "max": limit,
+            ])
+            let expected = try #require(answer["regions"] as? [[String]])
+            try #require(expected.count == positions.count)
+            let set = PlaceSet(networks: networks, locations: locations)
+            let tile = try PlaceTile.encode(kind: .local, cell: "", radius: 0, dataVersion: 0, networks: networks, locations: locations)
+            var differ = 0
+            var rescued = 0
+            for (index, position) in positions.enumerated() {
+                let fromSet = set.regions(at: position, userNetworks: user, limit: limit, nearestOfEachNetwork: true).map(\.id)
+                let fromTile = tile.regions(at: position, userNetworks: user, limit: limit, nearestOfEachNetwork: true).map(\.id)
+                if fromSet != expected[index] || fromTile != expected[index] { differ += 1 }
+                if fromSet != set.regions(at: position, userNetworks: user, limit: limit).map(\.id) { rescued += 1 }
+            }
+            #expect(differ == 0, "limit \(limit)")
+            #expect(rescued > 10, "limit \(limit): positions where a network's nearest store was otherwise crowded out")
+        }
+    }
+
     @Test("refresh after moving more than max(500 m, largest radius) or after 6 hours — either one")
     func refreshRule() {
         let start = GeoPoint(latitude: 37.7749, longitude: -122.4194)!

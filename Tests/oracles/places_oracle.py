@@ -245,6 +245,39 @@ def regions_naive(req):
     return out
 
 
+def mode_regions_nearest(req):
+    """Coffer's choice on Linux, where no OS caps the regions: the nearest location of every user network within
+    radius_m is kept first (the nearest `max` of those when there are more networks), the set then filled by
+    (priority, distance, id as UTF-8 bytes) and ordered so. Plain Python over every location; math-module distance.
+    """
+    user = set(req.get("user_networks", []))
+    limit = int(req.get("max", 20))
+    radius_m = float(req.get("radius_m", 50000))
+    out = []
+    for plat, plon in req["positions"]:
+        rows = []
+        for l in req["locations"]:
+            d = math_haversine_m(l["lat"], l["lon"], plat, plon)
+            if d <= radius_m:
+                rows.append((1 if l["network"] in user else 2, d, l["id"].encode("utf-8"), l["id"], l["network"]))
+        rows.sort(key=lambda t: (t[0], t[1], t[2]))
+        nearest = {}
+        for row in rows:
+            if row[0] == 1 and row[4] not in nearest:
+                nearest[row[4]] = row
+        kept = sorted(nearest.values(), key=lambda t: (t[1], t[2]))[:limit]
+        taken = {t[3] for t in kept}
+        for row in rows:
+            if len(kept) >= limit:
+                break
+            if row[3] not in taken:
+                kept.append(row)
+                taken.add(row[3])
+        kept.sort(key=lambda t: (t[0], t[1], t[2]))
+        out.append([t[3] for t in kept])
+    return {"regions": out}
+
+
 # MARK: - Halo tiles
 
 def halo_boxes(cell, radius_m):
@@ -469,8 +502,8 @@ def selftest():
     return 1 if failures else 0
 
 
-MODES = {"distance": mode_distance, "geohash": mode_geohash, "regions": mode_regions, "halo": mode_halo,
-         "near_cell": mode_near_cell}
+MODES = {"distance": mode_distance, "geohash": mode_geohash, "regions": mode_regions,
+         "regions_nearest": mode_regions_nearest, "halo": mode_halo, "near_cell": mode_near_cell}
 
 
 def main(argv):
