@@ -22,13 +22,11 @@ public struct VaultPlaces: Sendable {
 
     // MARK: Networks and local places
 
-    /// Every network known here: imported ones, the server's directory, those of cached tiles; first source wins.
+    /// Every network known here: imported ones, then the server's directory (which also takes in any network a
+    /// cached tile brought that it lacked, so no tile is opened here); first source wins.
     public func networks() throws(CofferError) -> [Network] {
         var byID: [String: Network] = [:]
-        for network in try storedNetworks() where byID[network.id] == nil { byID[network.id] = network }
-        for tile in try cachedTiles() {
-            for network in tile.tile.networks where byID[network.id] == nil { byID[network.id] = network }
-        }
+        for network in try storedNetworks() + serverDirectory() where byID[network.id] == nil { byID[network.id] = network }
         return byID.values.sorted { $0.id < $1.id }
     }
 
@@ -100,8 +98,8 @@ public struct VaultPlaces: Sendable {
     /// directory and cached tiles).
     public func useServer(_ url: URL, directory: [Network]) throws(CofferError) {
         var values: [String: Data?] = [Self.serverName: Data(url.absoluteString.utf8), Self.directoryName + "/server": try encode(directory)]
-        for cached in try cachedTiles() { values[Self.tileName(cached.tile.cell)] = .some(nil) }
-        values["places/tiles"] = .some(nil)
+        for entry in try cachedEntries() { values[Self.tileName(entry.cell)] = .some(nil) }
+        values[Self.tilesIndexName] = .some(nil)
         try setValues(values)
     }
 
@@ -124,27 +122,74 @@ public struct VaultPlaces: Sendable {
         return try Self.decodeCached(data)
     }
 
-    /// Keeps a tile fetched from the server (and remembers its cell in the index of cached tiles).
-    public func storeTile(_ tile: PlaceTile, etag: String?, fetchedAt: Date) throws(CofferError) {
-        var cells = try cachedCells()
-        if !cells.contains(tile.cell) { cells.append(tile.cell) }
-        try setValues([
-            Self.tileName(tile.cell): Self.encodeCached(CachedTile(tile: tile, etag: etag, fetchedAt: fetchedAt)),
-            "places/tiles": try encode(cells),
-        ])
-    }
+    /// Cached tiles not fetched again (a tile in use is asked for again after a day) for this long are dropped.
+    public static let tileMaximumAge: TimeInterval = 30 * 24 * 3600
+    /// Beyond this many bytes of cached tiles, those fetched longest ago are dropped (never the one just fetched).
+    public static let tileCacheBytes = 64 * 1024 * 1024
 
-    func cachedCells() throws(CofferError) -> [String] {
-        guard let data = try value("places/tiles") else { return [] }
-        return try decode([String].self, data)
-    }
+    static let tilesIndexName = "places/tiles"
 
-    public func cachedTiles() throws(CofferError) -> [CachedTile] {
-        var result: [CachedTile] = []
-        for cell in try cachedCells() {
-            if let cached = try cachedTile(cell) { result.append(cached) }
+    /// What the index of cached tiles says of each, so that status and eviction never open a tile.
+    public struct CachedTileEntry: Sendable, Codable, Equatable {
+        public var cell: String
+        /// When the tile was last fetched or confirmed unchanged (Unix ms).
+        public var fetchedAtMs: Int64
+        public var bytes: Int
+        public var locations: Int
+
+        enum CodingKeys: String, CodingKey {
+            case cell
+            case fetchedAtMs = "fetched_ms"
+            case bytes, locations
         }
-        return result
+    }
+
+    /// Keeps a tile fetched from the server: its cell joins the index, networks the directory lacks join it, and
+    /// tiles not fetched for `tileMaximumAge`, then the longest-unfetched beyond `cacheBytes`, are dropped.
+    public func storeTile(
+        _ tile: PlaceTile, etag: String?, fetchedAt: Date, cacheBytes: Int = VaultPlaces.tileCacheBytes
+    ) throws(CofferError) {
+        let now = Int64(max(0, fetchedAt.timeIntervalSince1970 * 1000))
+        var entries = try cachedEntries().filter { $0.cell != tile.cell }
+        let oldest = now - Int64(Self.tileMaximumAge * 1000)
+        var dropped = entries.filter { $0.fetchedAtMs < oldest }
+        entries.removeAll { $0.fetchedAtMs < oldest }
+        entries.sort { ($0.fetchedAtMs, $0.cell) < ($1.fetchedAtMs, $1.cell) }
+        var total = entries.reduce(tile.bytes.count) { $0 + $1.bytes }
+        while total > cacheBytes, !entries.isEmpty {
+            let evicted = entries.removeFirst()
+            total -= evicted.bytes
+            dropped.append(evicted)
+        }
+        entries.append(CachedTileEntry(cell: tile.cell, fetchedAtMs: now, bytes: tile.bytes.count, locations: tile.locationCount))
+        var values: [String: Data?] = [
+            Self.tileName(tile.cell): Self.encodeCached(CachedTile(tile: tile, etag: etag, fetchedAt: fetchedAt)),
+            Self.tilesIndexName: try encode(entries),
+        ]
+        for entry in dropped { values[Self.tileName(entry.cell)] = .some(nil) }
+        var directory = try serverDirectory()
+        let known = Set(directory.map(\.id))
+        let brought = tile.networks.filter { !known.contains($0.id) }
+        if !brought.isEmpty {
+            directory += brought
+            values[Self.directoryName + "/server"] = try encode(directory)
+        }
+        try setValues(values)
+    }
+
+    /// The index of cached tiles. An index written before it kept sizes (a list of cells) is read by opening
+    /// those tiles once; the next fetch writes it anew.
+    public func cachedEntries() throws(CofferError) -> [CachedTileEntry] {
+        guard let data = try value(Self.tilesIndexName) else { return [] }
+        if let entries = try? JSONDecoder().decode([CachedTileEntry].self, from: data) { return entries }
+        var entries: [CachedTileEntry] = []
+        for cell in try decode([String].self, data) {
+            guard let cached = try cachedTile(cell) else { continue }
+            entries.append(CachedTileEntry(
+                cell: cell, fetchedAtMs: Int64(max(0, cached.fetchedAt.timeIntervalSince1970 * 1000)),
+                bytes: cached.tile.bytes.count, locations: cached.tile.locationCount))
+        }
+        return entries
     }
 
     /// The tile that covers `position` among those cached: its geohash-4 cell's, else a pack of its geohash-2 cell.
@@ -282,9 +327,9 @@ public struct VaultPlaces: Sendable {
     /// Forgets the server, its directory, cached tiles and the cue state; with `importedToo`, the imported places.
     public func clear(importedToo: Bool) throws(CofferError) {
         var values: [String: Data?] = [
-            Self.serverName: nil, Self.directoryName + "/server": nil, Self.cueName: nil, "places/tiles": nil,
+            Self.serverName: nil, Self.directoryName + "/server": nil, Self.cueName: nil, Self.tilesIndexName: nil,
         ]
-        for cell in try cachedCells() { values[Self.tileName(cell)] = .some(nil) }
+        for entry in try cachedEntries() { values[Self.tileName(entry.cell)] = .some(nil) }
         if importedToo {
             values[Self.localName] = .some(nil)
             values[Self.directoryName] = .some(nil)

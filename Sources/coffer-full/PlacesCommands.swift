@@ -136,28 +136,31 @@ extension PlacesCommand {
             var importedLocations: Int
             var cachedTiles: Int
             var cachedLocations: Int
+            var cachedBytes: Int
 
             enum CodingKeys: String, CodingKey {
                 case server, networks
                 case importedLocations = "imported_locations"
                 case cachedTiles = "cached_tiles"
                 case cachedLocations = "cached_locations"
+                case cachedBytes = "cached_bytes"
             }
         }
 
         func run() throws {
             let coffer = try vaultOption.open()
             let places = coffer.places
-            let tiles = try places.cachedTiles()
+            let tiles = try places.cachedEntries()
             let status = Status(
                 server: try places.server()?.absoluteString, networks: try places.networks().count,
                 importedLocations: try places.localTile()?.locationCount ?? 0, cachedTiles: tiles.count,
-                cachedLocations: tiles.reduce(0) { $0 + $1.tile.locationCount })
+                cachedLocations: tiles.reduce(0) { $0 + $1.locations }, cachedBytes: tiles.reduce(0) { $0 + $1.bytes })
             if output.json { return try Output.json(status) }
             Output.line("Server:    \(status.server ?? "none (places imported here only)")")
             Output.line("Networks:  \(status.networks)")
             Output.line("Imported:  \(Output.count(status.importedLocations, "location"))")
-            Output.line("Cached:    \(Output.count(status.cachedTiles, "tile")), \(Output.count(status.cachedLocations, "location"))")
+            Output.line("Cached:    \(Output.count(status.cachedTiles, "tile")), \(Output.count(status.cachedLocations, "location"))"
+                + (status.cachedTiles > 0 ? String(format: " (%.1f MiB)", Double(status.cachedBytes) / 1_048_576) : ""))
         }
     }
 }
@@ -219,7 +222,7 @@ struct NetworksCommand: ParsableCommand {
 
     func run() throws {
         let coffer = try vaultOption.open()
-        let networks = try coffer.places.networks() + (try coffer.places.serverDirectory())
+        let networks = try coffer.places.networks()
         var seen: Set<String> = []
         let chosen = networks.filter { network in
             seen.insert(network.id).inserted && (category == nil || network.category.rawValue == category)

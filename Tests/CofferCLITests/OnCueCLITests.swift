@@ -321,10 +321,18 @@ extension OnCueCLITests {
         let cli = try CLI()
         try cli.ok(["init"])
         try cli.ok(["places", "from", "http://127.0.0.1:\(port)"])
+        func status() throws -> [String: Any] {
+            try #require(try JSONSerialization.jsonObject(with: Data(try cli.ok(["places", "status", "--json"]).standardOutput)) as? [String: Any])
+        }
+        // The server's directory counts before any tile is fetched.
+        #expect(try status()["networks"] as? Int == 5 && status()["cached_tiles"] as? Int == 0)
         try cli.ok(["add", "card", "CANARYCARD-4242", "--symbology", "code128", "--network", "costco", "--network", "canary-net-4242"], input: "4242\n")
         let canary = (latitude: "37.7761234", longitude: "-122.4181234")
         let near = try cli.ok(["near", "--at", "-", "--json"], input: "\(canary.latitude),\(canary.longitude)")
         #expect(near.stdout.contains("CANARYCARD-4242"), "the tile served the card's stores")
+        let cached = try status()
+        #expect(cached["cached_tiles"] as? Int == 1 && (cached["cached_locations"] as? Int ?? 0) > 0 && (cached["cached_bytes"] as? Int ?? 0) >= 16_384)
+        #expect(try cli.ok(["places", "status"]).stdout.contains("Cached:    1 tile, "))
         try cli.ok(["regions", "--at", "-"], input: "\(canary.latitude),\(canary.longitude)")
         let track = try String(contentsOfFile: Self.fixture("track.txt"), encoding: .utf8)
         let cue = try cli.ok(["cue", "--follow", "-", "--no-notify"], input: "\(canary.latitude),\(canary.longitude)\n" + track)
