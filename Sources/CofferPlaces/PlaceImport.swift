@@ -134,8 +134,8 @@ enum CardOnCueCSV {
                 }
                 var radius = PlaceLimits.defaultRadius
                 if let text = table.value(row, "default_radius_meters") {
-                    guard let value = Int(text) else { throw .invalid("default_radius_meters must be a whole number") }
-                    radius = value
+                    guard let value = Self.metres(text) else { throw .invalid("default_radius_meters must be a number of metres") }
+                    radius = value == 0 ? PlaceLimits.defaultRadius : value
                 }
                 var canonical = list(table.value(row, "canonical_names"))
                 if canonical.isEmpty { canonical = [name] }
@@ -160,9 +160,10 @@ enum CardOnCueCSV {
                 let point = try Coordinates.point(latitude: table.value(row, "lat"), longitude: table.value(row, "lon"))
                 var radius: Int?
                 if let text = table.value(row, "radius") ?? table.value(row, "radius_meters") {
-                    guard let value = Int(text) ?? Double(text).flatMap({ $0.isFinite ? Int(exactly: $0.rounded()) : nil })
-                    else { throw .invalid("radius must be a number of metres") }
-                    radius = value
+                    guard let value = Self.metres(text) else {
+                        throw .invalid("radius must be a number of metres (empty or 0 for the network's default)")
+                    }
+                    radius = value == 0 ? nil : value
                 }
                 let number = String(offset + 1)
                 let id = "loc_\(network.id)_" + String(repeating: "0", count: max(0, 3 - number.count)) + number
@@ -175,6 +176,17 @@ enum CardOnCueCSV {
             }
         }
         return PlaceImport(locations: locations, network: network.id)
+    }
+
+    /// A radius as CardOnCue's importer reads it (`parseInt(text) || default`): whole metres, a fraction cut off
+    /// (`120.7` is 120), 0 meaning the default. Anything `parseInt` would read only in part (`120m`, `1e3`, a sign)
+    /// is refused rather than guessed at, and the range is checked with the location.
+    static func metres(_ text: String) -> Int? {
+        let parts = text.trimmingCharacters(in: .whitespaces).split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let whole = parts.first, !whole.isEmpty, whole.count <= 9, whole.allSatisfy({ $0.isASCII && $0.isNumber }),
+              parts.count == 1 || parts[1].allSatisfy({ $0.isASCII && $0.isNumber })
+        else { return nil }
+        return Int(whole)
     }
 
     /// `a|b|c` or `a,b,c` (CardOnCue writes either inside quotes).

@@ -1,4 +1,5 @@
 @testable import CofferPlaces
+import CofferTestSupport
 import Foundation
 import Testing
 
@@ -88,6 +89,32 @@ struct ImportTests {
         } catch let error as PlacesError {
             #expect(error.description.contains(message), "\(name): \(error.description)")
             #expect(!error.description.contains("91.5") && !error.description.contains("-180.5"))
+        }
+    }
+
+    /// CardOnCue's importer reads a radius with JavaScript's `parseInt(text) || 100`: node computes that here, and
+    /// every radius accepted must come out as it does (Costco's default is 100, so "the network's default" agrees).
+    @Test("a location's radius is read as CardOnCue's importer reads it, or the row is refused", arguments: [
+        ("120", true), ("120.7", true), ("99.99", true), (" 80 ", true), ("0", true), ("", true), ("5000", true),
+        ("-5", false), ("120m", false), ("1e3", false), ("abc", false), ("NaN", false), (".5", false), ("+90", false),
+        ("0x20", false), ("9999999999", false), ("1.2.3", false), ("12 0", false),
+    ])
+    func radiusAsCardOnCueReadsIt(_ text: String, _ accepted: Bool) throws {
+        let csv = "name,address,lat,lon,radius,phone\nCostco One,,37.7749,-122.4194,100,\nCostco Two,,37.78,-122.42,\"\(text)\",\n"
+        let known = try Self.knownNetworks()
+        let result = Result { () throws(PlacesError) in try PlaceImporter.read(Array(csv.utf8), network: "costco", known: known) }
+        switch (result, accepted) {
+        case (.success(let read), true):
+            let ours = read.locations.last?.effectiveRadius(in: known.first { $0.id == "costco" }) ?? -1
+            let literal = String(decoding: try JSONSerialization.data(withJSONObject: [text]), as: UTF8.self)
+            let node = try TestSupport.run("/usr/bin/node", ["-e", "process.stdout.write(String(parseInt(\(literal)[0]) || 100))"])
+            #expect(node.status == 0 && String(ours) == node.stdout, "\(text): ours \(ours), CardOnCue's \(node.stdout)")
+        case (.failure(let error), false):
+            #expect(error.description.hasPrefix("record 3: radius"), "\(text): \(error.description)")
+        case (.success(let read), false):
+            Issue.record("\(text) was read as \(String(describing: read.locations.last?.radius))")
+        case (.failure(let error), true):
+            Issue.record("\(text) was refused: \(error.description)")
         }
     }
 
