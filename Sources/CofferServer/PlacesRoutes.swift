@@ -58,7 +58,8 @@ struct PlacesRoutes {
         v1.post("admin/networks") { request, context in
             try await core.requireOperator(request.headers[.authorization], address: context.remoteAddress)
             let body = try await routes.decode(NetworkCreateRequest.self, request, context)
-            return JSONResponse.make(try await core.createNetwork(body, address: context.remoteAddress), status: .created)
+            let answer = try await core.createOrUpdateNetwork(body, address: context.remoteAddress)
+            return JSONResponse.make(answer.network, status: answer.created ? .created : .ok)
         }
         v1.post("admin/import") { request, context in
             try await core.requireOperator(request.headers[.authorization], address: context.remoteAddress)

@@ -184,20 +184,24 @@ extension ServerCore {
         }
     }
 
-    func createNetwork(_ request: NetworkCreateRequest, address: String?) async throws -> NetworkJSON {
+    /// CardOnCue's "create or update a network": a new id is added (`created`), an existing one updated in place,
+    /// keeping its locations and what the request leaves out.
+    func createOrUpdateNetwork(
+        _ request: NetworkCreateRequest, address: String?
+    ) async throws -> (network: NetworkJSON, created: Bool) {
+        let existing = Network.isSlug(request.id) ? try await store.network(id: request.id) : nil
         let network: Network
         do throws(PlacesError) {
-            network = try request.network()
+            network = try request.network(updating: existing)
         } catch {
             throw APIError.invalidRequest(error.description, field: error.field)
         }
-        if try await store.network(id: network.id) != nil {
-            throw APIError(.conflict, "conflict", "A network with that id exists")
-        }
         _ = try await store.importPlaces(PlaceImport(networks: [network]), replacing: false, now: now)
         places.invalidate()
-        try await store.audit(AuditEvent(at: now, kind: .placesImported, userID: nil, address: address, detail: "1 network"))
-        return NetworkJSON(network, locationCount: 0)
+        try await store.audit(AuditEvent(
+            at: now, kind: .placesImported, userID: nil, address: address, detail: existing == nil ? "1 network" : "1 network updated"))
+        let count = existing == nil ? 0 : try await directory().counts[network.id] ?? 0
+        return (NetworkJSON(network, locationCount: count), existing == nil)
     }
 
     /// An operator's import: a CardOnCue CSV, GeoJSON (collection or sequence) or Overpass JSON, in one transaction.

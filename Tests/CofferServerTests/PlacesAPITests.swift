@@ -200,10 +200,20 @@ struct PlacesAPITests {
                 body: ByteBuffer(string: network))
             #expect(created.status == .created)
             #expect(try await store.network(id: bakery)?.category == .grocery)
-            let duplicate = try await api.sendRaw(
+            // CardOnCue's "create or update": an existing id is updated, keeping what the request leaves out.
+            let renamed = #"{"id":"\#(bakery)","name":"Bakery & Café","default_radius_meters":60}"#
+            let updated = try await api.sendRaw(
                 .post, "/v1/admin/networks", headers: [.authorization: "Bearer \(token)", .contentType: "application/json"],
-                body: ByteBuffer(string: network))
-            #expect(duplicate.status == .conflict)
+                body: ByteBuffer(string: renamed))
+            #expect(updated.status == .ok && updated.json?["name"] as? String == "Bakery & Café")
+            let stored = try await store.network(id: bakery)
+            #expect(stored?.category == .grocery && stored?.defaultRadius == 60 && stored?.name == "Bakery & Café")
+            #expect(stored?.canonicalNames == ["Bakery"], "kept from the first request (CardOnCue's default: [name])")
+            let badUpdate = try await api.sendRaw(
+                .post, "/v1/admin/networks", headers: [.authorization: "Bearer \(token)", .contentType: "application/json"],
+                body: ByteBuffer(string: #"{"id":"\#(bakery)","name":"B","default_radius_meters":0}"#))
+            let unchanged = try await store.network(id: bakery)
+            #expect(badUpdate.status == .badRequest && unchanged?.defaultRadius == 60, "nothing changed")
 
             // CardOnCue's multipart form.
             let boundary = "coffer-test-boundary"
@@ -216,6 +226,12 @@ struct PlacesAPITests {
                 headers: [.authorization: "Bearer \(token)", .contentType: "multipart/form-data; boundary=\(boundary)"],
                 body: ByteBuffer(data: form))
             #expect(imported.status == .ok && imported.json?["imported"] as? Int == 1)
+            // Updating the network keeps its locations, and says how many it has.
+            let again = try await api.sendRaw(
+                .post, "/v1/admin/networks", headers: [.authorization: "Bearer \(token)", .contentType: "application/json"],
+                body: ByteBuffer(string: #"{"id":"\#(bakery)","name":"Bakery","tags":["bread"]}"#))
+            #expect(again.status == .ok && again.json?["location_count"] as? Int == 1)
+            #expect(try await store.locations(network: bakery, limit: 10, offset: 0).total == 1)
             // The query is checked with a form too, and fills in what the form leaves out.
             let badQuery = try await api.sendRaw(
                 .post, "/v1/admin/import?overwrite=null",
