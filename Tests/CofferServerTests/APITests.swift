@@ -209,6 +209,11 @@ struct APITests {
             }
             let form = try await api.sendRaw(.post, "/v1/auth/prelogin", headers: [.contentType: "text/plain"], body: .init(string: "{}"))
             #expect(form.status == .unsupportedMediaType && form.error != nil)
+            // CardOnCue's password login is not offered (README: a passphrase sent to the server would open the vault).
+            let email = try await api.sendRaw(
+                .post, "/v1/auth/email", headers: [.contentType: "application/json"],
+                body: .init(string: #"{"email":"a@example.org","password":"correct horse battery"}"#))
+            #expect(email.status == .notFound && email.error?.error == "not_found")
         }
     }
 
