@@ -63,7 +63,7 @@ package struct ItemSummary: Encodable {
             usedAt = card.usedAt
             archivedAt = card.archivedAt
         case .otp(let otp):
-            issuer = otp.issuer
+            issuer = otp.issuer.isEmpty ? nil : otp.issuer
             account = otp.account
             algorithm = otp.parameters.algorithm.name
             digits = otp.parameters.digits
@@ -324,7 +324,7 @@ package struct Show: ParsableCommand {
                 if let notes = card.notes { rows.append(("Notes", notes)) }
                 if !card.photos.isEmpty { rows.append(("Photos", card.photos.map { PhotoSummary($0).text }.joined(separator: ", "))) }
             case .otp(let otp):
-                rows.append(("Issuer", otp.issuer))
+                if !otp.issuer.isEmpty { rows.append(("Issuer", otp.issuer)) }
                 rows.append(("Account", otp.account))
                 rows.append(("Type", summary.type ?? ""))
                 rows.append(("Algorithm", otp.parameters.algorithm.name))

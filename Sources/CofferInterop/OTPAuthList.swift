@@ -82,23 +82,20 @@ enum OTPListLines {
     }
 }
 
-/// How the OTP importers name what they import: Coffer requires both an issuer and an account, while sources
-/// often have only one of them.
+/// How the OTP importers name what they import: Coffer requires an account, while sources often have only an
+/// issuer; a token without an issuer keeps none.
 enum OTPImportNaming {
-    /// An item whose missing issuer is the account and whose missing account is the issuer. Steam tokens without
-    /// any name (a bare `steam://` URI) are called "Steam". An account holding a whole label is split first
-    /// (``OTPImport/splitLabel(issuer:account:)``).
+    /// An item whose missing account is the issuer; a missing issuer stays missing. Steam tokens without any name (a
+    /// bare `steam://` URI) are called "Steam", the service they are for. An account holding a whole label is split
+    /// first (``OTPImport/splitLabel(issuer:account:)``).
     static func item(
         issuer: String?, account: String?, parameters: OTPParameters, tags: [String] = [], notes: String? = nil
     ) throws(ModelError) -> OTPItem {
         let named = OTPImport.splitLabel(issuer: issuer, account: account)
-        let issuer = named.issuer ?? ""
+        var issuer = named.issuer ?? ""
         let account = named.account ?? ""
-        var fallback = issuer.isEmpty ? account : issuer
-        if fallback.isEmpty, parameters.kind == .steam { fallback = "Steam" }
-        return try OTPItem(
-            issuer: issuer.isEmpty ? fallback : issuer, account: account.isEmpty ? fallback : account,
-            parameters: parameters, tags: tags, notes: notes)
+        if issuer.isEmpty, account.isEmpty, parameters.kind == .steam { issuer = "Steam" }
+        return try OTPItem(issuer: issuer, account: account.isEmpty ? issuer : account, parameters: parameters, tags: tags, notes: notes)
     }
 
     /// How an entry is named in a problem: "issuer (account)", or whichever exists, or `fallback`.

@@ -99,7 +99,7 @@ public enum ProtonAuthenticatorImporter: Importer {
         if issuer == nil, token.parameters.kind == .steam { issuer = "Steam" }
         do {
             return try OTPItem(
-                issuer: OTPImport.nonEmpty(issuer) ?? name ?? OTPImport.nonEmpty(token.account) ?? "Proton",
+                issuer: OTPImport.nonEmpty(issuer) ?? name ?? "",
                 account: OTPImport.nonEmpty(token.account) ?? name ?? issuer ?? "Proton",
                 parameters: token.parameters, notes: notes)
         } catch {

@@ -287,18 +287,19 @@ enum OTPImport {
         }
     }
 
-    /// An item whose missing issuer is filled from the account and missing account from the issuer, as Coffer
-    /// requires both. An account holding a whole label (`Issuer:account`) is split first (``splitLabel(issuer:account:)``).
+    /// An item named as the entry names it: a missing issuer stays missing (the account is the token's name), and a
+    /// missing account is filled from the issuer, as Coffer requires one. An account holding a whole label
+    /// (`Issuer:account`) is split first (``splitLabel(issuer:account:)``).
     static func item(
         issuer: String?, account: String?, parameters: OTPParameters, tags: [String]
     ) throws(ImportEntryError) -> OTPItem {
         let (issuer, account) = splitLabel(issuer: issuer, account: account)
-        guard let issuerText = nonEmpty(issuer) ?? nonEmpty(account) else {
+        guard let accountText = nonEmpty(account) ?? nonEmpty(issuer) else {
             throw ImportEntryError("the entry has neither an issuer nor an account name")
         }
         do {
             return try OTPItem(
-                issuer: issuerText, account: nonEmpty(account) ?? issuerText, parameters: parameters,
+                issuer: nonEmpty(issuer) ?? "", account: accountText, parameters: parameters,
                 tags: usableTags(tags))
         } catch {
             throw ImportEntryError(error.description)

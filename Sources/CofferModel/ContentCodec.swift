@@ -224,7 +224,8 @@ extension Card {
 
 extension OTPItem {
     func write(to fields: inout FieldWriter) {
-        fields.string(16, issuer)
+        // Left out for a token without an issuer (since 1.11).
+        fields.string(16, issuer.isEmpty ? nil : issuer)
         fields.string(17, account)
         switch parameters.kind {
         case .totp(let period):
@@ -261,7 +262,7 @@ extension OTPItem {
         } catch {
             throw .malformedContent("OTP parameters: \(error.description)")
         }
-        issuer = try fields.string(16, "issuer")
+        issuer = try fields.optionalString(16, "issuer") ?? ""
         account = try fields.string(17, "account")
         tags = try fields.strings(24, "tag")
         notes = try fields.optionalString(25, "notes")

@@ -54,7 +54,7 @@ public enum ItemContent: Sendable, Equatable {
     public func matches(name query: String) -> Bool {
         let candidates: [String]
         if case .otp(let otp) = self {
-            candidates = [otp.displayName, otp.issuer, otp.account, "\(otp.issuer):\(otp.account)"]
+            candidates = otp.lookupNames
         } else {
             candidates = [name]
         }

@@ -44,9 +44,7 @@ public enum ItemLookup {
     /// The names `content` is found by.
     public static func names(of content: ItemContent) -> [String] {
         guard case .otp(let otp) = content else { return [content.name] }
-        var names = [otp.displayName, otp.issuer, otp.account, "\(otp.issuer):\(otp.account)"]
-        names.removeAll { $0.isEmpty }
-        return names
+        return otp.lookupNames
     }
 
     /// The text a search looks through: names, tags, issuer and account, provider, user name and URL, store

@@ -36,7 +36,7 @@ struct Edit: ParsableCommand {
     @Option(name: .customLong("valid-to"), help: "Cards: last valid day (YYYY-MM-DD, or \"none\").") var validTo: String?
     @Option(help: "Cards: barcode symbology, or none for a card shown by its number.") var symbology: CardSymbology?
     @Flag(help: "Cards: read a new payload; credentials: read a new value.") var payload = false
-    @Option(help: "Tokens: issuer.") var issuer: String?
+    @Option(help: "Tokens: issuer (none to remove it).") var issuer: String?
     @Option(help: "Tokens: account.") var account: String?
     @Option(help: "Credentials: provider.") var provider: String?
     @Option(help: "Credentials: user name (\"none\" removes it).") var username: String?
@@ -91,7 +91,7 @@ struct Edit: ParsableCommand {
                 try card.validate()
                 content = .card(card)
             case .otp(var otp):
-                if let issuer { otp.issuer = issuer }
+                if let issuer { otp.issuer = issuer == "none" ? "" : issuer }
                 if let account { otp.account = account }
                 otp.tags = edited(otp.tags)
                 if notes { otp.notes = newNotes }

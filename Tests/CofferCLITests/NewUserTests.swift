@@ -313,4 +313,32 @@ struct NewUserTests {
         let result = try cli.run(arguments)
         #expect(result.status == 64 && result.stderr.contains("coffer: hint: did you mean `\(meant)`?"), "\(result.stderr)")
     }
+
+    /// An otpauth URI without an issuer used to come back as "bob@example.org (bob@example.org)": the account was
+    /// made up into an issuer, and every export then carried it.
+    @Test("a token without an issuer keeps none: named by its account, shown, edited, exported and imported so")
+    func tokenWithoutIssuer() throws {
+        let cli = try CLI()
+        try cli.ok(["init"])
+        try cli.ok(["add", "otp"], input: "otpauth://totp/bob%40example.org?secret=GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ\n")
+        #expect(try cli.ok(["list"]).stdout.hasSuffix("bob@example.org\n"))
+        #expect(try cli.ok(["code", "bob@example.org"]).stdout.count == 7)
+        let shown = try cli.ok(["show", "bob@example.org"]).stdout
+        #expect(!shown.contains("Issuer") && shown.contains("Account:   bob@example.org"))
+        let listed = try #require(try JSONSerialization.jsonObject(with: Data(try cli.ok(["list", "--json"]).standardOutput)) as? [[String: Any]])
+        #expect(listed.first?["issuer"] == nil && listed.first?["name"] as? String == "bob@example.org")
+        let uris = try cli.ok(["export", "--to", "otpauth", "--plaintext"]).stdout
+        #expect(uris.hasPrefix("otpauth://totp/bob%40example.org?") && !uris.contains("issuer="))
+        let other = try CLI()
+        try other.ok(["init"])
+        let file = try TestSupport.temporaryDirectory("uris") + "/tokens.txt"
+        try uris.write(toFile: file, atomically: true, encoding: .utf8)
+        try other.ok(["import", "--from", "otpauth", file])
+        #expect(try other.ok(["list"]).stdout.hasSuffix("  bob@example.org\n"))
+        // An issuer can be given, and taken away again.
+        try cli.ok(["edit", "bob@example.org", "--issuer", "Example"])
+        #expect(try cli.ok(["list"]).stdout.contains("Example (bob@example.org)"))
+        try cli.ok(["edit", "Example (bob@example.org)", "--issuer", "none"])
+        #expect(try cli.ok(["list"]).stdout.hasSuffix("  bob@example.org\n"))
+    }
 }

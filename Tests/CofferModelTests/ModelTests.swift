@@ -118,7 +118,11 @@ struct OtherKindsTests {
     @Test("Token issuer and account follow seed 002's rules")
     func tokens() throws {
         let parameters = try OTPParameters(secret: Array(repeating: 7, count: 20))
-        #expect(throws: ModelError.emptyField("issuer")) { _ = try OTPItem(issuer: "  ", account: "a", parameters: parameters) }
+        // No issuer is none: the account names the token, and nothing is made up for it.
+        let bare = try OTPItem(issuer: "  ", account: "a", parameters: parameters)
+        #expect(bare.issuer == "" && bare.displayName == "a" && bare.lookupNames == ["a"])
+        #expect(try bare.token().uri.hasPrefix("otpauth://totp/a?") && bare.token().issuer == nil)
+        #expect(throws: ModelError.emptyField("account")) { _ = try OTPItem(issuer: "GitHub", account: " ", parameters: parameters) }
         #expect(throws: ModelError.tooLong(field: "issuer", limit: 100)) {
             _ = try OTPItem(issuer: String(repeating: "x", count: 101), account: "a", parameters: parameters)
         }

@@ -90,6 +90,16 @@ enum ContentVectors {
                 16 08 00 00 00 00 00 00 00 1E
                 19 01 6E
                 """),
+            ("TOTP token without an issuer (since 1.11): tag 16 left out", .otp(try OTPItem(
+                issuer: "", account: "bob@example.org", parameters: try OTPParameters(secret: Array("12345678901234567890".utf8)))), """
+                01 \(createdField)
+                11 0F 62 6F 62 40 65 78 61 6D 70 6C 65 2E 6F 72 67
+                12 04 74 6F 74 70
+                13 14 \(rfcSecret)
+                14 04 53 48 41 31
+                15 08 00 00 00 00 00 00 00 06
+                16 08 00 00 00 00 00 00 00 1E
+                """),
             ("contact note with a field group and non-ASCII text", .note(try Note(
                 name: "Bob", template: .contact, fields: [.init(label: "Email", value: "b@x.io")], text: "café")), """
                 01 \(createdField)

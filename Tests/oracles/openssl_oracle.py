@@ -111,7 +111,8 @@ def read_card(f):
 
 
 def read_otp(f):
-    return {"issuer": text(f[16]), "account": text(f[17]), "type": text(f[18]), "secret": raw(f[19]),
+    # Tag 16 is left out for a token without an issuer (FORMAT.md revision 1.11): its issuer is then empty.
+    return {"issuer": text(f[16]) if 16 in f else "", "account": text(f[17]), "type": text(f[18]), "secret": raw(f[19]),
             "algorithm": text(f[20]), "digits": integer(f[21]), "period": integer(f.get(22)),
             "counter": integer(f.get(23)), "tags": texts(f.get(24, [])), "notes": text(f.get(25))}
 
@@ -438,7 +439,7 @@ def export_otp(entry):
     assert len(single) == len(query), "a parameter given twice"
     label = urllib.parse.unquote(uri.path[1:])
     issuer, _, account = label.rpartition(":")
-    assert account == entry["account"] and issuer == entry["issuer"] == single.get("issuer")
+    assert account == entry["account"] and issuer == entry["issuer"] == single.get("issuer", "")
     secret = single["secret"]
     return {"issuer": entry["issuer"], "account": entry["account"], "type": uri.netloc,
             "secret": base64.b32decode(secret + "=" * (-len(secret) % 8)).hex(),

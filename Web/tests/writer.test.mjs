@@ -79,11 +79,13 @@ test('what the page writes, the CLI verifies and shows field for field', async (
   await device.write('card', ean);
   const token = parseToken(`otpauth://totp/ACME%20Co:ada@example.org?secret=${SECRET}&issuer=ACME%20Co&algorithm=SHA256&digits=8&period=60`);
   await device.write('otp', checkOTP({ ...token, tags: ['work'], notes: null }));
+  // A link without an issuer: the token keeps none (FORMAT.md 1.11), and the CLI names it by its account.
+  await device.write('otp', checkOTP({ ...parseToken(`otpauth://totp/solo%40example.org?secret=${SECRET}`), tags: [], notes: null }));
   await device.write('credential', checkCredential({ name: 'Vendor', provider: 'vendor', value: 'sk-live-writer-1',
     tags: [], notes: null, username: 'ada', url: 'https://vendor.example' }));
   await device.write('note', checkNote({ name: 'Bob', template: 'contact', fields: [{ label: 'Phone', value: '+1 555 0100' }],
     text: 'Met at the café', tags: [] }));
-  assert.equal(device.waiting, 4);
+  assert.equal(device.waiting, 5);
   await device.sync();
   assert.equal(device.waiting, 0);
 
@@ -97,6 +99,8 @@ test('what the page writes, the CLI verifies and shows field for field', async (
   assert.deepEqual([acme.issuer, acme.account, acme.algorithm, acme.digits, acme.period, acme.tags],
     ['ACME Co', 'ada@example.org', 'SHA256', 8, 60, ['work']]);
   assert.match(coffer(['code', 'ACME']), /^\d{8}\n$/);
+  const solo = show('solo@example.org');
+  assert.deepEqual([solo.name, solo.issuer, solo.account], ['solo@example.org', undefined, 'solo@example.org']);
   const vendor = show('Vendor');
   assert.deepEqual([vendor.provider, vendor.username, vendor.url], ['vendor', 'ada', 'https://vendor.example']);
   assert.match(coffer(['show', 'Bob']), /Met at the café/);

@@ -271,19 +271,25 @@ function tokenLabel(content) {
   return `${content.issuer} ${content.account}`.toLowerCase();
 }
 
+/** The line a token is listed under: its issuer, or its account when it has none. */
+function tokenTitle(content) {
+  return content.issuer || content.account;
+}
+
 function renderCodes() {
   const query = codeFilter.trim().toLowerCase();
   const tokens = vault.items
     .filter((item) => item.kind === 'otp')
     .filter((item) => !query || tokenLabel(item.content).includes(query))
-    .sort((a, b) => a.content.issuer.localeCompare(b.content.issuer) || a.content.account.localeCompare(b.content.account));
+    .sort((a, b) => tokenTitle(a.content).localeCompare(tokenTitle(b.content)) || a.content.account.localeCompare(b.content.account));
   codeObserver?.disconnect();
   visibleCodes = new Set();
   codeRows = tokens.map((item) => {
     const row = element('li', 'open');
     row.dataset.id = item.id;
     const left = element('div');
-    left.append(element('div', 'title', item.content.issuer), element('div', 'meta', item.content.account));
+    // A token without an issuer is named by its account alone.
+    left.append(element('div', 'title', tokenTitle(item.content)), element('div', 'meta', item.content.issuer ? item.content.account : ''));
     const counted = !timeBased(item.content);
     const revealed = countedCodes.get(item.id);
     const code = element('span', 'code', counted ? revealed?.code ?? '······' : '');
@@ -453,7 +459,7 @@ async function saveItems(kind, contents) {
   const skipped = [];
   for (const content of contents) {
     const key = duplicateKey(content);
-    if (held.has(key)) skipped.push(content.issuer);
+    if (held.has(key)) skipped.push(content.issuer || content.account);
     else {
       held.add(key);
       fresh.push(content);

@@ -148,7 +148,9 @@ const OTP_ALGORITHMS = ['SHA1', 'SHA256', 'SHA512'];
 
 /** A token checked as the CLI's OTPParameters and OTPItem check it. */
 export function checkOTP(token) {
-  const checked = { ...token, issuer: name(token.issuer, 'issuer', 100), account: name(token.account, 'account', 200) };
+  // An empty issuer is none (FORMAT.md revision 1.11): the account names the token.
+  const issuer = String(token.issuer ?? '').trim() ? name(token.issuer, 'issuer', 100) : '';
+  const checked = { ...token, issuer, account: name(token.account, 'account', 200) };
   if (!['totp', 'hotp', 'steam'].includes(checked.type)) throw invalid('token type', 'is not known');
   if (!OTP_ALGORITHMS.includes(checked.algorithm)) throw invalid('algorithm', 'is not SHA1, SHA256 or SHA512');
   if (!(checked.secret?.length >= 10)) throw invalid('secret', 'is shorter than 10 bytes (80 bits)');
@@ -232,7 +234,7 @@ function writeCard(f, card) {
 }
 
 function writeOTP(f, token) {
-  f.text(16, token.issuer);
+  if (token.issuer) f.text(16, token.issuer);
   f.text(17, token.account);
   f.text(18, token.type);
   if (token.type === 'totp') f.integer(22, token.period);

@@ -262,8 +262,9 @@ function cardForm(form, card, barcodes) {
   }, drawable);
 }
 
-/** How a token is named in a list: "issuer (account)". */
+/** How a token is named in a list: "issuer (account)", or the account alone when it has no issuer. */
 function tokenName(token) {
+  if (!token.issuer) return token.account;
   return token.account && token.account !== token.issuer ? `${token.issuer} (${token.account})` : token.issuer;
 }
 

@@ -204,7 +204,7 @@ function readCard(f) {
 
 function readOTP(f) {
   return {
-    issuer: f.text(16, 'issuer'),
+    issuer: f.optionalText(16, 'issuer') ?? '',
     account: f.text(17, 'account'),
     type: f.oneOf(18, 'type', ['totp', 'hotp', 'steam']),
     secret: f.bytes(19, 'secret'),

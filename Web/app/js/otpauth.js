@@ -258,7 +258,10 @@ function nonEmpty(value) {
   return value?.trim() || null;
 }
 
-/** The importers' naming (OTPImportNaming, OTPImport.splitLabel): a whole label in the account is split. */
+/**
+ * The importers' naming (OTPImportNaming, OTPImport.splitLabel): a whole label in the account is split; a missing
+ * account is the issuer, and a missing issuer stays missing ('').
+ */
 function importedNames(issuerText, accountText) {
   let issuer = nonEmpty(issuerText);
   let account = nonEmpty(accountText);
@@ -272,8 +275,7 @@ function importedNames(issuerText, accountText) {
     if (!issuer) [issuer, account] = [label.issuer, nonEmpty(label.account)];
     else if (label.issuer?.toLowerCase() === issuer.toLowerCase()) account = nonEmpty(label.account);
   }
-  const fallback = issuer || account || '';
-  return { issuer: issuer || fallback, account: account || fallback };
+  return { issuer: issuer || '', account: account || issuer || '' };
 }
 
 /** One OtpParameters message as a token, or the reason there is none (never quoting the secret). */

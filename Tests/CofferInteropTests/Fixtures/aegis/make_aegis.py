@@ -41,8 +41,8 @@ T = [
          secret=secret("aegis-hotp", 32), tags=["Personal"]),
     dict(issuer="Steam", account="erin", kind="steam", algorithm="SHA1", digits=5,
          secret=secret("aegis-steam", 20), tags=[]),
-    # No issuer in the vault: Coffer uses the name as the issuer.
-    dict(issuer="frank", account="frank", kind="totp", algorithm="SHA1", digits=6, period=30,
+    # No issuer in the vault: Coffer keeps none (the name is the account).
+    dict(issuer="", account="frank", kind="totp", algorithm="SHA1", digits=6, period=30,
          secret=secret("aegis-noissuer", 20), tags=[]),
 ]
 GROUPS = {"Work": fixed_uuid("group-work"), "Personal": fixed_uuid("group-personal")}
@@ -54,7 +54,7 @@ def entry(token, version):
         info["counter"] = token["counter"]
     else:
         info["period"] = token.get("period", 30)
-    issuer = "" if token["issuer"] == token["account"] else token["issuer"]
+    issuer = token["issuer"]
     value = {"type": token["kind"], "uuid": fixed_uuid(token["account"]), "name": token["account"], "issuer": issuer,
              "note": token.get("notes", ""), "favorite": False, "icon": None, "info": info}
     if version >= 3:

@@ -21,8 +21,8 @@ TOKENS = [
     # FreeOTP+ shows Steam Guard codes for a TOTP token whose issuer is exactly "Steam" (TokenCodeUtil.kt).
     dict(issuer="Steam", account="gamer", kind="steam", algorithm="SHA1", digits=5,
          secret=secret("freeotp-steam", 20)),
-    # No issuerExt: Coffer uses the label as issuer.
-    dict(issuer="erin", account="erin", kind="totp", algorithm="SHA1", digits=6, period=30,
+    # No issuerExt: Coffer keeps no issuer (the label is the account).
+    dict(issuer="", account="erin", kind="totp", algorithm="SHA1", digits=6, period=30,
          secret=secret("freeotp-erin", 20)),
 ]
 
@@ -58,7 +58,7 @@ bad = [
     ("entry 11", "not a JSON object", 42),
 ]
 tokens += [b[2] for b in bad]
-document = {"tokens": tokens, "tokenOrder": [f"{t['issuer']}:{t['account']}" for t in TOKENS]}
+document = {"tokens": tokens, "tokenOrder": [f"{t['issuer'] or t['account']}:{t['account']}" for t in TOKENS]}
 with open(os.path.join(HERE, "export.json"), "w") as handle:
     json.dump(document, handle, indent=2)
     handle.write("\n")

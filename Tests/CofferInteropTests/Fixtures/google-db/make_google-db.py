@@ -31,8 +31,8 @@ def spaced(secret_bytes):
 GITHUB = token("GitHub", "alice@example.com", "gdb-github")
 ZURICH = token("Zürich Bank", "anna", "gdb-zurich", 16)
 COUNTER = token("Counter", "dave", "gdb-counter", 20, counter=17)
-# No issuer column: Coffer uses the account as issuer.
-PLAIN = token("bob@example.org", "bob@example.org", "gdb-plain", 10)
+# No issuer column: Coffer keeps no issuer.
+PLAIN = token("", "bob@example.org", "gdb-plain", 10)
 SPACED = token("Example", "carol", "gdb-spaced", 20)
 
 ROWS = [  # email, secret, counter, type, issuer, original_name

@@ -16,8 +16,8 @@ TOKENS = [
          secret=secret("otpauth-example", 32)),
     dict(issuer="Big Corp", account="carol", kind="totp", algorithm="SHA512", digits=7, period=50,
          secret=secret("otpauth-bigcorp", 64)),
-    # No issuer anywhere: Coffer uses the account as the issuer.
-    dict(issuer="Dave", account="Dave", kind="hotp", algorithm="SHA1", digits=6, counter=42,
+    # No issuer anywhere: Coffer keeps none.
+    dict(issuer="", account="Dave", kind="hotp", algorithm="SHA1", digits=6, counter=42,
          secret=secret("otpauth-dave", 20)),
     dict(issuer="Steam", account="erin", kind="steam", algorithm="SHA1", digits=5,
          secret=secret("otpauth-steam-erin", 20)),
