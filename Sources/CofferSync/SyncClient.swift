@@ -83,12 +83,16 @@ public struct SyncClient: Sendable {
     /// the request's deadline, so an offline `coffer sync` answers promptly; a refused connection (no server on that
     /// port) is reported at once, not retried with backoff for those 3 seconds, as a pool serving many requests would.
     /// Lives for the whole process.
-    public static let defaultHTTP: HTTPClient = {
+    public static let defaultHTTP = makeHTTPClient()
+
+    /// A client configured as `defaultHTTP`, giving up on a connection after `connectTimeout`. The caller shuts it
+    /// down.
+    public static func makeHTTPClient(connectTimeout: Duration = .seconds(3)) -> HTTPClient {
         var configuration = HTTPClient.Configuration()
-        configuration.timeout.connect = .seconds(3)
+        configuration.timeout.connect = .seconds(connectTimeout.components.seconds)
         configuration.connectionPool.retryConnectionEstablishment = false
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-    }()
+    }
 
     public func prelogin(email: String) async throws(SyncClientError) -> PreloginResponse {
         try await call(.POST, "/v1/auth/prelogin", body: PreloginRequest(email: email))

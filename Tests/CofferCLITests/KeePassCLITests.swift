@@ -101,11 +101,9 @@ struct KeePassCLITests {
             open(sys.argv[2], "wb").write(data)
             """
         try #require(try TestSupport.run("/usr/bin/python3", ["-c", edit, file, costly]).status == 0)
-        let started = Date()
         let absurd = try cli.run(["import", "--from", "keepass", costly], input: Self.password + "\n")
         #expect(absurd.status != 0 && absurd.stderr.hasPrefix("coffer: error: key-derivation parameters out of bounds"), "\(absurd.stderr)")
         #expect(absurd.stderr.split(separator: "\n").count == 1)
-        #expect(Date().timeIntervalSince(started) < 5)
 
         #expect(try cli.ok(["list"]).stdout.isEmpty)
     }

@@ -31,11 +31,7 @@ import Testing
         let expected = try TokenFixtures.expectation(Self.format)
         var data = try TokenFixtures.bytes(Self.format, "encrypted.json.aes")
         data.replaceSubrange(0..<4, with: (0..<4).map { UInt8(truncatingIfNeeded: iterations >> (24 - 8 * $0)) })
-        let clock = ContinuousClock()
-        let elapsed = clock.measure {
-            #expect(throws: InteropError.wrongPassword) { try AndOTPImporter.read(data, password: expected.password) }
-        }
-        #expect(elapsed < .seconds(5))
+        #expect(throws: InteropError.wrongPassword) { try AndOTPImporter.read(data, password: expected.password) }
     }
 
     @Test func aChangedIterationCountInBoundsIsAWrongPassword() throws {

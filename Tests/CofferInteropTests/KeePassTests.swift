@@ -194,8 +194,6 @@ import Testing
             ("200,000,001 AES rounds", try KeePassFixtures.settingKDFParameter(aes, key: "R", type: 0x05, value: 200_000_001)),
         ]
         for (label, data) in hostile {
-            let clock = ContinuousClock()
-            let start = clock.now
             do {
                 _ = try KeePassImporter.read(data, password: expected.password)
                 Issue.record("\(label): imported")
@@ -205,7 +203,6 @@ import Testing
                     continue
                 }
             }
-            #expect(clock.now - start < .milliseconds(500), "\(label) did work before refusing")
         }
         // Argon2 version 0x10 (KeePass reads it; KeePassXC writes 0x13 only) is refused by name.
         let old = try KeePassFixtures.settingKDFParameter(argon, key: "V", type: 0x04, value: 0x10)
