@@ -23,6 +23,8 @@ struct TokenClaims: JWTPayload, Equatable {
     var typ: Kind
     var iat: Int64
     var exp: Int64
+    /// Not before (RFC 7519 §4.1.5): Coffer's tokens carry none, and one that does is honoured.
+    var nbf: Int64?
 
     /// Claims are checked by `TokenService` against its injectable clock, not here.
     func verify(using algorithm: some JWTAlgorithm) throws {}
@@ -103,11 +105,12 @@ final class TokenService: Sendable {
             exp: now + Int64(lifetime))
         var header = JWTHeader()
         header.typ = "JWT"
-        return try await keys.sign(claims, kid: currentKeyID, header: header)
+        return ES256Signature.canonical(try await keys.sign(claims, kid: currentKeyID, header: header))
     }
 
-    /// The claims of a token of `kind`, or nil for anything else: wrong algorithm, unknown key, bad signature, wrong
-    /// issuer, audience or type, expired, issued in the future.
+    /// The claims of a token of `kind`, or nil for anything else: wrong algorithm, unknown key, a `crit` header, a
+    /// non-canonical (high-S) or bad signature, wrong issuer, audience or type, expired, issued in the future or not
+    /// valid yet (`nbf`).
     func verify(_ token: String, kind: TokenClaims.Kind) async -> TokenClaims? {
         guard token.utf8.count <= Self.maximumTokenBytes else { return nil }
         let now = Int64(clock().timeIntervalSince1970)
@@ -116,14 +119,15 @@ final class TokenService: Sendable {
         if let known = verified.withLock({ $0.claims(for: digest) }) {
             claims = known
         } else {
-            guard let header = Self.header(of: token), header.alg == "ES256", let kid = header.kid, knownKeyIDs.contains(kid),
+            guard let header = Self.header(of: token), header.alg == "ES256", header.crit == nil, let kid = header.kid,
+                  knownKeyIDs.contains(kid), ES256Signature.isCanonical(token),
                   let checked = try? await keys.verify(token, as: TokenClaims.self)
             else { return nil }
             verified.withLock { $0.insert(checked, for: digest, now: now) }
             claims = checked
         }
         guard claims.iss == Self.issuer, claims.aud == Self.audience(of: kind), claims.typ == kind, claims.exp > now,
-              claims.iat <= now + 60, UUID(uuidString: claims.sub) != nil, UUID(uuidString: claims.sid) != nil,
+              claims.iat <= now + 60, (claims.nbf ?? now) <= now + 60, UUID(uuidString: claims.sub) != nil, UUID(uuidString: claims.sid) != nil,
               UUID(uuidString: claims.jti) != nil
         else { return nil }
         return claims
@@ -139,11 +143,13 @@ final class TokenService: Sendable {
     /// our client id, not expired.
     func verifyApple(_ token: String) async -> AppleIdentity? {
         guard let apple, let appleAudience else { return nil }
-        guard let header = Self.header(of: token), header.alg == "RS256", let kid = header.kid, appleKeyIDs.contains(kid)
+        guard let header = Self.header(of: token), header.alg == "RS256", header.crit == nil, let kid = header.kid,
+              appleKeyIDs.contains(kid)
         else { return nil }
         guard let claims = try? await apple.verify(token, as: AppleClaims.self) else { return nil }
         let now = Int64(clock().timeIntervalSince1970)
         guard claims.iss == Self.appleIssuer, claims.aud.contains(appleAudience), claims.exp > now, claims.iat <= now + 60,
+              (claims.nbf ?? now) <= now + 60,
               !claims.sub.isEmpty, claims.sub.utf8.count <= 255
         else { return nil }
         return AppleIdentity(subject: claims.sub, email: claims.email)
@@ -157,6 +163,9 @@ final class TokenService: Sendable {
     struct Header: Decodable {
         var alg: String?
         var kid: String?
+        /// Extensions the token says must be understood (RFC 7515 §4.1.11). Coffer understands none, so a token with
+        /// this header, whatever it lists, is refused; one whose `crit` is not a list of names does not even decode.
+        var crit: [String]?
     }
 
     /// The token's header, decoded without trusting it.
@@ -200,10 +209,11 @@ struct AppleClaims: JWTPayload {
     var aud: [String]
     var exp: Int64
     var iat: Int64
+    var nbf: Int64?
     var email: String?
 
     enum CodingKeys: String, CodingKey {
-        case iss, sub, aud, exp, iat, email
+        case iss, sub, aud, exp, iat, nbf, email
     }
 
     init(from decoder: any Decoder) throws {
@@ -217,6 +227,7 @@ struct AppleClaims: JWTPayload {
         }
         exp = try container.decode(Int64.self, forKey: .exp)
         iat = try container.decode(Int64.self, forKey: .iat)
+        nbf = try container.decodeIfPresent(Int64.self, forKey: .nbf)
         email = try container.decodeIfPresent(String.self, forKey: .email)
     }
 
@@ -234,10 +245,66 @@ struct AppleClaims: JWTPayload {
 }
 
 extension Data {
+    /// Unpadded base64url.
+    func base64URLEncodedString() -> String {
+        base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
     /// Decodes unpadded base64url.
     init?(base64URL text: String) {
         var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while base64.count % 4 != 0 { base64.append("=") }
         self.init(base64Encoded: base64)
+    }
+}
+
+/// ES256 signatures in their canonical form. An ECDSA signature (r, s) is just as valid as (r, n − s), so every token
+/// would have a second spelling that verifies; a token is accepted only with s ≤ n/2 ("low S", as Bitcoin and
+/// Ethereum require), and the tokens signed here are brought to it.
+enum ES256Signature {
+    /// The order n of P-256's group, big-endian.
+    static let order: [UInt8] = [
+        0xFF, 0xFF, 0xFF, 0xFF, 0x00, 0x00, 0x00, 0x00, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+        0xBC, 0xE6, 0xFA, 0xAD, 0xA7, 0x17, 0x9E, 0x84, 0xF3, 0xB9, 0xCA, 0xC2, 0xFC, 0x63, 0x25, 0x51,
+    ]
+    /// ⌊n / 2⌋, big-endian.
+    static let halfOrder: [UInt8] = [
+        0x7F, 0xFF, 0xFF, 0xFF, 0x80, 0x00, 0x00, 0x00, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+        0xDE, 0x73, 0x7D, 0x56, 0xD3, 0x8B, 0xCF, 0x42, 0x79, 0xDC, 0xE5, 0x61, 0x7E, 0x31, 0x92, 0xA8,
+    ]
+
+    /// Whether the token's signature is 64 bytes (r ‖ s) with 0 < s ≤ n/2, spelt in canonical base64url (unpadded,
+    /// the unused low bits of its last character zero: otherwise up to 16 spellings decode to the same bytes).
+    static func isCanonical(_ token: String) -> Bool {
+        guard let signature = signature(of: token),
+              token[token.index(after: token.lastIndex(of: ".")!)...] == Data(signature).base64URLEncodedString()
+        else { return false }
+        let s = Array(signature[32...])
+        guard s.contains(where: { $0 != 0 }) else { return false }
+        return s == halfOrder || s.lexicographicallyPrecedes(halfOrder)
+    }
+
+    /// The token with s replaced by n − s when s > n/2 (the same signature, in its canonical form).
+    static func canonical(_ token: String) -> String {
+        guard let signature = signature(of: token), !isCanonical(token) else { return token }
+        let s = Array(signature[32...])
+        var difference = [UInt8](repeating: 0, count: 32)
+        var borrow = 0
+        for index in stride(from: 31, through: 0, by: -1) {
+            var value = Int(order[index]) - Int(s[index]) - borrow
+            borrow = value < 0 ? 1 : 0
+            if value < 0 { value += 256 }
+            difference[index] = UInt8(value)
+        }
+        let signingInput = token[..<token.lastIndex(of: ".")!]
+        return signingInput + "." + Data(signature[..<32] + difference).base64URLEncodedString()
+    }
+
+    private static func signature(of token: String) -> [UInt8]? {
+        guard let dot = token.lastIndex(of: "."), let data = Data(base64URL: String(token[token.index(after: dot)...])),
+              data.count == 64
+        else { return nil }
+        return Array(data)
     }
 }

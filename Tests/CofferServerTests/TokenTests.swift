@@ -45,6 +45,40 @@ struct TokenTests {
         return "\(input).\(base64URL(try sign(Data(input.utf8))))"
     }
 
+    /// P-256's group order n, big-endian: (r, s) and (r, n − s) are both valid signatures of the same message.
+    static let order = Array(Data(base64Encoded: "/////wAAAAD//////////7zm+q2nF56E87nKwvxjJVE=")!)
+
+    static func bytes(base64URL text: String) throws -> [UInt8] {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        return Array(try #require(Data(base64Encoded: base64)))
+    }
+
+    /// n − s, big-endian.
+    static func negate(_ s: some Collection<UInt8>) -> [UInt8] {
+        let s = Array(s)
+        var result = [UInt8](repeating: 0, count: 32)
+        var borrow = 0
+        for index in stride(from: 31, through: 0, by: -1) {
+            let value = Int(order[index]) - Int(s[index]) - borrow
+            borrow = value < 0 ? 1 : 0
+            result[index] = UInt8((value + 256) % 256)
+        }
+        return result
+    }
+
+    /// Whether s ≤ n/2: s ≤ n − s.
+    static func isLowS(_ signature: [UInt8]) -> Bool {
+        let s = Array(signature[32...])
+        return !negate(s).lexicographicallyPrecedes(s)
+    }
+
+    /// A P-256 signature of `data` in its canonical (low-S) form, as the server signs and requires.
+    static func canonicalSignature(_ key: P256.Signing.PrivateKey, _ data: Data) throws -> Data {
+        let raw = Array(try key.signature(for: data).rawRepresentation)
+        return Data(isLowS(raw) ? raw : Array(raw[..<32]) + negate(raw[32...]))
+    }
+
     static func serverKey(_ dataDirectory: String) throws -> P256.Signing.PrivateKey {
         let directory = "\(dataDirectory)/signing-keys"
         let name = try #require(try FileManager.default.contentsOfDirectory(atPath: directory).sorted().last)
@@ -60,7 +94,7 @@ struct TokenTests {
             #expect(real.header["alg"] as? String == "ES256" && real.header["kid"] != nil)
             let serverKey = try Self.serverKey(api.dataDirectory)
             // The same claims under the real key verify (the harness itself is sound).
-            let resigned = try Self.token(header: real.header, claims: real.claims) { try serverKey.signature(for: $0).rawRepresentation }
+            let resigned = try Self.token(header: real.header, claims: real.claims) { try Self.canonicalSignature(serverKey, $0) }
             #expect(try await api.send(.get, "/v1/account", token: resigned).status == .ok)
 
             var forged: [String: String] = [:]
@@ -73,18 +107,47 @@ struct TokenTests {
                 header: ["alg": "HS256", "typ": "JWT", "kid": real.header["kid"]!], claims: real.claims
             ) { Data(HMAC<SHA256>.authenticationCode(for: $0, using: SymmetricKey(data: publicPEM))) }
             forged["unknown kid"] = try Self.token(header: ["alg": "ES256", "typ": "JWT", "kid": "k-unknown"], claims: real.claims) {
-                try serverKey.signature(for: $0).rawRepresentation
+                try Self.canonicalSignature(serverKey, $0)
             }
             var tampered = real.claims
             tampered["sub"] = UUID().uuidString.lowercased()
             forged["tampered subject, old signature"] = "\(try Self.encode(real.header)).\(try Self.encode(tampered)).\(real.signature)"
             var wrongIssuer = real.claims
             wrongIssuer["iss"] = "someone-else"
-            forged["wrong issuer"] = try Self.token(header: real.header, claims: wrongIssuer) { try serverKey.signature(for: $0).rawRepresentation }
+            forged["wrong issuer"] = try Self.token(header: real.header, claims: wrongIssuer) { try Self.canonicalSignature(serverKey, $0) }
             var future = real.claims
             future["iat"] = (real.claims["iat"] as! Int) + 3600
             future["exp"] = (real.claims["exp"] as! Int) + 3600
-            forged["issued in the future"] = try Self.token(header: real.header, claims: future) { try serverKey.signature(for: $0).rawRepresentation }
+            forged["issued in the future"] = try Self.token(header: real.header, claims: future) { try Self.canonicalSignature(serverKey, $0) }
+            // The real token's second spelling: (r, n − s) verifies under P-256 (checked here), and is refused.
+            let signingInput = String(account.access[..<account.access.lastIndex(of: ".")!])
+            let realSignature = try Self.bytes(base64URL: real.signature)
+            // Compared as Bools: a failed expectation prints its operands, and a token's signature has no place in test output.
+            let signedLowS = Self.isLowS(realSignature)
+            #expect(signedLowS, "the server signs in canonical form")
+            let malleated = Data(realSignature[..<32] + Self.negate(realSignature[32...]))
+            #expect(serverKey.publicKey.isValidSignature(
+                try P256.Signing.ECDSASignature(rawRepresentation: malleated), for: Data(signingInput.utf8)))
+            forged["high-S copy of the real token"] = "\(signingInput).\(Self.base64URL(malleated))"
+            // The same bytes spelt with the last character's unused bits set: base64 decoders often ignore them.
+            let last = real.signature.last!
+            let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+            let sextet = alphabet.firstIndex(of: last)!
+            forged["non-canonical base64 of the real signature"] = "\(signingInput).\(real.signature.dropLast())\(alphabet[sextet | 0b1111])"
+            // A critical header this server does not understand, and a token not valid for an hour yet.
+            forged["crit header"] = try Self.token(header: real.header.merging(["crit": ["exp"]]) { $1 }, claims: real.claims) {
+                try Self.canonicalSignature(serverKey, $0)
+            }
+            forged["crit header, not a list"] = try Self.token(header: real.header.merging(["crit": "exp"]) { $1 }, claims: real.claims) {
+                try Self.canonicalSignature(serverKey, $0)
+            }
+            forged["nbf in an hour"] = try Self.token(header: real.header, claims: real.claims.merging(["nbf": (real.claims["iat"] as! Int) + 3600]) { $1 }) {
+                try Self.canonicalSignature(serverKey, $0)
+            }
+            let notBeforeNow = try Self.token(header: real.header, claims: real.claims.merging(["nbf": real.claims["iat"] as! Int]) { $1 }) {
+                try Self.canonicalSignature(serverKey, $0)
+            }
+            #expect(try await api.send(.get, "/v1/account", token: notBeforeNow).status == .ok, "an nbf that has passed is fine")
             forged["refresh token as access token"] = account.refresh
             forged["garbage"] = "not.a.token"
             // Twice each: the second time, a token whose signature verified comes from the server's cache of verified
@@ -125,6 +188,24 @@ struct TokenTests {
             // Other families live on.
             let other = try await account.login(api)
             #expect(try await api.send(.get, "/v1/account", token: other.accessToken).status == .ok)
+        }
+    }
+
+    /// A signer leaves s high about half the time: 40 tokens all canonical would otherwise happen once in 2^40.
+    @Test("every token the server signs is in canonical (low-S) form, so none is refused as a second spelling")
+    func signsCanonically() async throws {
+        try await withServer(.sqlite) { api, _ in
+            let account = try await TestAccount.register(api)
+            var refresh = account.refresh
+            for _ in 0..<20 {
+                let answer = try await api.send(.post, "/v1/auth/refresh", json: RefreshRequest(refreshToken: refresh)).decode(AuthResponse.self)
+                for token in [answer.accessToken, answer.refreshToken] {
+                    let lowS = Self.isLowS(try Self.bytes(base64URL: String(token[token.index(after: token.lastIndex(of: ".")!)...])))
+                    #expect(lowS)
+                }
+                #expect(try await api.send(.get, "/v1/account", token: answer.accessToken).status == .ok)
+                refresh = answer.refreshToken
+            }
         }
     }
 
