@@ -23,6 +23,11 @@ public enum AegisImporter: Importer {
     /// most 1 GiB of memory (128·r·N). Aegis itself writes N = 2^15, r = 8, p = 1.
     fileprivate static let scryptLimits = (maxN: 1 << 20, maxR: 32, maxP: 16, maxMemory: 1 << 30)
 
+    /// The most scrypt work all of a file's password slots may ask for together (the sum of N·r·p): 64 slots like
+    /// Aegis's own (N·r·p = 2^18), a few seconds here. Each slot is tried in turn with the password, so without it a
+    /// file of many costly slots would run scrypt for as long as its author liked.
+    static let maxScryptWork = 1 << 24
+
     public static func read(_ data: [UInt8], password: String?) throws(InteropError) -> ImportResult {
         guard data.count <= importSizeLimit else { throw .tooLarge(limit: importSizeLimit) }
         guard let root = (try? JSONSerialization.jsonObject(with: Data(data))) as? [String: Any] else {
@@ -67,9 +72,16 @@ public enum AegisImporter: Importer {
 
         let passwordSlots = slots.compactMap { $0 as? [String: Any] }.filter { jsonInt($0["type"]) == 1 }
         guard !passwordSlots.isEmpty else { throw .malformedFile("the vault has no password slot") }
+        // Every slot is checked, and their work added up, before any is run.
+        var slotParameters: [SlotParameters] = []
+        for slot in passwordSlots { slotParameters.append(try SlotParameters(slot)) }
+        let work = slotParameters.reduce(0) { $0 + $1.n * $1.r * $1.p }
+        guard work <= maxScryptWork else {
+            throw .kdfParametersOutOfBounds(
+                "the \(slotParameters.count) password slots ask for more scrypt work than 64 of Aegis's own slots")
+        }
         var masterKey: SymmetricKey?
-        for slot in passwordSlots {
-            let parameters = try SlotParameters(slot)
+        for parameters in slotParameters {
             if let key = parameters.unwrap(password: password) {
                 masterKey = key
                 break
