@@ -36,13 +36,13 @@ public enum CofferServerApplication {
         let server: HTTPServerBuilder
         switch (configuration.tlsCertificatePath, configuration.tlsKeyPath) {
         case (nil, nil):
-            server = http1
+            server = http1(configuration)
         case (let certificate?, let key?):
             do {
                 let chain = try NIOSSLCertificate.fromPEMFile(certificate).map { NIOSSLCertificateSource.certificate($0) }
                 let privateKey = try NIOSSLPrivateKey(file: key, format: .pem)
                 let tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(privateKey))
-                server = try .tls(http1, tlsConfiguration: tls)
+                server = try .tls(http1(configuration), tlsConfiguration: tls)
             } catch {
                 throw ServerSetupError.tls("cannot load the certificate or key")
             }

@@ -36,7 +36,13 @@ final class MalformedRequestResponder: ChannelDuplexHandler, RemovableChannelHan
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard refusal == nil else { return }
         switch unwrapInboundIn(data) {
-        case .head:
+        case .head(let head):
+            // A body in another transfer coding (gzip, chunked) would reach the routes still coded: refused unread.
+            if let refused = Self.refusal(transferEncoding: head.headerFields[values: .transferEncoding]) {
+                refusal = refused
+                if unanswered == 0 { answer(context, refused) }
+                return
+            }
             unanswered += 1
             readingBody = true
         case .body:
@@ -69,6 +75,16 @@ final class MalformedRequestResponder: ChannelDuplexHandler, RemovableChannelHan
         if unanswered == 0 { answer(context, refused) }
     }
 
+    /// 501 for a `Transfer-Encoding` other than plain `chunked` (RFC 9112 §6.1: a server that does not understand a
+    /// coding answers 501); nil when there is none or it is `chunked`. The parser itself refuses `chunked` given twice,
+    /// as a malformed request.
+    static func refusal(transferEncoding values: [String]) -> APIError? {
+        guard !values.isEmpty else { return nil }
+        let codings = values.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        guard codings != ["chunked"] else { return nil }
+        return APIError(.notImplemented, "not_implemented", "Transfer-Encoding other than chunked is not supported")
+    }
+
     /// The answer to a parser or conversion error; nil for errors that are not about the request's bytes.
     static func refusal(for error: any Error) -> APIError? {
         switch error {
@@ -95,8 +111,13 @@ final class MalformedRequestResponder: ChannelDuplexHandler, RemovableChannelHan
 }
 
 extension CofferServerApplication {
-    /// HTTP/1 with malformed requests answered by `MalformedRequestResponder`.
-    static var http1: HTTPServerBuilder {
-        .http1(configuration: HTTP1Channel.Configuration(additionalChannelHandlers: [MalformedRequestResponder()]))
+    /// HTTP/1 with each connection admitted and timed by `ConnectionGuard`, malformed requests answered by
+    /// `MalformedRequestResponder`, and idle connections closed after `configuration.idleTimeout`.
+    static func http1(_ configuration: ServerConfiguration) -> HTTPServerBuilder {
+        let limits = ConnectionLimits(perAddress: configuration.maxConnectionsPerAddress, total: configuration.maxConnections)
+        let requestTimeout = TimeAmount.milliseconds(Int64(configuration.requestTimeout * 1000))
+        return .http1(configuration: HTTP1Channel.Configuration(
+            additionalChannelHandlers: [ConnectionGuard(limits: limits, requestTimeout: requestTimeout), MalformedRequestResponder()],
+            idleTimeout: .milliseconds(Int64(configuration.idleTimeout * 1000))))
     }
 }

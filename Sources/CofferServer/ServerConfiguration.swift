@@ -1,4 +1,5 @@
 import CofferCrypto
+import CofferPlatform
 import Foundation
 import NIOCore
 
@@ -57,8 +58,22 @@ public struct ServerConfiguration: Sendable {
     /// (`coffer-bench places`).
     public var eventLoops: Int = ServerConfiguration.defaultEventLoops
 
+    /// Connections held at once from one client address (`ConnectionLimits`); beyond it a new connection from that
+    /// address is closed as soon as it is accepted. Many users behind one NAT share an address.
+    public var maxConnectionsPerAddress: Int = 512
+    /// Connections held at once in all; beyond it every new connection is closed at once.
+    public var maxConnections: Int = ServerConfiguration.defaultMaxConnections
+    /// Seconds a connection may go without a request part read or an answer written (a head never finished, an idle
+    /// keep-alive connection) before it is closed.
+    public var idleTimeout: TimeInterval = 30
+    /// Seconds a request's body may take to arrive after its head (a 5 MiB push on a slow line takes some).
+    public var requestTimeout: TimeInterval = 120
+
     /// Half the cores this process may use, at least one.
     public static var defaultEventLoops: Int { max(1, System.coreCount / 2) }
+
+    /// 10,000, or fewer when the open-file limit is lower: it keeps 128 descriptors for the store, logs and listeners.
+    public static var defaultMaxConnections: Int { max(64, min(10_000, (ProcessLimits.openFiles ?? 10_128) - 128)) }
     public static let maxEventLoops = 256
 
     public init(

@@ -136,10 +136,27 @@ struct Serve: AsyncParsableCommand {
     var webVaultDir: String?
     @Option(help: "Threads serving the sockets, 1 to \(ServerConfiguration.maxEventLoops); the routes run on one thread per core beside them (default: half the cores, \(ServerConfiguration.defaultEventLoops) here; env COFFER_SERVER_EVENT_LOOPS).")
     var eventLoops: Int?
+    @Option(help: "Connections held at once; beyond it new ones are closed at once (default: \(ServerConfiguration.defaultMaxConnections) here: 10,000, fewer under a low open-file limit).")
+    var maxConnections: Int?
+    @Option(help: "Connections held at once from one client address.")
+    var maxConnectionsPerAddress: Int = 512
+    @Option(help: "Seconds a connection may sit without a request part or an answer (an unfinished head, an idle keep-alive) before it is closed.")
+    var idleTimeout: Int = 30
+    @Option(help: "Seconds a request's body may take to arrive after its head.")
+    var requestTimeout: Int = 120
 
     func validate() throws {
         if let eventLoops, !(1...ServerConfiguration.maxEventLoops).contains(eventLoops) {
             throw ValidationError("--event-loops must be 1 to \(ServerConfiguration.maxEventLoops)")
+        }
+        if let maxConnections, !(1...1_000_000).contains(maxConnections) {
+            throw ValidationError("--max-connections must be 1 to 1000000")
+        }
+        guard (1...1_000_000).contains(maxConnectionsPerAddress) else {
+            throw ValidationError("--max-connections-per-address must be 1 to 1000000")
+        }
+        guard (1...3600).contains(idleTimeout), (1...3600).contains(requestTimeout) else {
+            throw ValidationError("--idle-timeout and --request-timeout must be 1 to 3600 seconds")
         }
     }
 
@@ -155,6 +172,10 @@ struct Serve: AsyncParsableCommand {
             corsOrigin: corsOrigin, requestsPerMinute: requestsPerMinute,
             metrics: metrics || environment["COFFER_SERVER_METRICS"] == "1")
         settings.addressRequestsPerMinute = addressRequestsPerMinute
+        if let maxConnections { settings.maxConnections = maxConnections }
+        settings.maxConnectionsPerAddress = maxConnectionsPerAddress
+        settings.idleTimeout = TimeInterval(idleTimeout)
+        settings.requestTimeout = TimeInterval(requestTimeout)
         if let loops = eventLoops ?? environment["COFFER_SERVER_EVENT_LOOPS"].map({ Int($0) ?? 0 }) {
             guard (1...ServerConfiguration.maxEventLoops).contains(loops) else {
                 throw ServerSetupError.configuration("COFFER_SERVER_EVENT_LOOPS must be 1 to \(ServerConfiguration.maxEventLoops)")

@@ -16,10 +16,13 @@ struct SyncCLITests {
     final class Server {
         let data: String
         let port = TestSupport.unusedPort()
+        /// Flags beyond the data directory and port.
+        let arguments: [String]
         private var process: Process?
 
-        init() throws {
+        init(arguments: [String] = []) throws {
             data = try TestSupport.temporaryDirectory("sync-server")
+            self.arguments = arguments
         }
 
         var url: String { "http://127.0.0.1:\(port)" }
@@ -27,7 +30,7 @@ struct SyncCLITests {
         func start() throws {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: SyncCLITests.serverBinary)
-            process.arguments = ["--data", data, "--port", "\(port)"]
+            process.arguments = ["--data", data, "--port", "\(port)"] + arguments
             process.environment = ["PATH": "/usr/bin:/bin", "SWIFT_BACKTRACE": "enable=no", "COFFER_LOG": "error"]
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
