@@ -180,6 +180,49 @@ struct CLITests {
         #expect(wrongPIN.status == 77 && wrongPIN.stderr.contains("9 attempts left"))
     }
 
+    /// The slot's KDF encoding is read from the vault file and compared with the bytes FORMAT.md §2 gives, so that a
+    /// weaker default (or tests' cheaper cost leaking into the binary) cannot pass unseen.
+    @Test("the passphrase slot `init` writes is stretched as documented: PBKDF2-SHA256 600,000 iterations, or scrypt 2^15/8/1")
+    func defaultKDF() throws {
+        for (flags, encoding) in [([String](), "01000927C0"), (["--scrypt"], "020F0000000800000001")] {
+            let cli = try CLI()
+            try cli.ok(["init", "--passphrase"] + flags, input: "stretched copper meadow harbor\n")
+            let database = try DatabaseQueue(path: cli.vaultFile)
+            defer { try? database.close() }
+            let stored = try database.read { db in try String.fetchAll(db, sql: "SELECT hex(kdf) FROM slot WHERE type = 2") }
+            #expect(stored == [encoding], "\(flags)")
+        }
+    }
+
+    /// `secure_delete` zeroes what SQLite frees; without it the replaced wrapped keys and boxes stay in free space.
+    @Test("after a passphrase change and a key rotation, no old wrapped key or item box is left in the vault's files")
+    func replacedKeysAreErased() throws {
+        let cli = try CLI()
+        try cli.ok(["init", "--passphrase"], input: "first copper meadow harbor\n")
+        for index in 0..<40 { try cli.ok(["add", "credential", "API \(index)"], input: "value-\(index)-\(UUID())\n") }
+        func stored() throws -> Set<Data> {
+            let database = try DatabaseQueue(path: cli.vaultFile)
+            defer { try? database.close() }
+            return try database.read { db in
+                Set(try Data.fetchAll(db, sql: "SELECT wrapped_key FROM slot UNION ALL SELECT box FROM item WHERE box IS NOT NULL"))
+            }
+        }
+        let first = try stored()
+        try cli.ok(["passphrase", "change"], input: "first copper meadow harbor\nsecond violet tundra pencil\n")
+        let second = try stored()
+        try cli.ok(["rotate-key"], input: "second violet tundra pencil\n")
+        let current = try stored()
+        let replaced = first.union(second).subtracting(current)
+        #expect(replaced.count > 40, "the rotation replaced every box")
+        var files = Data()
+        for name in try FileManager.default.contentsOfDirectory(atPath: cli.vaultDirectory) {
+            files += (try? Data(contentsOf: URL(fileURLWithPath: cli.vaultDirectory + "/" + name))) ?? Data()
+        }
+        // Compared as a count: the values are key material, which test output never shows.
+        let left = replaced.filter { files.range(of: $0) != nil }.count
+        #expect(left == 0, "\(left) of \(replaced.count) replaced values still in the files")
+    }
+
     @Test("Passphrase, recovery code, backup and restore on a second device, key rotation")
     func slotsAndBackups() throws {
         let cli = try CLI()

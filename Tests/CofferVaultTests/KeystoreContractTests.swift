@@ -26,8 +26,8 @@ struct KeystoreContractTests {
             case .file: return FileKeystore(directory: try TestSupport.temporaryDirectory("contract") + "/keystore")
             case .memory: return InMemoryKeystore()
             case .secretService:
-                guard let session = KeystoreContractTests.sharedSession else { return nil }
-                _ = session
+                guard let started = KeystoreContractTests.sharedSession else { return nil }
+                _ = try started.get()
                 return SecretServiceKeystore(lockPath: try TestSupport.temporaryDirectory("contract") + "/ss.lock")
             #if canImport(Security)
             case .keychain: return KeychainKeystore()
@@ -37,11 +37,15 @@ struct KeystoreContractTests {
     }
 
     /// libsecret keeps one connection per process, so every in-process Secret Service test shares one session, whose
-    /// bus this process is pointed at before libsecret is first used.
-    static let sharedSession: SecretServiceSession? = {
-        guard SecretServiceSession.available, let session = try? SecretServiceSession() else { return nil }
-        setenv("DBUS_SESSION_BUS_ADDRESS", session.address, 1)
-        return session
+    /// bus this process is pointed at before libsecret is first used. Nil where the tools are not installed; a session
+    /// that failed to start is kept as the error each test then fails with.
+    static let sharedSession: Result<SecretServiceSession, any Error>? = {
+        guard SecretServiceSession.available else { return nil }
+        return Result {
+            let session = try SecretServiceSession()
+            setenv("DBUS_SESSION_BUS_ADDRESS", session.address, 1)
+            return session
+        }
     }()
 
     /// Secrets that break stores which treat values as text: NUL, bytes ≥ 0x80, a lone 0xFF, all 32 bytes long.
@@ -130,7 +134,8 @@ struct KeystoreContractTests {
 
     @Test("auto takes the Secret Service only for an environment that names this process's bus")
     func autoNeedsTheBus() throws {
-        guard let session = Self.sharedSession else { return Self.notice(.secretService) }
+        guard let started = Self.sharedSession else { return Self.notice(.secretService) }
+        let session = try started.get()
         let data = try TestSupport.temporaryDirectory("auto")
         let without = CofferLocation.standard(environment: ["XDG_DATA_HOME": data])
         #expect(try without.keystore(for: UUID(), creating: true).store.kind == .file)
