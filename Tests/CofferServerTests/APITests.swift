@@ -253,6 +253,10 @@ struct APITests {
             #expect(limited.status == .tooManyRequests && limited.error?.error == "rate_limited")
             let retryAfter = try #require(limited.headers[.retryAfter].flatMap(Int.init))
             #expect((1...300).contains(retryAfter))
+            // A device already signed in is not locked out with it: refreshing its session is not a login.
+            let refreshed = try await api.send(.post, "/v1/auth/refresh", json: RefreshRequest(refreshToken: account.refresh))
+            #expect(refreshed.status == .ok)
+            #expect(try await api.send(.get, "/v1/account", token: try refreshed.decode(AuthResponse.self).accessToken).status == .ok)
             clock.advance(TimeInterval(retryAfter))
             #expect(try await api.send(.post, "/v1/auth/login", json: LoginRequest(email: account.email, authKey: account.authKey)).status == .ok)
             let events = try await store.auditEvents(userID: account.userID, limit: 20).map(\.kind)
