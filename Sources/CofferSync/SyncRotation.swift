@@ -35,7 +35,7 @@ extension SyncSession {
         _ = try await resumeRotation(access: access)
         let limits = coffer.location.options.limits
         let parameters = try await client { () throws(SyncClientError) in try await client.prelogin(email: linked.account) }
-        let kdf = try crypto { () throws(CofferCryptoError) in try parameters.kdf.kdf(limits: limits) }
+        let kdf = try Self.serverKDF(parameters.kdf, limits: limits)
         guard let salt = Data(base64Encoded: parameters.salt) else { throw .client(.malformedResponse) }
         let commitment = AccountCommitment.of(kdf: kdf, salt: Array(salt))
         if let known = linked.accountCommitment, known != commitment { throw .accountParametersChanged }

@@ -28,6 +28,9 @@ public enum SyncError: Error, Sendable, CustomStringConvertible {
     /// The server asks for passphrase-stretching parameters below Coffer's defaults (a downgrade), before anything
     /// was stretched or sent.
     case weakKDF(PassphraseKDF)
+    /// The server asks for passphrase-stretching parameters no Coffer accepts (out of bounds, or an unknown KDF):
+    /// refused as `weakKDF` is, before anything was stretched or sent.
+    case unusableKDF(String)
     /// The account's stretching parameters are not the ones this device knows, and no verified head changed them.
     case accountParametersChanged
     /// Republish: the server holds this device's newest verified state already (or the device verified none).
@@ -50,9 +53,12 @@ public enum SyncError: Error, Sendable, CustomStringConvertible {
         case .tooManyConflicts: return "other devices kept changing the same items; run sync again"
         case .verification(let failure): return failure.description
         case .weakKDF(let kdf):
-            return "the server asks for weaker passphrase stretching (\(kdf)) than Coffer's minimum "
-                + "(\(PassphraseKDF.defaultPBKDF2) or \(PassphraseKDF.defaultScrypt)): a downgrade by the server, or an "
+            return "the server asks for passphrase stretching Coffer refuses (\(kdf), weaker than Coffer's minimum of "
+                + "\(PassphraseKDF.defaultPBKDF2) or \(PassphraseKDF.defaultScrypt)): a downgrade by the server, or an "
                 + "account made with weaker settings; nothing was sent"
+        case .unusableKDF(let detail):
+            return "the server asks for passphrase stretching Coffer refuses (\(detail)): a downgrade or damage by the "
+                + "server; nothing was sent"
         case .nothingToRepublish:
             return "the server already holds the newest state this device verified: nothing to republish"
         case .historyIncomplete(let epoch):
@@ -159,7 +165,7 @@ public struct SyncSession: Sendable {
             throw .coffer(error)
         }
         let parameters = try await clientCall { () throws(SyncClientError) in try await client.prelogin(email: email) }
-        let kdf = try cryptoCall { () throws(CofferCryptoError) in try parameters.kdf.kdf(limits: limits) }
+        let kdf = try Self.serverKDF(parameters.kdf, limits: limits)
         guard let salt = Data(base64Encoded: parameters.salt) else { throw .client(.malformedResponse) }
         if !allowWeakKDF, !kdf.meetsDefaults { throw .weakKDF(kdf) }
         let commitment = AccountCommitment.of(kdf: kdf, salt: Array(salt))
@@ -395,7 +401,7 @@ public struct SyncSession: Sendable {
         guard let linked = try vault({ try $0.syncAccount() }) else { throw .notLinked }
         let limits = coffer.location.options.limits
         let parameters = try await client { () throws(SyncClientError) in try await client.prelogin(email: linked.account) }
-        let currentKDF = try crypto { () throws(CofferCryptoError) in try parameters.kdf.kdf(limits: limits) }
+        let currentKDF = try Self.serverKDF(parameters.kdf, limits: limits)
         guard let currentSalt = Data(base64Encoded: parameters.salt) else { throw .client(.malformedResponse) }
         if let known = linked.accountCommitment, known != AccountCommitment.of(kdf: currentKDF, salt: Array(currentSalt)) {
             throw .accountParametersChanged
@@ -453,7 +459,7 @@ public struct SyncSession: Sendable {
             // Linked by a version that did not record the account's parameters: take them as a new login would.
             let parameters = try await client { () throws(SyncClientError) in try await client.prelogin(email: account.account) }
             let limits = coffer.location.options.limits
-            let kdf = try crypto { () throws(CofferCryptoError) in try parameters.kdf.kdf(limits: limits) }
+            let kdf = try Self.serverKDF(parameters.kdf, limits: limits)
             guard let salt = Data(base64Encoded: parameters.salt) else { throw .client(.malformedResponse) }
             commitment = AccountCommitment.of(kdf: kdf, salt: Array(salt))
         }
@@ -735,6 +741,16 @@ public struct SyncSession: Sendable {
 
     func crypto<T>(_ body: () throws(CofferCryptoError) -> T) throws(SyncError) -> T {
         try Self.cryptoCall(body)
+    }
+
+    /// The stretching parameters the server names for an account, or `unusableKDF` when no Coffer would use them:
+    /// one refusal, with `weakKDF`'s exit status, whatever is wrong with them.
+    static func serverKDF(_ parameters: KDFParameters, limits: KDFLimits) throws(SyncError) -> PassphraseKDF {
+        do {
+            return try parameters.kdf(limits: limits)
+        } catch {
+            throw .unusableKDF(error.description)
+        }
     }
 
     static func cryptoCall<T>(_ body: () throws(CofferCryptoError) -> T) throws(SyncError) -> T {

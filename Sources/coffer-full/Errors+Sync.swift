@@ -58,7 +58,7 @@ extension SyncError: ReportableError {
         case .alreadyLinked, .differentVault: return .alreadyExists
         case .wrongPassphrase, .verification(.newerKeyEpoch): return .notPermitted
         case .tooManyConflicts: return .tryAgain
-        case .verification, .weakKDF, .accountParametersChanged: return .protocolViolation
+        case .verification, .weakKDF, .unusableKDF, .accountParametersChanged: return .protocolViolation
         case .crypto, .nothingToRepublish, .historyIncomplete, .vaultPassphraseNeeded: return .failure
         }
     }

@@ -525,6 +525,26 @@ struct HostileServerTests {
             }
             #expect(try await audit() == logins, "a login reached the server")
 
+            // Parameters no Coffer accepts are the same refusal (once an error of another kind, exit 1, not 76), with
+            // the same opening words.
+            for parameters in [PassphraseKDF.pbkdf2SHA256(iterations: 0), .pbkdf2SHA256(iterations: UInt32.max), .scrypt(logN: 40, r: 8, p: 1)] {
+                let hostile = WrappedSlot(id: UUID(), kdf: KDFParameters(parameters), salt: Data(count: 32).base64EncodedString(), wrappedKey: "AA==")
+                let hostileText = String(decoding: try WireJSON.encoder().encode(hostile), as: UTF8.self)
+                try await world.tamper { db, user in
+                    try db.execute(sql: "UPDATE users SET slot = ? WHERE id = ?", arguments: [hostileText, user])
+                }
+                await #expect {
+                    _ = try await SyncSession.login(
+                        location: try SyncTests.location(), client: try SyncClient(server: world.server), email: world.email,
+                        passphrase: SyncTests.passphrase, localPassphrase: nil)
+                } throws: { error in
+                    guard case SyncError.unusableKDF = error else { return false }
+                    let weak = SyncError.weakKDF(.pbkdf2SHA256(iterations: 250_000)).description
+                    return "\(error)".hasPrefix(String(weak.prefix(50))) && "\(error)".hasSuffix("nothing was sent")
+                }
+            }
+            #expect(try await audit() == logins, "a login reached the server")
+
             // Strong parameters, but not the ones B knows: refused unless B is told the change is expected.
             let changed = WrappedSlot(id: UUID(), kdf: KDFParameters(.pbkdf2SHA256(iterations: 700_000)), salt: Data(count: 32).base64EncodedString(), wrappedKey: "AA==")
             let changedText = String(decoding: try WireJSON.encoder().encode(changed), as: UTF8.self)
