@@ -173,7 +173,9 @@ struct NewUserTests {
         // reported at once…" in SyncTests), where a loaded machine's process start-up cannot blur it.
         let offline = try CLI()
         try offline.ok(["init"])
-        let refused = try offline.run(["sync", "register", "--server", "http://127.0.0.1:\(TestSupport.unusedPort())", "--email", email],
+        let (port, socket) = try TestSupport.refusingPort()
+        defer { TestSupport.release(socket) }
+        let refused = try offline.run(["sync", "register", "--server", "http://127.0.0.1:\(port)", "--email", email],
                                       input: "\(passphrase)\n")
         #expect(refused.status == 69 && refused.stderr.contains("cannot reach the sync server"))
     }

@@ -227,7 +227,9 @@ struct SyncClientTests {
     @Test("a refused connection is reported at once, not retried until the connect timeout")
     func refusedAtOnce() async throws {
         let http = SyncClient.makeHTTPClient(connectTimeout: .seconds(600))
-        let client = try SyncClient(server: "http://127.0.0.1:\(TestSupport.unusedPort())", http: http, timeout: .seconds(600))
+        let (port, socket) = try TestSupport.refusingPort()
+        defer { TestSupport.release(socket) }
+        let client = try SyncClient(server: "http://127.0.0.1:\(port)", http: http, timeout: .seconds(600))
         let clock = ContinuousClock()
         let started = clock.now
         await #expect(throws: SyncClientError.self) { _ = try await client.prelogin(email: "nobody@example.org") }

@@ -196,6 +196,37 @@ extension TestSupport {
         }
     }
 
+    /// A loopback port that refuses every connection until `release(socket)`: the socket holds it, bound but not
+    /// listening, so no other test's server can take it meanwhile (a port only checked free once was, now and then,
+    /// and a "refused" connection then waited 81 s on that server).
+    public static func refusingPort() throws -> (port: Int, socket: Int32) {
+        #if canImport(Glibc)
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let socket = Darwin.socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard socket >= 0 else { throw OracleError.failed("socket: errno \(errno)") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = in_addr_t(UInt32(0x7F00_0001).bigEndian)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(socket, pointer, length) == 0 && getsockname(socket, pointer, &length) == 0
+            }
+        }
+        guard bound else {
+            close(socket)
+            throw OracleError.failed("bind: errno \(errno)")
+        }
+        return (Int(UInt16(bigEndian: address.sin_port)), socket)
+    }
+
+    /// Gives back a port `refusingPort` held.
+    public static func release(_ socket: Int32) {
+        close(socket)
+    }
+
     private static func portIsFree(_ port: Int) -> Bool {
         #if canImport(Glibc)
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
