@@ -37,9 +37,6 @@ final class ConnectionLimits: Sendable {
             counts.byAddress[address] = held > 0 ? held : nil
         }
     }
-
-    /// Connections held now (for tests and metrics).
-    var held: Int { counts.withLock { $0.total } }
 }
 
 /// Each connection's guard: admits it against `ConnectionLimits` (or closes it at once), and closes it when a
