@@ -30,6 +30,10 @@ struct APIError: Error, HTTPResponseError, Sendable {
     static let wrongTokenType = APIError(.unauthorized, "unauthorized", "Invalid token type (expected access token)")
     static let invalidCredentials = APIError(.unauthorized, "unauthorized", "Invalid email or passphrase")
     static let invalidRefreshToken = APIError(.unauthorized, "unauthorized", "Invalid or expired refresh token")
+    /// A refresh token this server signed that its database does not know: the database was restored or rolled back.
+    static let sessionLost = APIError(
+        .unauthorized, "session_lost",
+        "This server has no record of the session it issued: its database was restored from a backup or rolled back; log in again")
     static let cardNotFound = APIError(.notFound, "not_found", "Card not found")
     static let notFound = APIError(.notFound, "not_found", "No such endpoint")
     static let networkNotFound = APIError(.notFound, "not_found", "Network not found")

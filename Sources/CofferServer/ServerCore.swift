@@ -118,6 +118,11 @@ final class ServerCore: Sendable {
             throw APIError.invalidRefreshToken
         case .invalid:
             throw APIError.invalidRefreshToken
+        case .lost:
+            // Of a live account, the database went back in time; of none, the account was purged (or never stored).
+            guard let user = try await store.user(id: userID), user.deletedAt == nil else { throw APIError.invalidRefreshToken }
+            logger.warning("a refresh token this server issued is unknown to its database: restored from a backup or rolled back")
+            throw APIError.sessionLost
         }
     }
 

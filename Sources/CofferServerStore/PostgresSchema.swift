@@ -3,9 +3,10 @@
 /// function's `search_path`, with `pg_temp` last so that a temporary object cannot shadow a table).
 ///
 /// Every per-user table has row-level security enabled and forced, with two permissive policies:
-/// - `*_own` for every role: the row's user is `app.user_id`, which each per-user transaction sets with
-///   `set_config('app.user_id', …, true)`. `NULLIF(…, '')` because a pooled connection that once set the variable
-///   reads it back as the empty string, not NULL, after the transaction ends: that must match no row, not fail.
+/// - `*_own` for every role: the row's user is the transaction's proven user, `coffer_acting_user()` (since migration
+///   11; before it, `app.user_id` as set). Each per-user transaction sets `app.user_id` and `app.proof` through
+///   `coffer_act`. `NULLIF(…, '')` because a pooled connection that once set the variable reads it back as the empty
+///   string, not NULL, after the transaction ends: that must match no row, not fail.
 /// - `*_owner` for the owner role only (`TO CURRENT_USER` while migrating), which the SECURITY DEFINER functions below
 ///   need for the few lookups that cross users by design. The app role is not the owner and not a member of it, so
 ///   this policy never applies to requests.
@@ -464,13 +465,229 @@ enum PostgresSchema {
                 ADD COLUMN retry_key_hash bytea CHECK (retry_key_hash IS NULL OR octet_length(retry_key_hash) = 32)
             """,
         ]),
+        // Whom a transaction acts for is proved, not claimed (issue 31). Before this, `app.user_id` was trusted as set:
+        // the app role alone (a leaked password, a second service sharing it) could look an id up by email, set it and
+        // read or overwrite that account's rows, reset failed-login counters and write the public places.
+        //
+        // Now a transaction acts for a user, or as the server for nobody, only with `app.proof` = HMAC-SHA256 under the
+        // server key of the transaction's binding (backend pid and start time, `coffer_binding()`) and its claim
+        // (docs/FORMAT.md §8.5). The key is made here, kept in a table only the owner reads, and handed to the server
+        // when it migrates as the owner; the app role can neither read it nor call the function that uses it. A proof
+        // is good for one transaction of one backend, so one seen anywhere cannot be replayed. The policies compare
+        // with `(SELECT coffer_acting_user())`, which PostgreSQL evaluates once per statement.
+        Migration(version: 11, statements: [
+            """
+            CREATE TABLE coffer_server_key (
+                singleton integer PRIMARY KEY CHECK (singleton = 1),
+                key bytea NOT NULL CHECK (octet_length(key) = 32),
+                inner_pad bytea NOT NULL CHECK (octet_length(inner_pad) = 64),
+                outer_pad bytea NOT NULL CHECK (octet_length(outer_pad) = 64)
+            )
+            """,
+            "REVOKE ALL ON coffer_server_key FROM PUBLIC",
+            // 244 random bits (two version-4 UUIDs, from the server's strong random source) hashed to 32 bytes, and
+            // HMAC's two padded keys (RFC 2104) computed once, since SQL has no XOR of byte strings.
+            """
+            DO $$
+            DECLARE
+                k bytea := sha256(convert_to(gen_random_uuid()::text || gen_random_uuid()::text, 'UTF8'));
+                inner_pad bytea := decode(repeat('36', 64), 'hex');
+                outer_pad bytea := decode(repeat('5c', 64), 'hex');
+            BEGIN
+                FOR n IN 0..31 LOOP
+                    inner_pad := set_byte(inner_pad, n, get_byte(k, n) # 54);
+                    outer_pad := set_byte(outer_pad, n, get_byte(k, n) # 92);
+                END LOOP;
+                INSERT INTO coffer_server_key (singleton, key, inner_pad, outer_pad) VALUES (1, k, inner_pad, outer_pad);
+            END
+            $$
+            """,
+            """
+            CREATE FUNCTION coffer_binding() RETURNS text
+            LANGUAGE sql STABLE SET search_path = {schema}, pg_temp
+            AS $$
+                SELECT pg_backend_pid()::text || ':'
+                    || ((extract(epoch FROM transaction_timestamp()) * 1000000)::bigint)::text
+            $$
+            """,
+            // Whether `app.proof` proves `p_claim` in this transaction. Compared through SHA-256, so the time the
+            // comparison takes says nothing about how much of a guessed proof was right.
+            """
+            CREATE FUNCTION coffer_proves(p_claim text) RETURNS boolean
+            LANGUAGE sql STABLE SECURITY DEFINER SET search_path = {schema}, pg_temp
+            AS $$
+                SELECT coalesce(
+                    sha256(decode(NULLIF(current_setting('app.proof', true), ''), 'hex'))
+                        = sha256(sha256(k.outer_pad || sha256(k.inner_pad || convert_to(
+                            'coffer/v1/postgres-act' || chr(10) || coffer_binding() || chr(10) || p_claim, 'UTF8')))),
+                    false)
+                FROM coffer_server_key k
+            $$
+            """,
+            """
+            CREATE FUNCTION coffer_acting_user() RETURNS uuid
+            LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = {schema}, pg_temp
+            AS $$
+            DECLARE
+                claimed uuid := \(currentUser);
+            BEGIN
+                IF claimed IS NOT NULL AND coffer_proves('user:' || claimed::text) THEN
+                    RETURN claimed;
+                END IF;
+                RETURN NULL;
+            END
+            $$
+            """,
+            // True in a transaction the server opened: acting for a proven user, or for nobody with the server's proof.
+            """
+            CREATE FUNCTION coffer_acting_server() RETURNS boolean
+            LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = {schema}, pg_temp
+            AS $$
+            BEGIN
+                IF \(currentUser) IS NULL THEN
+                    RETURN coffer_proves('server');
+                END IF;
+                RETURN coffer_acting_user() IS NOT NULL;
+            END
+            $$
+            """,
+            // The server's first statement in each transaction: sets the claim and its proof, and answers whether the
+            // database accepts them (false: this server holds another key).
+            """
+            CREATE FUNCTION coffer_act(p_user uuid, p_proof bytea) RETURNS boolean
+            LANGUAGE plpgsql VOLATILE SET search_path = {schema}, pg_temp
+            AS $$
+            BEGIN
+                PERFORM set_config('app.user_id', coalesce(p_user::text, ''), true);
+                PERFORM set_config('app.proof', encode(p_proof, 'hex'), true);
+                RETURN coffer_acting_server();
+            END
+            $$
+            """,
+        ]
+            + PostgresSchema.perUserTables.map { table, column in
+                "ALTER POLICY \(table)_own ON \(table) USING (\(column) = \(actingUser))"
+                    + (table == "audit_log" ? "" : " WITH CHECK (\(column) = \(actingUser))")
+            }
+            + [
+                // The rate counters: read and written only in the server's transactions (the app role alone could read
+                // every failed-login counter and reset it).
+                "ALTER TABLE rate_counters ENABLE ROW LEVEL SECURITY",
+                "ALTER TABLE rate_counters FORCE ROW LEVEL SECURITY",
+                """
+                CREATE POLICY rate_counters_server ON rate_counters
+                USING ((SELECT coffer_acting_server())) WITH CHECK ((SELECT coffer_acting_server()))
+                """,
+                "CREATE POLICY rate_counters_owner ON rate_counters TO CURRENT_USER USING (true) WITH CHECK (true)",
+            ]
+            + ["networks", "locations", "places_version"].flatMap { table in
+                // Places are public to read; only the server (an operator's import) and the owner write them.
+                [
+                    "ALTER TABLE \(table) ENABLE ROW LEVEL SECURITY",
+                    "CREATE POLICY \(table)_read ON \(table) FOR SELECT USING (true)",
+                    """
+                    CREATE POLICY \(table)_server ON \(table)
+                    USING ((SELECT coffer_acting_server())) WITH CHECK ((SELECT coffer_acting_server()))
+                    """,
+                ]
+            }
+            + [
+                """
+                CREATE OR REPLACE FUNCTION coffer_authorize(
+                    p_family uuid, p_counter text, p_window_start bigint, p_now_ms bigint, p_requests integer
+                ) RETURNS TABLE (request_count integer, session_active boolean)
+                LANGUAGE plpgsql VOLATILE SET search_path = {schema}, pg_temp
+                AS $$
+                BEGIN
+                    IF p_requests < 1 THEN
+                        RAISE EXCEPTION 'coffer_authorize counts at least one request';
+                    END IF;
+                    INSERT INTO rate_counters AS c (key, window_start, count) VALUES (p_counter, p_window_start, p_requests)
+                    ON CONFLICT (key) DO UPDATE SET
+                        count = CASE WHEN c.window_start = EXCLUDED.window_start THEN c.count + EXCLUDED.count
+                                     ELSE EXCLUDED.count END,
+                        window_start = EXCLUDED.window_start
+                    RETURNING c.count INTO request_count;
+                    session_active := EXISTS (
+                        SELECT 1 FROM sessions s JOIN users u ON u.id = s.user_id
+                        WHERE s.family = p_family AND s.user_id = \(actingUser) AND NOT s.revoked
+                          AND s.expires_at > TIMESTAMPTZ 'epoch' + p_now_ms * INTERVAL '1 millisecond'
+                          AND u.deleted_at IS NULL);
+                    RETURN NEXT;
+                END
+                $$
+                """,
+                """
+                CREATE OR REPLACE FUNCTION coffer_feed(p_since bigint, p_limit integer)
+                RETURNS TABLE (id uuid, kind text, revision bigint, updated_at bigint, deleted boolean, box bytea, seq bigint)
+                LANGUAGE sql STABLE SET search_path = {schema}, pg_temp
+                AS $$
+                    SELECT i.id, i.kind, i.revision, i.updated_at, i.deleted, i.box, i.seq
+                    FROM items i WHERE i.user_id = \(actingUser) AND i.seq > p_since ORDER BY i.seq LIMIT p_limit
+                $$
+                """,
+                """
+                CREATE OR REPLACE FUNCTION coffer_audit(p_at timestamptz, p_kind text, p_address text, p_detail text)
+                RETURNS void
+                LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = {schema}, pg_temp
+                AS $$
+                    INSERT INTO audit_log (at, kind, user_id, address, detail)
+                    VALUES (p_at, p_kind, \(actingUser), p_address, p_detail)
+                $$
+                """,
+                // The lookups answer the server only, in a transaction it opened for nobody: to anyone else holding
+                // the app role, an email no longer yields an id.
+                """
+                CREATE OR REPLACE FUNCTION coffer_user_id_by_email(p_email text) RETURNS uuid
+                LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = {schema}, pg_temp
+                AS $$
+                BEGIN
+                    IF \(currentUser) IS NOT NULL OR NOT coffer_proves('server') THEN
+                        RAISE EXCEPTION 'an account lookup outside the server''s own transaction' USING ERRCODE = '42501';
+                    END IF;
+                    RETURN (SELECT u.id FROM users u WHERE u.email = p_email AND u.deleted_at IS NULL);
+                END
+                $$
+                """,
+                """
+                CREATE OR REPLACE FUNCTION coffer_user_id_by_apple_subject(p_subject text) RETURNS uuid
+                LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = {schema}, pg_temp
+                AS $$
+                BEGIN
+                    IF \(currentUser) IS NOT NULL OR NOT coffer_proves('server') THEN
+                        RAISE EXCEPTION 'an account lookup outside the server''s own transaction' USING ERRCODE = '42501';
+                    END IF;
+                    RETURN (SELECT u.id FROM users u WHERE u.apple_subject = p_subject AND u.deleted_at IS NULL);
+                END
+                $$
+                """,
+                "REVOKE ALL ON FUNCTION coffer_binding() FROM PUBLIC",
+                "REVOKE ALL ON FUNCTION coffer_proves(text) FROM PUBLIC",
+                "REVOKE ALL ON FUNCTION coffer_acting_user() FROM PUBLIC",
+                "REVOKE ALL ON FUNCTION coffer_acting_server() FROM PUBLIC",
+                "REVOKE ALL ON FUNCTION coffer_act(uuid, bytea) FROM PUBLIC",
+            ]),
     ]
+
+    /// The tables holding one user's rows, and the column naming that user.
+    static let perUserTables: KeyValuePairs<String, String> = [
+        "users": "id", "sessions": "user_id", "refresh_tokens": "user_id", "items": "user_id", "audit_log": "user_id",
+        "manifests": "user_id", "rotation_items": "user_id",
+    ]
+
+    /// The user a transaction acts for, as the policies and functions read it since migration 11: proved, evaluated once
+    /// per statement.
+    static let actingUser = "(SELECT coffer_acting_user())"
 
     /// Signatures of the functions the app role may execute: the request path's. Each takes its user from
     /// `app.user_id`; the lookups by email and Apple subject are the only ones that cross users, and only for a
     /// transaction acting for nobody. The migration that creates a function revokes it from PUBLIC itself, by name:
     /// a released migration never changes, and these lists do.
     static let appFunctions = [
+        "coffer_binding()",
+        "coffer_act(uuid, bytea)",
+        "coffer_acting_user()",
+        "coffer_acting_server()",
         "coffer_authorize(uuid, text, bigint, bigint, integer)",
         "coffer_feed(bigint, integer)",
         "coffer_audit(timestamptz, text, text, text)",

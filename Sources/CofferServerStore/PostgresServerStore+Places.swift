@@ -10,8 +10,8 @@ extension PostgresServerStore {
 
     public func importPlaces(_ batch: PlaceImport, replacing: Bool, now: Date) async throws(ServerStoreError) -> PlaceImportSummary {
         let at = UnixTime.milliseconds(now)
-        return try await shared { client in
-            try await client.withTransaction(logger: logger) { connection in
+        do {
+            return try await rawTransaction(acting: .server) { connection in
                 let stored = Set(try await connection.rows("SELECT id FROM networks", logger: logger).map { try $0.decode(String.self) })
                 try PlaceQueries.checkNetworks(batch, stored: stored)
                 for network in batch.networks {
@@ -62,6 +62,8 @@ extension PostgresServerStore {
                     """, logger: logger)
                 return PlaceImportSummary(networks: batch.networks.count, locations: batch.locations.count, removed: removed)
             }
+        } catch {
+            throw Self.mapped(error, context: "place import failed")
         }
     }
 

@@ -1,19 +1,23 @@
 import CofferCrypto
 import CofferLogging
 import CofferSyncAPI
+import Crypto
 import Foundation
 import Logging
 import PostgresNIO
+import Synchronization
 
 /// The PostgreSQL store, for more users and several server instances sharing one database.
 ///
 /// Three roles: the *owner* runs `migrate()` and owns every table and function; the *app* role serves requests and
 /// owns nothing, so the forced row-level security of every per-user table applies to it; the *maintenance* role
 /// (`PostgresMaintenanceStore`) may only run the work that spans users. Each per-user call runs in one transaction
-/// that first sets `app.user_id` (transaction-local), and the policies show it that user's rows only, even if a query
-/// here forgot its filter; the functions it calls (`coffer_authorize`, `coffer_feed`, `coffer_audit`) take the user
-/// from that setting too, never from a parameter. The one lookup that crosses users by design, login by email or
-/// Apple subject, goes through a SECURITY DEFINER function that answers only a transaction acting for nobody.
+/// that first proves whom it acts for (`coffer_act`): the user, with an HMAC under the server key of the
+/// transaction's binding and the claim, which the database checks (docs/FORMAT.md §8.5). The key is read as the owner
+/// by `migrate()`; the app role cannot read it, so holding that role's password alone acts for nobody. The policies
+/// show a transaction its proven user's rows only, even if a query here forgot its filter; the functions it calls
+/// (`coffer_authorize`, `coffer_feed`, `coffer_audit`) take the user from the proof too, never from a parameter. The
+/// lookups by email or Apple subject, the rate counters and writes of places need the server's proof for nobody.
 ///
 /// The driver logs through `logger` with every value it attaches withheld (`driverLogger`): at trace level
 /// postgres-nio prints result rows and statement parameters, which hold account data.
@@ -30,6 +34,8 @@ public final class PostgresServerStore: ServerStore {
     private let migrationConfiguration: PostgresClient.Configuration?
     private let appRole: String
     private let maintenanceRole: String?
+    /// The server key, read by `migrate()`; nil until then.
+    private let serverKey = Mutex<SymmetricKey?>(nil)
     let logger: Logger
 
     /// A store serving as the role of `configuration` and migrating as the role of `migrationConfiguration`;
@@ -99,25 +105,26 @@ public final class PostgresServerStore: ServerStore {
         let owner = PostgresClient(configuration: configuration, backgroundLogger: quiet)
         let grantee = configuration.username == appRole ? nil : appRole
         let maintenanceGrantee = maintenanceRole == configuration.username ? nil : maintenanceRole
-        let outcome = await withTaskGroup(of: Void.self) { group -> Result<Void, ServerStoreError> in
+        let outcome = await withTaskGroup(of: Void.self) { group -> Result<SymmetricKey, ServerStoreError> in
             group.addTask { await owner.run() }
             defer { group.cancelAll() }
             do throws(ServerStoreError) {
-                try await migrate(through: owner, grantTo: grantee, maintenance: maintenanceGrantee)
-                return .success(())
+                return .success(try await migrate(through: owner, grantTo: grantee, maintenance: maintenanceGrantee))
             } catch {
                 return .failure(error)
             }
         }
-        try outcome.get()
+        let key = try outcome.get()
+        serverKey.withLock { $0 = key }
     }
 
+    /// Migrates and grants; returns the server key.
     private func migrate(
         through owner: PostgresClient, grantTo grantee: String?, maintenance: String?
-    ) async throws(ServerStoreError) {
+    ) async throws(ServerStoreError) -> SymmetricKey {
         let known = Set(PostgresSchema.migrations.map(\.version))
         do {
-            try await owner.withTransaction(logger: logger) { connection in
+            return try await owner.withTransaction(logger: logger) { connection in
                 try await connection.rows(
                     "SELECT pg_advisory_xact_lock(\(PostgresSchema.migrationLockKey))", logger: logger)
                 try await connection.rows(
@@ -148,6 +155,10 @@ public final class PostgresServerStore: ServerStore {
                 for statement in grants {
                     try await connection.rows(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }
+                guard let key = try await connection.rows("SELECT key FROM coffer_server_key", logger: logger)
+                    .first?.decode(Data.self), key.count == 32
+                else { throw ServerStoreError.unavailable("the server key is missing") }
+                return SymmetricKey(data: key)
             }
         } catch {
             throw Self.mapped(error, context: "migration failed")
@@ -158,7 +169,7 @@ public final class PostgresServerStore: ServerStore {
 
     public func createUser(_ user: NewUser) async throws(ServerStoreError) {
         let slot = try user.slot.map(Self.encodeSlot)
-        try await transaction(as: user.id) { connection in
+        try await transaction(acting: .user(user.id)) { connection in
             try await connection.rows(
                 """
                 INSERT INTO users (id, email, apple_subject, full_name, created_at, auth_hash, vault_id, slot)
@@ -169,7 +180,7 @@ public final class PostgresServerStore: ServerStore {
     }
 
     public func user(id: UUID) async throws(ServerStoreError) -> UserRecord? {
-        let row = try await transaction(as: id) { connection in
+        let row = try await transaction(acting: .user(id)) { connection in
             try await connection.rows(
                 """
                 SELECT id, email, apple_subject, full_name, \(unescaped: Self.milliseconds("created_at")),
@@ -195,14 +206,14 @@ public final class PostgresServerStore: ServerStore {
     }
 
     public func userID(email: String) async throws(ServerStoreError) -> UUID? {
-        try await shared { client in
-            try await client.rows("SELECT coffer_user_id_by_email(\(email))", logger: logger).first?.decode(UUID?.self) ?? nil
+        try await transaction(acting: .server) { connection in
+            try await connection.rows("SELECT coffer_user_id_by_email(\(email))", logger: logger).first?.decode(UUID?.self) ?? nil
         }
     }
 
     public func userID(appleSubject: String) async throws(ServerStoreError) -> UUID? {
-        try await shared { client in
-            try await client.rows("SELECT coffer_user_id_by_apple_subject(\(appleSubject))", logger: logger)
+        try await transaction(acting: .server) { connection in
+            try await connection.rows("SELECT coffer_user_id_by_apple_subject(\(appleSubject))", logger: logger)
                 .first?.decode(UUID?.self) ?? nil
         }
     }
@@ -212,7 +223,7 @@ public final class PostgresServerStore: ServerStore {
     ) async throws(ServerStoreError) -> PushOutcome {
         let encoded = try Self.encodeSlot(slot)
         do {
-            return try await rawTransaction(as: userID) { connection -> PushOutcome in
+            return try await rawTransaction(acting: .user(userID)) { connection -> PushOutcome in
                 // Locks the user's row, as a push does, so a push and a passphrase change cannot both extend one head.
                 guard let cursor = try await connection.rows(
                     "SELECT change_seq FROM users WHERE id = \(userID) AND deleted_at IS NULL FOR UPDATE", logger: logger
@@ -259,7 +270,7 @@ public final class PostgresServerStore: ServerStore {
     }
 
     public func softDeleteUser(id: UUID, at date: Date) async throws(ServerStoreError) {
-        let changed = try await transaction(as: id) { connection in
+        let changed = try await transaction(acting: .user(id)) { connection in
             let changed = try await connection.rows(
                 """
                 UPDATE users SET deleted_at = \(unescaped: Self.timestamp(UnixTime.milliseconds(date)))
@@ -276,7 +287,7 @@ public final class PostgresServerStore: ServerStore {
     public func createSession(
         userID: UUID, family: UUID, tokenID: UUID, now: Date, expiresAt: Date
     ) async throws(ServerStoreError) {
-        try await transaction(as: userID) { connection in
+        try await transaction(acting: .user(userID)) { connection in
             try await connection.rows(
                 """
                 INSERT INTO sessions (family, user_id, created_at, expires_at)
@@ -297,7 +308,7 @@ public final class PostgresServerStore: ServerStore {
         let nowMS = UnixTime.milliseconds(now)
         let expiresMS = UnixTime.milliseconds(expiresAt)
         let digest = retryKeyDigest.map { Data($0) }
-        return try await transaction(as: userID) { connection -> RefreshOutcome in
+        return try await transaction(acting: .user(userID)) { connection -> RefreshOutcome in
             // Locking the family first serialises every presentation of its tokens: of two concurrent rotations
             // with the same token, the second sees `used_at` set and revokes the family, or retries.
             guard case let (sessionExpires, revoked)? = try await connection.rows(
@@ -306,7 +317,7 @@ public final class PostgresServerStore: ServerStore {
                 WHERE family = \(family) AND user_id = \(userID) FOR UPDATE
                 """, logger: logger
             ).first?.decode((Int64, Bool).self)
-            else { return .invalid }
+            else { return .lost }
             guard case let (used, tokenExpires, successor, stored)? = try await connection.rows(
                 """
                 SELECT used_at IS NOT NULL, \(unescaped: Self.milliseconds("expires_at")), successor, retry_key_hash
@@ -314,7 +325,7 @@ public final class PostgresServerStore: ServerStore {
                 WHERE id = \(tokenID) AND family = \(family) AND user_id = \(userID) FOR UPDATE
                 """, logger: logger
             ).first?.decode((Bool, Int64, UUID?, Data?).self)
-            else { return .invalid }
+            else { return revoked ? .invalid : .lost }
             if revoked { return .invalid }
             if used {
                 if let retryKeyDigest, let stored, RefreshRetryKey.sameDigest(Array(stored), retryKeyDigest), let successor,
@@ -365,7 +376,7 @@ public final class PostgresServerStore: ServerStore {
     ) async throws(ServerStoreError) -> Authorization {
         let start = CounterWindow.start(now, window: window)
         let requests = Int32(clamping: max(requests, 1))
-        let row = try await transaction(as: userID) { connection in
+        let row = try await transaction(acting: .user(userID)) { connection in
             try await connection.rows(
                 "SELECT * FROM coffer_authorize(\(family), \(key), \(start), \(UnixTime.milliseconds(now)), \(requests))",
                 logger: logger
@@ -377,14 +388,14 @@ public final class PostgresServerStore: ServerStore {
     }
 
     public func revokeSession(userID: UUID, family: UUID) async throws(ServerStoreError) {
-        try await transaction(as: userID) { connection in
+        try await transaction(acting: .user(userID)) { connection in
             try await connection.rows(
                 "UPDATE sessions SET revoked = true WHERE family = \(family) AND user_id = \(userID)", logger: logger)
         }
     }
 
     public func revokeSessions(userID: UUID, keeping: UUID?) async throws(ServerStoreError) {
-        try await transaction(as: userID) { connection in
+        try await transaction(acting: .user(userID)) { connection in
             try await connection.rows(
                 """
                 UPDATE sessions SET revoked = true
@@ -400,7 +411,7 @@ public final class PostgresServerStore: ServerStore {
     ) async throws(ServerStoreError) -> PushOutcome {
         let storedAt = UnixTime.milliseconds(now)
         do {
-            return try await rawTransaction(as: userID) { connection -> PushOutcome in
+            return try await rawTransaction(acting: .user(userID)) { connection -> PushOutcome in
                 try await applyPush(connection, userID: userID, writes: writes, manifest: manifest, storedAt: storedAt)
             }
         } catch let error as PostgresTransactionError {
@@ -474,7 +485,7 @@ public final class PostgresServerStore: ServerStore {
 
     public func stageRotation(userID: UUID, rotation: UUID, writes: [ItemWrite], now: Date) async throws(ServerStoreError) -> Int {
         let stagedAt = UnixTime.milliseconds(now)
-        return try await transaction(as: userID) { connection -> Int in
+        return try await transaction(acting: .user(userID)) { connection -> Int in
             // The user's row lock serialises one account's staging, so the cap holds under concurrent requests.
             guard try await connection.rows(
                 "SELECT 1 FROM users WHERE id = \(userID) AND deleted_at IS NULL FOR UPDATE", logger: logger
@@ -508,7 +519,7 @@ public final class PostgresServerStore: ServerStore {
         let encoded = try Self.encodeSlot(slot)
         let storedAt = UnixTime.milliseconds(now)
         do {
-            return try await rawTransaction(as: userID) { connection -> PushOutcome in
+            return try await rawTransaction(acting: .user(userID)) { connection -> PushOutcome in
                 var writes: [ItemWrite] = []
                 for row in try await connection.rows(
                     """
@@ -535,7 +546,7 @@ public final class PostgresServerStore: ServerStore {
     }
 
     public func discardRotation(userID: UUID, rotation: UUID) async throws(ServerStoreError) {
-        try await transaction(as: userID) { connection in
+        try await transaction(acting: .user(userID)) { connection in
             try await connection.rows(
                 "DELETE FROM rotation_items WHERE user_id = \(userID) AND rotation_id = \(rotation)", logger: logger)
         }
@@ -543,7 +554,7 @@ public final class PostgresServerStore: ServerStore {
 
     public func changes(userID: UUID, since cursor: Int64, limit: Int) async throws(ServerStoreError) -> ChangePage {
         let fetch = Int32(clamping: max(limit, 0) + 1)
-        let rows = try await transaction(as: userID) { connection in
+        let rows = try await transaction(acting: .user(userID)) { connection in
             try await connection.rows("SELECT * FROM coffer_feed(\(cursor), \(fetch))", logger: logger)
                 .map(Self.feedItem)
         }
@@ -552,7 +563,7 @@ public final class PostgresServerStore: ServerStore {
     }
 
     public func manifests(userID: UUID, after epoch: Int64, limit: Int) async throws(ServerStoreError) -> [StoredManifest] {
-        try await transaction(as: userID) { connection in
+        try await transaction(acting: .user(userID)) { connection in
             try await connection.rows(
                 """
                 SELECT epoch, body, seq FROM manifests WHERE user_id = \(userID) AND epoch > \(epoch)
@@ -566,7 +577,7 @@ public final class PostgresServerStore: ServerStore {
     }
 
     public func head(userID: UUID, atOrBefore cursor: Int64) async throws(ServerStoreError) -> StoredManifest? {
-        try await transaction(as: userID) { connection in
+        try await transaction(acting: .user(userID)) { connection in
             try await connection.rows(
                 """
                 SELECT epoch, body, seq FROM manifests WHERE user_id = \(userID) AND seq <= \(cursor)
@@ -580,7 +591,7 @@ public final class PostgresServerStore: ServerStore {
     }
 
     public func item(userID: UUID, id: UUID) async throws(ServerStoreError) -> StoredItem? {
-        try await transaction(as: userID) { connection in
+        try await transaction(acting: .user(userID)) { connection in
             try await connection.rows(
                 "SELECT \(unescaped: Self.itemColumns) FROM items WHERE user_id = \(userID) AND id = \(id)", logger: logger
             ).first.map(Self.storedItem)
@@ -588,7 +599,7 @@ public final class PostgresServerStore: ServerStore {
     }
 
     public func items(userID: UUID, kind: String) async throws(ServerStoreError) -> [StoredItem] {
-        try await transaction(as: userID) { connection in
+        try await transaction(acting: .user(userID)) { connection in
             try await connection.rows(
                 """
                 SELECT \(unescaped: Self.itemColumns) FROM items
@@ -598,7 +609,7 @@ public final class PostgresServerStore: ServerStore {
     }
 
     public func deleteAllItems(userID: UUID) async throws(ServerStoreError) -> Int {
-        try await transaction(as: userID) { connection in
+        try await transaction(acting: .user(userID)) { connection in
             let count = try await connection.rows("DELETE FROM items WHERE user_id = \(userID) RETURNING 1", logger: logger).count
             try await connection.rows("DELETE FROM manifests WHERE user_id = \(userID)", logger: logger)
             try await connection.rows("DELETE FROM rotation_items WHERE user_id = \(userID)", logger: logger)
@@ -607,7 +618,7 @@ public final class PostgresServerStore: ServerStore {
     }
 
     public func usage(userID: UUID) async throws(ServerStoreError) -> StoreUsage {
-        try await transaction(as: userID) { connection in
+        try await transaction(acting: .user(userID)) { connection in
             let (count, bytes) = try await connection.rows(
                 """
                 SELECT count(*), coalesce(sum(size), 0)::bigint FROM items
@@ -627,8 +638,8 @@ public final class PostgresServerStore: ServerStore {
 
     public func increment(counter key: String, window: Int, now: Date) async throws(ServerStoreError) -> CounterState {
         let start = CounterWindow.start(now, window: window)
-        let count = try await shared { client in
-            try await client.rows(
+        let count = try await transaction(acting: .server) { connection in
+            try await connection.rows(
                 """
                 INSERT INTO rate_counters (key, window_start, count) VALUES (\(key), \(start), 1)
                 ON CONFLICT (key) DO UPDATE SET
@@ -644,8 +655,8 @@ public final class PostgresServerStore: ServerStore {
 
     public func counter(_ key: String, window: Int, now: Date) async throws(ServerStoreError) -> CounterState {
         let start = CounterWindow.start(now, window: window)
-        let count = try await shared { client in
-            try await client.rows(
+        let count = try await transaction(acting: .server) { connection in
+            try await connection.rows(
                 "SELECT count FROM rate_counters WHERE key = \(key) AND window_start = \(start)", logger: logger
             ).first?.decode(Int.self) ?? 0
         }
@@ -655,7 +666,7 @@ public final class PostgresServerStore: ServerStore {
     /// An event of a user is written in a transaction acting for that user (`coffer_audit` takes the user from it).
     public func audit(_ event: AuditEvent) async throws(ServerStoreError) {
         if let userID = event.userID {
-            try await transaction(as: userID) { connection in
+            try await transaction(acting: .user(userID)) { connection in
                 try await connection.rows(Self.auditStatement(event), logger: logger)
             }
         } else {
@@ -664,7 +675,7 @@ public final class PostgresServerStore: ServerStore {
     }
 
     public func auditEvents(userID: UUID, limit: Int) async throws(ServerStoreError) -> [AuditEvent] {
-        let rows = try await transaction(as: userID) { connection in
+        let rows = try await transaction(acting: .user(userID)) { connection in
             try await connection.rows(
                 """
                 SELECT \(unescaped: Self.milliseconds("at")), kind, user_id, address, detail FROM audit_log
@@ -703,30 +714,68 @@ public final class PostgresServerStore: ServerStore {
         var outcome: PushOutcome
     }
 
-    /// Runs `body` in a transaction whose row-level-security identity is `userID`.
+    /// Whom a transaction acts for.
+    package enum Acting: Sendable {
+        /// One user: the per-user tables show that user's rows.
+        case user(UUID)
+        /// The server for nobody: the lookups by email and Apple subject, the rate counters, writing places.
+        case server
+
+        /// The claim the proof covers (docs/FORMAT.md §8.5).
+        var claim: String {
+            switch self {
+            case .user(let id): "user:" + id.uuidString.lowercased()
+            case .server: "server"
+            }
+        }
+
+        var user: UUID? {
+            if case .user(let id) = self { return id }
+            return nil
+        }
+    }
+
+    /// The proof that a transaction acts as `acting`: HMAC-SHA256 under the server key of
+    /// `"coffer/v1/postgres-act" ‖ LF ‖ binding ‖ LF ‖ claim`, where the binding is `coffer_binding()` of that transaction.
+    package static func proof(key: SymmetricKey, binding: String, acting: Acting) -> Data {
+        Data(HMAC<SHA256>.authenticationCode(for: Array("coffer/v1/postgres-act\n\(binding)\n\(acting.claim)".utf8), using: key))
+    }
+
+    /// Runs `body` in a transaction acting as `acting`.
     @discardableResult
     private func transaction<T>(
-        as userID: UUID, _ body: (PostgresConnection) async throws -> sending T
+        acting: Acting, _ body: (PostgresConnection) async throws -> sending T
     ) async throws(ServerStoreError) -> sending T {
         do {
-            return try await rawTransaction(as: userID, body)
+            return try await rawTransaction(acting: acting, body)
         } catch {
             throw Self.mapped(error, context: "query failed")
         }
     }
 
-    private func rawTransaction<T>(
-        as userID: UUID, _ body: (PostgresConnection) async throws -> sending T
+    /// `transaction(acting:)` with the driver's errors as they came; for tests that act as the server does.
+    package func rawTransaction<T>(
+        acting: Acting, _ body: (PostgresConnection) async throws -> sending T
     ) async throws -> sending T {
-        try await client.withTransaction(logger: logger) { connection in
-            try await connection.rows(
-                "SELECT set_config('app.user_id', \(userID.uuidString.lowercased()), true)", logger: logger)
+        guard let key = serverKey.withLock({ $0 }) else {
+            throw ServerStoreError.unavailable("the store acts for users only after migrate() has read the server key")
+        }
+        return try await client.withTransaction(logger: logger) { connection in
+            let binding = try await connection.rows("SELECT coffer_binding()", logger: logger).first?.decode(String.self)
+            guard let binding else { throw ServerStoreError.unavailable("coffer_binding returned no row") }
+            let proof = Self.proof(key: key, binding: binding, acting: acting)
+            let accepted = try await connection.rows(
+                "SELECT coffer_act(\(acting.user), \(proof))", logger: logger
+            ).first?.decode(Bool.self)
+            guard accepted == true else {
+                throw ServerStoreError.unavailable("the database refused this server's key; restart the server to read it again")
+            }
             return try await body(connection)
         }
     }
 
-    /// Runs `body` outside a transaction of this store's, acting for nobody: for tables without row-level security and
-    /// the lookups by email and Apple subject.
+    /// Runs `body` outside a transaction of this store's, acting for nobody: reading places, and audit events of no
+    /// account.
     @discardableResult
     func shared<T>(_ body: (PostgresClient) async throws -> sending T) async throws(ServerStoreError) -> sending T {
         do {

@@ -325,7 +325,8 @@ public final class SQLiteServerStore: ServerStore, MaintenanceStore {
             guard let session = try Row.fetchOne(
                 db, sql: "SELECT expires_at, revoked FROM sessions WHERE family = ? AND user_id = ?",
                 arguments: [familyKey, user])
-            else { return .invalid }
+            else { return .lost }
+            let revoked: Bool = session["revoked"]
             guard let token = try Row.fetchOne(
                 db,
                 sql: """
@@ -333,8 +334,7 @@ public final class SQLiteServerStore: ServerStore, MaintenanceStore {
                     WHERE id = ? AND family = ? AND user_id = ?
                     """,
                 arguments: [Self.key(tokenID), familyKey, user])
-            else { return .invalid }
-            let revoked: Bool = session["revoked"]
+            else { return revoked ? .invalid : .lost }
             if revoked { return .invalid }
             let nowMS = UnixTime.milliseconds(now), expiresMS = UnixTime.milliseconds(expiresAt)
             if (token["used_at"] as Int64?) != nil {

@@ -230,8 +230,12 @@ public enum RefreshOutcome: Sendable, Equatable {
     case retried(successor: UUID)
     /// The token had been spent before: the family is now revoked.
     case reused
-    /// Unknown token, revoked or expired family.
+    /// Revoked or expired family, or a spent token of a family ended before.
     case invalid
+    /// A token the server issued (its signature verified) whose family, or the token itself in a live family, the
+    /// store has no record of: the database was restored from a backup or rolled back since (tokens are recorded before
+    /// they are signed, and never deleted while their account lives).
+    case lost
 }
 
 /// One item row as the server stores it: the row itself and what only the server adds.

@@ -28,6 +28,8 @@ public enum SyncClientError: Error, Sendable, Equatable, CustomStringConvertible
     public var description: String {
         switch self {
         case .transport(let detail): return "cannot reach the sync server: \(detail)"
+        case .server(401, "session_lost", _):
+            return "the sync server has no record of the session it gave this device: its database was restored from a backup or rolled back"
         case .server(let status, let code, let message): return "the sync server refused (\(status) \(code)): \(message)"
         case .conflict(let items): return items.count == 1 ? "the server holds a newer version of 1 item" : "the server holds newer versions of \(items.count) items"
         case .staleHead: return "another device changed the vault first"

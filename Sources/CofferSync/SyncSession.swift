@@ -480,11 +480,16 @@ public struct SyncSession: Sendable {
     /// does not add up retries once that way, because a server restored from a backup numbers its feed anew (the
     /// device's cursor may lie past rows it has not seen). Only if the whole state does not verify either is the
     /// incremental pull's diagnosis reported.
+    ///
+    /// An incremental pull checks the rows it reads on top of the rows this device holds, so it cannot see a row the
+    /// server lost or deleted without a change. So the whole set is read and checked against the head whenever the
+    /// head moved by another device's push, and at least once every `fullCheckInterval` (docs/FORMAT.md §8.6).
     func pull(access: String, expect: String?, readAll: Bool = false, into report: inout SyncReport) async throws(SyncError) {
         guard let account = try vault({ try $0.syncAccount() }) else { throw .notLinked }
         let verified = try account.head.map(Self.manifest)
         let fresh = verified == nil
-        let fullRead = fresh || readAll
+        let due = try fullCheckDue(now: Date())
+        let fullRead = fresh || readAll || due
         let feed = try await readFeed(since: fullRead ? 0 : account.cursor, access: access)
         report.pulled += feed.read
         let (rows, cursor, headText) = (feed.rows, feed.cursor, feed.head)
@@ -538,17 +543,47 @@ public struct SyncSession: Sendable {
             }
             throw .verification(error)
         }
+        // What was read adds up; now the whole set, once another device has moved the head.
+        if !fullRead, chain.contains(where: { $0.device != account.device }) {
+            try await pull(access: access, expect: nil, readAll: true, into: &report)
+            return
+        }
         var verifiedChain = chain.map { (epoch: $0.epoch, bytes: $0.bytes) }
         if verifiedChain.last?.epoch != head.epoch { verifiedChain.append((head.epoch, head.bytes)) }
         let recorded = verifiedChain
         let applied = try vault { vault throws(VaultError) in
             try vault.applyRemote(
                 rows, head: head.bytes, chain: recorded, cursor: cursor, accountCommitment: head.account,
-                replacingServerRows: fullRead, at: Date())
+                replacingServerRows: fullRead, forgettingHistory: fresh, at: Date())
+        }
+        if fullRead {
+            let checked = Self.fullCheckValue(Date())
+            try vault { try $0.setLocalValue(Self.fullCheckName, checked) }
         }
         report.merge.add(applied)
         report.cursor = cursor
         report.head = head
+    }
+
+    /// The local-state value (docs/FORMAT.md §4) holding when this device last checked the server's whole set: u64
+    /// Unix milliseconds.
+    static let fullCheckName = "sync/full-check"
+    /// The longest an incremental pull goes on without the whole set checked, when the head does not move.
+    static let fullCheckInterval: TimeInterval = 7 * 86_400
+
+    /// `date` as the value of `fullCheckName`.
+    static func fullCheckValue(_ date: Date) -> Data {
+        let milliseconds = UInt64(max(0, UnixTime.milliseconds(date)))
+        return Data((0..<8).map { UInt8(truncatingIfNeeded: milliseconds >> (56 - 8 * $0)) })
+    }
+
+    /// Whether the whole set is due for a check: never checked, checked `fullCheckInterval` ago or longer, or a
+    /// check time in the future (a clock set back).
+    func fullCheckDue(now: Date) throws(SyncError) -> Bool {
+        guard let value = try vault({ try $0.localValue(Self.fullCheckName) }), value.count == 8 else { return true }
+        let checked = value.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        let nowMS = UInt64(max(0, UnixTime.milliseconds(now)))
+        return checked > nowMS || nowMS - checked >= UInt64(Self.fullCheckInterval * 1000)
     }
 
     /// The feed from `cursor` to its end: each item's newest row (the feed lists an item at its latest change, so a

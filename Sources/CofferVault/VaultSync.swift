@@ -256,10 +256,12 @@ extension Vault {
     /// item, HOTP counters merge by maximum; otherwise the remote version takes the item's place and the local one is
     /// kept as a new item, listed as a conflict copy. Every row is recorded as the server's (`syncedRows`).
     /// With `replacingServerRows`, the server rows recorded before are forgotten first (a full read: rows the new
-    /// state does not hold are no longer the server's).
+    /// state does not hold are no longer the server's). With `forgettingHistory`, so are the manifests this device
+    /// verified (a device taking a state as new, which may not continue them); a full read of a device that verified
+    /// this state's history keeps them, so that a later restore from a backup is still told from an attack.
     public func applyRemote(
         _ rows: [ItemRow], head: [UInt8]?, chain: [(epoch: Int64, bytes: [UInt8])] = [], cursor: Int64,
-        accountCommitment: [UInt8]?, replacingServerRows: Bool = false, at date: Date
+        accountCommitment: [UInt8]?, replacingServerRows: Bool = false, forgettingHistory: Bool = false, at date: Date
     ) throws(VaultError) -> RemoteMergeReport {
         try writeTransaction { db, keys in
             var report = RemoteMergeReport()
@@ -273,8 +275,8 @@ extension Vault {
                 for id in try Data.fetchAll(db, sql: "SELECT id FROM sync_item") where id.count != 16 || !kept.contains(UUID(bytes: Array(id))) {
                     try db.execute(sql: "DELETE FROM sync_item WHERE id = ?", arguments: [id])
                 }
-                try db.execute(sql: "DELETE FROM sync_manifest")
             }
+            if forgettingHistory { try db.execute(sql: "DELETE FROM sync_manifest") }
             for manifest in chain { try recordManifest(db, manifest) }
             try setVerified(db, head: head, cursor: cursor, accountCommitment: accountCommitment, at: date)
             return report

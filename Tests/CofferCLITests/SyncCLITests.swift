@@ -267,4 +267,52 @@ struct SyncCLITests {
         let fingerprint = { (text: String) in text.split(separator: "\n").first { $0.contains("fingerprint") } }
         #expect(fingerprint(statusA) != nil && fingerprint(statusA) == fingerprint(statusC))
     }
+
+    /// Issue 31: after the server's database went back to a backup, the first sync said "log in again" (exit 77) and
+    /// only the sync after a new login named the restore. The server knows the refresh token is its own and no longer
+    /// recorded, and says so; the device reports it as the state problem it is, and nothing changes here.
+    @Test("a server restored from a backup: the first sync names the restore (76), and after a new login the state is reported as a restore")
+    func restoredDatabase() throws {
+        let server = try Server()
+        try server.start()
+        let passphrase = "restore velvet thistle \(UUID().uuidString.prefix(6))"
+        let email = "restore-\(UUID().uuidString.prefix(8).lowercased())@example.org"
+        let a = try CLI()
+        try a.ok(["init"])
+        try a.ok(["add", "note", "Before the backup"], input: "kept\n")
+        try a.ok(["sync", "register", "--server", server.url, "--email", email], input: "\(passphrase)\n")
+        try a.ok(["sync"])
+        server.stop()
+        let files = ["server.sqlite", "server.sqlite-wal", "server.sqlite-shm"]
+        let backup = try TestSupport.temporaryDirectory("sync-backup")
+        for file in files where FileManager.default.fileExists(atPath: "\(server.data)/\(file)") {
+            try FileManager.default.copyItem(atPath: "\(server.data)/\(file)", toPath: "\(backup)/\(file)")
+        }
+        try server.start()
+        try a.ok(["add", "note", "After the backup"], input: "newer\n")
+        try a.ok(["sync"])
+        try a.ok(["sync"])
+        server.stop()
+        for file in files {
+            try? FileManager.default.removeItem(atPath: "\(server.data)/\(file)")
+            if FileManager.default.fileExists(atPath: "\(backup)/\(file)") {
+                try FileManager.default.copyItem(atPath: "\(backup)/\(file)", toPath: "\(server.data)/\(file)")
+            }
+        }
+        try server.start()
+        defer { server.stop() }
+        let before = try Self.names(a)
+        let first = try a.run(["sync"])
+        #expect(first.status == 76, "\(first.stderr)")
+        #expect(first.stderr.contains("restored from a backup or rolled back"), "\(first.stderr)")
+        #expect(first.stderr.contains("coffer sync login"), "\(first.stderr)")
+        #expect(try Self.names(a) == before)
+        // Signing in again checks the server's state at once, and names it: a state this device verified before.
+        let login = try a.run(["sync", "login", "--server", server.url, "--email", email], input: "\(passphrase)\n")
+        #expect(login.status == 76 && login.stderr.contains("coffer sync republish"), "\(login.stderr)")
+        try a.ok(["sync", "republish"])
+        try a.ok(["sync"])
+        #expect(try Self.names(a) == before)
+    }
+
 }

@@ -234,6 +234,32 @@ struct HostileServerTests {
         }
     }
 
+    /// Issue 31: a linked device's sync exited 0 after the server deleted one of its rows, since a pull from the cursor
+    /// checks what it reads on top of what the device holds.
+    @Test("a dropped row is caught by linked devices: when another device moves the head, and a week after the last whole check")
+    func droppedRowLinked() async throws {
+        try await Self.withWorld { world in
+            try await world.tamper { db, user in
+                try db.execute(
+                    sql: "DELETE FROM items WHERE user_id = ? AND id = ?", arguments: [user, world.notes[2].uuidString.lowercased()])
+            }
+            // Nothing moved and B checked the whole set at its login: a pull from the cursor cannot see the loss.
+            _ = try await world.b.sync()
+            // A moves the head: B reads everything and refuses, applying nothing.
+            try await Self.edit(world.a, world.notes[0], "one")
+            try await Self.expectRefusal(world.b, .withheldRows(expected: 4, received: 3))
+            // A made the head itself, so its next sync reads from its cursor; a week after its last whole check, or with
+            // that time in the future (a clock set back), it reads everything.
+            _ = try await world.a.sync()
+            let week = Date().addingTimeInterval(-7 * 86_400 - 60)
+            for checked in [week, Date().addingTimeInterval(86_400)] {
+                let milliseconds = UInt64(UnixTime.milliseconds(checked))
+                try world.a.coffer.vault.setLocalValue("sync/full-check", withUnsafeBytes(of: milliseconds.bigEndian) { Data($0) })
+                try await Self.expectRefusal(world.a, .withheldRows(expected: 4, received: 3))
+            }
+        }
+    }
+
     @Test("a withheld head: a new device takes no rows without one, a linked device reports it")
     func withheldHead() async throws {
         try await Self.withWorld { world in

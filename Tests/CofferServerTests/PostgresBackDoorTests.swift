@@ -2,6 +2,7 @@ import CofferCrypto
 import CofferServerStore
 import CofferSyncAPI
 import CofferTestSupport
+import Crypto
 import Foundation
 import Logging
 import PostgresNIO
@@ -17,8 +18,8 @@ struct PostgresBackDoorTests {
         "users": "id", "sessions": "user_id", "refresh_tokens": "user_id", "items": "user_id", "audit_log": "user_id",
         "manifests": "user_id", "rotation_items": "user_id",
     ]
-    /// Tables without row-level security, and why no user's data is in them: rate counters are keyed by hashes and
-    /// client addresses, places are public.
+    /// Tables without per-user rows, and why no user's data is in them: rate counters are keyed by hashes and client
+    /// addresses (and only the server's transactions reach them), places are public (and only the server writes them).
     static let sharedTables: Set<String> = ["rate_counters", "networks", "locations", "places_version"]
 
     /// Two accounts that used the server (register, push, a manifest, a failed login, requests), seen through the app
@@ -221,6 +222,7 @@ struct PostgresBackDoorTests {
 
     /// The functions `probe` knows how to try.
     static let probedFunctions: Set<String> = [
+        "coffer_binding()", "coffer_act(uuid,bytea)", "coffer_acting_user()", "coffer_acting_server()",
         "coffer_feed(bigint,integer)", "coffer_authorize(uuid,text,bigint,bigint,integer)",
         "coffer_audit(timestamp with time zone,text,text,text)", "coffer_user_id_by_email(text)",
         "coffer_user_id_by_apple_subject(text)",
@@ -230,6 +232,20 @@ struct PostgresBackDoorTests {
     /// back or is changed.
     static func probe(_ function: String, in scene: Scene) async throws {
         switch function {
+        case "coffer_binding()":
+            // Not secret: the backend and the transaction's start, which a proof covers.
+            let bindings = try await scene.fixture.strings("SELECT coffer_binding()", as: nil)
+            #expect(bindings.count == 1 && bindings[0].contains(":"))
+        case "coffer_act(uuid,bytea)", "coffer_acting_user()", "coffer_acting_server()":
+            // With a proof it cannot make, the claim is refused and nothing acts; the positive controls are the rest of
+            // this suite, which acts through the same function.
+            let forged = Data((0..<32).map { _ in UInt8.random(in: 0...255) })
+            let answers = try await scene.fixture.strings(
+                """
+                SELECT coffer_act(\(scene.b.id), \(forged))::text || ' ' || coalesce(coffer_acting_user()::text, 'none')
+                       || ' ' || coffer_acting_server()::text
+                """, as: nil)
+            #expect(answers == ["false none false"])
         case "coffer_feed(bigint,integer)":
             let ids = try await scene.fixture.strings("SELECT id::text FROM coffer_feed(0, 1000)", as: scene.a.id)
             #expect(Set(ids) == Set(scene.a.items.items.map { $0.item.id.uuidString.lowercased() }))
@@ -239,7 +255,11 @@ struct PostgresBackDoorTests {
             let call: PostgresQuery =
                 "SELECT session_active::text FROM coffer_authorize(\(scene.b.family), \("probe:\(UUID())"), 0, \(nowMS), 1)"
             #expect(try await scene.fixture.strings(call, as: scene.a.id) == ["false"], "A sees B's session")
-            #expect(try await scene.fixture.strings(call, as: nil) == ["false"])
+            // Acting for nobody, it may not even count: the rate counters are the server's.
+            let state = await scene.fixture.sqlState(as: nil) { connection in
+                _ = try await connection.query(call, logger: PostgresFixture.logger).collect()
+            }
+            #expect(state == "42501")
             // The control: B's session is live for B.
             #expect(try await scene.fixture.strings(call, as: scene.b.id) == ["true"])
         case "coffer_audit(timestamp with time zone,text,text,text)":
@@ -255,8 +275,22 @@ struct PostgresBackDoorTests {
                     .collect()
             }
             #expect(state == "42501", "A looked up B's id")
+            // Nor to the app role acting for nobody without the server's proof.
+            let unproven = await scene.fixture.sqlState(as: nil) { connection in
+                _ = try await connection.query("SELECT coffer_user_id_by_email(\(scene.b.email))", logger: PostgresFixture.logger)
+                    .collect()
+            }
+            #expect(unproven == "42501", "the app role alone looked up B's id")
             let lookup: (String) async throws -> [String] = { email in
-                try await scene.fixture.strings("SELECT coalesce(coffer_user_id_by_email(\(email))::text, 'none')", as: nil)
+                try await scene.fixture.asServer { connection in
+                    var values: [String] = []
+                    for try await value in try await connection.query(
+                        "SELECT coalesce(coffer_user_id_by_email(\(email))::text, 'none')", logger: PostgresFixture.logger
+                    ).decode(String.self) {
+                        values.append(value)
+                    }
+                    return values
+                }
             }
             #expect(try await lookup(scene.b.email) == [scene.b.id.uuidString.lowercased()])
             #expect(try await lookup("%") == ["none"])
@@ -268,8 +302,21 @@ struct PostgresBackDoorTests {
                     .collect()
             }
             #expect(state == "42501")
-            #expect(try await scene.fixture.strings(
-                "SELECT coalesce(coffer_user_id_by_apple_subject('%')::text, 'none')", as: nil) == ["none"])
+            let unproven = await scene.fixture.sqlState(as: nil) { connection in
+                _ = try await connection.query("SELECT coffer_user_id_by_apple_subject('%')", logger: PostgresFixture.logger)
+                    .collect()
+            }
+            #expect(unproven == "42501")
+            let found = try await scene.fixture.asServer { connection in
+                var values: [String] = []
+                for try await value in try await connection.query(
+                    "SELECT coalesce(coffer_user_id_by_apple_subject('%')::text, 'none')", logger: PostgresFixture.logger
+                ).decode(String.self) {
+                    values.append(value)
+                }
+                return values
+            }
+            #expect(found == ["none"])
         default:
             Issue.record("no probe for \(function)")
         }
@@ -297,6 +344,147 @@ struct PostgresBackDoorTests {
                   AND p.pronamespace <> current_schema()::regnamespace AND n.nspname NOT LIKE 'coffer\\_test\\_%'
                 """, as: nil)
             #expect(elsewhere.isEmpty)
+        }
+    }
+
+    /// What issue 31 did with the app role alone: looked B's id up by email, set `app.user_id` to it, read B's rows and
+    /// could overwrite B's auth hash, read and reset the failed-login counters, and write the public places.
+    @Test("the app role alone, with any setting it can make, acts for nobody: no lookup, no claim, no replay, no counter, no place")
+    func appRoleAloneActsForNobody() async throws {
+        try await Self.withScene { scene in
+            let fixture = scene.fixture, b = scene.b
+            let key = try await PostgresFixture.serverKey()
+            let tables = Self.perUserTables.sorted { $0.key < $1.key }
+            /// B's rows visible in each per-user table, and how many of B's users rows an update could change, in a
+            /// transaction where `claim` ran first.
+            func reach(_ claim: @escaping @Sendable (PostgresConnection) async throws -> Void) async throws -> [String: Int] {
+                try await fixture.inTransaction(as: nil) { connection in
+                    try await claim(connection)
+                    var seen: [String: Int] = [:]
+                    for (table, column) in tables {
+                        for try await count in try await connection.query(
+                            "SELECT count(*) FROM \(unescaped: table) WHERE \(unescaped: column) = \(b.id)", logger: PostgresFixture.logger
+                        ).decode(Int.self) {
+                            seen[table] = count
+                        }
+                    }
+                    var changed = 0
+                    for try await _ in try await connection.query(
+                        "UPDATE users SET auth_hash = 'attacker' WHERE id = \(b.id) RETURNING 1", logger: PostgresFixture.logger)
+                    {
+                        changed += 1
+                    }
+                    seen["users updated"] = changed
+                    for try await count in try await connection.query(
+                        "SELECT count(*) FROM coffer_feed(0, 1000)", logger: PostgresFixture.logger
+                    ).decode(Int.self) {
+                        seen["feed"] = count
+                    }
+                    return seen
+                }
+            }
+            let nothing = Dictionary(uniqueKeysWithValues: tables.map { ($0.key, 0) } + [("users updated", 0), ("feed", 0)])
+            let claimB: @Sendable (String) -> PostgresQuery = { proof in
+                "SELECT set_config('app.user_id', \(b.id.uuidString.lowercased()), true), set_config('app.proof', \(proof), true)"
+            }
+
+            // The claim alone, as before issue 31, and with proofs the app role can make.
+            let claimOnly = try await reach { connection in
+                _ = try await connection.query(
+                    "SELECT set_config('app.user_id', \(b.id.uuidString.lowercased()), true)", logger: PostgresFixture.logger
+                ).collect()
+            }
+            #expect(claimOnly == nothing)
+            let randomProof = Data((0..<32).map { _ in UInt8.random(in: 0...255) }).map { String(format: "%02x", $0) }.joined()
+            let randomlyProven = try await reach { connection in
+                _ = try await connection.query(claimB(randomProof), logger: PostgresFixture.logger).collect()
+            }
+            #expect(randomlyProven == nothing)
+            // A proof under another key, and a real proof of another transaction (its binding), replayed.
+            let wrongKey = SymmetricKey(size: .bits256)
+            let underWrongKey = try await reach { connection in
+                let accepted = try await PostgresFixture.act(connection, as: .user(b.id), key: wrongKey)
+                #expect(!accepted)
+            }
+            #expect(underWrongKey == nothing)
+            let earlier = try await fixture.strings("SELECT coffer_binding()", as: nil)[0]
+            let replayed = try await reach { connection in
+                let accepted = try await PostgresFixture.act(connection, as: .user(b.id), key: key, binding: earlier)
+                #expect(!accepted)
+            }
+            #expect(replayed == nothing)
+            // A real proof replayed on the same backend in its next transaction.
+            let replayedOnBackend = try await reach { connection in
+                let accepted = try await PostgresFixture.act(connection, as: .user(b.id), key: key)
+                #expect(accepted)
+                var proof = ""
+                for try await value in try await connection.query(
+                    "SELECT current_setting('app.proof')", logger: PostgresFixture.logger
+                ).decode(String.self) {
+                    proof = value
+                }
+                try await connection.query("COMMIT", logger: PostgresFixture.logger)
+                try await connection.query("BEGIN", logger: PostgresFixture.logger)
+                _ = try await connection.query(claimB(proof), logger: PostgresFixture.logger).collect()
+            }
+            #expect(replayedOnBackend == nothing)
+            // A's own valid proof does not act for B when the claim is changed after it.
+            let switched = try await reach { connection in
+                let accepted = try await PostgresFixture.act(connection, as: .user(scene.a.id), key: key)
+                #expect(accepted)
+                _ = try await connection.query(
+                    "SELECT set_config('app.user_id', \(b.id.uuidString.lowercased()), true)", logger: PostgresFixture.logger
+                ).collect()
+            }
+            #expect(switched == nothing)
+            // The control: the server key proves B in this transaction, and B's rows are all there.
+            let proven = try await reach { connection in
+                let accepted = try await PostgresFixture.act(connection, as: .user(b.id), key: key)
+                #expect(accepted)
+            }
+            #expect(proven["items"] == 3 && proven["sessions"] == 1 && proven["manifests"] == 1 && proven["users updated"] == 1)
+
+            // The key and the function that uses it are closed to the app role; so is becoming the owner.
+            for statement in [
+                "SELECT key FROM coffer_server_key", "SELECT coffer_proves('server')",
+                "SET ROLE \(PostgresFixture.quoted(try PostgresURL(try PostgresFixture.urls().admin).user))",
+            ] {
+                let state = await fixture.sqlState(as: nil) { connection in
+                    _ = try await connection.query(PostgresQuery(unsafeSQL: statement), logger: PostgresFixture.logger).collect()
+                }
+                #expect(state == "42501", "\(statement)")
+            }
+
+            // The rate counters (the failed-login counts among them): unseen, and neither reset nor made.
+            let counters = try await fixture.strings("SELECT count(*)::text FROM rate_counters", as: nil)
+            #expect(counters == ["0"])
+            #expect(try await fixture.asServer { connection in
+                try await connection.query("SELECT 1 FROM rate_counters LIMIT 1", logger: PostgresFixture.logger).collect().count
+            } == 1, "the server sees no counter: the check above proves nothing")
+            #expect(try await fixture.strings("UPDATE rate_counters SET count = 0 RETURNING key", as: nil).isEmpty)
+            for statement in [
+                "INSERT INTO rate_counters (key, window_start, count) VALUES ('probe', 0, 0)", "DELETE FROM rate_counters",
+            ] {
+                let state = await fixture.sqlState(as: nil) { connection in
+                    _ = try await connection.query(PostgresQuery(unsafeSQL: statement), logger: PostgresFixture.logger).collect()
+                }
+                #expect(state == "42501", "\(statement)")
+            }
+
+            // The places: read by anyone, written only by the server.
+            for statement in [
+                "INSERT INTO networks (id, name, canonical_names, category, is_large_area, default_radius, tags, updated_at) VALUES ('probe', 'Probe', '{}', 'other', false, 100, '{}', now())",
+                "INSERT INTO places_version (singleton, version) VALUES (1, 1) ON CONFLICT (singleton) DO UPDATE SET version = 0",
+            ] {
+                let state = await fixture.sqlState(as: nil) { connection in
+                    _ = try await connection.query(PostgresQuery(unsafeSQL: statement), logger: PostgresFixture.logger).collect()
+                }
+                #expect(state == "42501", "\(statement)")
+            }
+            for table in ["networks", "locations", "places_version"] {
+                #expect(try await fixture.strings("DELETE FROM \(unescaped: table) RETURNING 'deleted'", as: nil).isEmpty)
+                _ = try await fixture.strings("SELECT count(*)::text FROM \(unescaped: table)", as: nil)
+            }
         }
     }
 

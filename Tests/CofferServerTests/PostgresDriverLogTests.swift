@@ -32,9 +32,9 @@ struct PostgresDriverLogTests {
             #expect(try await store.user(id: id)?.email == "\(marker)@example.org")
 
             // The same row read through a driver whose logger passes everything.
+            let key = try await PostgresFixture.serverKey()
             try await client.withTransaction(logger: raw.logger("postgres")) { connection in
-                try await connection.query(
-                    "SELECT set_config('app.user_id', \(id.uuidString.lowercased()), true)", logger: raw.logger("postgres"))
+                #expect(try await PostgresFixture.act(connection, as: .user(id), key: key))
                 for try await (_, email) in try await connection.query(
                     "SELECT id, email FROM users WHERE id = \(id)", logger: raw.logger("postgres")
                 ).decode((UUID, String).self) {

@@ -1,6 +1,7 @@
 import CofferCrypto
 import CofferServerStore
 import CofferSyncAPI
+import Crypto
 import Foundation
 import Logging
 import PostgresNIO
@@ -170,7 +171,7 @@ struct PostgresRLSTests {
                 ).decode(Int.self) {
                     versions.append(version)
                 }
-                #expect(versions == Array(1...10))
+                #expect(versions == Array(1...11))
 
                 // Every SECURITY DEFINER function pins its search_path, with pg_temp last.
                 var settings: [String] = []
@@ -182,7 +183,7 @@ struct PostgresRLSTests {
                 ).decode(String.self) {
                     settings.append(config)
                 }
-                #expect(settings.count == 5)
+                #expect(settings.count == 8)
                 #expect(settings.allSatisfy { $0.contains(schema) && $0.hasSuffix("pg_temp") })
 
                 try await admin.query(
@@ -335,6 +336,10 @@ struct PostgresRLSTests {
     }
 }
 
+enum PostgresFixtureError: Error {
+    case noServerKey
+}
+
 /// A migrated store on the cluster named by the environment, with its pool running for the test's duration.
 struct PostgresFixture {
     /// Errors only: the pool warns when a test leases before its `run()` task has started, which is harmless.
@@ -394,17 +399,54 @@ struct PostgresFixture {
         return id
     }
 
-    /// Runs `body` through the app role in a transaction acting as `user` (no identity when nil).
+    /// Runs `body` through the app role in a transaction acting as `user` as the store does (proved); when nil, in a
+    /// transaction that proves nothing, as anyone holding the app role can open.
     func inTransaction<T: Sendable>(
         as user: UUID?, _ body: (PostgresConnection) async throws -> T
     ) async throws -> T {
-        try await store.client.withTransaction(logger: Self.logger) { connection in
-            if let user {
-                try await connection.query(
-                    "SELECT set_config('app.user_id', \(user.uuidString.lowercased()), true)", logger: Self.logger)
-            }
-            return try await body(connection)
+        guard let user else {
+            return try await store.client.withTransaction(logger: Self.logger) { connection in try await body(connection) }
         }
+        return try await store.rawTransaction(acting: .user(user)) { connection in try await body(connection) }
+    }
+
+    /// Runs `body` in a transaction the store opens as the server for nobody (proved).
+    func asServer<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        try await store.rawTransaction(acting: .server) { connection in try await body(connection) }
+    }
+
+    /// The server key, read as the owner.
+    static func serverKey() async throws -> SymmetricKey {
+        let admin = PostgresClient(configuration: try PostgresURL(try urls().admin).configuration, backgroundLogger: logger)
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await admin.run() }
+            defer { group.cancelAll() }
+            for try await key in try await admin.query("SELECT key FROM coffer_server_key", logger: logger).decode(Data.self) {
+                return SymmetricKey(data: key)
+            }
+            throw PostgresFixtureError.noServerKey
+        }
+    }
+
+    /// Sets the claim of `acting` on `connection` with a proof made under `key` for `binding` (this transaction's, or
+    /// another's to try a replay); returns whether the database accepted it.
+    static func act(_ connection: PostgresConnection, as acting: PostgresServerStore.Acting, key: SymmetricKey, binding: String? = nil) async throws -> Bool {
+        var own = ""
+        for try await value in try await connection.query("SELECT coffer_binding()", logger: logger).decode(String.self) {
+            own = value
+        }
+        let proof = PostgresServerStore.proof(key: key, binding: binding ?? own, acting: acting)
+        var accepted = false
+        if case .user(let id) = acting {
+            for try await value in try await connection.query("SELECT coffer_act(\(id), \(proof))", logger: logger).decode(Bool.self) {
+                accepted = value
+            }
+        } else {
+            for try await value in try await connection.query("SELECT coffer_act(NULL, \(proof))", logger: logger).decode(Bool.self) {
+                accepted = value
+            }
+        }
+        return accepted
     }
 
     /// `SELECT count(*) FROM table` with no filter at all.

@@ -72,15 +72,25 @@ struct StoreConformanceTests {
             #expect(try await store.rotateRefreshToken(userID: user, family: family, tokenID: second, newTokenID: third, now: Self.now, expiresAt: Self.now + 3600) == .invalid)
             #expect(!(try await Self.isActive(store, userID: user, family: family, now: Self.now)))
 
-            // Another user's id never finds this user's family.
+            // Another user's id never finds this user's family: to the store that is a family it has no record of (only
+            // a forged token pairs them, and the server checks signatures first).
             let other = try await Self.newUser(store)
             let family2 = UUID(), token2 = UUID()
             try await store.createSession(userID: user, family: family2, tokenID: token2, now: Self.now, expiresAt: Self.now + 60)
-            #expect(try await store.rotateRefreshToken(userID: other, family: family2, tokenID: token2, newTokenID: UUID(), now: Self.now, expiresAt: Self.now + 60) == .invalid)
+            #expect(try await store.rotateRefreshToken(userID: other, family: family2, tokenID: token2, newTokenID: UUID(), now: Self.now, expiresAt: Self.now + 60) == .lost)
             #expect(!(try await Self.isActive(store, userID: other, family: family2, now: Self.now)))
             // Expired.
             #expect(!(try await Self.isActive(store, userID: user, family: family2, now: Self.now + 61)))
             #expect(try await store.rotateRefreshToken(userID: user, family: family2, tokenID: token2, newTokenID: UUID(), now: Self.now + 61, expiresAt: Self.now + 120) == .invalid)
+
+            // A database restored from a backup: a family, or a live family's token, issued after the backup is unknown
+            // to it (lost); in a revoked family an unknown token is simply invalid.
+            let restored = UUID(), restoredFirst = UUID()
+            try await store.createSession(userID: user, family: restored, tokenID: restoredFirst, now: Self.now, expiresAt: Self.now + 3600)
+            #expect(try await store.rotateRefreshToken(userID: user, family: restored, tokenID: UUID(), newTokenID: UUID(), now: Self.now, expiresAt: Self.now + 3600) == .lost)
+            #expect(try await store.rotateRefreshToken(userID: user, family: UUID(), tokenID: UUID(), newTokenID: UUID(), now: Self.now, expiresAt: Self.now + 3600) == .lost)
+            try await store.revokeSession(userID: user, family: restored)
+            #expect(try await store.rotateRefreshToken(userID: user, family: restored, tokenID: UUID(), newTokenID: UUID(), now: Self.now, expiresAt: Self.now + 3600) == .invalid)
 
             let keep = UUID(), drop = UUID()
             try await store.createSession(userID: user, family: keep, tokenID: UUID(), now: Self.now, expiresAt: Self.now + 3600)
@@ -144,7 +154,7 @@ struct StoreConformanceTests {
             let other = try await Self.newUser(store)
             #expect(try await store.rotateRefreshToken(
                 userID: other, family: mine, tokenID: mineFirst, newTokenID: UUID(), retryKeyDigest: key, now: Self.now,
-                expiresAt: Self.now + 3600) == .invalid)
+                expiresAt: Self.now + 3600) == .lost)
             #expect(try await Self.isActive(store, userID: user, family: mine, now: Self.now))
         }
     }

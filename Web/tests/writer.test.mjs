@@ -18,6 +18,7 @@ import { unlock } from '../app/js/device.js';
 import { currentCode } from '../app/js/otp.js';
 import { parseMigration, parseToken } from '../app/js/otpauth.js';
 import { MemoryStore } from '../app/js/store.js';
+import { FULL_CHECK_INTERVAL_MS } from '../app/js/sync.js';
 import { binary } from './support.mjs';
 
 const PASSPHRASE = 'writer oracle vault Kv7 quartz';
@@ -310,6 +311,39 @@ test('after the page has written, each lie of a server (forged tombstone, swappe
     stop();
   }
   assert.deepEqual(await fresh.vaults(), []);
+  await device.sync();
+});
+
+test('a row the server dropped is caught by a linked browser: when the CLI moves the head, and a week after the last whole read', async () => {
+  const store = new MemoryStore();
+  const device = await browser(store);
+  await device.write('credential', checkCredential({ name: 'Dropped canary', provider: null, value: 'sk-dropped-5',
+    tags: [], notes: null, username: null, url: null }));
+  await device.sync();
+  const dropped = byName(device, 'Dropped canary').id;
+  // The server loses the row: a read from 0 no longer shows it; a read from the cursor never would have.
+  const stop = hostile(async (page) => ({ ...page, items: page.items.filter((item) => item.id !== dropped) }));
+  try {
+    await device.sync();
+    coffer(['add', 'card', 'Moves the head', '--symbology', 'qr'], 'head\n');
+    coffer(['sync']);
+    const [before] = await store.vaults();
+    await assert.rejects(device.sync(), { code: 'withheld' });
+    const [after] = await store.vaults();
+    assert.deepEqual([after.head, after.cursor], [before.head, before.cursor], 'nothing stored');
+  } finally {
+    stop();
+  }
+  // The head is now the browser's own: a sync reads from its cursor until the last whole read is a week old.
+  await device.sync();
+  const restore = hostile(async (page) => ({ ...page, items: page.items.filter((item) => item.id !== dropped) }));
+  try {
+    await device.sync();
+    device.record.full_check = device.now() - FULL_CHECK_INTERVAL_MS;
+    await assert.rejects(device.sync(), { code: 'withheld' });
+  } finally {
+    restore();
+  }
   await device.sync();
 });
 

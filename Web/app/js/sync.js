@@ -84,10 +84,15 @@ function readableAsStored(row) {
   return { id: row.id, kind: row.kind, revision: row.revision, updated_at: row.updated_at, box: row.boxBytes };
 }
 
+/** The longest a browser pulls from its cursor without the whole set checked, when the head does not move (§8.6). */
+export const FULL_CHECK_INTERVAL_MS = 7 * 86_400_000;
+
 /**
  * Pulls (§8.6): the feed after the stored cursor, verified with the stored rows against the server's head and its
  * link to the verified head; then merged with what waits here, and all of it stored in one transaction. A read from a
  * cursor that does not add up is tried once more from the start (a server restored with its feed numbered anew).
+ * A read from the cursor cannot see a row the server lost without a change, so the whole feed is read and checked
+ * when another device moved the head, and when the last whole check is a week old.
  */
 export async function pullDevice(device) {
   const token = await device.session();
@@ -95,11 +100,16 @@ export async function pullDevice(device) {
   let state;
   let read;
   let merged;
-  let full = device.record.cursor === 0;
+  const checked = device.record.full_check ?? 0;
+  let full = device.record.cursor === 0 || checked > device.now() || device.now() - checked >= FULL_CHECK_INTERVAL_MS;
   for (;;) {
     read = await pull(device.base, token, full ? 0 : device.record.cursor);
     const chain = verified && read.head && read.head.epoch > verified.epoch
       ? await manifestsAfter(device.base, token, verified.epoch) : [];
+    if (!full && chain.some((manifest) => !equal(manifest.device, device.record.device_id))) {
+      full = true;
+      continue;
+    }
     // Rows kept from the last verification are `settled`: their leaves and items are reused, not computed again.
     merged = new Map(full ? [] : [...device.rows].map(([id, row]) => [id, { ...readable(row), settled: true }]));
     for (const row of read.rows) {
@@ -122,6 +132,7 @@ export async function pullDevice(device) {
   for (const row of keep) device.pending.set(row.id, row);
   Object.assign(device.record, { head: state.head?.bytes ?? device.record.head, cursor: read.cursor, last_sync: device.now(),
     conflicts: [...(device.record.conflicts ?? []), ...conflicts] });
+  if (full) device.record.full_check = device.now();
   await device.store.save(device.record, { rows: [...device.rows.values()], replaceRows: full, pending: keep, settled });
   await device.show(state);
 }
