@@ -78,6 +78,11 @@ struct APIError: Error, HTTPResponseError, Sendable {
             return APIError(
                 .conflict, "stale_head", "Another device changed the vault first; pull, verify and push again",
                 details: ErrorBody.Details(headEpoch: epoch))
+        case .quotaExceeded(let limit):
+            return APIError(
+                .contentTooLarge, "quota_exceeded",
+                "This account may store at most \(limit) bytes of items; delete some (or their photos) to make room",
+                details: ErrorBody.Details(limit: Int(clamping: limit)))
         case .manifestRequired:
             return APIError(
                 .conflict, "manifest_required",

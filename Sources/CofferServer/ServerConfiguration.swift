@@ -68,6 +68,16 @@ public struct ServerConfiguration: Sendable {
     public var idleTimeout: TimeInterval = 30
     /// Seconds a request's body may take to arrive after its head (a 5 MiB push on a slow line takes some).
     public var requestTimeout: TimeInterval = 120
+    /// The most bytes of live boxes one account may store; a push that would pass it is refused (413
+    /// `quota_exceeded`).
+    public var maxAccountBytes: Int64 = ServerConfiguration.defaultMaxAccountBytes
+    /// The most live sessions one account may hold; a login past it is refused (429 `too_many_sessions`).
+    public var maxSessionsPerAccount: Int = ServerConfiguration.defaultMaxSessionsPerAccount
+
+    /// 1 GiB: about 500 card photos at their largest, or a million small items.
+    public static let defaultMaxAccountBytes: Int64 = 1 << 30
+    /// 100 devices, far beyond one person's; a script that logs in without ever logging out meets it.
+    public static let defaultMaxSessionsPerAccount = 100
 
     /// Half the cores this process may use, at least one.
     public static var defaultEventLoops: Int { max(1, System.coreCount / 2) }

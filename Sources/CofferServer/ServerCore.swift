@@ -243,6 +243,13 @@ final class ServerCore: Sendable {
     }
 
     private func startSession(userID: UUID) async throws -> AuthResponse {
+        let live = try await store.liveSessionCount(userID: userID, now: now)
+        guard live < configuration.maxSessionsPerAccount else {
+            throw APIError(
+                .tooManyRequests, "too_many_sessions",
+                "This account is signed in on \(live) devices, the most this server allows: sign out on one (coffer sync logout) or wait until a session expires",
+                details: ErrorBody.Details(limit: configuration.maxSessionsPerAccount))
+        }
         let family = UUID(), tokenID = UUID()
         try await store.createSession(userID: userID, family: family, tokenID: tokenID, now: now, expiresAt: tokens.refreshExpiry)
         return try await tokenResponse(userID: userID, family: family, refreshTokenID: tokenID)

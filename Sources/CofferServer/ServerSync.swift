@@ -177,7 +177,8 @@ extension ServerCore {
     func storePush(_ writes: [ItemWrite], manifest: ManifestWrite? = nil, session: AuthenticatedSession) async throws -> PushOutcome {
         let result: Result<PushOutcome, ServerStoreError>
         do {
-            result = .success(try await store.push(userID: session.userID, writes: writes, manifest: manifest, now: now))
+            result = .success(try await store.push(
+                userID: session.userID, writes: writes, manifest: manifest, maxStoredBytes: configuration.maxAccountBytes, now: now))
         } catch {
             result = .failure(error)
         }

@@ -302,6 +302,17 @@ public final class PostgresServerStore: ServerStore {
         }
     }
 
+    public func liveSessionCount(userID: UUID, now: Date) async throws(ServerStoreError) -> Int {
+        try await transaction(acting: .user(userID)) { connection in
+            try await connection.rows(
+                """
+                SELECT count(*) FROM sessions
+                WHERE user_id = \(userID) AND NOT revoked AND expires_at > \(unescaped: Self.timestamp(UnixTime.milliseconds(now)))
+                """, logger: logger
+            ).first?.decode(Int.self) ?? 0
+        }
+    }
+
     public func rotateRefreshToken(
         userID: UUID, family: UUID, tokenID: UUID, newTokenID: UUID, retryKeyDigest: [UInt8]?, now: Date, expiresAt: Date
     ) async throws(ServerStoreError) -> RefreshOutcome {
@@ -407,12 +418,14 @@ public final class PostgresServerStore: ServerStore {
     // MARK: Items
 
     public func push(
-        userID: UUID, writes: [ItemWrite], manifest: ManifestWrite?, now: Date
+        userID: UUID, writes: [ItemWrite], manifest: ManifestWrite?, maxStoredBytes: Int64?, now: Date
     ) async throws(ServerStoreError) -> PushOutcome {
         let storedAt = UnixTime.milliseconds(now)
         do {
             return try await rawTransaction(acting: .user(userID)) { connection -> PushOutcome in
-                try await applyPush(connection, userID: userID, writes: writes, manifest: manifest, storedAt: storedAt)
+                try await applyPush(
+                    connection, userID: userID, writes: writes, manifest: manifest, maxStoredBytes: maxStoredBytes,
+                    storedAt: storedAt)
             }
         } catch let error as PostgresTransactionError {
             // The refusal was thrown to roll the position allocation back; nothing of this push was committed.
@@ -425,7 +438,8 @@ public final class PostgresServerStore: ServerStore {
 
     /// A push inside the caller's transaction; a refusal is thrown (`PushRefusal`) to roll back what it began.
     private func applyPush(
-        _ connection: PostgresConnection, userID: UUID, writes: [ItemWrite], manifest: ManifestWrite?, storedAt: Int64
+        _ connection: PostgresConnection, userID: UUID, writes: [ItemWrite], manifest: ManifestWrite?,
+        maxStoredBytes: Int64? = nil, storedAt: Int64
     ) async throws -> PushOutcome {
         // Allocating the feed positions first takes the user's row lock, which serialises this user's pushes:
         // positions then become visible in order, so a reader's cursor never passes one still uncommitted,
@@ -462,7 +476,17 @@ public final class PostgresServerStore: ServerStore {
             guard let item = stored[write.id], item.revision != write.baseRevision else { return nil }
             return item
         }
-        if !conflicts.isEmpty { throw PushRefusal(outcome: .conflicts(conflicts)) }
+        let missing = writes.contains { stored[$0.id] == nil && Self.basedOnMissingRow($0, manifest: manifest) }
+        if !conflicts.isEmpty || missing { throw PushRefusal(outcome: .conflicts(conflicts)) }
+        if let maxStoredBytes {
+            let storedBytes = try await connection.rows(
+                "SELECT coalesce(sum(size), 0)::bigint FROM items WHERE user_id = \(userID) AND NOT deleted", logger: logger
+            ).first?.decode(Int64.self) ?? 0
+            let replaced = stored.values.reduce(Int64(0)) { $0 + Int64($1.box?.count ?? 0) }
+            if Self.exceeds(maxStoredBytes, storedBytes: storedBytes, writes: writes, replacing: replaced) {
+                throw PushRefusal(outcome: .quotaExceeded(limit: maxStoredBytes))
+            }
+        }
 
         var sequence = last - Int64(writes.count)
         for write in writes {

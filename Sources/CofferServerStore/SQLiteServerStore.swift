@@ -317,6 +317,14 @@ public final class SQLiteServerStore: ServerStore, MaintenanceStore {
         }
     }
 
+    public func liveSessionCount(userID: UUID, now: Date) async throws(ServerStoreError) -> Int {
+        try await read { db in
+            try Int.fetchOne(
+                db, sql: "SELECT count(*) FROM sessions WHERE user_id = ? AND revoked = 0 AND expires_at > ?",
+                arguments: [Self.key(userID), UnixTime.milliseconds(now)]) ?? 0
+        }
+    }
+
     public func rotateRefreshToken(
         userID: UUID, family: UUID, tokenID: UUID, newTokenID: UUID, retryKeyDigest: [UInt8]?, now: Date, expiresAt: Date
     ) async throws(ServerStoreError) -> RefreshOutcome {
@@ -404,30 +412,43 @@ public final class SQLiteServerStore: ServerStore, MaintenanceStore {
     // MARK: Items
 
     public func push(
-        userID: UUID, writes: [ItemWrite], manifest: ManifestWrite?, now: Date
+        userID: UUID, writes: [ItemWrite], manifest: ManifestWrite?, maxStoredBytes: Int64?, now: Date
     ) async throws(ServerStoreError) -> PushOutcome {
         try await write { db -> PushOutcome in
-            try Self.applyPush(db, user: Self.key(userID), writes: writes, manifest: manifest, now: now)
+            try Self.applyPush(db, user: Self.key(userID), writes: writes, manifest: manifest, maxStoredBytes: maxStoredBytes, now: now)
         }
     }
 
     /// A push inside the caller's transaction: checks everything before the first write, so a refusal wrote nothing.
     private static func applyPush(
-        _ db: Database, user: String, writes: [ItemWrite], manifest: ManifestWrite?, now: Date
+        _ db: Database, user: String, writes: [ItemWrite], manifest: ManifestWrite?, maxStoredBytes: Int64? = nil, now: Date
     ) throws -> PushOutcome {
         let writesStateRows = writes.contains { !StateRoot.isServerFace(kind: $0.kind) }
         if let refusal = try Self.checkHead(db, user: user, manifest: manifest, writesStateRows: writesStateRows) {
             return refusal
         }
         var conflicts: [StoredItem] = []
+        var missing = false
+        var replacedBytes: Int64 = 0
         for write in writes {
             let stored = try Row.fetchOne(
                 db, sql: "SELECT * FROM items WHERE user_id = ? AND id = ?", arguments: [user, Self.key(write.id)])
-            guard let stored else { continue }
+            guard let stored else {
+                missing = missing || Self.basedOnMissingRow(write, manifest: manifest)
+                continue
+            }
             if write.meta == nil, (stored["meta"] as String?) != nil { throw ServerStoreError.protectedItem }
             if (stored["revision"] as Int64) != write.baseRevision { conflicts.append(try Self.storedItem(stored)) }
+            replacedBytes += stored["size"] as Int64
         }
-        if !conflicts.isEmpty { return .conflicts(conflicts) }
+        if !conflicts.isEmpty || missing { return .conflicts(conflicts) }
+        if let maxStoredBytes {
+            let storedBytes = try Int64.fetchOne(
+                db, sql: "SELECT coalesce(sum(size), 0) FROM items WHERE user_id = ? AND deleted = 0", arguments: [user]) ?? 0
+            if Self.exceeds(maxStoredBytes, storedBytes: storedBytes, writes: writes, replacing: replacedBytes) {
+                return .quotaExceeded(limit: maxStoredBytes)
+            }
+        }
         guard let sequence = try Int64.fetchOne(
             db, sql: "UPDATE users SET change_seq = change_seq + ? WHERE id = ? AND deleted_at IS NULL RETURNING change_seq",
             arguments: [writes.count, user])

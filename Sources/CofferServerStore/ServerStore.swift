@@ -34,6 +34,8 @@ public protocol ServerStore: PlaceStore {
 
     /// Starts a session family with its first refresh token.
     func createSession(userID: UUID, family: UUID, tokenID: UUID, now: Date, expiresAt: Date) async throws(ServerStoreError)
+    /// The account's live sessions: neither revoked nor expired at `now`.
+    func liveSessionCount(userID: UUID, now: Date) async throws(ServerStoreError) -> Int
     /// Exchanges refresh token `tokenID` of `family` for `newTokenID`, atomically, and keeps `retryKeyDigest` (the
     /// SHA-256 of the device's `RefreshRetryKey`, when it sent one) with the spent token. A spent token presented again
     /// with the same digest, while the token it was exchanged for is unused and unexpired and the family live, answers
@@ -61,10 +63,18 @@ public protocol ServerStore: PlaceStore {
     /// head's makes the push answer `.staleHead`; a push without a manifest to an account that has one answers
     /// `.manifestRequired` (unless it writes only server-face rows, `StateRoot.isServerFace`); a write whose
     /// `baseRevision` differs from the stored row's revision makes the whole push answer `.conflicts` with the stored
-    /// copies. A write to a row the server does not hold is accepted whatever its base (after a revoke, the server has
-    /// nothing left to lose). The manifest is stored at the push's last feed position. A write without `meta` (a sync
+    /// copies. A write with a base revision above 0 to a row the server does not hold is a conflict too (with no stored
+    /// copy to list) when the push extends a verified head: that head names a row the server lost. Without a head (an
+    /// account synced only by older versions, or after a revoke) such a write is accepted, as the server has nothing
+    /// to lose. The manifest is stored at the push's last feed position. A write without `meta` (a sync
     /// push) that names a row stored with `meta` (a CardOnCue card) fails the whole push with `.protectedItem`.
-    func push(userID: UUID, writes: [ItemWrite], manifest: ManifestWrite?, now: Date) async throws(ServerStoreError) -> PushOutcome
+    ///
+    /// With `maxStoredBytes`, a push that would leave the account's live boxes larger than that answers
+    /// `.quotaExceeded` (a push that does not grow them always lands, so an account over a lowered quota can still
+    /// delete).
+    func push(
+        userID: UUID, writes: [ItemWrite], manifest: ManifestWrite?, maxStoredBytes: Int64?, now: Date
+    ) async throws(ServerStoreError) -> PushOutcome
     /// Rows changed after `cursor`, oldest change first, at most `limit`.
     func changes(userID: UUID, since cursor: Int64, limit: Int) async throws(ServerStoreError) -> ChangePage
     /// Manifests after `epoch`, oldest first, at most `limit`.
@@ -132,7 +142,20 @@ extension ServerStore {
 
     /// A push without a manifest: the CardOnCue face's writes and accounts that keep no verified state.
     public func push(userID: UUID, writes: [ItemWrite], now: Date) async throws(ServerStoreError) -> PushOutcome {
-        try await push(userID: userID, writes: writes, manifest: nil, now: now)
+        try await push(userID: userID, writes: writes, manifest: nil, maxStoredBytes: nil, now: now)
+    }
+
+    /// A push with no quota.
+    public func push(userID: UUID, writes: [ItemWrite], manifest: ManifestWrite?, now: Date) async throws(ServerStoreError) -> PushOutcome {
+        try await push(userID: userID, writes: writes, manifest: manifest, maxStoredBytes: nil, now: now)
+    }
+
+    /// Whether a push of `writes` replacing rows of `storedSizes` bytes (the live boxes it replaces) would take the
+    /// account's live boxes, `storedBytes` now, past `limit`.
+    public static func exceeds(_ limit: Int64?, storedBytes: Int64, writes: [ItemWrite], replacing storedSizes: Int64) -> Bool {
+        guard let limit else { return false }
+        let growth = writes.reduce(Int64(0)) { $0 + Int64($1.box?.count ?? 0) } - storedSizes
+        return growth > 0 && storedBytes + growth > limit
     }
 }
 
@@ -340,16 +363,27 @@ public struct StoredManifest: Sendable, Equatable {
     }
 }
 
+extension ServerStore {
+    /// Whether `write` is based on a row the server should hold and does not (see `push`): a base revision above 0, in
+    /// a push extending a verified head.
+    public static func basedOnMissingRow(_ write: ItemWrite, manifest: ManifestWrite?) -> Bool {
+        write.baseRevision > 0 && (manifest?.baseEpoch ?? 0) > 0
+    }
+}
+
 /// The answer to a push.
 public enum PushOutcome: Sendable, Equatable {
     /// Every write landed; the change feed is now at `cursor`.
     case accepted(cursor: Int64)
-    /// Nothing was written; these are the stored rows (absent ones omitted) the push disagreed with.
+    /// Nothing was written; these are the stored rows the push disagreed with (none for a write based on a row the
+    /// server does not hold).
     case conflicts([StoredItem])
     /// Nothing was written: the manifest did not extend the stored head, whose epoch is `epoch`.
     case staleHead(epoch: Int64)
     /// Nothing was written: the account keeps verified state and the push carried no manifest.
     case manifestRequired
+    /// Nothing was written: the account's live boxes would pass `limit` bytes.
+    case quotaExceeded(limit: Int64)
     /// Nothing was written: the rotation to commit holds `staged` rows, not the number its device sent.
     case incompleteRotation(staged: Int)
 }

@@ -336,8 +336,9 @@ public struct SyncSession: Sendable {
                 attempts += 1
                 guard attempts <= 5 else { throw .tooManyConflicts }
                 // The rows of a 409 are the server's word: nothing of them is applied. The verified pull brings the
-                // real state, and each claimed row must be in it.
-                try await pull(access: access, expect: nil, into: &report)
+                // real state, and each claimed row must be in it. It reads the whole set: a conflict without a row
+                // (a write based on a row the server no longer holds) is a lost row, which only a full read shows.
+                try await pull(access: access, expect: nil, readAll: true, into: &report)
                 let known = try vault { try $0.syncedRows() }
                 for row in claimed where !StateRoot.isServerFace(kind: row.kind) {
                     guard let revision = known.revisions[row.id], revision >= row.revision else {

@@ -144,6 +144,10 @@ struct Serve: AsyncParsableCommand {
     var idleTimeout: Int = 30
     @Option(help: "Seconds a request's body may take to arrive after its head.")
     var requestTimeout: Int = 120
+    @Option(help: "Most bytes of items (boxes: cards, photos, keys, notes) one account may store; a push past it is refused (413).")
+    var maxAccountBytes: Int64 = ServerConfiguration.defaultMaxAccountBytes
+    @Option(help: "Most signed-in sessions (devices) one account may hold; a login past it is refused (429) until one signs out or expires.")
+    var maxSessionsPerAccount: Int = ServerConfiguration.defaultMaxSessionsPerAccount
 
     func validate() throws {
         if let eventLoops, !(1...ServerConfiguration.maxEventLoops).contains(eventLoops) {
@@ -157,6 +161,12 @@ struct Serve: AsyncParsableCommand {
         }
         guard (1...3600).contains(idleTimeout), (1...3600).contains(requestTimeout) else {
             throw ValidationError("--idle-timeout and --request-timeout must be 1 to 3600 seconds")
+        }
+        guard (1_048_576...(1 << 50)).contains(maxAccountBytes) else {
+            throw ValidationError("--max-account-bytes must be 1048576 (1 MiB) to 2^50")
+        }
+        guard (1...100_000).contains(maxSessionsPerAccount) else {
+            throw ValidationError("--max-sessions-per-account must be 1 to 100000")
         }
     }
 
@@ -176,6 +186,8 @@ struct Serve: AsyncParsableCommand {
         settings.maxConnectionsPerAddress = maxConnectionsPerAddress
         settings.idleTimeout = TimeInterval(idleTimeout)
         settings.requestTimeout = TimeInterval(requestTimeout)
+        settings.maxAccountBytes = maxAccountBytes
+        settings.maxSessionsPerAccount = maxSessionsPerAccount
         if let loops = eventLoops ?? environment["COFFER_SERVER_EVENT_LOOPS"].map({ Int($0) ?? 0 }) {
             guard (1...ServerConfiguration.maxEventLoops).contains(loops) else {
                 throw ServerSetupError.configuration("COFFER_SERVER_EVENT_LOOPS must be 1 to \(ServerConfiguration.maxEventLoops)")

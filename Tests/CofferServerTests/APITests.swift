@@ -181,6 +181,44 @@ struct APITests {
         }
     }
 
+    @Test("an account's storage quota: a push past it is 413 quota_exceeded and stores nothing; a push that does not grow it lands", arguments: Backend.allCases)
+    func storageQuota(backend: Backend) async throws {
+        // Each fake item's box is 64 bytes: three fit in 200, a fourth does not.
+        try await withServer(backend, configure: { $0.maxAccountBytes = 200 }) { api, _ in
+            let account = try await TestAccount.register(api)
+            func push(_ request: PushRequest) async throws -> APIClient.Answer {
+                try await api.send(.post, "/v1/sync/push", token: account.access, json: request)
+            }
+            let first = fakeItems(3)
+            #expect(try await push(first).status == .ok)
+            let over = try await push(fakeItems(1))
+            #expect(over.status == .contentTooLarge && over.error?.error == "quota_exceeded" && over.error?.details?.limit == 200)
+            #expect(try await api.send(.get, "/v1/account", token: account.access).decode(AccountResponse.self).itemCount == 3)
+            // Replacing a box with one of the same size, and deleting, do not grow the account.
+            let ids = first.items.map(\.item.id)
+            #expect(try await push(fakeItems(1, revision: 2, base: 1, ids: [ids[0]])).status == .ok)
+            var deletion = fakeItems(1, revision: 2, base: 1, ids: [ids[1]])
+            deletion.items[0].item.deleted = true
+            deletion.items[0].item.box = nil
+            #expect(try await push(deletion).status == .ok)
+            #expect(try await push(fakeItems(1)).status == .ok)
+        }
+    }
+
+    @Test("an account's live sessions are capped: a login past the cap is 429 too_many_sessions until one signs out", arguments: Backend.allCases)
+    func sessionCap(backend: Backend) async throws {
+        try await withServer(backend, configure: { $0.maxSessionsPerAccount = 2 }) { api, _ in
+            let account = try await TestAccount.register(api)
+            let second = try await account.login(api)
+            let refused = try await api.send(.post, "/v1/auth/login", json: LoginRequest(email: account.email, authKey: account.authKey))
+            #expect(refused.status == .tooManyRequests && refused.error?.error == "too_many_sessions" && refused.error?.details?.limit == 2)
+            // Refreshing stays within a session, so it goes on.
+            #expect(try await api.send(.post, "/v1/auth/refresh", json: RefreshRequest(refreshToken: second.refreshToken)).status == .ok)
+            #expect(try await api.send(.post, "/v1/auth/logout", token: account.access).status == .noContent)
+            #expect(try await api.send(.post, "/v1/auth/login", json: LoginRequest(email: account.email, authKey: account.authKey)).status == .ok)
+        }
+    }
+
     @Test("every answer carries the security headers; errors are JSON with no internals", arguments: Backend.allCases)
     func headersAndErrors(backend: Backend) async throws {
         try await withServer(backend) { api, _ in

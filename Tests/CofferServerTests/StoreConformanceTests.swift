@@ -64,13 +64,17 @@ struct StoreConformanceTests {
         try await backend.withStore { store in
             let user = try await Self.newUser(store)
             let family = UUID(), first = UUID(), second = UUID(), third = UUID()
+            #expect(try await store.liveSessionCount(userID: user, now: Self.now) == 0)
             try await store.createSession(userID: user, family: family, tokenID: first, now: Self.now, expiresAt: Self.now + 3600)
+            #expect(try await store.liveSessionCount(userID: user, now: Self.now) == 1)
+            #expect(try await store.liveSessionCount(userID: user, now: Self.now + 3600) == 0)
             #expect(try await Self.isActive(store, userID: user, family: family, now: Self.now))
             #expect(try await store.rotateRefreshToken(userID: user, family: family, tokenID: first, newTokenID: second, now: Self.now, expiresAt: Self.now + 3600) == .rotated)
             // The spent token again: the whole family goes, including the token it was exchanged for.
             #expect(try await store.rotateRefreshToken(userID: user, family: family, tokenID: first, newTokenID: third, now: Self.now, expiresAt: Self.now + 3600) == .reused)
             #expect(try await store.rotateRefreshToken(userID: user, family: family, tokenID: second, newTokenID: third, now: Self.now, expiresAt: Self.now + 3600) == .invalid)
             #expect(!(try await Self.isActive(store, userID: user, family: family, now: Self.now)))
+            #expect(try await store.liveSessionCount(userID: user, now: Self.now) == 0)
 
             // Another user's id never finds this user's family: to the store that is a family it has no record of (only
             // a forged token pairs them, and the server checks signatures first).
@@ -293,6 +297,14 @@ struct StoreConformanceTests {
             #expect(try await store.head(userID: user, atOrBefore: 3)?.epoch == 2)
             #expect(try await store.head(userID: user, atOrBefore: 4)?.bytes == first)
             #expect(try await store.usage(userID: user).headEpoch == 4)
+            // Onto a verified head, a write based on a row the server does not hold is a conflict with no copy to list:
+            // the head names a row it lost. Nothing is written.
+            let lost = Self.write(revision: 3, base: 2)
+            #expect(try await store.push(
+                userID: user, writes: [Self.write(), lost], manifest: ManifestWrite(baseEpoch: 4, epoch: 5, bytes: third),
+                now: Self.now) == .conflicts([]))
+            #expect(try await store.item(userID: user, id: lost.id) == nil)
+            #expect(try await store.usage(userID: user).headEpoch == 4)
             // A passphrase change carries its manifest the same way.
             let slot = WrappedSlot(id: UUID(), kdf: KDFParameters(.defaultPBKDF2), salt: "c2FsdA==", wrappedKey: "a2V5")
             #expect(try await store.replaceCredentials(userID: user, authHash: "h2", slot: slot, manifest: nil) == .manifestRequired)
@@ -306,6 +318,17 @@ struct StoreConformanceTests {
             _ = try await store.deleteAllItems(userID: user)
             #expect(try await store.manifests(userID: user, after: 0, limit: 10).isEmpty)
             #expect(try await store.usage(userID: user).headEpoch == 0)
+            // A quota: a push that grows the live boxes past it is refused whole; one that does not grow them lands.
+            let usage = try await store.usage(userID: user).bytes
+            let grown = Self.write()
+            let limit = Int64(usage) + Int64(grown.box?.count ?? 0) - 1
+            #expect(try await store.push(userID: user, writes: [grown], manifest: nil, maxStoredBytes: limit, now: Self.now)
+                == .quotaExceeded(limit: limit))
+            #expect(try await store.item(userID: user, id: grown.id) == nil)
+            #expect(try await store.push(userID: user, writes: [grown], manifest: nil, maxStoredBytes: limit + 1, now: Self.now)
+                == .accepted(cursor: 5))
+            // With no head left, the server has nothing to lose: such a write is taken.
+            #expect(try await store.push(userID: user, writes: [Self.write(revision: 3, base: 2)], now: Self.now) == .accepted(cursor: 6))
         }
     }
 
