@@ -123,15 +123,52 @@ struct AgentCLITests {
         #expect(!PrivateFiles.exists(session.socket))
     }
 
-    @Test("the idle timer locks a real agent (1 s idle); the memory is locked (VmLck > 0)")
+    /// Each hardening step is checked where the kernel shows it, so that dropping any one line fails here: the core
+    /// limit in `/proc/PID/limits`, the dump-excluded buffer as an anonymous mapping marked `dd` in `smaps`, and
+    /// `mlockall` as every page locked (the buffer alone locks a few pages; a process that locks nothing shows 0).
+    @Test("the idle timer locks a real agent (1 s idle); core files off, the request buffer out of dumps, all memory locked")
     func idleAndLockedMemory() throws {
         let session = try Session(agent: false)
         defer { session.stop() }
         try session.cli.ok(["agent", "start", "--idle", "1s", "--max", "1h"], input: "\(Self.passphrase)\n")
         let pid = try session.pid()
-        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
-        let locked = status.split(separator: "\n").first { $0.hasPrefix("VmLck:") }.flatMap { Int($0.split(separator: " ", omittingEmptySubsequences: true)[1]) }
-        #expect((locked ?? 0) > 0, "VmLck")
+        func kilobytes(_ field: String, of pid: pid_t) throws -> Int {
+            let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+            let line = status.split(separator: "\n").first { $0.hasPrefix(field + ":") }
+            return line.flatMap { Int($0.split(separator: " ", omittingEmptySubsequences: true)[1]) } ?? -1
+        }
+        let (lockedKB, residentKB) = (try kilobytes("VmLck", of: pid), try kilobytes("VmRSS", of: pid))
+        // mlockall is used when the lock limit cannot be hit later: as root (CI) or with no limit.
+        let ownLimits = try String(contentsOfFile: "/proc/self/limits", encoding: .utf8)
+        let memlockUnlimited = ownLimits.split(separator: "\n").first { $0.hasPrefix("Max locked memory") }?
+            .split(separator: " ", omittingEmptySubsequences: true).dropFirst(4).dropFirst().first == "unlimited"
+        if geteuid() == 0 || memlockUnlimited {
+            #expect(lockedKB >= residentKB, "VmLck \(lockedKB) kB of VmRSS \(residentKB) kB: not every page is locked")
+            #expect(try kilobytes("VmLck", of: getpid()) == 0, "the test process itself locks nothing (the comparison)")
+        } else {
+            #expect(lockedKB > 0, "the request buffer is locked")
+        }
+        let limits = try String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8)
+        let core = limits.split(separator: "\n").first { $0.hasPrefix("Max core file size") }
+            .map { $0.split(separator: " ", omittingEmptySubsequences: true).dropFirst(4).prefix(2).joined(separator: " ") }
+        #expect(core == "0 0", "core file limits: \(core ?? "none")")
+        // smaps lists a mapping's header line, then its fields; VmFlags is the last. An anonymous mapping (no path)
+        // marked `dd` is the request buffer: the kernel's own `dd` mappings ([vvar], [vdso]) are named.
+        // Read to the end: String(contentsOfFile:) stops at the first 4 KiB of a /proc file.
+        let handle = try #require(FileHandle(forReadingAtPath: "/proc/\(pid)/smaps"))
+        let smaps = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+        try handle.close()
+        var anonymous = false
+        var excluded = 0
+        for line in smaps.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            if let first = fields.first, first.contains("-"), first.allSatisfy({ $0.isHexDigit || $0 == "-" }) {
+                anonymous = fields.count == 5
+            } else if line.hasPrefix("VmFlags:"), anonymous, fields.contains("dd") {
+                excluded += 1
+            }
+        }
+        #expect(excluded >= 1, "no anonymous mapping is excluded from core dumps")
         usleep(1_500_000)
         #expect(try session.heldVaults() == 0)
     }

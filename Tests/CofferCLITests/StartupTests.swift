@@ -84,6 +84,29 @@ struct StartupTests {
         }
     }
 
+    /// Modes alone cannot show the owner rule: a file mode 0755 in a 0700 directory, owned by another user, must be
+    /// refused too. Root may hand files to another user (CI runs as root), so the case runs there.
+    @Test(
+        "a coffer-full, or its directory, owned by another user (not root) is never run", .enabled(if: geteuid() == 0, "needs root to chown"),
+        arguments: ["file", "directory"])
+    func plantedByAnotherUser(owned: String) throws {
+        let cli = try CLI()
+        let directory = try TestSupport.temporaryDirectory("coffer-owned")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.copyItem(atPath: CLI.binary, toPath: directory + "/coffer")
+        let planted = directory + "/coffer-full"
+        try Data("#!/bin/sh\necho planted ran \"$@\"\n".utf8).write(to: URL(fileURLWithPath: planted))
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: planted)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory)
+        // Owned by root, writable by no one else: run.
+        let trusted = try TestSupport.run(directory + "/coffer", ["sync", "status"], environment: cli.environment)
+        #expect(trusted.status == 0 && trusted.stdout == "planted ran sync status\n", "\(trusted.stderr)")
+        #expect(chown(owned == "file" ? planted : directory, 65534, 65534) == 0)
+        let result = try TestSupport.run(directory + "/coffer", ["sync", "status"], environment: cli.environment)
+        #expect(result.status == 69 && result.stdout.isEmpty, "\(result.stderr)")
+        #expect(result.stderr.hasPrefix("coffer: error: \(planted) is not run: it, or its directory, is writable by or belongs to another user"))
+    }
+
     @Test("coffer-full is looked for beside coffer, then in the prefix's libexec when coffer is in a bin; never relative to the working directory")
     func whereTheFullCommandLineIs() {
         #expect(FullCommandLine.candidates(besides: "/home/ada/.local/bin") == [
