@@ -67,7 +67,41 @@ def fixture_seeds():
             with open(os.path.join(path, name), "rb") as file:
                 yield bytes([IMPORTERS[key]]) + file.read()
     yield bytes([IMPORTERS["coffer-json"]]) + COFFER_JSON
+    yield from floor_seeds()
     yield from keepass_seeds()
+
+
+# The fixture folders whose files are encrypted: their scripts write them again at the key-derivation floor of
+# fuzzing builds (COFFER_FIXTURE_FLOOR=1, Sources/CofferInterop/FuzzingFloor.swift), under the passwords FuzzImport
+# tries, so that fuzzing gets past the password to what is behind it in microseconds per input.
+ENCRYPTED_FIXTURES = ["2fas", "aegis", "andotp", "authenticator-plus", "authy", "bitwarden", "ente", "freeotp", "proton",
+                      "steam", "stratum"]
+
+
+def floor_seeds():
+    """Each encrypted fixture folder copied with otp_reference.py into a temporary tree and its make scripts run there
+    at the floor (the committed fixtures are never touched); every file they write is a seed."""
+    import shutil
+    import subprocess
+    import tempfile
+    fixtures = os.path.join(ROOT, "Tests", "CofferInteropTests", "Fixtures")
+    environment = dict(os.environ, COFFER_FIXTURE_FLOOR="1")
+    with tempfile.TemporaryDirectory() as directory:
+        shutil.copy(os.path.join(fixtures, "otp_reference.py"), directory)
+        for name in ENCRYPTED_FIXTURES:
+            folder = os.path.join(directory, name)
+            shutil.copytree(os.path.join(fixtures, name), folder)
+            for script in sorted(f for f in os.listdir(folder) if f.startswith("make_") and f.endswith(".py")):
+                subprocess.run([sys.executable, os.path.join(folder, script)], check=True, capture_output=True,
+                               env=environment)
+            for file_name in sorted(os.listdir(folder)):
+                if file_name.endswith(".py") or file_name == "expected.json" or file_name == "__pycache__":
+                    continue
+                key = name
+                if name == "bitwarden":
+                    key = "bitwarden-csv" if file_name.endswith(".csv") else "bitwarden-json"
+                with open(os.path.join(folder, file_name), "rb") as file:
+                    yield bytes([IMPORTERS[key]]) + file.read()
 
 
 def keepass_seeds():
@@ -77,7 +111,8 @@ def keepass_seeds():
     import tempfile
     script = os.path.join(ROOT, "Tests", "CofferInteropTests", "Fixtures", "keepass", "make_keepass.py")
     with tempfile.TemporaryDirectory() as directory:
-        subprocess.run(["/usr/bin/python3", script, directory], check=True, capture_output=True)
+        subprocess.run(["/usr/bin/python3", script, directory], check=True, capture_output=True,
+                       env=dict(os.environ, COFFER_FIXTURE_FLOOR="1"))
         for name in sorted(os.listdir(directory)):
             if name.endswith(".kdbx"):
                 with open(os.path.join(directory, name), "rb") as file:

@@ -7,6 +7,9 @@
 #
 # Each run starts from the committed minimised corpus (Tests/FuzzCorpus/<target>) and from seeds made from the
 # committed fixtures (scripts/fuzz-seeds.py); what it finds stays in .build-fuzz/corpus-<target> for the next run.
+# Fuzzing builds (-DFUZZING) hold every key-derivation cost at its floor (Sources/CofferInterop/FuzzingFloor.swift)
+# and the seeds include the encrypted fixtures written again at that floor, under the passwords FuzzImport tries,
+# so that inputs get past the password to the parsers behind it.
 # Any crash, trap, leak or sanitizer report fails the run and prints the report and the crashing input (base64) in
 # the log; the file is also left in .build-fuzz/findings/.
 #

@@ -48,7 +48,13 @@ public enum Argon2 {
         /// What importers accept: up to 1 GiB, 32 passes, 16 lanes, and 8 GiB of memory passes in all (1 GiB × 8,
         /// or 256 MiB × 32), so a hostile file costs seconds, not minutes. Bitwarden's defaults (64 MiB, 3 passes,
         /// 4 lanes) and KeePassXC's are far inside.
+        /// In fuzzing builds (`-DFUZZING`) near the floor only: 2 passes, 1 MiB (the least Bitwarden's whole MiB
+        /// allow), 2 lanes (see CofferInterop's `FuzzingFloor`).
+        #if FUZZING
+        public static let importing = Limits(iterations: 1...2, memoryKiB: 8...1024, lanes: 1...2, maxMemoryPasses: 2048)
+        #else
         public static let importing = Limits(iterations: 1...32, memoryKiB: 8...(1 << 20), lanes: 1...16, maxMemoryPasses: 8 << 20)
+        #endif
 
         /// Throws unless `parameters` are inside these limits and valid Argon2 parameters.
         public func check(_ parameters: Parameters) throws(CofferCryptoError) {

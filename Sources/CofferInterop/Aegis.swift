@@ -21,12 +21,13 @@ public enum AegisImporter: Importer {
 
     /// Accepted scrypt parameters in password slots: N a power of two up to 2^20, r up to 32, p up to 16, and at
     /// most 1 GiB of memory (128·r·N). Aegis itself writes N = 2^15, r = 8, p = 1.
-    fileprivate static let scryptLimits = (maxN: 1 << 20, maxR: 32, maxP: 16, maxMemory: 1 << 30)
+    fileprivate static let scryptLimits =
+        FuzzingFloor.active ? (maxN: 16, maxR: 2, maxP: 2, maxMemory: 1 << 14) : (maxN: 1 << 20, maxR: 32, maxP: 16, maxMemory: 1 << 30)
 
     /// The most scrypt work all of a file's password slots may ask for together (the sum of N·r·p): 64 slots like
     /// Aegis's own (N·r·p = 2^18), a few seconds here. Each slot is tried in turn with the password, so without it a
     /// file of many costly slots would run scrypt for as long as its author liked.
-    static let maxScryptWork = 1 << 24
+    static let maxScryptWork = FuzzingFloor.active ? 1 << 8 : 1 << 24
 
     public static func read(_ data: [UInt8], password: String?) throws(InteropError) -> ImportResult {
         guard data.count <= importSizeLimit else { throw .tooLarge(limit: importSizeLimit) }

@@ -24,8 +24,8 @@ public enum AuthyImporter: Importer {
     public static let formatName = "authy"
 
     static let preferenceKeys = ["com.authy.storage.tokens.authenticator.key", "com.authy.storage.tokens.authy.key"]
-    static let appIterations = 1_000
-    static let apiDefaultIterations = 100_000
+    static let appIterations = FuzzingFloor.iterations(1_000)
+    static let apiDefaultIterations = FuzzingFloor.iterations(100_000)
 
     public static func read(_ data: [UInt8], password: String?) throws(InteropError) -> ImportResult {
         try OTPImport.checkSize(data)

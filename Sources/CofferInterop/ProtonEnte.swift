@@ -18,7 +18,7 @@ public enum ProtonAuthenticatorImporter: Importer {
     public static let formatName = "proton"
 
     /// Argon2id's cost in every password-protected export.
-    static let encryptedParameters = Argon2.Parameters(iterations: 2, memoryKiB: 19 * 1024, lanes: 1)
+    static let encryptedParameters = FuzzingFloor.argon2(Argon2.Parameters(iterations: 2, memoryKiB: 19 * 1024, lanes: 1))
     static let encryptedAssociatedData = Array("proton.authenticator.export.v1".utf8)
     static let encryptedSaltByteCount = 16
 

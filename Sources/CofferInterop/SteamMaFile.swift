@@ -21,7 +21,7 @@ import Foundation
 public enum SteamMaFileImporter: Importer {
     public static let formatName = "steam"
 
-    static let iterations = 50_000
+    static let iterations = FuzzingFloor.iterations(50_000)
 
     public static func read(_ data: [UInt8], password: String?) throws(InteropError) -> ImportResult {
         try OTPImport.checkSize(data)

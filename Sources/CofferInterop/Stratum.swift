@@ -23,8 +23,8 @@ public enum StratumImporter: Importer {
 
     static let header = Array("AUTHENTICATORPRO".utf8)
     static let legacyHeader = Array("AuthenticatorPro".utf8)
-    static let argonParameters = Argon2.Parameters(iterations: 3, memoryKiB: 64 * 1024, lanes: 4)
-    static let legacyIterations = 64_000
+    static let argonParameters = FuzzingFloor.argon2(Argon2.Parameters(iterations: 3, memoryKiB: 64 * 1024, lanes: 4))
+    static let legacyIterations = FuzzingFloor.iterations(64_000)
 
     public static func read(_ data: [UInt8], password: String?) throws(InteropError) -> ImportResult {
         try OTPImport.checkSize(data)

@@ -18,7 +18,7 @@ public enum TwoFASImporter: Importer {
     public static let formatName = "2fas"
 
     /// 2FAS's fixed iteration count; the file does not carry one, so there is nothing hostile to bound.
-    static let iterations = 10_000
+    static let iterations = FuzzingFloor.iterations(10_000)
     /// The newest schema this importer has been written against.
     static let supportedSchemas = 1...4
 
@@ -252,7 +252,7 @@ enum OTPImport {
     static let gcmNonceByteCount = 12
     static let gcmTagByteCount = 16
     /// The bound every importer applies to an iteration count read from a file (Aegis uses the same cap).
-    static let pbkdf2IterationRange = 1...10_000_000
+    static let pbkdf2IterationRange = 1...(FuzzingFloor.active ? 16 : 10_000_000)
 
     static func checkSize(_ data: [UInt8]) throws(InteropError) {
         guard data.count <= importSizeLimit else { throw .tooLarge(limit: importSizeLimit) }

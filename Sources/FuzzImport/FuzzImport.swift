@@ -10,17 +10,36 @@ struct Tally {
     var rejected = 0
 }
 
+/// The passwords of the encrypted fixtures (`PASSWORD` in Tests/CofferInteropTests/Fixtures/*/make_*.py), which
+/// scripts/fuzz-seeds.py also writes its seeds under, at the key-derivation floor of fuzzing builds (`FuzzingFloor`):
+/// with them an input gets past the password to the parsers behind it (KeePass XML, gzip, the inner streams, every
+/// encrypted export's inner format).
+/// An importer's own come first: some formats take a wrong password for entries that do not open rather than refuse
+/// the file.
+let fixturePasswords: [String: [String]] = [
+    "aegis": ["coffer test passphrase"], "2fas": ["correct horse 2fas"], "andotp": ["andOTP backup pw"],
+    "authenticator-plus": ["plus backup pw 42"], "authy": ["authy backup pw ✓"], "bitwarden-json": ["bitwarden export pw ✓"],
+    "ente": ["ente export pw ✓"], "freeotp": ["freeotp backup pw ✓"], "keepass": ["keepass fixture pw ✓"],
+    "proton": ["proton export pw ✓"], "steam": ["steam desktop pw ✓"], "stratum": ["stratum backup pw ✓"],
+    "totp-authenticator": ["totp authenticator pw ✓", "TotpAuthenticator"],
+]
+
 /// Feeds one input to one importer.
 ///
 /// Byte 0 picks the importer from ``ImportFormats/all``; the rest is the file. A file that asks for a password is
-/// read again with the password "x", so the decryption paths see hostile input too. Importers must return a result
-/// or throw an `InteropError` (the typed `throws` guarantees nothing else escapes); a trap is a finding.
+/// read again with each fixture password until one is right, so the decryption paths see hostile input, and the
+/// plaintext behind them does too. Importers must return a result or throw an `InteropError` (the typed `throws`
+/// guarantees nothing else escapes); a trap is a finding.
 func exercise(_ input: [UInt8], tally: inout Tally) {
     let importers = ImportFormats.all
     guard let selector = input.first, !importers.isEmpty else { return }
     let importer = importers[Int(selector) % importers.count]
     let file = Array(input.dropFirst())
-    for password in [nil, "x"] as [String?] {
+    let own = fixturePasswords[importer.formatName] ?? []
+    let others = fixturePasswords.values.joined().filter { !own.contains($0) }.sorted()
+    let passwords: [String?] = [nil] + own + others
+    for (index, password) in passwords.enumerated() {
+        let more = index + 1 < passwords.count
         do {
             let result = try importer.read(file, password: password)
             for problem in result.problems {
@@ -29,6 +48,8 @@ func exercise(_ input: [UInt8], tally: inout Tally) {
             tally.imported += 1
             return
         } catch .passwordRequired where password == nil {
+            continue
+        } catch .wrongPassword where more {
             continue
         } catch {
             precondition(!error.description.isEmpty, "an error must name its rule")

@@ -14,6 +14,9 @@ from cryptography.hazmat.primitives.hashes import SHA256
 from cryptography.hazmat.primitives.kdf.pbkdf2 import PBKDF2HMAC
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# scripts/fuzz-seeds.py runs a copy of this script with COFFER_FIXTURE_FLOOR=1: the same files at the key-derivation
+# floor of fuzzing builds (Sources/CofferInterop/FuzzingFloor.swift), so fuzzing gets past the password at once.
+FLOOR = os.environ.get("COFFER_FIXTURE_FLOOR") == "1"
 
 # Codes come from the shared RFC 4226/6238 reference beside this folder, which checks itself against RFC 6238 first.
 sys.path.insert(0, os.path.dirname(HERE))
@@ -81,7 +84,7 @@ with open(os.path.join(HERE, "v1.2fas"), "w") as f:
     json.dump(v1, f, indent=2)
 
 salt = det_bytes("salt", 256)
-key = PBKDF2HMAC(algorithm=SHA256(), length=32, salt=salt, iterations=10_000).derive(PASSWORD.encode())
+key = PBKDF2HMAC(algorithm=SHA256(), length=32, salt=salt, iterations=1 if FLOOR else 10_000).derive(PASSWORD.encode())
 iv_services, iv_reference = det_bytes("iv-services", 12), det_bytes("iv-reference", 12)
 services_ct = AESGCM(key).encrypt(iv_services, json.dumps(services).encode(), None)
 reference_ct = AESGCM(key).encrypt(iv_reference, b"reference-text-of-the-fixture", None)

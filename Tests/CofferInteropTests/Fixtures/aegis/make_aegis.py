@@ -16,6 +16,9 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# scripts/fuzz-seeds.py runs a copy of this script with COFFER_FIXTURE_FLOOR=1: the same files at the key-derivation
+# floor of fuzzing builds (Sources/CofferInterop/FuzzingFloor.swift), so fuzzing gets past the password at once.
+FLOOR = os.environ.get("COFFER_FIXTURE_FLOOR") == "1"
 sys.path.insert(0, os.path.dirname(HERE))
 from otp_reference import b32, expected_item, secret, write_json  # noqa: E402
 
@@ -100,7 +103,8 @@ def encrypted_vault(plaintext, label):
     salt = fixed_bytes(label + "-salt", 32)
     slot_nonce = fixed_bytes(label + "-slot-nonce", 12)
     db_nonce = fixed_bytes(label + "-db-nonce", 12)
-    derived = Scrypt(salt=salt, length=32, n=2 ** 15, r=8, p=1).derive(PASSWORD.encode())
+    n, r = (2, 1) if FLOOR else (2 ** 15, 8)
+    derived = Scrypt(salt=salt, length=32, n=n, r=r, p=1).derive(PASSWORD.encode())
     wrapped = AESGCM(derived).encrypt(slot_nonce, master_key, None)  # ciphertext || 16-byte tag, no AAD
     sealed = AESGCM(master_key).encrypt(db_nonce, json.dumps(plaintext).encode(), None)
     biometric_key = AESGCM(fixed_bytes(label + "-keystore", 32)).encrypt(fixed_bytes(label + "-bio", 12), master_key, None)
@@ -109,7 +113,7 @@ def encrypted_vault(plaintext, label):
          "key_params": {"nonce": hexs(fixed_bytes(label + "-bio", 12)), "tag": hexs(biometric_key[-16:])}},
         {"type": 1, "uuid": fixed_uuid(label + "-password"), "key": hexs(wrapped[:-16]),
          "key_params": {"nonce": hexs(slot_nonce), "tag": hexs(wrapped[-16:])},
-         "n": 32768, "r": 8, "p": 1, "salt": hexs(salt), "repaired": True, "is_backup": False},
+         "n": n, "r": r, "p": 1, "salt": hexs(salt), "repaired": True, "is_backup": False},
     ]
     return {"version": 1,
             "header": {"slots": slots, "params": {"nonce": hexs(db_nonce), "tag": hexs(sealed[-16:])}},

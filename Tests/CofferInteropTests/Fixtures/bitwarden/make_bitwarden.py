@@ -22,6 +22,9 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDFExpand
 from cryptography.hazmat.primitives.kdf.pbkdf2 import PBKDF2HMAC
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# scripts/fuzz-seeds.py runs a copy of this script with COFFER_FIXTURE_FLOOR=1: the same files at the key-derivation
+# floor of fuzzing builds (Sources/CofferInterop/FuzzingFloor.swift), so fuzzing gets past the password at once.
+FLOOR = os.environ.get("COFFER_FIXTURE_FLOOR") == "1"
 
 # Codes come from the shared RFC 4226/6238 reference beside this folder, which checks itself against RFC 6238 first.
 sys.path.insert(0, os.path.dirname(HERE))
@@ -95,13 +98,14 @@ def password_protected(kdf_type, plain):
     salt = base64.b64encode(det_bytes(f"bitwarden-salt-{kdf_type}", 16)).decode()
     document = {"encrypted": True, "passwordProtected": True, "salt": salt, "kdfType": kdf_type}
     if kdf_type == 0:
-        document["kdfIterations"] = 600_000
-        key = PBKDF2HMAC(algorithm=hashes.SHA256(), length=32, salt=salt.encode(), iterations=600_000).derive(
+        document["kdfIterations"] = 1 if FLOOR else 600_000
+        key = PBKDF2HMAC(algorithm=hashes.SHA256(), length=32, salt=salt.encode(), iterations=document["kdfIterations"]).derive(
             PASSWORD.encode())
     else:
-        document.update({"kdfIterations": 3, "kdfMemory": 16, "kdfParallelism": 2})
-        key = Argon2id(salt=hashlib.sha256(salt.encode()).digest(), length=32, iterations=3, lanes=2,
-                       memory_cost=16 * 1024).derive(PASSWORD.encode())
+        iterations, memory, lanes = (1, 1, 1) if FLOOR else (3, 16, 2)
+        document.update({"kdfIterations": iterations, "kdfMemory": memory, "kdfParallelism": lanes})
+        key = Argon2id(salt=hashlib.sha256(salt.encode()).digest(), length=32, iterations=iterations, lanes=lanes,
+                       memory_cost=memory * 1024).derive(PASSWORD.encode())
     enc_key = HKDFExpand(algorithm=hashes.SHA256(), length=32, info=b"enc").derive(key)
     mac_key = HKDFExpand(algorithm=hashes.SHA256(), length=32, info=b"mac").derive(key)
     document["encKeyValidation_DO_NOT_EDIT"] = encrypted_string(

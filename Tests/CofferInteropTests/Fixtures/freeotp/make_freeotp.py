@@ -28,11 +28,14 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.pbkdf2 import PBKDF2HMAC
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# scripts/fuzz-seeds.py runs a copy of this script with COFFER_FIXTURE_FLOOR=1: the same files at the key-derivation
+# floor of fuzzing builds (Sources/CofferInterop/FuzzingFloor.swift), so fuzzing gets past the password at once.
+FLOOR = os.environ.get("COFFER_FIXTURE_FLOOR") == "1"
 sys.path.insert(0, os.path.dirname(HERE))
 from otp_reference import expected_item, secret, write_json  # noqa: E402
 
 PASSWORD = "freeotp backup pw ✓"
-ITERATIONS = 1000
+ITERATIONS = 1 if FLOOR else 1000
 TOKENS = [
     dict(issuer="GitHub", account="alice", kind="totp", algorithm="SHA1", digits=6, period=30,
          secret=secret("freeotp1-github", 20)),

@@ -24,6 +24,9 @@ from pykeepass import create_database
 from pykeepass.kdbx_parsing.kdbx4 import kdf_uuids
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# scripts/fuzz-seeds.py runs a copy of this script with COFFER_FIXTURE_FLOOR=1: the same files at the key-derivation
+# floor of fuzzing builds (Sources/CofferInterop/FuzzingFloor.swift), so fuzzing gets past the password at once.
+FLOOR = os.environ.get("COFFER_FIXTURE_FLOOR") == "1"
 sys.path.insert(0, os.path.dirname(HERE))
 from otp_reference import b32, expected_item, secret  # noqa: E402
 
@@ -32,7 +35,7 @@ PASSWORD = "keepass fixture pw ✓"
 # Cheap KDF settings so the tests run in seconds; the format is the same at any cost.
 ARGON_MEMORY = 1024 * 1024
 ARGON_ITERATIONS = 2
-AES_ROUNDS = 1000
+AES_ROUNDS = 16 if FLOOR else 1000
 
 GITHUB = dict(issuer="GitHub", account="alice", kind="totp", algorithm="SHA1", digits=6, period=30,
               secret=secret("keepass-github", 20))

@@ -15,6 +15,9 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.argon2 import Argon2id
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# scripts/fuzz-seeds.py runs a copy of this script with COFFER_FIXTURE_FLOOR=1: the same files at the key-derivation
+# floor of fuzzing builds (Sources/CofferInterop/FuzzingFloor.swift), so fuzzing gets past the password at once.
+FLOOR = os.environ.get("COFFER_FIXTURE_FLOOR") == "1"
 sys.path.insert(0, os.path.dirname(HERE))
 from otp_reference import b32, expected_item, secret, write_json  # noqa: E402
 
@@ -62,7 +65,7 @@ with open(os.path.join(HERE, "export.json"), "w") as handle:
 
 PASSWORD = "proton export pw ✓"
 salt, nonce = secret("proton-salt", 16), secret("proton-nonce", 12)
-key = Argon2id(salt=salt, length=32, iterations=2, lanes=1, memory_cost=19 * 1024).derive(PASSWORD.encode())
+key = Argon2id(salt=salt, length=32, iterations=1 if FLOOR else 2, lanes=1, memory_cost=8 if FLOOR else 19 * 1024).derive(PASSWORD.encode())
 with open(os.path.join(HERE, "export.json"), "rb") as handle:
     plain = handle.read()
 sealed = nonce + AESGCM(key).encrypt(nonce, plain, b"proton.authenticator.export.v1")

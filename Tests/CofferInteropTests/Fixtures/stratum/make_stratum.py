@@ -15,6 +15,9 @@ from cryptography.hazmat.primitives.kdf.argon2 import Argon2id
 from cryptography.hazmat.primitives.kdf.pbkdf2 import PBKDF2HMAC
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# scripts/fuzz-seeds.py runs a copy of this script with COFFER_FIXTURE_FLOOR=1: the same files at the key-derivation
+# floor of fuzzing builds (Sources/CofferInterop/FuzzingFloor.swift), so fuzzing gets past the password at once.
+FLOOR = os.environ.get("COFFER_FIXTURE_FLOOR") == "1"
 sys.path.insert(0, os.path.dirname(HERE))
 from otp_reference import b32, expected_item, secret, write_json  # noqa: E402
 
@@ -51,12 +54,12 @@ with open(os.path.join(HERE, "backup.json"), "wb") as handle:
     handle.write(plain)
 
 salt, iv = secret("stratum-salt", 16), secret("stratum-iv", 12)
-key = Argon2id(salt=salt, length=32, iterations=3, lanes=4, memory_cost=65536).derive(PASSWORD.encode())
+key = Argon2id(salt=salt, length=32, iterations=1 if FLOOR else 3, lanes=1 if FLOOR else 4, memory_cost=8 if FLOOR else 65536).derive(PASSWORD.encode())
 with open(os.path.join(HERE, "backup.authpro"), "wb") as handle:
     handle.write(b"AUTHENTICATORPRO" + salt + iv + AESGCM(key).encrypt(iv, plain, None))
 
 salt, iv = secret("stratum-legacy-salt", 20), secret("stratum-legacy-iv", 16)
-key = PBKDF2HMAC(algorithm=hashes.SHA1(), length=32, salt=salt, iterations=64000).derive(PASSWORD.encode())
+key = PBKDF2HMAC(algorithm=hashes.SHA1(), length=32, salt=salt, iterations=1 if FLOOR else 64000).derive(PASSWORD.encode())
 padder = padding.PKCS7(128).padder()
 encryptor = Cipher(algorithms.AES(key), modes.CBC(iv)).encryptor()
 with open(os.path.join(HERE, "backup_legacy.authpro"), "wb") as handle:
