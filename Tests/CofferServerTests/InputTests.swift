@@ -460,6 +460,29 @@ struct MalformedHTTPTests {
         }
     }
 
+    /// The parser reads chunk extensions and drops them, so they count towards no body limit; a request may take only
+    /// so many raw bytes (twice its route's body limit, and its head), after which the connection is closed.
+    @Test("chunk extensions, or a body cut into tiny chunks, past a request's raw byte budget close the connection unanswered")
+    func chunkExtensionFlood() async throws {
+        try await Self.withLiveServer { port in
+            let body = #"{"email":"chunk@example.org"}"#
+            let head = "POST /v1/auth/prelogin HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                + "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+            let tail = String(body.utf8.count, radix: 16) + "\r\n" + body + "\r\n0\r\n\r\n"
+            let budget = 2 * SyncLimits.maxBodyBytes + (1 << 20)
+            // A zero-byte body is never sent: the extension rides on the first chunk, then the real body follows.
+            let flood = "1;x=" + String(repeating: "y", count: budget) + "\r\n{\r\n"
+            let (received, closed) = try await Self.exchange(Array((head + flood + tail).utf8), port: port)
+            #expect(closed)
+            #expect(received.isEmpty, "answered: \(String(decoding: received.prefix(200), as: UTF8.self))")
+            // The same request with an extension of a sane size is read as ever.
+            let modest = "1;x=" + String(repeating: "y", count: 4096) + "\r\n{\r\n"
+            let fine = String(body.utf8.count - 1, radix: 16) + "\r\n" + body.dropFirst() + "\r\n0\r\n\r\n"
+            let (answered, _) = try await Self.exchange(Array((head + modest + fine).utf8), port: port)
+            #expect(try Self.answers(answered).map(\.status) == [200])
+        }
+    }
+
     @Test("a malformed request after a good one on the same connection is answered after it, in order")
     func pipelined() async throws {
         try await Self.withLiveServer { port in
