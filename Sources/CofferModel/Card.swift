@@ -1,4 +1,5 @@
 import CofferBarcode
+import CofferCrypto
 import Foundation
 
 /// How a card's payload bytes should be read as text (for display and for exports that need text).
@@ -114,7 +115,7 @@ public struct Card: Sendable, Equatable {
         switch payloadCharset {
         case .utf8: return String(decoding: payload, as: UTF8.self)
         case .latin1: return String(payload.map { Character(Unicode.Scalar($0)) })
-        case .binary: return payload.map { String(format: "%02x", $0) }.joined()
+        case .binary: return Hex.encode(payload)
         }
     }
 

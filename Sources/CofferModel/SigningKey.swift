@@ -69,7 +69,7 @@ public struct SigningKey: Sendable, Equatable {
     public var publicKeyText: String {
         switch flavor {
         case .stellar: return StellarStrKey.encode(publicKey, version: .accountID)
-        case .ed25519: return publicKey.map { String(format: "%02x", $0) }.joined()
+        case .ed25519: return Hex.encode(publicKey)
         }
     }
 }

@@ -1,3 +1,4 @@
+import CofferCrypto
 import CofferServerStore
 import Crypto
 import Foundation
@@ -21,7 +22,7 @@ enum LoginAlert {
     /// instances). Counters are readable by every request, so the key hides the account id.
     static func gateKey(_ userID: UUID) -> String {
         let digest = SHA256.hash(data: Array("coffer/v1/login-alert\u{0}\(userID.uuidString.lowercased())".utf8))
-        return "login-alert:" + Hex.lowercase(digest)
+        return "login-alert:" + Hex.encode(digest)
     }
 }
 

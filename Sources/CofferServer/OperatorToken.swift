@@ -38,7 +38,7 @@ public enum OperatorToken {
     }
 
     static func hash(_ token: String) -> String {
-        Hex.lowercase(SHA256.hash(data: Data(token.utf8)))
+        Hex.encode(SHA256.hash(data: Data(token.utf8)))
     }
 
     /// Whether `authorization` is `Bearer <the operator token>`, compared in constant time.

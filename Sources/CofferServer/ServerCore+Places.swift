@@ -1,3 +1,4 @@
+import CofferCrypto
 import CofferPlaces
 import CofferServerStore
 import CofferSyncAPI
@@ -165,7 +166,7 @@ extension ServerCore {
         } catch {
             throw APIError(.contentTooLarge, "too_large", "This cell holds too many places for one tile")
         }
-        let digest = Hex.lowercase(SHA256.hash(data: tile.bytes).prefix(16))
+        let digest = Hex.encode(SHA256.hash(data: tile.bytes).prefix(16))
         let entry = TileCache.Entry(version: version, tile: tile, etag: "\"\(digest)\"")
         tileCache.store(entry, cell: cell)
         return entry

@@ -290,11 +290,11 @@ final class ServerCore: Sendable {
     /// before login), so the key is a hash: it must not show another account's session id.
     static func sessionCounterKey(_ family: UUID) -> String {
         let digest = SHA256.hash(data: Array("coffer/v1/session\u{0}\(family.uuidString.lowercased())".utf8))
-        return "token:" + Hex.lowercase(digest)
+        return "token:" + Hex.encode(digest)
     }
 
     func failedLoginKeys(email: String, address: String?) -> [String] {
-        let account = Hex.lowercase(SHA256.hash(data: Array("coffer/v1/account\u{0}\(email)".utf8)))
+        let account = Hex.encode(SHA256.hash(data: Array("coffer/v1/account\u{0}\(email)".utf8)))
         return ["login-failed:account:\(account)"] + (address.map { ["login-failed:address:\($0)"] } ?? [])
     }
 

@@ -66,7 +66,7 @@ public enum SigningKeyStore {
     }
 
     private static func keyID(_ date: Date) -> String {
-        let suffix = SystemRandom().bytes(4).map { String(format: "%02x", $0) }.joined()
+        let suffix = Hex.encode(SystemRandom().bytes(4))
         return "k\(formatter().string(from: date))-\(suffix)"
     }
 

@@ -1,3 +1,4 @@
+import CofferCrypto
 import Crypto
 import Foundation
 import HTTPTypes
@@ -84,7 +85,7 @@ struct WebVaultMiddleware<Context: RequestContext>: RouterMiddleware {
             hasher.update(data: Data(relative.utf8) + [0] + withUnsafeBytes(of: UInt64(content.count).bigEndian) { Data($0) })
             hasher.update(data: content)
         }
-        let version = Hex.lowercase(hasher.finalize().prefix(16))
+        let version = Hex.encode(hasher.finalize().prefix(16))
         return ByteBuffer(string: script.replacingOccurrences(of: "%COFFER_SHELL_VERSION%", with: version))
     }
 

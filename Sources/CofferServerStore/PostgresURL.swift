@@ -1,3 +1,4 @@
+import CofferCrypto
 import Foundation
 import PostgresNIO
 
@@ -145,7 +146,7 @@ public struct PostgresURL: Sendable, Equatable {
                 let high = utf8.index(after: index)
                 guard high < utf8.endIndex else { throw .percentEncoding }
                 let low = utf8.index(after: high)
-                guard low < utf8.endIndex, let h = hexValue(utf8[high]), let l = hexValue(utf8[low]) else {
+                guard low < utf8.endIndex, let h = Hex.value(of: utf8[high]), let l = Hex.value(of: utf8[low]) else {
                     throw .percentEncoding
                 }
                 bytes.append(h << 4 | l)
@@ -157,14 +158,5 @@ public struct PostgresURL: Sendable, Equatable {
         }
         guard let text = String(validating: bytes, as: UTF8.self) else { throw .percentEncoding }
         return text
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-        default: return nil
-        }
     }
 }

@@ -1,3 +1,4 @@
+import CofferCrypto
 import Foundation
 
 /// What a signer is shown before signing, as lines of text and as JSON.
@@ -186,7 +187,7 @@ public enum StellarSummary {
     }
 
     static func hex(_ bytes: [UInt8]) -> String {
-        bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+        Hex.encode(bytes)
     }
 
     /// Printable ASCII as it is; a backslash, a quote and every other byte escaped (`\\`, `\"`, `\xNN`).

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CofferCLI
+import CofferCrypto
 import CofferKit
 import CofferStellar
 import Foundation
@@ -374,7 +375,7 @@ struct Sign: ParsableCommand {
         }
         let message = try SecretInput.shared.remainingBytes()
         let signature = try coffer.sign(message, with: item, pin: pin)
-        let text = base64 ? Data(signature).base64EncodedString() : signature.map { String(format: "%02x", $0) }.joined()
+        let text = base64 ? Data(signature).base64EncodedString() : Hex.encode(signature)
         if output.json, case .signingKey(let key) = item.content {
             try Output.json(["signature": text, "public_key": key.publicKeyText])
         } else {
