@@ -1,6 +1,7 @@
 import CofferAgentWire
 import CofferCrypto
 import CofferKit
+import CofferPlatform
 import Foundation
 
 /// Milliseconds on a clock that keeps counting while the machine sleeps, so a laptop closed for an hour comes back
@@ -12,14 +13,9 @@ public struct AgentClock: Sendable {
         self.milliseconds = milliseconds
     }
 
-    /// `ContinuousClock`, which reads `CLOCK_BOOTTIME` on Linux (suspend counted) and `mach_continuous_time` on
-    /// Apple systems.
+    /// `BootClock`: milliseconds since boot, suspend included.
     public static var boot: AgentClock {
-        let start = ContinuousClock.now
-        return AgentClock {
-            let elapsed = ContinuousClock.now - start
-            return UInt64(elapsed.components.seconds) * 1000 + UInt64(elapsed.components.attoseconds / 1_000_000_000_000_000)
-        }
+        AgentClock { BootClock.milliseconds() }
     }
 }
 
