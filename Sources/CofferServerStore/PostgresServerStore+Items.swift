@@ -133,6 +133,9 @@ extension PostgresServerStore {
         let storedAt = UnixTime.milliseconds(now)
         do {
             return try await rawTransaction(acting: .user(userID)) { connection -> PushOutcome in
+                // The user's row lock first, as a discard takes it: of a commit and a discard of one rotation, one
+                // runs whole before the other sees the staged rows (see `discardRotation`).
+                try await connection.rows("SELECT 1 FROM users WHERE id = \(userID) FOR UPDATE", logger: logger)
                 var writes: [ItemWrite] = []
                 for row in try await connection.rows(
                     """
@@ -158,8 +161,11 @@ extension PostgresServerStore {
         }
     }
 
+    /// Waits for a commit of the same account under way (the user's row lock), so that when it returns the rotation
+    /// either committed or can no longer: a device deciding whether its killed run's rotation landed asks after this.
     public func discardRotation(userID: UUID, rotation: UUID) async throws(ServerStoreError) {
         try await transaction(acting: .user(userID)) { connection in
+            try await connection.rows("SELECT 1 FROM users WHERE id = \(userID) FOR UPDATE", logger: logger)
             try await connection.rows(
                 "DELETE FROM rotation_items WHERE user_id = \(userID) AND rotation_id = \(rotation)", logger: logger)
         }

@@ -3,6 +3,7 @@ import CofferPlatform
 import CofferSyncAPI
 import Foundation
 import GRDB
+import Synchronization
 
 /// The embedded default store: one SQLite file (WAL, `synchronous = FULL`) through GRDB, whose async API keeps
 /// SQLite's blocking calls off the server's event loops. `inMemory()` gives the same store without a file, for tests.
@@ -12,10 +13,15 @@ import GRDB
 public final class SQLiteServerStore: ServerStore, MaintenanceStore {
     let writer: any DatabaseWriter
 
+    /// Statements run on each new connection before the store's own settings: in tests, an SQLite built with another
+    /// default (`synchronous = OFF`), so that `FULL` is shown to be the store's setting and not the build's.
+    package static let connectionPreamble = Mutex<[String]>([])
+
     /// Opens (creating if needed) the store at `path`; the file is created 0600 in an existing 0700 directory.
     public init(path: String) throws(ServerStoreError) {
         var configuration = Self.configuration()
         configuration.prepareDatabase { db in
+            for statement in SQLiteServerStore.connectionPreamble.withLock({ $0 }) { try db.execute(sql: statement) }
             try db.execute(sql: "PRAGMA synchronous = FULL")
         }
         // SQLite gives its -wal and -shm files the main file's mode, so creating it 0600 first keeps all three private.
@@ -28,6 +34,9 @@ public final class SQLiteServerStore: ServerStore, MaintenanceStore {
         }
         do {
             let pool = try DatabasePool(path: path, configuration: configuration)
+            // GRDB's pool puts its writer in WAL mode after `prepareDatabase` and lowers `synchronous` to NORMAL there,
+            // which loses the last commits on power loss; the writer connection lives as long as the pool.
+            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
             writer = pool
         } catch {
             throw .unavailable("cannot open the SQLite store")

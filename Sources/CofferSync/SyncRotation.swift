@@ -134,18 +134,33 @@ extension SyncSession {
     func resumeRotation(access: String) async throws(SyncError) -> Vault.RotationResult? {
         guard let prepared = try vault({ try $0.preparedRotation() }) else { return nil }
         if let manifest = prepared.manifest {
-            let page = try await client { () throws(SyncClientError) in
-                try await client.manifests(after: manifest.epoch - 1, limit: 1, accessToken: access)
-            }
-            if let first = page.manifests.first, Data(base64Encoded: first).map(Array.init) == manifest.bytes {
-                guard let account = try vault({ try $0.syncAccount() }) else { throw .notLinked }
-                // The feed is read again from where this device was: the rotation's rows are among the changes.
-                return try cofferCall { () throws(CofferError) in try coffer.commitPreparedRotation(cursor: account.cursor) }
-            }
+            if try await serverHolds(manifest, access: access) { return try commitPreparedHere() }
+            // A commit sent by a run that was killed may still be on its way, or running on the server: the discard
+            // settles it (the server takes one of the two for the rotation's staged rows, and a commit without them
+            // is refused), so only after it is the server asked again, and its answer is final.
+            try await client { () throws(SyncClientError) in try await client.discardRotation(prepared.id, accessToken: access) }
+            if try await serverHolds(manifest, access: access) { return try commitPreparedHere() }
+        } else {
+            try? await client.discardRotation(prepared.id, accessToken: access)
         }
-        try? await client.discardRotation(prepared.id, accessToken: access)
         try cofferCall { () throws(CofferError) in try coffer.discardPreparedRotation() }
         return nil
+    }
+
+    /// Whether the server's history holds `manifest` at its epoch: the rotation it ends committed there.
+    private func serverHolds(_ manifest: (epoch: Int64, bytes: [UInt8]), access: String) async throws(SyncError) -> Bool {
+        let page = try await client { () throws(SyncClientError) in
+            try await client.manifests(after: manifest.epoch - 1, limit: 1, accessToken: access)
+        }
+        guard let first = page.manifests.first else { return false }
+        return Data(base64Encoded: first).map(Array.init) == manifest.bytes
+    }
+
+    /// Puts the rotation the server committed in use here. The feed is read again from where this device was: the
+    /// rotation's rows are among the changes.
+    private func commitPreparedHere() throws(SyncError) -> Vault.RotationResult {
+        guard let account = try vault({ try $0.syncAccount() }) else { throw .notLinked }
+        return try cofferCall { () throws(CofferError) in try coffer.commitPreparedRotation(cursor: account.cursor) }
     }
 
     // MARK: Taking another device's rotation

@@ -4,6 +4,7 @@ import CofferPlatform
 import Crypto
 import Foundation
 import GRDB
+import Synchronization
 
 /// Knobs a vault is opened with. Production code uses the defaults; tests inject cheap KDF limits, a fixed clock or
 /// a deterministic random source.
@@ -219,6 +220,11 @@ public final class Vault: @unchecked Sendable {
         }
     }
 
+    /// Statements run on each new connection before Coffer's own settings: in tests, an SQLite built with other
+    /// defaults (`synchronous = OFF`, `secure_delete = OFF`), so that the settings Coffer relies on are shown to be
+    /// its own and not the build's. Empty otherwise.
+    package static let connectionPreamble = Mutex<[String]>([])
+
     /// Removes a database file and the journal files SQLite may have left beside it.
     static func removeDatabaseFiles(_ path: String) {
         for suffix in ["", "-wal", "-shm", "-journal"] { try? PrivateFiles.remove(path + suffix) }
@@ -233,6 +239,7 @@ public final class Vault: @unchecked Sendable {
         // then even reading a code would write.
         configuration.journalMode = .default
         configuration.prepareDatabase { db in
+            for statement in Vault.connectionPreamble.withLock({ $0 }) { try db.execute(sql: statement) }
             // Acknowledged writes survive power loss, not only process crashes.
             try db.execute(sql: "PRAGMA synchronous = FULL")
             try db.execute(sql: "PRAGMA secure_delete = ON")
