@@ -289,6 +289,7 @@ let package = Package(
                 "coffer-server", "CofferServer", "CofferServerStore", "CofferSyncAPI", "CofferSync", "CofferKit",
                 "CofferTestSupport", "CofferCrypto", "CofferVault", "CofferKeystore", "CofferModel", "CofferPlaces",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),

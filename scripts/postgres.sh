@@ -23,6 +23,7 @@ usage() {
 [ $# -eq 2 ] || usage
 action="$1"
 dir="$2"
+root="$(cd "$(dirname "$0")/.." && pwd)"
 port="${COFFER_PG_PORT:-54329}"
 case "$port" in
   '' | *[!0-9]*) echo "postgres.sh: COFFER_PG_PORT must be a port number" >&2; exit 2 ;;
@@ -77,26 +78,8 @@ case "$action" in
         -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$dir -c fsync=off -c max_connections=300" start >/dev/null \
         || { cat "$log" >&2; exit 1; }
     fi
-    # Roles and database; each statement is guarded so that `start` can run again on a live cluster.
-    as_owner "$psql_bin" -X -q -v ON_ERROR_STOP=1 -h "$dir" -p "$port" -U postgres -d postgres <<'SQL' >/dev/null
-SELECT 'CREATE ROLE coffer_owner LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE'
-WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'coffer_owner') \gexec
-SELECT 'CREATE ROLE coffer_app LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE NOINHERIT'
-WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'coffer_app') \gexec
-SELECT 'CREATE ROLE coffer_maintenance LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE NOINHERIT'
-WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'coffer_maintenance') \gexec
-SELECT 'CREATE DATABASE coffer OWNER coffer_owner ENCODING ''UTF8'' TEMPLATE template0'
-WHERE NOT EXISTS (SELECT 1 FROM pg_database WHERE datname = 'coffer') \gexec
-REVOKE ALL ON DATABASE coffer FROM PUBLIC;
-GRANT CONNECT ON DATABASE coffer TO coffer_app;
-GRANT CONNECT ON DATABASE coffer TO coffer_maintenance;
-SQL
-    as_owner "$psql_bin" -X -q -v ON_ERROR_STOP=1 -h "$dir" -p "$port" -U postgres -d coffer <<'SQL' >/dev/null
-REVOKE CREATE ON SCHEMA public FROM PUBLIC;
-GRANT USAGE, CREATE ON SCHEMA public TO coffer_owner;
-GRANT USAGE ON SCHEMA public TO coffer_app;
-GRANT USAGE ON SCHEMA public TO coffer_maintenance;
-SQL
+    # Roles and database (shared with the HA cluster's bootstrap); every statement is guarded, so `start` can run again.
+    as_owner "$psql_bin" -X -q -h "$dir" -p "$port" -U postgres -d postgres <"$root/contrib/postgres/coffer-roles.sql" >/dev/null
     echo "COFFER_TEST_POSTGRES_URL=postgres://coffer_app@127.0.0.1:$port/coffer"
     echo "COFFER_TEST_POSTGRES_ADMIN_URL=postgres://coffer_owner@127.0.0.1:$port/coffer"
     echo "COFFER_TEST_POSTGRES_MAINTENANCE_URL=postgres://coffer_maintenance@127.0.0.1:$port/coffer"

@@ -49,7 +49,24 @@ struct APIError: Error, HTTPResponseError, Sendable {
         .forbidden, "protected_item", "An item written through /v1/cards cannot be replaced or deleted by a sync push")
     static let accountExists = APIError(.conflict, "account_exists", "An account with that email already exists")
     static let internalError = APIError(.internalServerError, "internal_error", "Internal server error")
-    static let unavailable = APIError(.serviceUnavailable, "unavailable", "The service is unavailable; try again later")
+    /// The store failed (a database failover, an unreachable database): the client tries again after `Retry-After`.
+    static var unavailable: APIError {
+        var error = APIError(.serviceUnavailable, "unavailable", "The service is unavailable; try again later")
+        error.headers[.retryAfter] = String(unavailableRetrySeconds)
+        return error
+    }
+
+    /// A failover takes about the leader lease (10 s in contrib/ha); clients back off from this, doubling.
+    static let unavailableRetrySeconds = 1
+
+    /// `/health` when the database takes no writes.
+    static func databaseUnavailable(_ health: DatabaseHealth) -> APIError {
+        var error = APIError(
+            .serviceUnavailable, "database_unavailable",
+            health == .readOnly ? "The database is a read-only standby" : "The database does not answer")
+        error.headers[.retryAfter] = String(unavailableRetrySeconds)
+        return error
+    }
 
     static func tooLarge(_ message: String, limit: Int) -> APIError {
         APIError(.contentTooLarge, "payload_too_large", message, details: ErrorBody.Details(limit: limit))

@@ -95,6 +95,9 @@ public enum CofferServerApplication {
     private static func router(core: ServerCore, configuration: ServerConfiguration, logger: Logger) -> Router<CofferRequestContext> {
         let router = Router(context: CofferRequestContext.self)
         let routes = RouteTable()
+        if !configuration.trustedProxies.isEmpty {
+            router.add(middleware: ClientAddressMiddleware(proxies: TrustedProxies(networks: configuration.trustedProxies)))
+        }
         router.add(middleware: ResponseHardeningMiddleware(logger: logger, routes: routes))
         if configuration.metrics {
             _ = ServerMetrics.registry

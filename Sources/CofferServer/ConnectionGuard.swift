@@ -12,18 +12,22 @@ import Synchronization
 final class ConnectionLimits: Sendable {
     let perAddress: Int
     let total: Int
+    /// Load balancers: every client's connection arrives from them, so only `total` limits theirs.
+    let proxies: TrustedProxies
     private let counts = Mutex<(total: Int, byAddress: [String: Int])>((0, [:]))
 
-    init(perAddress: Int, total: Int) {
+    init(perAddress: Int, total: Int, proxies: TrustedProxies = TrustedProxies(networks: [])) {
         self.perAddress = perAddress
         self.total = total
+        self.proxies = proxies
     }
 
     /// Takes a place for a connection from `address`; false, taking none, when either limit is reached.
     func admit(_ address: String) -> Bool {
-        counts.withLock { counts in
+        let proxy = proxies.isTrusted(address)
+        return counts.withLock { counts in
             let held = counts.byAddress[address, default: 0]
-            guard counts.total < total, held < perAddress else { return false }
+            guard counts.total < total, proxy || held < perAddress else { return false }
             counts.total += 1
             counts.byAddress[address] = held + 1
             return true

@@ -114,7 +114,9 @@ extension CofferServerApplication {
     /// HTTP/1 with each connection admitted and timed by `ConnectionGuard`, malformed requests answered by
     /// `MalformedRequestResponder`, and idle connections closed after `configuration.idleTimeout`.
     static func http1(_ configuration: ServerConfiguration) -> HTTPServerBuilder {
-        let limits = ConnectionLimits(perAddress: configuration.maxConnectionsPerAddress, total: configuration.maxConnections)
+        let limits = ConnectionLimits(
+            perAddress: configuration.maxConnectionsPerAddress, total: configuration.maxConnections,
+            proxies: TrustedProxies(networks: configuration.trustedProxies))
         let requestTimeout = TimeAmount.milliseconds(Int64(configuration.requestTimeout * 1000))
         return .http1(configuration: HTTP1Channel.Configuration(
             additionalChannelHandlers: [ConnectionGuard(limits: limits, requestTimeout: requestTimeout), MalformedRequestResponder()],

@@ -10,7 +10,9 @@ import Synchronization
 /// log) and the body cap.
 public struct CofferRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
-    public let remoteAddress: String?
+    /// The client's address: the connection's peer, or behind a trusted proxy the address it forwarded
+    /// (`ClientAddressMiddleware`).
+    public internal(set) var remoteAddress: String?
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = CoreRequestContextStorage(source: source)
@@ -150,7 +152,9 @@ struct Routes {
 
         let health = RecordingGroup(group: router.group(""), prefix: "", table: table)
         health.get("health") { _, _ in
-            JSONResponse.make(["status": "ok"])
+            let database = await core.health.health()
+            guard database == .writable else { throw APIError.databaseUnavailable(database) }
+            return JSONResponse.make(["status": "ok", "database": database.rawValue])
         }
     }
 

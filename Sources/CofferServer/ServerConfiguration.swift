@@ -59,8 +59,12 @@ public struct ServerConfiguration: Sendable {
     public var eventLoops: Int = ServerConfiguration.defaultEventLoops
 
     /// Connections held at once from one client address (`ConnectionLimits`); beyond it a new connection from that
-    /// address is closed as soon as it is accepted. Many users behind one NAT share an address.
+    /// address is closed as soon as it is accepted. Many users behind one NAT share an address. A trusted proxy's
+    /// connections count only towards `maxConnections`.
     public var maxConnectionsPerAddress: Int = 512
+    /// Load balancers whose `X-Forwarded-For` names the client (`--trusted-proxy`): the per-address limits and the
+    /// audit log then see each client's address instead of the proxy's (`TrustedProxies`).
+    public var trustedProxies: [IPNetwork] = []
     /// Connections held at once in all; beyond it every new connection is closed at once.
     public var maxConnections: Int = ServerConfiguration.defaultMaxConnections
     /// Seconds a connection may go without a request part read or an answer written (a head never finished, an idle

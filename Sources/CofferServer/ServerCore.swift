@@ -20,6 +20,8 @@ final class ServerCore: Sendable {
     let places: PlaceIndexCache
     /// Every authenticated request's session and budget check (see `SessionGate` for when it answers from memory).
     let sessions: SessionGate
+    /// Whether the database takes writes, for `/health`.
+    let health: HealthProbe
 
     init(
         store: any ServerStore, tokens: TokenService, serverSecret: SymmetricKey, configuration: ServerConfiguration,
@@ -32,6 +34,7 @@ final class ServerCore: Sendable {
         self.operatorTokenHash = operatorTokenHash
         self.logger = logger
         self.sessions = SessionGate(freshness: configuration.sessionCheckInterval)
+        self.health = HealthProbe(store: store)
         self.places = PlaceIndexCache(
             store: store, interval: configuration.placesCheckInterval, clock: configuration.clock, logger: logger)
     }

@@ -8,7 +8,7 @@ extension PostgresServerStore {
 
     public func createUser(_ user: NewUser) async throws(ServerStoreError) {
         let slot = try user.slot.map(Self.encodeSlot)
-        try await transaction(acting: .user(user.id)) { connection in
+        try await transaction(acting: .user(user.id)) { [self] connection in
             try await connection.rows(
                 """
                 INSERT INTO users (id, email, apple_subject, full_name, created_at, auth_hash, vault_id, slot)
@@ -19,7 +19,7 @@ extension PostgresServerStore {
     }
 
     public func user(id: UUID) async throws(ServerStoreError) -> UserRecord? {
-        let row = try await transaction(acting: .user(id)) { connection in
+        let row = try await transaction(acting: .user(id)) { [self] connection in
             try await connection.rows(
                 """
                 SELECT id, email, apple_subject, full_name, \(unescaped: Self.milliseconds("created_at")),
@@ -45,13 +45,13 @@ extension PostgresServerStore {
     }
 
     public func userID(email: String) async throws(ServerStoreError) -> UUID? {
-        try await transaction(acting: .server) { connection in
+        try await transaction(acting: .server) { [self] connection in
             try await connection.rows("SELECT coffer_user_id_by_email(\(email))", logger: logger).first?.decode(UUID?.self) ?? nil
         }
     }
 
     public func userID(appleSubject: String) async throws(ServerStoreError) -> UUID? {
-        try await transaction(acting: .server) { connection in
+        try await transaction(acting: .server) { [self] connection in
             try await connection.rows("SELECT coffer_user_id_by_apple_subject(\(appleSubject))", logger: logger)
                 .first?.decode(UUID?.self) ?? nil
         }
@@ -62,7 +62,7 @@ extension PostgresServerStore {
     ) async throws(ServerStoreError) -> PushOutcome {
         let encoded = try Self.encodeSlot(slot)
         do {
-            return try await rawTransaction(acting: .user(userID)) { connection -> PushOutcome in
+            return try await rawTransaction(acting: .user(userID)) { [self] connection -> PushOutcome in
                 // Locks the user's row, as a push does, so a push and a passphrase change cannot both extend one head.
                 guard let cursor = try await connection.rows(
                     "SELECT change_seq FROM users WHERE id = \(userID) AND deleted_at IS NULL FOR UPDATE", logger: logger
@@ -109,7 +109,7 @@ extension PostgresServerStore {
     }
 
     public func softDeleteUser(id: UUID, at date: Date) async throws(ServerStoreError) {
-        let changed = try await transaction(acting: .user(id)) { connection in
+        let changed = try await transaction(acting: .user(id)) { [self] connection in
             let changed = try await connection.rows(
                 """
                 UPDATE users SET deleted_at = \(unescaped: Self.timestamp(UnixTime.milliseconds(date)))

@@ -11,7 +11,7 @@ extension PostgresServerStore {
     ) async throws(ServerStoreError) -> PushOutcome {
         let storedAt = UnixTime.milliseconds(now)
         do {
-            return try await rawTransaction(acting: .user(userID)) { connection -> PushOutcome in
+            return try await rawTransaction(acting: .user(userID)) { [self] connection -> PushOutcome in
                 try await applyPush(
                     connection, userID: userID, writes: writes, manifest: manifest, maxStoredBytes: maxStoredBytes,
                     storedAt: storedAt)
@@ -98,7 +98,7 @@ extension PostgresServerStore {
 
     public func stageRotation(userID: UUID, rotation: UUID, writes: [ItemWrite], now: Date) async throws(ServerStoreError) -> Int {
         let stagedAt = UnixTime.milliseconds(now)
-        return try await transaction(acting: .user(userID)) { connection -> Int in
+        return try await transaction(acting: .user(userID)) { [self] connection -> Int in
             // The user's row lock serialises one account's staging, so the cap holds under concurrent requests.
             guard try await connection.rows(
                 "SELECT 1 FROM users WHERE id = \(userID) AND deleted_at IS NULL FOR UPDATE", logger: logger
@@ -132,7 +132,7 @@ extension PostgresServerStore {
         let encoded = try Self.encodeSlot(slot)
         let storedAt = UnixTime.milliseconds(now)
         do {
-            return try await rawTransaction(acting: .user(userID)) { connection -> PushOutcome in
+            return try await rawTransaction(acting: .user(userID)) { [self] connection -> PushOutcome in
                 // The user's row lock first, as a discard takes it: of a commit and a discard of one rotation, one
                 // runs whole before the other sees the staged rows (see `discardRotation`).
                 try await connection.rows("SELECT 1 FROM users WHERE id = \(userID) FOR UPDATE", logger: logger)
@@ -164,7 +164,7 @@ extension PostgresServerStore {
     /// Waits for a commit of the same account under way (the user's row lock), so that when it returns the rotation
     /// either committed or can no longer: a device deciding whether its killed run's rotation landed asks after this.
     public func discardRotation(userID: UUID, rotation: UUID) async throws(ServerStoreError) {
-        try await transaction(acting: .user(userID)) { connection in
+        try await transaction(acting: .user(userID)) { [self] connection in
             try await connection.rows("SELECT 1 FROM users WHERE id = \(userID) FOR UPDATE", logger: logger)
             try await connection.rows(
                 "DELETE FROM rotation_items WHERE user_id = \(userID) AND rotation_id = \(rotation)", logger: logger)
@@ -173,7 +173,7 @@ extension PostgresServerStore {
 
     public func changes(userID: UUID, since cursor: Int64, limit: Int) async throws(ServerStoreError) -> ChangePage {
         let fetch = Int32(clamping: max(limit, 0) + 1)
-        let rows = try await transaction(acting: .user(userID)) { connection in
+        let rows = try await transaction(acting: .user(userID)) { [self] connection in
             try await connection.rows("SELECT * FROM coffer_feed(\(cursor), \(fetch))", logger: logger)
                 .map(Self.feedItem)
         }
@@ -182,7 +182,7 @@ extension PostgresServerStore {
     }
 
     public func manifests(userID: UUID, after epoch: Int64, limit: Int) async throws(ServerStoreError) -> [StoredManifest] {
-        try await transaction(acting: .user(userID)) { connection in
+        try await transaction(acting: .user(userID)) { [self] connection in
             try await connection.rows(
                 """
                 SELECT epoch, body, seq FROM manifests WHERE user_id = \(userID) AND epoch > \(epoch)
@@ -196,7 +196,7 @@ extension PostgresServerStore {
     }
 
     public func head(userID: UUID, atOrBefore cursor: Int64) async throws(ServerStoreError) -> StoredManifest? {
-        try await transaction(acting: .user(userID)) { connection in
+        try await transaction(acting: .user(userID)) { [self] connection in
             try await connection.rows(
                 """
                 SELECT epoch, body, seq FROM manifests WHERE user_id = \(userID) AND seq <= \(cursor)
@@ -210,7 +210,7 @@ extension PostgresServerStore {
     }
 
     public func item(userID: UUID, id: UUID) async throws(ServerStoreError) -> StoredItem? {
-        try await transaction(acting: .user(userID)) { connection in
+        try await transaction(acting: .user(userID)) { [self] connection in
             try await connection.rows(
                 "SELECT \(unescaped: Self.itemColumns) FROM items WHERE user_id = \(userID) AND id = \(id)", logger: logger
             ).first.map(Self.storedItem)
@@ -218,7 +218,7 @@ extension PostgresServerStore {
     }
 
     public func items(userID: UUID, kind: String) async throws(ServerStoreError) -> [StoredItem] {
-        try await transaction(acting: .user(userID)) { connection in
+        try await transaction(acting: .user(userID)) { [self] connection in
             try await connection.rows(
                 """
                 SELECT \(unescaped: Self.itemColumns) FROM items
@@ -228,7 +228,7 @@ extension PostgresServerStore {
     }
 
     public func deleteAllItems(userID: UUID) async throws(ServerStoreError) -> Int {
-        try await transaction(acting: .user(userID)) { connection in
+        try await transaction(acting: .user(userID)) { [self] connection in
             let count = try await connection.rows("DELETE FROM items WHERE user_id = \(userID) RETURNING 1", logger: logger).count
             try await connection.rows("DELETE FROM manifests WHERE user_id = \(userID)", logger: logger)
             try await connection.rows("DELETE FROM rotation_items WHERE user_id = \(userID)", logger: logger)
@@ -237,7 +237,7 @@ extension PostgresServerStore {
     }
 
     public func usage(userID: UUID) async throws(ServerStoreError) -> StoreUsage {
-        try await transaction(acting: .user(userID)) { connection in
+        try await transaction(acting: .user(userID)) { [self] connection in
             let (count, bytes) = try await connection.rows(
                 """
                 SELECT count(*), coalesce(sum(size), 0)::bigint FROM items

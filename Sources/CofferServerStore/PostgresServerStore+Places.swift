@@ -11,7 +11,7 @@ extension PostgresServerStore {
     public func importPlaces(_ batch: PlaceImport, replacing: Bool, now: Date) async throws(ServerStoreError) -> PlaceImportSummary {
         let at = UnixTime.milliseconds(now)
         do {
-            return try await rawTransaction(acting: .server) { connection in
+            return try await rawTransaction(acting: .server) { [self] connection in
                 let stored = Set(try await connection.rows("SELECT id FROM networks", logger: logger).map { try $0.decode(String.self) })
                 try PlaceQueries.checkNetworks(batch, stored: stored)
                 for network in batch.networks {
@@ -93,20 +93,20 @@ extension PostgresServerStore {
     }
 
     public func network(id: String) async throws(ServerStoreError) -> Network? {
-        try await shared { client in
+        try await shared { [self] client in
             try await client.rows("SELECT \(unescaped: Self.networkColumns) FROM networks WHERE id = \(id)", logger: logger)
                 .first.map(Self.network)
         }
     }
 
     public func networks() async throws(ServerStoreError) -> [Network] {
-        try await shared { client in
+        try await shared { [self] client in
             try await client.rows("SELECT \(unescaped: Self.networkColumns) FROM networks ORDER BY id COLLATE \"C\"", logger: logger).map(Self.network)
         }
     }
 
     public func locations(network: String, limit: Int, offset: Int) async throws(ServerStoreError) -> (locations: [Location], total: Int) {
-        try await shared { client in
+        try await shared { [self] client in
             let total = try await client.rows("SELECT count(*) FROM locations WHERE network_id = \(network)", logger: logger)
                 .first?.decode(Int64.self) ?? 0
             let rows = try await client.rows(
@@ -122,7 +122,7 @@ extension PostgresServerStore {
     }
 
     public func locationsPage(after: String?, limit: Int) async throws(ServerStoreError) -> [Location] {
-        let rows = try await shared { client in
+        let rows = try await shared { [self] client in
             try await client.rows(
                 """
                 SELECT \(unescaped: Self.locationColumns) FROM locations l WHERE l.id > \(after ?? "")
@@ -152,7 +152,7 @@ extension PostgresServerStore {
         while !remaining.isEmpty {
             let (a, b) = Self.twoBoxes(Array(remaining.prefix(2)))
             remaining = remaining.dropFirst(2)
-            let rows = try await shared { client in
+            let rows = try await shared { [self] client in
                 try await client.rows(
                     """
                     SELECT \(unescaped: Self.locationColumns) FROM locations l
@@ -208,7 +208,7 @@ extension PostgresServerStore {
     ) async throws(ServerStoreError) -> [(location: Location, network: Network, distance: Double, priority: Int)] {
         let (a, b) = Self.twoBoxes(GeoBox.around(position, radius: radius))
         let (latitude, longitude) = (position.latitude, position.longitude)
-        let rows = try await shared { client in
+        let rows = try await shared { [self] client in
             try await client.rows(
                 """
                 SELECT \(unescaped: Self.locationColumns), n.id, n.wikidata, n.name, n.canonical_names, n.category,
@@ -261,13 +261,13 @@ extension PostgresServerStore {
     }
 
     public func placesVersion() async throws(ServerStoreError) -> Int64 {
-        try await shared { client in
+        try await shared { [self] client in
             try await client.rows("SELECT version FROM places_version WHERE singleton = 1", logger: logger).first?.decode(Int64.self) ?? 0
         }
     }
 
     public func placesStats() async throws(ServerStoreError) -> PlacesStats {
-        try await shared { client in
+        try await shared { [self] client in
             var perNetwork: [String: Int] = [:]
             for row in try await client.rows("SELECT network_id, count(*) FROM locations GROUP BY network_id", logger: logger) {
                 let (network, count) = try row.decode((String, Int64).self)

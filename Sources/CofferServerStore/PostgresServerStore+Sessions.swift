@@ -9,7 +9,7 @@ extension PostgresServerStore {
     public func createSession(
         userID: UUID, family: UUID, tokenID: UUID, now: Date, expiresAt: Date
     ) async throws(ServerStoreError) {
-        try await transaction(acting: .user(userID)) { connection in
+        try await transaction(acting: .user(userID)) { [self] connection in
             try await connection.rows(
                 """
                 INSERT INTO sessions (family, user_id, created_at, expires_at)
@@ -25,7 +25,7 @@ extension PostgresServerStore {
     }
 
     public func liveSessionCount(userID: UUID, now: Date) async throws(ServerStoreError) -> Int {
-        try await transaction(acting: .user(userID)) { connection in
+        try await transaction(acting: .user(userID)) { [self] connection in
             try await connection.rows(
                 """
                 SELECT count(*) FROM sessions
@@ -41,7 +41,7 @@ extension PostgresServerStore {
         let nowMS = UnixTime.milliseconds(now)
         let expiresMS = UnixTime.milliseconds(expiresAt)
         let digest = retryKeyDigest.map { Data($0) }
-        return try await transaction(acting: .user(userID)) { connection -> RefreshOutcome in
+        return try await transaction(acting: .user(userID)) { [self] connection -> RefreshOutcome in
             // Locking the family first serialises every presentation of its tokens: of two concurrent rotations
             // with the same token, the second sees `used_at` set and revokes the family, or retries.
             guard case let (sessionExpires, revoked)? = try await connection.rows(
@@ -109,7 +109,7 @@ extension PostgresServerStore {
     ) async throws(ServerStoreError) -> Authorization {
         let start = CounterWindow.start(now, window: window)
         let requests = Int32(clamping: max(requests, 1))
-        let row = try await transaction(acting: .user(userID)) { connection in
+        let row = try await transaction(acting: .user(userID)) { [self] connection in
             try await connection.rows(
                 "SELECT * FROM coffer_authorize(\(family), \(key), \(start), \(UnixTime.milliseconds(now)), \(requests))",
                 logger: logger
@@ -121,14 +121,14 @@ extension PostgresServerStore {
     }
 
     public func revokeSession(userID: UUID, family: UUID) async throws(ServerStoreError) {
-        try await transaction(acting: .user(userID)) { connection in
+        try await transaction(acting: .user(userID)) { [self] connection in
             try await connection.rows(
                 "UPDATE sessions SET revoked = true WHERE family = \(family) AND user_id = \(userID)", logger: logger)
         }
     }
 
     public func revokeSessions(userID: UUID, keeping: UUID?) async throws(ServerStoreError) {
-        try await transaction(acting: .user(userID)) { connection in
+        try await transaction(acting: .user(userID)) { [self] connection in
             try await connection.rows(
                 """
                 UPDATE sessions SET revoked = true
@@ -142,7 +142,7 @@ extension PostgresServerStore {
 
     public func increment(counter key: String, window: Int, now: Date) async throws(ServerStoreError) -> CounterState {
         let start = CounterWindow.start(now, window: window)
-        let count = try await transaction(acting: .server) { connection in
+        let count = try await transaction(acting: .server) { [self] connection in
             try await connection.rows(
                 """
                 INSERT INTO rate_counters (key, window_start, count) VALUES (\(key), \(start), 1)
@@ -159,7 +159,7 @@ extension PostgresServerStore {
 
     public func counter(_ key: String, window: Int, now: Date) async throws(ServerStoreError) -> CounterState {
         let start = CounterWindow.start(now, window: window)
-        let count = try await transaction(acting: .server) { connection in
+        let count = try await transaction(acting: .server) { [self] connection in
             try await connection.rows(
                 "SELECT count FROM rate_counters WHERE key = \(key) AND window_start = \(start)", logger: logger
             ).first?.decode(Int.self) ?? 0
@@ -170,16 +170,16 @@ extension PostgresServerStore {
     /// An event of a user is written in a transaction acting for that user (`coffer_audit` takes the user from it).
     public func audit(_ event: AuditEvent) async throws(ServerStoreError) {
         if let userID = event.userID {
-            try await transaction(acting: .user(userID)) { connection in
+            try await transaction(acting: .user(userID)) { [self] connection in
                 try await connection.rows(Self.auditStatement(event), logger: logger)
             }
         } else {
-            try await shared { client in try await client.rows(Self.auditStatement(event), logger: logger) }
+            try await shared { [self] client in try await client.rows(Self.auditStatement(event), logger: logger) }
         }
     }
 
     public func auditEvents(userID: UUID, limit: Int) async throws(ServerStoreError) -> [AuditEvent] {
-        let rows = try await transaction(acting: .user(userID)) { connection in
+        let rows = try await transaction(acting: .user(userID)) { [self] connection in
             try await connection.rows(
                 """
                 SELECT \(unescaped: Self.milliseconds("at")), kind, user_id, address, detail FROM audit_log

@@ -36,6 +36,8 @@ public final class PostgresServerStore: ServerStore {
     private let maintenanceRole: String?
     /// The server key, read by `migrate()`; nil until then.
     private let serverKey = Mutex<SymmetricKey?>(nil)
+    /// How long one call waits for the database before it is answered `.unavailable` (nil: as long as it takes).
+    let operationTimeout: Duration?
     let logger: Logger
 
     /// A store serving as the role of `configuration` and migrating as the role of `migrationConfiguration`;
@@ -45,9 +47,10 @@ public final class PostgresServerStore: ServerStore {
     /// longer separates users (the owner policy applies to it). That is only for development; `migrate()` warns.
     public init(
         configuration: PostgresClient.Configuration, migrationConfiguration: PostgresClient.Configuration?,
-        maintenanceRole: String? = nil, logger: Logger
+        maintenanceRole: String? = nil, operationTimeout: Duration? = nil, logger: Logger
     ) {
         let logger = Self.driverLogger(logger)
+        self.operationTimeout = operationTimeout
         self.client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.appConfiguration = configuration
         self.migrationConfiguration = migrationConfiguration
@@ -70,10 +73,11 @@ public final class PostgresServerStore: ServerStore {
     public static let defaultConnections = 20
 
     /// A store from `postgres://user[:password]@host[:port]/database[?sslmode=…]` URLs (see `PostgresURL`), keeping
-    /// up to `connections` connections open as the app role.
+    /// up to `connections` connections open as the app role; each call waits at most `operationTimeout` for the
+    /// database (`OperationDeadline`).
     public convenience init(
         url: String, migrationURL: String?, maintenanceURL: String? = nil, connections: Int = defaultConnections,
-        logger: Logger
+        operationTimeout: Duration? = nil, logger: Logger
     ) throws(PostgresURLError) {
         var app = try PostgresURL(url).configuration
         app.options.maximumConnections = connections
@@ -81,7 +85,7 @@ public final class PostgresServerStore: ServerStore {
         let maintenance = try maintenanceURL.map { text throws(PostgresURLError) in try PostgresURL(text) }
         self.init(
             configuration: app, migrationConfiguration: owner?.configuration, maintenanceRole: maintenance?.user,
-            logger: logger)
+            operationTimeout: operationTimeout, logger: logger)
     }
 
     /// Runs the connection pool until the calling task is cancelled.
@@ -165,6 +169,27 @@ public final class PostgresServerStore: ServerStore {
         }
     }
 
+    /// Asks the database whether it is a standby (`pg_is_in_recovery()`), on one of the pool's connections, within
+    /// `healthTimeout`.
+    public func health() async -> DatabaseHealth {
+        let (client, logger) = (client, logger)
+        do {
+            let standby = try await OperationDeadline.run(Self.healthTimeout) {
+                try await client.rows("SELECT pg_is_in_recovery()", logger: logger).first?.decode(Bool.self)
+            }
+            switch standby {
+            case false?: return .writable
+            case true?: return .readOnly
+            case nil: return .unreachable
+            }
+        } catch {
+            return .unreachable
+        }
+    }
+
+    /// How long `health()` waits for the database.
+    static let healthTimeout: Duration = .seconds(2)
+
     // MARK: Plumbing
 
     typealias AuditRow = (Int64, String, UUID?, String?, String?)
@@ -220,11 +245,11 @@ public final class PostgresServerStore: ServerStore {
         Data(HMAC<SHA256>.authenticationCode(for: Array("coffer/v1/postgres-act\n\(binding)\n\(acting.claim)".utf8), using: key))
     }
 
-    /// Runs `body` in a transaction acting as `acting`.
+    /// Runs `body` in a transaction acting as `acting`, within `operationTimeout`.
     @discardableResult
-    func transaction<T>(
-        acting: Acting, _ body: (PostgresConnection) async throws -> sending T
-    ) async throws(ServerStoreError) -> sending T {
+    func transaction<T: Sendable>(
+        acting: Acting, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+    ) async throws(ServerStoreError) -> T {
         do {
             return try await rawTransaction(acting: acting, body)
         } catch {
@@ -233,32 +258,36 @@ public final class PostgresServerStore: ServerStore {
     }
 
     /// `transaction(acting:)` with the driver's errors as they came; for tests that act as the server does.
-    package func rawTransaction<T>(
-        acting: Acting, _ body: (PostgresConnection) async throws -> sending T
-    ) async throws -> sending T {
+    package func rawTransaction<T: Sendable>(
+        acting: Acting, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+    ) async throws -> T {
         guard let key = serverKey.withLock({ $0 }) else {
             throw ServerStoreError.unavailable("the store acts for users only after migrate() has read the server key")
         }
-        return try await client.withTransaction(logger: logger) { connection in
-            let binding = try await connection.rows("SELECT coffer_binding()", logger: logger).first?.decode(String.self)
-            guard let binding else { throw ServerStoreError.unavailable("coffer_binding returned no row") }
-            let proof = Self.proof(key: key, binding: binding, acting: acting)
-            let accepted = try await connection.rows(
-                "SELECT coffer_act(\(acting.user), \(proof))", logger: logger
-            ).first?.decode(Bool.self)
-            guard accepted == true else {
-                throw ServerStoreError.unavailable("the database refused this server's key; restart the server to read it again")
+        let (client, logger) = (client, logger)
+        return try await OperationDeadline.run(operationTimeout) {
+            try await client.withTransaction(logger: logger) { connection in
+                let binding = try await connection.rows("SELECT coffer_binding()", logger: logger).first?.decode(String.self)
+                guard let binding else { throw ServerStoreError.unavailable("coffer_binding returned no row") }
+                let proof = Self.proof(key: key, binding: binding, acting: acting)
+                let accepted = try await connection.rows(
+                    "SELECT coffer_act(\(acting.user), \(proof))", logger: logger
+                ).first?.decode(Bool.self)
+                guard accepted == true else {
+                    throw ServerStoreError.unavailable("the database refused this server's key; restart the server to read it again")
+                }
+                return try await body(connection)
             }
-            return try await body(connection)
         }
     }
 
     /// Runs `body` outside a transaction of this store's, acting for nobody: reading places, and audit events of no
-    /// account.
+    /// account; within `operationTimeout`.
     @discardableResult
-    func shared<T>(_ body: (PostgresClient) async throws -> sending T) async throws(ServerStoreError) -> sending T {
+    func shared<T: Sendable>(_ body: @escaping @Sendable (PostgresClient) async throws -> T) async throws(ServerStoreError) -> T {
+        let client = client
         do {
-            return try await body(client)
+            return try await OperationDeadline.run(operationTimeout) { try await body(client) }
         } catch {
             throw Self.mapped(error, context: "query failed")
         }

@@ -208,6 +208,17 @@ public final class SQLiteServerStore: ServerStore, MaintenanceStore {
         }
     }
 
+    /// The embedded store is this process's own file: writable while it can be read (a disk that fails writes shows
+    /// in the writes' own errors).
+    public func health() async -> DatabaseHealth {
+        do {
+            _ = try await writer.read { db in try Int.fetchOne(db, sql: "SELECT 1") }
+            return .writable
+        } catch {
+            return .unreachable
+        }
+    }
+
     public func migrate() async throws(ServerStoreError) {
         do {
             try await writer.write { db in

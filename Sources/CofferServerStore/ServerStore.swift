@@ -10,6 +10,8 @@ import Foundation
 public protocol ServerStore: PlaceStore {
     /// Creates or upgrades the schema (append-only migrations).
     func migrate() async throws(ServerStoreError)
+    /// Whether the database takes writes now; answers within a few seconds, whatever the database does.
+    func health() async -> DatabaseHealth
 
     // MARK: Accounts
 
@@ -188,6 +190,16 @@ public enum ServerStoreError: Error, Sendable, Equatable, CustomStringConvertibl
         case .stagingFull: return "too many staged rotation rows"
         }
     }
+}
+
+/// What `ServerStore.health()` found.
+public enum DatabaseHealth: String, Sendable, Equatable {
+    /// The database answered and takes writes.
+    case writable
+    /// The database answered as a standby (during a failover, before the new primary is promoted or reached).
+    case readOnly = "read_only"
+    /// The database did not answer in time, or refused the connection.
+    case unreachable
 }
 
 /// A new account: either a passphrase account (email, auth hash, vault id, slot) or an Apple account (subject).

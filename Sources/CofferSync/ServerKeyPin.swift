@@ -44,6 +44,8 @@ enum PinnedHTTP {
     struct Response: Sendable {
         var status: Int
         var body: ByteBuffer
+        /// The `Retry-After` header, in seconds, when it holds a number.
+        var retryAfter: Int? = nil
     }
 
     enum Failure: Error {
@@ -119,6 +121,7 @@ private final class PinnedExchangeHandler: ChannelInboundHandler, RemovableChann
     private let promise: EventLoopPromise<(key: ServerKeyPin, response: PinnedHTTP.Response?)>
     private var key: ServerKeyPin?
     private var status: Int?
+    private var retryAfter: Int?
     private var body = ByteBuffer()
     private var finished = false
     private var deadline: Scheduled<Void>?
@@ -172,6 +175,7 @@ private final class PinnedExchangeHandler: ChannelInboundHandler, RemovableChann
         switch unwrapInboundIn(data) {
         case .head(let head):
             status = Int(head.status.code)
+            retryAfter = head.headers.first(name: "Retry-After").flatMap { Int($0) }
         case .body(var part):
             guard body.readableBytes + part.readableBytes <= maxBody else {
                 fail(PinnedHTTP.Failure.tooLarge, context: context)
@@ -183,7 +187,7 @@ private final class PinnedExchangeHandler: ChannelInboundHandler, RemovableChann
                 fail(PinnedHTTP.Failure.closed, context: context)
                 return
             }
-            succeed(response: PinnedHTTP.Response(status: status, body: body), context: context)
+            succeed(response: PinnedHTTP.Response(status: status, body: body, retryAfter: retryAfter), context: context)
         }
     }
 

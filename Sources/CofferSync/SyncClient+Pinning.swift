@@ -21,8 +21,8 @@ extension SyncClient {
     }
 
     /// One request over a connection whose server key matched `pin` before anything was written.
-    func pinnedExchange(_ request: HTTPClientRequest, pin: ServerKeyPin) async throws(SyncClientError) -> (Int, ByteBuffer) {
-        guard let endpoint, let url = URL(string: request.url) else { throw .invalidServerURL }
+    func pinnedExchange(_ request: HTTPClientRequest, pin: ServerKeyPin) async throws(ExchangeFailure) -> PinnedHTTP.Response {
+        guard let endpoint, let url = URL(string: request.url) else { throw ExchangeFailure(.invalidServerURL) }
         var head = HTTPRequestHead(version: .http1_1, method: request.method, uri: Self.target(of: url))
         head.headers = request.headers
         head.headers.replaceOrAdd(name: "Host", value: endpoint.hostHeader)
@@ -32,7 +32,7 @@ extension SyncClient {
             do {
                 body = try await requestBody.collect(upTo: Self.maxAnswerBytes)
             } catch {
-                throw .malformedResponse
+                throw ExchangeFailure(.malformedResponse)
             }
         }
         head.headers.replaceOrAdd(name: "Content-Length", value: "\(body?.readableBytes ?? 0)")
@@ -41,9 +41,9 @@ extension SyncClient {
                 host: endpoint.host, port: endpoint.port, context: try tlsContext.get(), pin: pin,
                 request: PinnedHTTP.Request(head: head, body: body), timeout: requestTimeout, maxBody: Self.maxAnswerBytes)
             guard let response = answer.response else { throw PinnedHTTP.Failure.closed }
-            return (response.status, response.body)
+            return response
         } catch {
-            throw Self.pinnedError(error)
+            throw ExchangeFailure(Self.pinnedError(error), unsent: Self.neverSent(error))
         }
     }
 

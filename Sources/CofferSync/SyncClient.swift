@@ -4,6 +4,7 @@ import CofferSyncAPI
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 import NIOSSL
 
 /// Failures talking to a sync server. Descriptions carry the server's error code and fixed message, never a token.
@@ -56,6 +57,9 @@ public struct SyncClient: Sendable {
     private let http: HTTPClient
     let requestTimeout: TimeAmount
     let tlsContext: PinnedTLSContext
+    /// How requests are sent again while the server is briefly away.
+    public let retryPolicy: RetryPolicy
+    let contact = ServerContact()
 
     /// `server` is the base URL, e.g. `https://sync.example.org`; plain `http://` is accepted only for loopback.
     /// `timeout` bounds each request, connection attempts included (the client retries refused connections until then).
@@ -63,7 +67,7 @@ public struct SyncClient: Sendable {
     /// `tls` is the TLS configuration of those connections and of `presentedKey()` (the system's roots by default).
     public init(
         server: String, http: HTTPClient = SyncClient.defaultHTTP, timeout: Duration = .seconds(15), pin: ServerKeyPin? = nil,
-        tls: TLSConfiguration = .makeClientConfiguration()
+        tls: TLSConfiguration = .makeClientConfiguration(), retry: RetryPolicy = .standard
     ) throws(SyncClientError) {
         var base = server
         while base.hasSuffix("/") { base.removeLast() }
@@ -77,6 +81,7 @@ public struct SyncClient: Sendable {
         self.server = base
         self.pin = pin
         self.tlsContext = PinnedTLSContext(tls)
+        self.retryPolicy = retry
         self.http = http
         self.requestTimeout = .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
     }
@@ -101,7 +106,7 @@ public struct SyncClient: Sendable {
     }
 
     public func register(_ request: RegisterRequest) async throws(SyncClientError) -> AuthResponse {
-        try await call(.POST, "/v1/auth/register", body: request)
+        try await call(.POST, "/v1/auth/register", body: request, resend: .ifUnsent)
     }
 
     public func login(_ request: LoginRequest) async throws(SyncClientError) -> AuthResponse {
@@ -111,11 +116,13 @@ public struct SyncClient: Sendable {
     /// Exchanges `refreshToken` for a new pair. With `retryKey`, the same token may be presented again with the same
     /// key if this answer is lost (`RefreshRetryKey`).
     public func refresh(_ refreshToken: String, retryKey: RefreshRetryKey? = nil) async throws(SyncClientError) -> AuthResponse {
-        try await call(.POST, "/v1/auth/refresh", body: RefreshRequest(refreshToken: refreshToken, retryKey: retryKey?.base64URL))
+        try await call(
+            .POST, "/v1/auth/refresh", body: RefreshRequest(refreshToken: refreshToken, retryKey: retryKey?.base64URL),
+            resend: retryKey == nil ? .ifUnsent : .safe)
     }
 
     public func logout(accessToken: String) async throws(SyncClientError) {
-        let _: Empty = try await call(.POST, "/v1/auth/logout", token: accessToken)
+        let _: Empty = try await call(.POST, "/v1/auth/logout", token: accessToken, resend: .ifUnsent)
     }
 
     public func account(accessToken: String) async throws(SyncClientError) -> AccountResponse {
@@ -123,10 +130,12 @@ public struct SyncClient: Sendable {
     }
 
     public func changePassphrase(_ request: PassphraseChangeRequest, accessToken: String) async throws(SyncClientError) -> AuthResponse {
-        try await call(.POST, "/v1/account/passphrase", token: accessToken, body: request)
+        try await call(.POST, "/v1/account/passphrase", token: accessToken, body: request, resend: .ifUnsent)
     }
 
-    /// Pushes a batch; `.conflict` carries the server's copies when any base revision is stale.
+    /// Pushes a batch; `.conflict` carries the server's copies when any base revision is stale. Sent again after a lost
+    /// answer, a push that landed is refused as stale (its base revisions and head are the old ones) and changes
+    /// nothing: the next pull finds this device's own items.
     public func push(_ request: PushRequest, accessToken: String) async throws(SyncClientError) -> PushResponse {
         try await call(.POST, "/v1/sync/push", token: accessToken, body: request)
     }
@@ -144,35 +153,41 @@ public struct SyncClient: Sendable {
     public func stageRotation(
         _ rotation: UUID, _ request: RotationItemsRequest, accessToken: String
     ) async throws(SyncClientError) -> RotationItemsResponse {
-        try await call(.POST, "/v1/sync/rotations/\(rotation.uuidString.lowercased())/items", token: accessToken, body: request)
+        try await call(
+            .POST, "/v1/sync/rotations/\(rotation.uuidString.lowercased())/items", token: accessToken, body: request,
+            resend: .ifUnsent)
     }
 
     /// Commits master-key rotation `rotation`: answered like a push (`.conflict`, `.staleHead`).
     public func commitRotation(
         _ rotation: UUID, _ request: RotationCommitRequest, accessToken: String
     ) async throws(SyncClientError) -> PushResponse {
-        try await call(.POST, "/v1/sync/rotations/\(rotation.uuidString.lowercased())/commit", token: accessToken, body: request)
+        try await call(
+            .POST, "/v1/sync/rotations/\(rotation.uuidString.lowercased())/commit", token: accessToken, body: request,
+            resend: .ifUnsent)
     }
 
     /// Drops the rows staged for `rotation`.
     public func discardRotation(_ rotation: UUID, accessToken: String) async throws(SyncClientError) {
-        let _: Empty = try await call(.DELETE, "/v1/sync/rotations/\(rotation.uuidString.lowercased())", token: accessToken)
+        let _: Empty = try await call(
+            .DELETE, "/v1/sync/rotations/\(rotation.uuidString.lowercased())", token: accessToken, resend: .ifUnsent)
     }
 
     /// Deletes every server copy of the account's items.
     public func revoke(accessToken: String) async throws(SyncClientError) -> Int {
-        let answer: [String: Int] = try await call(.DELETE, "/v1/sync/items", token: accessToken)
+        let answer: [String: Int] = try await call(.DELETE, "/v1/sync/items", token: accessToken, resend: .ifUnsent)
         return answer["deleted"] ?? 0
     }
 
     public func deleteAccount(accessToken: String) async throws(SyncClientError) {
-        let _: Empty = try await call(.DELETE, "/v1/user", token: accessToken)
+        let _: Empty = try await call(.DELETE, "/v1/user", token: accessToken, resend: .ifUnsent)
     }
 
     private struct Empty: Codable {}
 
     private func call<Answer: Decodable>(
-        _ method: HTTPMethod, _ path: String, token: String? = nil, body: (some Encodable)? = Optional<Empty>.none
+        _ method: HTTPMethod, _ path: String, token: String? = nil, body: (some Encodable)? = Optional<Empty>.none,
+        resend: Resend = .safe
     ) async throws(SyncClientError) -> Answer {
         var request = HTTPClientRequest(url: server + path)
         request.method = method
@@ -189,19 +204,7 @@ public struct SyncClient: Sendable {
             request.body = .bytes(ByteBuffer(bytes: encoded))
             request.headers.add(name: "Content-Type", value: "application/json")
         }
-        let status: Int
-        let bytes: ByteBuffer
-        if let pin {
-            (status, bytes) = try await pinnedExchange(request, pin: pin)
-        } else {
-            do {
-                let response = try await http.execute(request, timeout: requestTimeout)
-                status = Int(response.status.code)
-                bytes = try await response.body.collect(upTo: Self.maxAnswerBytes)
-            } catch {
-                throw .transport(Self.transportDescription(error))
-            }
-        }
+        let (status, bytes) = try await exchangeRetrying(request, resend: resend)
         let data = Data(bytes.readableBytesView)
         guard (200..<300).contains(status) else {
             guard let error = try? WireJSON.decoder().decode(ErrorBody.self, from: data) else {
@@ -219,6 +222,71 @@ public struct SyncClient: Sendable {
             return try WireJSON.decoder().decode(Answer.self, from: data)
         } catch {
             throw .malformedResponse
+        }
+    }
+
+    /// Whether a request may be sent again when its outcome is unknown (the server may have acted on it).
+    enum Resend {
+        /// Sending it twice has the effect of sending it once: reads, logins, pushes (applied by revision), a refresh
+        /// with its retry key.
+        case safe
+        /// Only when it certainly never reached the server (the connection was refused or never made).
+        case ifUnsent
+    }
+
+    /// One exchange, sent again with backoff while the server is briefly away (`RetryPolicy`): a 502, 503 or 504
+    /// (a failover, a restarting instance behind a load balancer) for a `.safe` request, and a connection refused or
+    /// never made once this client has reached the server before. A refused first contact is reported at once: the
+    /// server is down or the address wrong, and waiting would only delay saying so.
+    private func exchangeRetrying(_ request: HTTPClientRequest, resend: Resend) async throws(SyncClientError) -> (Int, ByteBuffer) {
+        var attempt = 0
+        let started = ContinuousClock.now
+        while true {
+            let delay: Duration
+            let reason: RetryPolicy.Reason
+            do throws(ExchangeFailure) {
+                let answer = try await exchange(request)
+                contact.reached()
+                guard RetryPolicy.busyStatuses.contains(answer.status), resend == .safe else { return (answer.status, answer.body) }
+                delay = RetryPolicy.delay(attempt: attempt, retryAfter: answer.retryAfter)
+                reason = .busy(status: answer.status)
+                guard retryPolicy.allows(delay, after: started.duration(to: .now)) else { return (answer.status, answer.body) }
+            } catch {
+                guard error.unsent, contact.hasReached else { throw error.error }
+                delay = RetryPolicy.delay(attempt: attempt, retryAfter: nil)
+                reason = .unreachable
+                guard retryPolicy.allows(delay, after: started.duration(to: .now)) else { throw error.error }
+            }
+            retryPolicy.notice?(RetryPolicy.Notice(reason: reason, delay: delay))
+            do {
+                try await Task.sleep(for: delay)
+            } catch {
+                throw .transport("cancelled")
+            }
+            attempt += 1
+        }
+    }
+
+    /// One request and its whole answer, over the pinned connection or the shared client.
+    private func exchange(_ request: HTTPClientRequest) async throws(ExchangeFailure) -> PinnedHTTP.Response {
+        if let pin { return try await pinnedExchange(request, pin: pin) }
+        do {
+            let response = try await http.execute(request, timeout: requestTimeout)
+            let body = try await response.body.collect(upTo: Self.maxAnswerBytes)
+            let retryAfter = response.headers.first(name: "Retry-After").flatMap { Int($0) }
+            return PinnedHTTP.Response(status: Int(response.status.code), body: body, retryAfter: retryAfter)
+        } catch {
+            throw ExchangeFailure(.transport(Self.transportDescription(error)), unsent: Self.neverSent(error))
+        }
+    }
+
+    /// Whether `error` means the connection was never made, so the request never reached the server.
+    package static func neverSent(_ error: any Error) -> Bool {
+        switch error {
+        case let error as HTTPClientError: return error == .connectTimeout
+        case is NIOConnectionError: return true
+        case let error as IOError: return [ECONNREFUSED, ENETUNREACH, EHOSTUNREACH].contains(error.errnoCode)
+        default: return false
         }
     }
 

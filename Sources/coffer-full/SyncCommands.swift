@@ -291,11 +291,22 @@ enum SyncCLI {
 
     static func client(_ server: String, pin: ServerKeyPin? = nil) throws -> SyncClient {
         do {
-            return try SyncClient(server: server, pin: pin)
+            return try SyncClient(server: server, pin: pin, retry: retryPolicy)
         } catch {
             throw CLIError.usage(error.description)
         }
     }
+
+    /// The standard retries, said once per run on standard error: a user waiting through a failover sees why.
+    static let retryPolicy = RetryPolicy(window: RetryPolicy.standard.window) { notice in
+        guard retryNoticeShown.exchange(true, ordering: .relaxed) == false else { return }
+        switch notice.reason {
+        case .busy: Output.note("coffer: the sync server is busy, retrying…")
+        case .unreachable: Output.note("coffer: the sync server went away, retrying…")
+        }
+    }
+
+    private static let retryNoticeShown = Atomic<Bool>(false)
 
     static func session(_ coffer: Coffer) throws -> SyncSession {
         guard let account = try coffer.syncAccount() else {

@@ -71,6 +71,9 @@ struct CommonOptions: ParsableArguments {
     @Option(help: "Most PostgreSQL connections to keep open, 1 to 1000; default 20 (env COFFER_SERVER_DATABASE_CONNECTIONS).")
     var databaseConnections: Int?
 
+    @Option(help: "Seconds a request waits for PostgreSQL before it is answered 503 with Retry-After, 1 to 600; default 10 (env COFFER_SERVER_DATABASE_TIMEOUT).")
+    var databaseTimeout: Int?
+
     var environment: [String: String] { ProcessInfo.processInfo.environment }
 
     var dataDirectory: String {
@@ -86,8 +89,14 @@ struct CommonOptions: ParsableArguments {
         (maintenanceDatabaseURL ?? environment["COFFER_SERVER_MAINTENANCE_DATABASE_URL"]).flatMap { $0.isEmpty ? nil : $0 }
     }
 
-    func makeStore(logger: Logger) throws -> any ServerStore {
+    /// The store. `serving`: each call waits at most `--database-timeout` for PostgreSQL (a request is then answered
+    /// 503); the commands run by hand (imports, purge, audit) wait as long as their work takes.
+    func makeStore(logger: Logger, serving: Bool = false) throws -> any ServerStore {
         if let url = postgresURL {
+            let timeout = databaseTimeout ?? environment["COFFER_SERVER_DATABASE_TIMEOUT"].map { Int($0) ?? 0 } ?? 10
+            guard (1...600).contains(timeout) else {
+                throw ServerSetupError.configuration("the database timeout must be a number of seconds from 1 to 600")
+            }
             let connections =
                 databaseConnections ?? environment["COFFER_SERVER_DATABASE_CONNECTIONS"].map { Int($0) ?? 0 }
                 ?? PostgresServerStore.defaultConnections
@@ -99,7 +108,8 @@ struct CommonOptions: ParsableArguments {
             }
             return try PostgresServerStore(
                 url: url, migrationURL: adminDatabaseURL ?? environment["COFFER_SERVER_ADMIN_DATABASE_URL"],
-                maintenanceURL: maintenanceURL, connections: connections, logger: logger)
+                maintenanceURL: maintenanceURL, connections: connections,
+                operationTimeout: serving ? .seconds(timeout) : nil, logger: logger)
         }
         try PrivateFiles.createDirectory(dataDirectory)
         return try SQLiteServerStore(path: "\(dataDirectory)/server.sqlite")
@@ -148,6 +158,26 @@ struct Serve: AsyncParsableCommand {
     var maxAccountBytes: Int64 = ServerConfiguration.defaultMaxAccountBytes
     @Option(help: "Most signed-in sessions (devices) one account may hold; a login past it is refused (429) until one signs out or expires.")
     var maxSessionsPerAccount: Int = ServerConfiguration.defaultMaxSessionsPerAccount
+    @Option(help: ArgumentHelp(
+        "A load balancer (address or network, e.g. 10.0.0.0/8) whose X-Forwarded-For names the client; repeatable (env COFFER_SERVER_TRUSTED_PROXIES, comma-separated).",
+        valueName: "address[/bits]"))
+    var trustedProxy: [String] = []
+
+    /// `--trusted-proxy`, or the environment's list when none is given.
+    var trustedProxies: [IPNetwork] {
+        get throws {
+            let given = trustedProxy.isEmpty
+                ? (common.environment["COFFER_SERVER_TRUSTED_PROXIES"] ?? "").split(separator: ",").map(String.init)
+                : trustedProxy
+            return try given.map { text in
+                let trimmed = text.trimmingCharacters(in: .whitespaces)
+                guard let network = IPNetwork(trimmed) else {
+                    throw ServerSetupError.configuration("a trusted proxy must be an IP address or network (address/bits)")
+                }
+                return network
+            }
+        }
+    }
 
     func validate() throws {
         if let eventLoops, !(1...ServerConfiguration.maxEventLoops).contains(eventLoops) {
@@ -188,6 +218,7 @@ struct Serve: AsyncParsableCommand {
         settings.requestTimeout = TimeInterval(requestTimeout)
         settings.maxAccountBytes = maxAccountBytes
         settings.maxSessionsPerAccount = maxSessionsPerAccount
+        settings.trustedProxies = try trustedProxies
         if let loops = eventLoops ?? environment["COFFER_SERVER_EVENT_LOOPS"].map({ Int($0) ?? 0 }) {
             guard (1...ServerConfiguration.maxEventLoops).contains(loops) else {
                 throw ServerSetupError.configuration("COFFER_SERVER_EVENT_LOOPS must be 1 to \(ServerConfiguration.maxEventLoops)")
@@ -198,7 +229,7 @@ struct Serve: AsyncParsableCommand {
             settings.webVaultDirectory = WebVaultFiles.locate(explicit: webVaultDir, environment: environment)
         }
         let configuration = settings
-        let store = try common.makeStore(logger: logger)
+        let store = try common.makeStore(logger: logger, serving: true)
         let maintenance = try common.makeMaintenance(for: store, logger: logger)
         if maintenance == nil {
             logger.notice("no maintenance database URL: deleted accounts are purged only by `coffer-server purge`")

@@ -106,7 +106,7 @@ struct PostgresRLSTests {
             #expect(definer == 2)
             let a = try await fixture.seedUser(items: 2)
             _ = try await fixture.seedUser(items: 3)
-            let feed: (PostgresConnection) async throws -> [Int64] = { connection in
+            let feed: @Sendable (PostgresConnection) async throws -> [Int64] = { connection in
                 var sequences: [Int64] = []
                 for try await sequence in try await connection.query(
                     "SELECT seq FROM coffer_feed(0, 100)", logger: PostgresFixture.logger
@@ -402,7 +402,7 @@ struct PostgresFixture {
     /// Runs `body` through the app role in a transaction acting as `user` as the store does (proved); when nil, in a
     /// transaction that proves nothing, as anyone holding the app role can open.
     func inTransaction<T: Sendable>(
-        as user: UUID?, _ body: (PostgresConnection) async throws -> T
+        as user: UUID?, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
     ) async throws -> T {
         guard let user else {
             return try await store.client.withTransaction(logger: Self.logger) { connection in try await body(connection) }
@@ -411,7 +411,7 @@ struct PostgresFixture {
     }
 
     /// Runs `body` in a transaction the store opens as the server for nobody (proved).
-    func asServer<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+    func asServer<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         try await store.rawTransaction(acting: .server) { connection in try await body(connection) }
     }
 
@@ -480,7 +480,7 @@ struct PostgresFixture {
     }
 
     /// The SQLSTATE `body` failed with, or nil when it succeeded.
-    func sqlState(as user: UUID?, _ body: (PostgresConnection) async throws -> Void) async -> String? {
+    func sqlState(as user: UUID?, _ body: @escaping @Sendable (PostgresConnection) async throws -> Void) async -> String? {
         do {
             try await inTransaction(as: user, body)
             return nil

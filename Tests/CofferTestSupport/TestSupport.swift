@@ -222,7 +222,18 @@ extension TestSupport {
         return (Int(UInt16(bigEndian: address.sin_port)), socket)
     }
 
-    /// Gives back a port `refusingPort` held.
+    /// A port on 127.0.0.1 that takes connections and never answers, as a frozen server does: the socket listens (the
+    /// kernel completes the handshake) but nothing accepts or reads. Give it back with `release`.
+    public static func silentPort() throws -> (port: Int, socket: Int32) {
+        let (port, socket) = try refusingPort()
+        guard listen(socket, 64) == 0 else {
+            close(socket)
+            throw OracleError.failed("listen: errno \(errno)")
+        }
+        return (port, socket)
+    }
+
+    /// Gives back a port `refusingPort` or `silentPort` held.
     public static func release(_ socket: Int32) {
         close(socket)
     }

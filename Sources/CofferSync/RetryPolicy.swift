@@ -1,0 +1,76 @@
+import Synchronization
+
+/// How long a `SyncClient` keeps trying while the server is briefly away: a database failover (503), an instance
+/// restarting behind a load balancer (502, 504), a connection refused after the server had answered.
+///
+/// Delays double from a quarter second up to 4 s, with a fifth of jitter either way so that clients cut off together
+/// do not come back together; a `Retry-After` longer than that (at most 10 s) is honoured. No retry starts once the
+/// time spent would pass `window`.
+public struct RetryPolicy: Sendable {
+    /// Why a request is being sent again.
+    public enum Reason: Sendable, Equatable {
+        /// The server (or a load balancer in front of it) answered with this status.
+        case busy(status: Int)
+        /// The connection was refused or never made, after this client had reached the server.
+        case unreachable
+    }
+
+    /// Told before each wait, for "server busy, retrying…".
+    public struct Notice: Sendable, Equatable {
+        public var reason: Reason
+        public var delay: Duration
+    }
+
+    /// The most time all retries of one request may take.
+    public var window: Duration
+    /// Called before each wait (on the task that waits).
+    public var notice: (@Sendable (Notice) -> Void)?
+
+    public init(window: Duration, notice: (@Sendable (Notice) -> Void)? = nil) {
+        self.window = window
+        self.notice = notice
+    }
+
+    /// 30 seconds: a failover of contrib/ha's cluster takes about its 10-second leader lease.
+    public static let standard = RetryPolicy(window: .seconds(30))
+    /// Every failure reported at once.
+    public static let never = RetryPolicy(window: .zero)
+
+    static let busyStatuses: Set<Int> = [502, 503, 504]
+    static let firstDelay: Duration = .milliseconds(250)
+    /// The longest wait between two attempts (before jitter).
+    public static let longestDelay: Duration = .seconds(4)
+    static let longestRetryAfter = 10
+
+    /// The wait before attempt `attempt + 1`.
+    static func delay(attempt: Int, retryAfter: Int?) -> Duration {
+        let backoff = min(firstDelay * (1 << min(attempt, 8)), longestDelay)
+        let jittered = backoff * Double.random(in: 0.8...1.2)
+        guard let retryAfter, retryAfter > 0 else { return jittered }
+        return max(jittered, .seconds(min(retryAfter, longestRetryAfter)))
+    }
+
+    func allows(_ delay: Duration, after elapsed: Duration) -> Bool {
+        elapsed + delay <= window
+    }
+}
+
+/// A failed exchange: what to report, and whether the request certainly never reached the server.
+struct ExchangeFailure: Error {
+    var error: SyncClientError
+    var unsent: Bool
+
+    init(_ error: SyncClientError, unsent: Bool = false) {
+        self.error = error
+        self.unsent = unsent
+    }
+}
+
+/// Whether a client has had an answer from its server, which makes a refused connection a pause rather than a wrong
+/// address. Shared by the copies of one `SyncClient`.
+final class ServerContact: Sendable {
+    private let answered = Atomic<Bool>(false)
+
+    func reached() { answered.store(true, ordering: .relaxed) }
+    var hasReached: Bool { answered.load(ordering: .relaxed) }
+}
