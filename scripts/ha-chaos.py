@@ -9,7 +9,7 @@ error, goal 0: the client's retries should hide every fault). An item counts as 
 started after it was added exits 0.
 
 Faults, each `--rounds` times: kill-postgres (SIGKILL the primary's postmaster), freeze (SIGSTOP every process of the
-primary's PostgreSQL for longer than the leader lease, then SIGCONT), stop-patroni (SIGTERM the primary's Patroni,
+primary's PostgreSQL for the leader lease and 10 s more, then SIGCONT), stop-patroni (SIGTERM the primary's Patroni,
 which stops its PostgreSQL; started again once another node leads), machine-loss (SIGKILL the primary's Patroni and
 PostgreSQL together; started again later) and restart-server (stop one coffer-server, start it again).
 
@@ -185,7 +185,9 @@ def inject(fault, ttl, synchronous, round_index):
     elif fault == "freeze":
         pids = node_pids(leader)
         signal_all(pids, signal.SIGSTOP)
-        time.sleep(ttl + 5)
+        # Long enough for the lease to expire and a standby to take writes before the old primary wakes: the case
+        # where Debian's Patroni 3.0.2 let the woken leader take its key back and the new primary's writes were lost.
+        time.sleep(ttl + 10)
         signal_all(pids, signal.SIGCONT)
     elif fault in ("stop-patroni", "machine-loss"):
         patroni = int(cluster("pid", "patroni", leader))
@@ -225,18 +227,23 @@ def first_success_after(workers, moment):
     return min(ends) - moment if ends else None
 
 
-def node_item_ids(port):
-    """Every live item id per user on one PostgreSQL node, read as the superuser (row-level security bypassed)."""
+def query(port, sql):
+    """Rows of `sql` on one PostgreSQL node, as the superuser (row-level security bypassed), one per line."""
     directory = os.environ.get("COFFER_HA_DIR", "/tmp/coffer-ha")
     with open(os.path.join(directory, "secrets", "postgres.password")) as handle:
         password = handle.read().strip()
     environment = dict(os.environ, PGPASSWORD=password, PGCONNECT_TIMEOUT="3")
     result = subprocess.run(
-        ["psql", "-X", "-At", "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "-d", "coffer", "-c",
-         "SELECT id FROM items WHERE NOT deleted"], capture_output=True, text=True, env=environment)
+        ["psql", "-X", "-At", "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "-d", "coffer", "-c", sql],
+        capture_output=True, text=True, env=environment)
     if result.returncode != 0:
         raise RuntimeError("psql on port %d: %s" % (port, result.stderr.strip()))
-    return set(result.stdout.split())
+    return result.stdout.split()
+
+
+def node_item_ids(port):
+    """Every live item id on one node."""
+    return set(query(port, "SELECT id FROM items WHERE NOT deleted"))
 
 
 def main():
@@ -245,7 +252,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--faults", default=",".join(FAULTS))
     parser.add_argument("--settle", type=float, default=4.0, help="seconds of load between faults")
-    parser.add_argument("--ttl", type=int, default=int(os.environ.get("COFFER_HA_TTL", "10")))
+    parser.add_argument("--ttl", type=int, default=int(os.environ.get("COFFER_HA_TTL", "20")))
     parser.add_argument("--synchronous", default=os.environ.get("COFFER_HA_SYNCHRONOUS", "on"))
     arguments = parser.parse_args()
     synchronous = arguments.synchronous == "on"
@@ -337,6 +344,18 @@ def main():
             absent = wanted - node_item_ids(port + offset)
             problems.append("%s lacks %d acknowledged items" % (node, len(absent)))
 
+    # Sessions: every device refreshed its one-minute access token through the faults, and no family was revoked
+    # (a refresh token taken as reused would have revoked its device's session).
+    accounts_sql = "SELECT id FROM users WHERE email LIKE 'chaos-%s-%%'" % run_tag
+    primary_port = 5000 + offset
+    revoked = int(query(primary_port, "SELECT count(*) FROM sessions WHERE revoked AND user_id IN (%s)" % accounts_sql)[0])
+    refreshes = int(query(primary_port, "SELECT count(*) FROM refresh_tokens WHERE used_at IS NOT NULL "
+                                        "AND user_id IN (%s)" % accounts_sql)[0])
+    if revoked:
+        problems.append("%d session families were revoked" % revoked)
+    if refreshes == 0:
+        problems.append("no session was refreshed: the test did not exercise refresh tokens")
+
     failures = [{"device": worker.device.name, "at": round(at, 1), "status": status, "message": message}
                 for worker in workers for (at, status, message) in worker.failures]
     refused_states = [failure for failure in failures if failure["status"] == 76]
@@ -348,6 +367,8 @@ def main():
         "client_errors": len(failures),
         "refused_states": len(refused_states),
         "syncs_that_retried": sum(worker.busy_notices for worker in workers),
+        "refreshes": refreshes,
+        "revoked_sessions": revoked,
         "faults": injected,
         "failures": failures,
         "problems": problems,
@@ -355,10 +376,10 @@ def main():
     print(json.dumps(report, indent=2))
     slow = [fault for fault in injected if fault["first_sync_after_s"] is None or fault["first_sync_after_s"] > 15]
     not_rejoined = [fault for fault in injected if not fault["rejoined"]]
-    log("%d acknowledged writes, %d lost; %d syncs, %d failed (%d retried a busy server); %d faults, %d slower than "
-        "15 s to the first sync, %d not healed" % (
+    log("%d acknowledged writes, %d lost; %d syncs, %d failed (%d retried a busy server); %d refreshes, %d sessions "
+        "revoked; %d faults, %d slower than 15 s to the first sync, %d not healed" % (
             acknowledged_total, missing_total, report["syncs"], len(failures), report["syncs_that_retried"],
-            len(injected), len(slow), len(not_rejoined)))
+            refreshes, revoked, len(injected), len(slow), len(not_rejoined)))
     for problem in problems:
         log("problem: " + problem)
     for failure in failures[:20]:

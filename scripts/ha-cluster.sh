@@ -12,7 +12,7 @@
 #   scripts/ha-cluster.sh down      # stop everything (FAST=1: SIGKILL, for throwaway runs; WIPE=1: delete the directory)
 #
 # Settings (environment): COFFER_HA_DIR (default /tmp/coffer-ha), COFFER_HA_PORT_OFFSET (added to every port below),
-# COFFER_HA_SYNCHRONOUS (on|off, default on), COFFER_HA_TTL (leader lease, default 10 s), COFFER_HA_SERVER (the
+# COFFER_HA_SYNCHRONOUS (on|off, default on), COFFER_HA_TTL (leader lease, default and least 20 s), COFFER_HA_SERVER (the
 # coffer-server binary; default .build/debug/coffer-server), COFFER_HA_SERVER_ARGS (more `serve` options, split on
 # spaces), COFFER_HA_VENV (Patroni's virtual environment).
 # Ports: etcd 23790/23800; PostgreSQL 54321-54323; Patroni's REST API 8011-8013; HAProxy 5000 (primary), 5001
@@ -29,9 +29,11 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 dir="${COFFER_HA_DIR:-/tmp/coffer-ha}"
 offset="${COFFER_HA_PORT_OFFSET:-0}"
 synchronous="${COFFER_HA_SYNCHRONOUS:-on}"
-ttl="${COFFER_HA_TTL:-10}"
+ttl="${COFFER_HA_TTL:-20}"
 case "$offset" in '' | *[!0-9]*) echo "ha-cluster.sh: COFFER_HA_PORT_OFFSET must be a number" >&2; exit 2 ;; esac
+# Patroni (>= 3) takes no leader lease under 20 s: it would run with 20 whatever it was given.
 case "$ttl" in '' | *[!0-9]*) echo "ha-cluster.sh: COFFER_HA_TTL must be a number of seconds" >&2; exit 2 ;; esac
+[ "$ttl" -ge 20 ] || { echo "ha-cluster.sh: COFFER_HA_TTL must be at least 20 (Patroni's shortest leader lease)" >&2; exit 2; }
 case "$synchronous" in on) sync_mode=true ;; off) sync_mode=false ;; *) echo "ha-cluster.sh: COFFER_HA_SYNCHRONOUS must be on or off" >&2; exit 2 ;; esac
 
 nodes=(pg1 pg2 pg3)
@@ -208,7 +210,7 @@ up() {
     fill "$root/contrib/ha/patroni.yml.in" "$dir/$node.yml" \
       SCOPE=coffer NAME="$node" LISTEN_HOST=127.0.0.1 CONNECT_HOST=127.0.0.1 REST_PORT="$(rest_port "$node")" \
       PG_PORT="$(pg_port "$node")" ETCD_HOSTS="[127.0.0.1:$etcd_client]" TTL="$ttl" LOOP_WAIT=1 \
-      RETRY_TIMEOUT=$(((ttl - 1) / 2 < 4 ? (ttl - 1) / 2 : 4)) SYNCHRONOUS="$sync_mode" ARCHIVE_DIR="$dir/archive/coffer" \
+      RETRY_TIMEOUT=4 SYNCHRONOUS="$sync_mode" ARCHIVE_DIR="$dir/archive/coffer" \
       POST_BOOTSTRAP="$dir/bin/post-bootstrap.sh" DATA_DIR="$dir/$node" BIN_DIR="$pgbin" PGPASS="$dir/$node.pgpass" \
       CLIENT_NETWORK=127.0.0.1/32 SUPERUSER_PASSWORD="$(secret postgres)" \
       REPLICATION_PASSWORD="$(secret replicator)" REWIND_PASSWORD="$(secret rewinder)" SOCKET_DIR="$dir"

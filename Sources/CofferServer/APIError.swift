@@ -56,7 +56,7 @@ struct APIError: Error, HTTPResponseError, Sendable {
         return error
     }
 
-    /// A failover takes about the leader lease (10 s in contrib/ha); clients back off from this, doubling.
+    /// The first wait a client takes; its own backoff doubles from there through a failover (about 20 s in contrib/ha).
     static let unavailableRetrySeconds = 1
 
     /// `/health` when the database takes no writes.

@@ -1,9 +1,10 @@
 import Synchronization
 
 /// How long a `SyncClient` keeps trying while the server is briefly away: a database failover (503), an instance
-/// restarting behind a load balancer (502, 504), a connection refused after the server had answered.
+/// restarting behind a load balancer (502, 504, or a connection it closes mid-request), a connection refused after
+/// the server had answered.
 ///
-/// Delays double from a quarter second up to 4 s, with a fifth of jitter either way so that clients cut off together
+/// Delays double from a quarter second up to 2 s, with a fifth of jitter either way so that clients cut off together
 /// do not come back together; a `Retry-After` longer than that (at most 10 s) is honoured. No retry starts once the
 /// time spent would pass `window`.
 public struct RetryPolicy: Sendable {
@@ -11,7 +12,8 @@ public struct RetryPolicy: Sendable {
     public enum Reason: Sendable, Equatable {
         /// The server (or a load balancer in front of it) answered with this status.
         case busy(status: Int)
-        /// The connection was refused or never made, after this client had reached the server.
+        /// The connection was refused or never made after this client had reached the server, or it closed before the
+        /// answer.
         case unreachable
     }
 
@@ -31,15 +33,16 @@ public struct RetryPolicy: Sendable {
         self.notice = notice
     }
 
-    /// 30 seconds: a failover of contrib/ha's cluster takes about its 10-second leader lease.
-    public static let standard = RetryPolicy(window: .seconds(30))
+    /// 45 seconds: replacing a primary that died takes contrib/ha's cluster its 20-second leader lease (Patroni's
+    /// shortest), then the promotion and the servers' reconnection, whose backoff has grown meanwhile.
+    public static let standard = RetryPolicy(window: .seconds(45))
     /// Every failure reported at once.
     public static let never = RetryPolicy(window: .zero)
 
     static let busyStatuses: Set<Int> = [502, 503, 504]
     static let firstDelay: Duration = .milliseconds(250)
     /// The longest wait between two attempts (before jitter).
-    public static let longestDelay: Duration = .seconds(4)
+    public static let longestDelay: Duration = .seconds(2)
     static let longestRetryAfter = 10
 
     /// The wait before attempt `attempt + 1`.
@@ -55,14 +58,24 @@ public struct RetryPolicy: Sendable {
     }
 }
 
-/// A failed exchange: what to report, and whether the request certainly never reached the server.
-struct ExchangeFailure: Error {
-    var error: SyncClientError
-    var unsent: Bool
+/// A failed exchange: what to report, and how far the request got.
+package struct ExchangeFailure: Error {
+    /// How far a request got before its connection failed.
+    package enum Reach: Sendable {
+        /// The connection was refused or never made: the server never saw the request.
+        case unsent
+        /// The connection closed or was reset before the whole answer came: the server may have acted on it.
+        case interrupted
+        /// Anything else (a timeout, TLS, an answer too large): not retried.
+        case other
+    }
 
-    init(_ error: SyncClientError, unsent: Bool = false) {
+    var error: SyncClientError
+    var reach: Reach
+
+    init(_ error: SyncClientError, reach: Reach = .other) {
         self.error = error
-        self.unsent = unsent
+        self.reach = reach
     }
 }
 

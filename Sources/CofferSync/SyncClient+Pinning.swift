@@ -43,7 +43,7 @@ extension SyncClient {
             guard let response = answer.response else { throw PinnedHTTP.Failure.closed }
             return response
         } catch {
-            throw ExchangeFailure(Self.pinnedError(error), unsent: Self.neverSent(error))
+            throw ExchangeFailure(Self.pinnedError(error), reach: Self.reach(error))
         }
     }
 

@@ -235,9 +235,10 @@ public struct SyncClient: Sendable {
     }
 
     /// One exchange, sent again with backoff while the server is briefly away (`RetryPolicy`): a 502, 503 or 504
-    /// (a failover, a restarting instance behind a load balancer) for a `.safe` request, and a connection refused or
-    /// never made once this client has reached the server before. A refused first contact is reported at once: the
-    /// server is down or the address wrong, and waiting would only delay saying so.
+    /// (a failover, a restarting instance behind a load balancer) or a connection closed before the answer, for a
+    /// `.safe` request; and for any request a connection refused or never made once this client has reached the
+    /// server before. A refused first contact is reported at once: the server is down or the address wrong, and
+    /// waiting would only delay saying so.
     private func exchangeRetrying(_ request: HTTPClientRequest, resend: Resend) async throws(SyncClientError) -> (Int, ByteBuffer) {
         var attempt = 0
         let started = ContinuousClock.now
@@ -252,7 +253,12 @@ public struct SyncClient: Sendable {
                 reason = .busy(status: answer.status)
                 guard retryPolicy.allows(delay, after: started.duration(to: .now)) else { return (answer.status, answer.body) }
             } catch {
-                guard error.unsent, contact.hasReached else { throw error.error }
+                let again = switch error.reach {
+                case .unsent: contact.hasReached
+                case .interrupted: resend == .safe
+                case .other: false
+                }
+                guard again else { throw error.error }
                 delay = RetryPolicy.delay(attempt: attempt, retryAfter: nil)
                 reason = .unreachable
                 guard retryPolicy.allows(delay, after: started.duration(to: .now)) else { throw error.error }
@@ -276,17 +282,24 @@ public struct SyncClient: Sendable {
             let retryAfter = response.headers.first(name: "Retry-After").flatMap { Int($0) }
             return PinnedHTTP.Response(status: Int(response.status.code), body: body, retryAfter: retryAfter)
         } catch {
-            throw ExchangeFailure(.transport(Self.transportDescription(error)), unsent: Self.neverSent(error))
+            throw ExchangeFailure(.transport(Self.transportDescription(error)), reach: Self.reach(error))
         }
     }
 
-    /// Whether `error` means the connection was never made, so the request never reached the server.
-    package static func neverSent(_ error: any Error) -> Bool {
+    /// How far a request that failed with `error` got: never sent (refused, no connection), interrupted (the
+    /// connection closed or was reset), or something else.
+    package static func reach(_ error: any Error) -> ExchangeFailure.Reach {
         switch error {
-        case let error as HTTPClientError: return error == .connectTimeout
-        case is NIOConnectionError: return true
-        case let error as IOError: return [ECONNREFUSED, ENETUNREACH, EHOSTUNREACH].contains(error.errnoCode)
-        default: return false
+        case let error as HTTPClientError:
+            if error == .connectTimeout { return .unsent }
+            return error == .remoteConnectionClosed ? .interrupted : .other
+        case is NIOConnectionError: return .unsent
+        case let error as IOError:
+            if [ECONNREFUSED, ENETUNREACH, EHOSTUNREACH].contains(error.errnoCode) { return .unsent }
+            return [ECONNRESET, EPIPE].contains(error.errnoCode) ? .interrupted : .other
+        case ChannelError.eof, ChannelError.outputClosed: return .interrupted
+        case PinnedHTTP.Failure.closed: return .interrupted
+        default: return .other
         }
     }
 

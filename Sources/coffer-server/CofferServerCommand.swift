@@ -158,6 +158,8 @@ struct Serve: AsyncParsableCommand {
     var maxAccountBytes: Int64 = ServerConfiguration.defaultMaxAccountBytes
     @Option(help: "Most signed-in sessions (devices) one account may hold; a login past it is refused (429) until one signs out or expires.")
     var maxSessionsPerAccount: Int = ServerConfiguration.defaultMaxSessionsPerAccount
+    @Option(help: "Seconds an access token lasts before the client refreshes it, 60 to 3600.")
+    var accessTokenLifetime: Int = 15 * 60
     @Option(help: ArgumentHelp(
         "A load balancer (address or network, e.g. 10.0.0.0/8) whose X-Forwarded-For names the client; repeatable (env COFFER_SERVER_TRUSTED_PROXIES, comma-separated).",
         valueName: "address[/bits]"))
@@ -198,6 +200,9 @@ struct Serve: AsyncParsableCommand {
         guard (1...100_000).contains(maxSessionsPerAccount) else {
             throw ValidationError("--max-sessions-per-account must be 1 to 100000")
         }
+        guard (60...3600).contains(accessTokenLifetime) else {
+            throw ValidationError("--access-token-lifetime must be 60 to 3600 seconds")
+        }
     }
 
     func run() async throws {
@@ -219,6 +224,7 @@ struct Serve: AsyncParsableCommand {
         settings.maxAccountBytes = maxAccountBytes
         settings.maxSessionsPerAccount = maxSessionsPerAccount
         settings.trustedProxies = try trustedProxies
+        settings.accessTokenLifetime = accessTokenLifetime
         if let loops = eventLoops ?? environment["COFFER_SERVER_EVENT_LOOPS"].map({ Int($0) ?? 0 }) {
             guard (1...ServerConfiguration.maxEventLoops).contains(loops) else {
                 throw ServerSetupError.configuration("COFFER_SERVER_EVENT_LOOPS must be 1 to \(ServerConfiguration.maxEventLoops)")

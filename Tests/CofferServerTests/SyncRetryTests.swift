@@ -148,9 +148,11 @@ struct SyncRetryTests {
         let client = try SyncClient(server: "http://127.0.0.1:\(port)", retry: notices.policy(window: .seconds(2)))
         await #expect(throws: SyncClientError.self) { _ = try await client.prelogin(email: "someone@example.org") }
         #expect(notices.all.isEmpty)
-        #expect(SyncClient.neverSent(HTTPClientError.connectTimeout))
-        #expect(!SyncClient.neverSent(HTTPClientError.remoteConnectionClosed))
-        #expect(!SyncClient.neverSent(HTTPClientError.readTimeout))
+        #expect(SyncClient.reach(HTTPClientError.connectTimeout) == .unsent)
+        #expect(SyncClient.reach(IOError(errnoCode: ECONNREFUSED, reason: "connect")) == .unsent)
+        #expect(SyncClient.reach(HTTPClientError.remoteConnectionClosed) == .interrupted)
+        #expect(SyncClient.reach(IOError(errnoCode: ECONNRESET, reason: "read")) == .interrupted)
+        #expect(SyncClient.reach(HTTPClientError.readTimeout) == .other)
     }
 
     /// The push lands on the server and its answer is lost (502 from the front). The client sends it again: the
