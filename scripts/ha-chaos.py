@@ -11,7 +11,8 @@ started after it was added exits 0.
 Faults, each `--rounds` times: kill-postgres (SIGKILL the primary's postmaster), freeze (SIGSTOP every process of the
 primary's PostgreSQL for the leader lease and 10 s more, then SIGCONT), stop-patroni (SIGTERM the primary's Patroni,
 which stops its PostgreSQL; started again once another node leads), machine-loss (SIGKILL the primary's Patroni and
-PostgreSQL together; started again later) and restart-server (stop one coffer-server, start it again).
+PostgreSQL together; started again later), lagging-loss (the primary's WAL senders stopped for 6 s under load, then a
+machine-loss: what synchronous replication is for) and restart-server (stop one coffer-server, start it again).
 
 Reported (JSON on standard output, a summary on standard error): acknowledged writes and how many are missing (goal
 0), per fault the time to the first successful sync that started after it (goal <= 15 s) and whether the old primary
@@ -33,7 +34,7 @@ import uuid
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLUSTER = os.path.join(ROOT, "scripts", "ha-cluster.sh")
-FAULTS = ["kill-postgres", "freeze", "stop-patroni", "machine-loss", "restart-server"]
+FAULTS = ["kill-postgres", "freeze", "stop-patroni", "machine-loss", "lagging-loss", "restart-server"]
 
 
 def log(message):
@@ -152,6 +153,19 @@ def node_pids(node):
     return [postmaster] + [int(pid) for pid in children]
 
 
+def walsenders(node):
+    """The WAL sender processes of a primary's PostgreSQL (one per standby)."""
+    found = []
+    for pid in node_pids(node)[1:]:
+        try:
+            with open("/proc/%d/cmdline" % pid, "rb") as handle:
+                if b"walsender" in handle.read():
+                    found.append(pid)
+        except OSError:
+            continue
+    return found
+
+
 def signal_all(pids, signum):
     for pid in pids:
         try:
@@ -189,14 +203,24 @@ def inject(fault, ttl, synchronous, round_index):
         # where Debian's Patroni 3.0.2 let the woken leader take its key back and the new primary's writes were lost.
         time.sleep(ttl + 10)
         signal_all(pids, signal.SIGCONT)
-    elif fault in ("stop-patroni", "machine-loss"):
+    elif fault in ("stop-patroni", "machine-loss", "lagging-loss"):
         patroni = int(cluster("pid", "patroni", leader))
-        if fault == "machine-loss":
+        receivers = []
+        if fault == "lagging-loss":
+            # The primary stops sending WAL for a few seconds while clients keep pushing, then its machine is lost.
+            # With synchronous replication no commit was acknowledged meanwhile; without it, every push acknowledged
+            # in those seconds existed only on the lost machine. (Stopping the standbys' receivers instead shows
+            # nothing: the WAL already sent waits in their sockets and arrives when they wake.)
+            receivers = walsenders(leader)
+            signal_all(receivers, signal.SIGSTOP)
+            time.sleep(6)
+        if fault in ("machine-loss", "lagging-loss"):
             pids = node_pids(leader)
             os.kill(patroni, signal.SIGKILL)
             signal_all(pids, signal.SIGKILL)
         else:
             os.kill(patroni, signal.SIGTERM)
+        signal_all(receivers, signal.SIGCONT)
         wait_for(lambda: not alive(patroni), 60, "the old leader's Patroni to stop")
         wait_for(lambda: any(m["role"] == "leader" and m["name"] != leader and m["state"] == "running"
                              for m in cluster_members()), 60, "a new leader")

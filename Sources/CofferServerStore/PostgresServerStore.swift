@@ -36,6 +36,9 @@ public final class PostgresServerStore: ServerStore {
     private let maintenanceRole: String?
     /// The server key, read by `migrate()`; nil until then.
     private let serverKey = Mutex<SymmetricKey?>(nil)
+    /// The key `migrate()` read, for coffer-bench's pgbench script, which proves whom each transaction acts for as
+    /// this store does; nil before `migrate()`.
+    package var actingKey: SymmetricKey? { serverKey.withLock { $0 } }
     /// How long one call waits for the database before it is answered `.unavailable` (nil: as long as it takes).
     let operationTimeout: Duration?
     let logger: Logger

@@ -24,27 +24,34 @@ import Darwin
 ///
 /// The statements are PostgresServerStore's, in the order ServerCore issues them, with the same transaction
 /// boundaries postgres-nio draws (`BEGIN` and `COMMIT` are round trips of their own there too), sent in pgbench's
-/// extended protocol as postgres-nio sends them. Every request starts with `authorize`, a transaction: set_config,
-/// then `coffer_authorize` (the rate counter and the session check, for the transaction's user). A push then runs
-/// `push`, a transaction: set_config, the change_seq update that locks the user's row, the SELECT … FOR UPDATE of the
-/// pushed ids, the item upsert. A pull runs `changes`, a transaction: set_config, then `coffer_feed` (at most 101 rows
-/// by seq).
+/// extended protocol as postgres-nio sends them. Each transaction first proves whom it acts for, as the store does
+/// (docs/FORMAT.md §8.5): `coffer_binding()`, then `coffer_act` with the HMAC of the binding and the claim. Every
+/// request starts with `authorize` (the rate counter and the session check). A push then runs `push`: the change_seq
+/// update that locks the user's row, the head-manifest check, the SELECT … FOR UPDATE of the pushed ids, the quota
+/// sum, the item upsert. A pull runs `changes`: `coffer_feed` (at most 101 rows by seq).
 ///
 /// What differs, by necessity: the ids come from pgbench's client number (`<tag>-0000-4000-8000-<n>` for account n,
 /// `<tag>-0001-…` for its session family), built with `||` and `lpad` in the statement instead of bound as values;
-/// "now" and the rate window are fixed for the run; the pushed box is the same 512 bytes each time, sent as text.
+/// "now" and the rate window are fixed for the run; the pushed box is the same 512 bytes each time, sent as text. The
+/// proof's HMAC-SHA256, which the server computes in Swift, is computed in the statement from PostgreSQL's own
+/// `sha256` and the key's inner and outer pads (RFC 2104), given as variables: two hashes of about 100 bytes, which
+/// the database does here and not when the server runs.
 enum PGBenchScript {
     enum Scenario { case push, pull }
 
     static func userPrefix(_ tag: String) -> String { "\(tag)-0000-4000-8000-" }
     static func familyPrefix(_ tag: String) -> String { "\(tag)-0001-4000-8000-" }
 
-    static func variables(runTag: String, offset: Int, now: Date, box: Data) -> [String: String] {
+    static func variables(runTag: String, offset: Int, now: Date, box: Data, actingKey: Data) -> [String: String] {
         let milliseconds = UnixTime.milliseconds(now)
+        // RFC 2104: the key padded to SHA-256's 64-byte block, XORed with 0x36 (inner) and 0x5c (outer).
+        let padded = Array(actingKey) + Array(repeating: 0, count: 64 - actingKey.count)
         return [
             "user_prefix": userPrefix(runTag), "family_prefix": familyPrefix(runTag), "offset": "\(offset)",
             "now_ms": "\(milliseconds)", "window_start": "\(CounterWindow.start(now, window: 60))", "n": "0",
-            "box": "\\x" + box.map { String(format: "%02x", $0) }.joined(),
+            "box": "\\x" + Hex.encode(box),
+            "inner_pad": "\\x" + Hex.encode(padded.map { $0 ^ 0x36 }),
+            "outer_pad": "\\x" + Hex.encode(padded.map { $0 ^ 0x5C }),
         ]
     }
 
@@ -52,35 +59,41 @@ enum PGBenchScript {
         let user = "(:user_prefix || lpad(:uid::text, 12, '0'))"
         let family = "(:family_prefix || lpad(:uid::text, 12, '0'))"
         let timestamp = "(TIMESTAMPTZ 'epoch' + :now_ms::bigint * INTERVAL '1 millisecond')"
+        let claim = "convert_to('coffer/v1/postgres-act' || chr(10) || :binding || chr(10) || 'user:' || \(user), 'UTF8')"
+        let proof = "sha256(:outer_pad::bytea || sha256(:inner_pad::bytea || \(claim)))"
+        // PostgresServerStore.rawTransaction: the binding, then the proof for the request's user.
+        let begin = [
+            "BEGIN;",
+            "SELECT coffer_binding() AS binding \\gset",
+            "SELECT coffer_act(\(user)::uuid, \(proof));",
+        ]
         var lines = ["\\set uid :client_id + :offset"]
         switch scenario {
         case .push: lines.append("\\set n :n + 1")
         case .pull: lines.append("\\set since random(0, 2) * 100")
         }
-        // ServerCore.authenticate → store.authorize(counter: "token:<hash of sid>", window: 60).
-        lines += [
-            "BEGIN;",
-            "SELECT set_config('app.user_id', \(user), true);",
+        // ServerCore.authenticate → store.authorize(counter: "token:<hash of sid>", window: 60, requests: 1).
+        lines += begin + [
             """
-            SELECT * FROM coffer_authorize(\(family)::uuid, 'token:' || \(family), :window_start::bigint, :now_ms::bigint);
+            SELECT * FROM coffer_authorize(\(family)::uuid, 'token:' || \(family), :window_start::bigint, :now_ms::bigint, 1);
             """,
             "COMMIT;",
         ]
         switch scenario {
         case .push:
-            // ServerCore.push → store.push.
+            // ServerCore.push → store.push (applyPush), without a manifest: the bench's accounts keep none.
             let item = "(:item_prefix || lpad(:client_id::text, 4, '0') || '-4000-8000-' || lpad(:n::text, 12, '0'))::uuid"
-            lines += [
-                "BEGIN;",
-                "SELECT set_config('app.user_id', \(user), true);",
+            lines += begin + [
                 """
                 UPDATE users SET change_seq = change_seq + 1
                 WHERE id = \(user)::uuid AND deleted_at IS NULL RETURNING change_seq \\gset
                 """,
+                "SELECT coalesce(max(epoch), 0) FROM manifests WHERE user_id = \(user)::uuid;",
                 """
                 SELECT id, kind, revision, updated_at, deleted, box, meta, seq, (extract(epoch FROM stored_at) * 1000)::bigint
                 FROM items WHERE user_id = \(user)::uuid AND id = ANY(ARRAY[\(item)]) FOR UPDATE;
                 """,
+                "SELECT coalesce(sum(size), 0)::bigint FROM items WHERE user_id = \(user)::uuid AND NOT deleted;",
                 """
                 INSERT INTO items (user_id, id, kind, revision, updated_at, deleted, box, size, meta, seq, stored_at)
                 VALUES (\(user)::uuid, \(item), 'note', 1, :now_ms, false, :box::bytea, 512, NULL, :change_seq, \(timestamp))
@@ -93,9 +106,7 @@ enum PGBenchScript {
             ]
         case .pull:
             // ServerCore.changes → store.changes(since:limit: 100), which fetches limit + 1 rows.
-            lines += [
-                "BEGIN;",
-                "SELECT set_config('app.user_id', \(user), true);",
+            lines += begin + [
                 "SELECT * FROM coffer_feed(:since::bigint, 101);",
                 "COMMIT;",
             ]

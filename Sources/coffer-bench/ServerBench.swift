@@ -315,8 +315,12 @@ struct ServerBenchRun: Sendable {
             row("    server (\(driver)) / store calls (goal >= 0.50)", String(format: "%.2f", server.rate / store.rate))
             return
         }
+        guard let actingKey = (backend.store as? PostgresServerStore)?.actingKey else {
+            throw BenchError("the PostgreSQL store has not read its server key (migrate() first)")
+        }
         let variables = PGBenchScript.variables(
-            runTag: runTag, offset: scenario == .push ? 0 : 100, now: Date(), box: box)
+            runTag: runTag, offset: scenario == .push ? 0 : 100, now: Date(), box: box,
+            actingKey: actingKey.withUnsafeBytes { Data($0) })
         var servers: [LoadResult] = []
         var raws: [LoadResult] = []
         for round in 1...options.rounds {
