@@ -21,6 +21,7 @@ device disagrees, a node does not rejoin or a sync failed; 0 otherwise.
 """
 
 import argparse
+import glob
 import json
 import os
 import re
@@ -380,6 +381,16 @@ def main():
     if refreshes == 0:
         problems.append("no session was refreshed: the test did not exercise refresh tokens")
 
+    # The servers' answers through it all: 503 (with Retry-After) while the database was away, never another 5xx.
+    statuses = {}
+    for log_file in glob.glob(os.path.join(os.environ.get("COFFER_HA_DIR", "/tmp/coffer-ha"), "logs", "server-*.log")):
+        with open(log_file, errors="replace") as handle:
+            for match in re.finditer(r"status=(5\d\d)", handle.read()):
+                statuses[match.group(1)] = statuses.get(match.group(1), 0) + 1
+    other_errors = {status: count for status, count in statuses.items() if status != "503"}
+    if other_errors:
+        problems.append("the servers answered %s" % ", ".join("%d × %s" % (n, s) for s, n in sorted(other_errors.items())))
+
     failures = [{"device": worker.device.name, "at": round(at, 1), "status": status, "message": message}
                 for worker in workers for (at, status, message) in worker.failures]
     refused_states = [failure for failure in failures if failure["status"] == 76]
@@ -391,6 +402,7 @@ def main():
         "client_errors": len(failures),
         "refused_states": len(refused_states),
         "syncs_that_retried": sum(worker.busy_notices for worker in workers),
+        "server_5xx": statuses,
         "refreshes": refreshes,
         "revoked_sessions": revoked,
         "faults": injected,
@@ -400,10 +412,11 @@ def main():
     print(json.dumps(report, indent=2))
     slow = [fault for fault in injected if fault["first_sync_after_s"] is None or fault["first_sync_after_s"] > 15]
     not_rejoined = [fault for fault in injected if not fault["rejoined"]]
-    log("%d acknowledged writes, %d lost; %d syncs, %d failed (%d retried a busy server); %d refreshes, %d sessions "
-        "revoked; %d faults, %d slower than 15 s to the first sync, %d not healed" % (
+    log("%d acknowledged writes, %d lost; %d syncs, %d failed (%d retried a busy server); server 5xx: %s; %d "
+        "refreshes, %d sessions revoked; %d faults, %d slower than 15 s to the first sync, %d not healed" % (
             acknowledged_total, missing_total, report["syncs"], len(failures), report["syncs_that_retried"],
-            refreshes, revoked, len(injected), len(slow), len(not_rejoined)))
+            ", ".join("%d × %s" % (n, s) for s, n in sorted(statuses.items())) or "none", refreshes, revoked,
+            len(injected), len(slow), len(not_rejoined)))
     for problem in problems:
         log("problem: " + problem)
     for failure in failures[:20]:

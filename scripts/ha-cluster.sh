@@ -250,8 +250,10 @@ start_server() {
   live_pid "$dir/pids/server-$n.pid" >/dev/null && die "coffer-server $n is already running"
   # The servers run as the invoking user (root may run them); they share the data directory, so a token one signs is
   # good at the other. The first start makes the signing key; the second waits for it.
-  COFFER_SERVER_DATABASE_URL="postgres://coffer_app:$(secret coffer_app)@127.0.0.1:$haproxy_primary/coffer" \
-    COFFER_SERVER_ADMIN_DATABASE_URL="postgres://coffer_owner:$(secret coffer_owner)@127.0.0.1:$haproxy_primary/coffer" \
+  # COFFER_HA_DATABASE_PORT points a server at another PostgreSQL than the cluster's primary (the restore drill's).
+  local database_port="${COFFER_HA_DATABASE_PORT:-$haproxy_primary}"
+  COFFER_SERVER_DATABASE_URL="postgres://coffer_app:$(secret coffer_app)@127.0.0.1:$database_port/coffer" \
+    COFFER_SERVER_ADMIN_DATABASE_URL="postgres://coffer_owner:$(secret coffer_owner)@127.0.0.1:$database_port/coffer" \
     COFFER_SERVER_DATA="$dir/server" COFFER_LOG="${COFFER_LOG:-info}" \
     setsid "$server" serve --host 127.0.0.1 --port "$(server_port "$n")" --trusted-proxy 127.0.0.1 \
     ${COFFER_HA_SERVER_ARGS:-} >>"$dir/logs/server-$n.log" 2>&1 </dev/null &
