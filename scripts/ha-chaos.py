@@ -38,8 +38,11 @@ CLUSTER = os.path.join(ROOT, "scripts", "ha-cluster.sh")
 FAULTS = ["kill-postgres", "freeze", "stop-patroni", "machine-loss", "lagging-loss", "restart-server"]
 
 
+PROGRAM = "ha-chaos"
+
+
 def log(message):
-    print("ha-chaos: " + message, file=sys.stderr, flush=True)
+    print(PROGRAM + ": " + message, file=sys.stderr, flush=True)
 
 
 def cluster(*arguments, check=True):
@@ -263,7 +266,7 @@ def query(port, sql):
         capture_output=True, text=True, env=environment)
     if result.returncode != 0:
         raise RuntimeError("psql on port %d: %s" % (port, result.stderr.strip()))
-    return result.stdout.split()
+    return result.stdout.splitlines()
 
 
 def node_item_ids(port):

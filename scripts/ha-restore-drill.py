@@ -10,8 +10,9 @@ Run by scripts/ha-restore-drill.sh, which brings the loopback cluster up and dow
 4. The backup is copied to a fresh data directory and started with `recovery_target_time = T` from the archive; once
    promoted, it must hold "Before" and must not hold "After".
 5. Both coffer-servers are restarted on the restored node. The device's next `coffer sync` must refuse the older
-   server (exit 76); after `coffer sync login` and `coffer sync republish` it puts "After" back, and a new device
-   that logs in then holds both notes, unchanged.
+   server (exit 76: its session is newer than the backup); `coffer sync login` must say the server shows an older
+   state this device verified; `coffer sync republish` puts "After" back, and a new device that logs in then holds
+   both notes, unchanged.
 
 Exit status 0 when every check holds; the failed check on standard error otherwise.
 """
@@ -28,6 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 spec = importlib.util.spec_from_file_location("ha_chaos", os.path.join(HERE, "ha-chaos.py"))
 chaos = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(chaos)
+chaos.PROGRAM = "ha-restore-drill"
 
 DIRECTORY = os.environ.get("COFFER_HA_DIR", "/tmp/coffer-ha")
 OFFSET = int(os.environ.get("COFFER_HA_PORT_OFFSET", "0"))
@@ -87,7 +89,7 @@ def main():
     device.ok(["add", "note", "Before"], stdin="written before the restore point\n")
     device.ok(["sync", "register", "--server", sync_url, "--email", email], stdin=passphrase + "\n")
     restore_point = chaos.query(
-        PRIMARY, "SELECT to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')")[0]
+        PRIMARY, "SELECT to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') || '+00'")[0]
     time.sleep(1)
     device.ok(["add", "note", "After"], stdin="written after the restore point\n")
     device.ok(["sync"])
@@ -136,9 +138,10 @@ def main():
     result, _, _ = device.run(["sync"])
     check(result.returncode == 76, "the device refuses the older server (exit %d: %s)" % (
         result.returncode, chaos.last_line(result.stderr)))
+    # Logging in again starts a session and says what the device found: the state it verified, older.
     result, _, _ = device.run(["sync", "login", "--server", sync_url, "--email", email], stdin=passphrase + "\n")
-    if result.returncode != 0:
-        chaos.log("login: exit %d: %s" % (result.returncode, chaos.last_line(result.stderr)))
+    check(result.returncode == 76 and "restored from a backup" in result.stderr,
+          "a new login names the older state (exit %d: %s)" % (result.returncode, chaos.last_line(result.stderr)[:120]))
     device.ok(["sync", "republish"])
     chaos.log("the device republished its state")
     fresh = chaos.Device(binary, "drill-fresh")
