@@ -153,8 +153,24 @@ def node_pids(node):
         postmaster = int(cluster("pid", "postgres", node))
     except (RuntimeError, ValueError):
         return []
-    children = subprocess.run(["pgrep", "-P", str(postmaster)], capture_output=True, text=True).stdout.split()
-    return [postmaster] + [int(pid) for pid in children]
+    return [postmaster] + children(postmaster)
+
+
+def children(parent):
+    """The processes whose parent is `parent`, from /proc (procps may not be installed)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry) as handle:
+                # "pid (comm) state ppid …": the name may hold spaces and parentheses, so split after the last ")".
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == parent:
+            found.append(int(entry))
+    return found
 
 
 def walsenders(node):
