@@ -53,11 +53,11 @@ def secret(role):
 
 
 def as_postgres(arguments, environment=None):
-    """Runs a PostgreSQL tool as the daemons' user (root runs them as `postgres`)."""
+    """Runs a PostgreSQL tool as the daemons' user (root runs them as `postgres`). `environment` (a password) reaches it
+    through the environment, which runuser passes on, never through a command line."""
     prefix = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
     env = dict(os.environ, **(environment or {}))
-    result = subprocess.run(prefix + ["env"] + ["%s=%s" % pair for pair in (environment or {}).items()] + arguments,
-                            capture_output=True, text=True, env=env)
+    result = subprocess.run(prefix + arguments, capture_output=True, text=True, env=env)
     if result.returncode != 0:
         raise DrillFailure("%s failed: %s" % (os.path.basename(arguments[0]), result.stderr.strip()[-400:]))
     return result.stdout
