@@ -141,9 +141,12 @@ struct PGBench: Sendable {
             "-l", "--log-prefix", directory + "/log",
         ]
         for (name, value) in variables.sorted(by: { $0.key < $1.key }) { arguments += ["-D", "\(name)=\(value)"] }
-        arguments.append(url)
+        // Any user of the machine can read a command line: the password goes to pgbench through PGPASSWORD.
+        let (target, password) = try Self.splitPassword(url)
+        arguments.append(target)
         let output = directory + "/out"
-        let status = try await Self.spawn(executable, arguments: arguments, output: output)
+        let status = try await Self.spawn(
+            executable, arguments: arguments, output: output, environment: password.map { ["PGPASSWORD": $0] } ?? [:])
         let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
         guard status == 0, let tpsLine = text.split(separator: "\n").first(where: { $0.hasPrefix("tps = ") }),
               let tps = Double(tpsLine.dropFirst(6).prefix { $0 != " " })
@@ -175,6 +178,22 @@ struct PGBench: Sendable {
     /// rather than one of the concurrency pool's. posix_spawn directly: the child must start with no signal blocked
     /// and default handlers, or it inherits this process's threads' masks (NIO's, the pool's), and then pgbench's
     /// `-T` alarm never fires and a PostgreSQL started through pg_ctl cannot be stopped.
+    /// `url` without its password (and with the TLS mode Coffer chose for it, which libpq's default would not be),
+    /// and the password.
+    static func splitPassword(_ url: String) throws -> (url: String, password: String?) {
+        let parsed: PostgresURL
+        do {
+            parsed = try PostgresURL(url)
+        } catch {
+            throw BenchError("PostgreSQL URL: \(error)")
+        }
+        guard let password = parsed.password else { return (url, nil) }
+        let user = parsed.user.addingPercentEncoding(withAllowedCharacters: .urlUserAllowed) ?? parsed.user
+        let database = parsed.database.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? parsed.database
+        let host = parsed.host.contains(":") ? "[\(parsed.host)]" : parsed.host
+        return ("postgres://\(user)@\(host):\(parsed.port)/\(database)?sslmode=\(parsed.tls.rawValue)", password)
+    }
+
     static func spawn(_ executable: String, arguments: [String], output: String, environment: [String: String] = [:]) async throws -> Int32 {
         let descriptor = open(output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         guard descriptor >= 0 else { throw BenchError("cannot write \(output)") }
