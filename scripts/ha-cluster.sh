@@ -136,19 +136,22 @@ server_binary() {
 }
 
 fill() {
-  # fill TEMPLATE OUT KEY=VALUE…: replaces each @KEY@ with VALUE (values never hold a newline).
+  # fill TEMPLATE OUT KEY=VALUE…: replaces each @KEY@ with VALUE. The pairs reach Python on its standard input, each
+  # ended by a NUL (printf is the shell's own), never on a command line: some are passwords.
   local template="$1" out="$2"; shift 2
-  /usr/bin/python3 - "$template" "$out" "$@" <<'PY'
+  printf '%s\0' "$@" | /usr/bin/python3 -c '
 import re, sys
-text = open(sys.argv[1]).read()
-for pair in sys.argv[3:]:
-    key, value = pair.split("=", 1)
-    text = text.replace("@" + key + "@", value)
+template, out = sys.argv[1], sys.argv[2]
+text = open(template).read()
+for pair in sys.stdin.read().split("\0"):
+    if pair:
+        key, value = pair.split("=", 1)
+        text = text.replace("@" + key + "@", value)
 missing = sorted(set(re.findall(r"@([A-Z_]+)@", text)))
 if missing:
-    sys.exit("ha-cluster.sh: unfilled placeholders in %s: %s" % (sys.argv[1], ", ".join(missing)))
-open(sys.argv[2], "w").write(text)
-PY
+    sys.exit("ha-cluster.sh: unfilled placeholders in %s: %s" % (template, ", ".join(missing)))
+open(out, "w").write(text)
+' "$template" "$out"
 }
 
 install_patroni() {
