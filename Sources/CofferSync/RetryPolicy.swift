@@ -36,7 +36,7 @@ public struct RetryPolicy: Sendable {
     /// 45 seconds: replacing a primary that died takes contrib/ha's cluster its 20-second leader lease (Patroni's
     /// shortest), then the promotion and the servers' reconnection, whose backoff has grown meanwhile.
     public static let standard = RetryPolicy(window: .seconds(45))
-    /// Every failure reported at once.
+    /// Every failure reported at once: for benchmarks, where a retry would hide the failure inside a latency.
     public static let never = RetryPolicy(window: .zero)
 
     static let busyStatuses: Set<Int> = [502, 503, 504]

@@ -165,7 +165,7 @@ struct PlacesBench: Sendable {
         try await withBenchServer(store: store, dataDirectory: dataDirectory, http: http, logger: logger) { base in
             row("  server start, places index read from the store", String(format: "%.1f s", Date().timeIntervalSince(serverStart)))
             let registrar = try Registrar()
-            let sync = try SyncClient(server: base, http: http)
+            let sync = try SyncClient(server: base, http: http, retry: .never)
             var tokens: [String] = []
             for index in 0..<clients {
                 tokens.append(try await sync.register(try registrar.request(email: "places-\(UUID().uuidString.prefix(8))-\(index)@bench.invalid")).accessToken)
@@ -196,7 +196,7 @@ struct PlacesBench: Sendable {
             defer { try? FileManager.default.removeItem(atPath: tokenless) }
             try await withBenchServer(store: store, dataDirectory: tokenless, http: http, logger: logger, sessionCheckInterval: 0) { base in
                 let registrar = try Registrar()
-                let sync = try SyncClient(server: base, http: http)
+                let sync = try SyncClient(server: base, http: http, retry: .never)
                 var tokens: [String] = []
                 for index in 0..<clients {
                     tokens.append(try await sync.register(try registrar.request(email: "checked-\(UUID().uuidString.prefix(8))-\(index)@bench.invalid")).accessToken)

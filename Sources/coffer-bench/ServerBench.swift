@@ -171,7 +171,7 @@ struct ServerBenchRun: Sendable {
 
     private func scenarios(_ backend: BenchBackend, base: String, http: HTTPClient, registrar: Registrar) async throws {
         let store = backend.store
-        let client = try SyncClient(server: base, http: http)
+        let client = try SyncClient(server: base, http: http, retry: .never)
         let clients = options.clients
         var accounts: [HTTPAccount] = []
         for index in 0..<(2 * clients) {

@@ -56,7 +56,7 @@ struct SyncBench {
     }
 
     private func measure(base: String, directory: String) async throws {
-        let client = try SyncClient(server: base)
+        let client = try SyncClient(server: base, retry: .never)
         let a = try Coffer.initialize(at: location(directory, "a"))
         let contents = try (0..<itemCount).map { index in
             ItemContent.note(try Note(name: "note \(index)", text: String(repeating: "x", count: 200) + " \(index)"))
