@@ -13,12 +13,14 @@ struct AgentBenchCommand: ParsableCommand {
             """)
 
     @Option(help: "Runs of each command; the median is reported (3 to 201).") var runs = 21
+    @OptionGroup var smoke: SmokeOption
 
     func validate() throws {
         guard (3...201).contains(runs) else { throw ValidationError("--runs must be 3 to 201") }
     }
 
     func run() throws {
+        let runs = smoke.smoke ? 3 : runs
         try CLIBench.requireBinaries()
         let passphrase = "Vq7-bench-Kz9-agent-mW4-Lp2"
         let secret = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"

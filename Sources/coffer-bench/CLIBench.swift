@@ -22,6 +22,7 @@ struct CLICommand: ParsableCommand {
     @Argument(help: "Items in the vault the commands run on.") var items = 10_000
     @Option(help: "Runs of each command; the median is reported (3 to 201).") var runs = 21
     @Option(help: "Items in the vault whose `coffer list` peak memory is measured (0 skips it).") var rssItems = 100_000
+    @OptionGroup var smoke: SmokeOption
 
     func validate() throws {
         guard (1...1_000_000).contains(items) else { throw ValidationError("ITEMS must be 1 to 1,000,000") }
@@ -29,7 +30,9 @@ struct CLICommand: ParsableCommand {
         guard (0...1_000_000).contains(rssItems) else { throw ValidationError("--rss-items must be 0 to 1,000,000") }
     }
 
-    func run() throws { try CLIBench(items: items, runs: runs, rssItems: rssItems).run() }
+    func run() throws {
+        try CLIBench(items: smoke.smoke ? 10 : items, runs: smoke.smoke ? 3 : runs, rssItems: smoke.smoke ? 100 : rssItems).run()
+    }
 }
 
 struct CLIBench {

@@ -17,8 +17,17 @@ struct ScanBenchCommand: ParsableCommand {
     @Option(help: "Photos per symbology and tier when the set is made.") var per = 40
     @Option(help: "Seed of a set that is made.") var seed = 1
     @Option(help: "Only these symbologies (comma-separated).") var symbologies: String?
+    @OptionGroup var smoke: SmokeOption
 
     func run() throws {
+        guard smoke.smoke else { return try measure(set: set, per: per) }
+        // A set of its own, one photo per symbology and tier, so that a cached full set is neither used nor spoiled.
+        let directory = try temporaryDirectory("scan")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try measure(set: directory, per: 1)
+    }
+
+    private func measure(set: String, per: Int) throws {
         let manifestPath = (set as NSString).appendingPathComponent("manifest.json")
         let script = "Tests/oracles/scan_photos.py"
         guard FileManager.default.fileExists(atPath: script) else {

@@ -25,6 +25,8 @@ struct ServerBenchOptions: Sendable {
     var backends = ["sqlite", "postgres"]
     var rounds = 3
     var scenarios: Set<BenchScenario> = Set(BenchScenario.allCases)
+    /// A smoke run (`--smoke`): a short warm-up, and small accounts for the scaling scenario.
+    var smoke = false
 }
 
 /// The parts of `coffer-bench server`, which `--scenario` can pick one of.
@@ -101,7 +103,7 @@ struct ServerBenchRun: Sendable {
     /// Pull accounts hold this many items; each pull asks for 100 of them starting at 0, 100 or 200.
     static let pullItems = 300
     static let boxBytes = 512
-    let warmup = 1.0
+    var warmup: Double { options.smoke ? 0.2 : 1.0 }
     let logger: Logger = {
         var logger = Logger(label: "coffer-bench")
         logger.logLevel = .error
@@ -112,7 +114,7 @@ struct ServerBenchRun: Sendable {
 
     func run() async throws {
         emit(
-            "coffer-bench server: \(options.clients) clients, \(options.seconds) s per scenario after \(Int(warmup)) s warm-up, "
+            "coffer-bench server: \(options.clients) clients, \(options.seconds) s per scenario after \(String(format: "%g", warmup)) s warm-up, "
                 + "\(ProcessInfo.processInfo.activeProcessorCount) cores")
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: options.clients * 2)
@@ -352,12 +354,14 @@ struct ServerBenchRun: Sendable {
 
     /// The same pull of 10 changes for one account holding 1,000 items, then 20,000 (seeded through the store).
     private func pullScaling(_ store: any ServerStore, client: SyncClient, http: HTTPLoad, registrar: Registrar) async throws {
-        emit("  pull of the 10 newest changes, one account, median of 300 sequential requests")
+        let (warmupRounds, measuredRounds) = options.smoke ? (3, 10) : (30, 300)
+        emit("  pull of the 10 newest changes, one account, median of \(measuredRounds) sequential requests")
         let auth = try await client.register(try registrar.request(email: "bench-\(runTag)-scaling@bench.invalid"))
         guard let userID = UUID(uuidString: auth.user.id) else { throw BenchError("register: the server sent a malformed user id") }
         var held = 0
         var medians: [Double] = []
-        for (target, label) in [(1_000, "1,000"), (20_000, "20,000")] {
+        let sizes = options.smoke ? [100, 2_000] : [1_000, 20_000]
+        for target in sizes {
             var cursor: Int64 = 0
             while held < target {
                 let batch = min(SyncLimits.maxPushItems, target - held)
@@ -373,13 +377,13 @@ struct ServerBenchRun: Sendable {
             // The same query through the store alone, alternating with the requests so that load hits both alike.
             var times: [Double] = []
             var storeTimes: [Double] = []
-            for round in 0..<330 {
+            for round in 0..<(warmupRounds + measuredRounds) {
                 let start = DispatchTime.now().uptimeNanoseconds
                 _ = try await http.send(.GET, "/v1/sync/changes?since=\(since)&limit=100", token: auth.accessToken)
                 let middle = DispatchTime.now().uptimeNanoseconds
                 _ = try await store.changes(userID: userID, since: since, limit: 100)
                 let end = DispatchTime.now().uptimeNanoseconds
-                if round >= 30 {
+                if round >= warmupRounds {
                     times.append(Double(middle - start) / 1e9)
                     storeTimes.append(Double(end - middle) / 1e9)
                 }
@@ -388,12 +392,12 @@ struct ServerBenchRun: Sendable {
             storeTimes.sort()
             medians.append(times[times.count / 2])
             row(
-                "    account holding \(label) items",
+                "    account holding \(target.formatted()) items",
                 String(
                     format: "%.2f ms (p99 %.2f ms), store call %.2f ms", times[times.count / 2] * 1000,
                     times[times.count * 99 / 100] * 1000, storeTimes[storeTimes.count / 2] * 1000))
         }
-        row("    20,000 / 1,000 (target about 1)", String(format: "%.2f", medians[1] / medians[0]))
+        row("    \(sizes[1].formatted()) / \(sizes[0].formatted()) (target about 1)", String(format: "%.2f", medians[1] / medians[0]))
     }
 
     // MARK: Load

@@ -20,13 +20,16 @@ struct SyncCommand: AsyncParsableCommand {
 
     @Argument(help: "Items in the synced vault.") var items = 10_000
     @Option(help: "Runs of each measurement (the median is reported).") var runs = 5
+    @OptionGroup var smoke: SmokeOption
 
     func validate() throws {
         guard (100...200_000).contains(items) else { throw ValidationError("ITEMS must be 100 to 200,000") }
         guard (1...50).contains(runs) else { throw ValidationError("--runs must be 1 to 50") }
     }
 
-    func run() async throws { try await SyncBench(itemCount: items, runs: runs).run() }
+    func run() async throws {
+        try await SyncBench(itemCount: smoke.smoke ? 100 : items, runs: smoke.smoke ? 1 : runs).run()
+    }
 }
 
 struct SyncBench {

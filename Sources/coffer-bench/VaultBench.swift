@@ -30,6 +30,11 @@ func milliseconds(_ seconds: Double) -> String { String(format: "%.1f ms", secon
 
 struct VaultBench {
     let itemCount: Int
+    /// `--smoke`: every measurement once, the AEAD rounds a hundredth.
+    let smoke: Bool
+
+    /// How many times a measurement repeats (the best run is kept): once in a smoke run.
+    private func repetitions(_ full: Int) -> Int { smoke ? 1 : full }
 
     func run() throws {
         print("coffer-bench vault (\(itemCount) items), \(ProcessInfo.processInfo.activeProcessorCount) cores")
@@ -47,13 +52,13 @@ struct VaultBench {
         let salt = SystemRandom().bytes(32)
         let secret = try Passphrase.bytes(password)
         var ours: SecretBytes?
-        let ourTime = try fastest(5) { ours = try PassphraseKDF.defaultPBKDF2.derive(secret, salt: salt, limits: .production) }
+        let ourTime = try fastest(repetitions(5)) { ours = try PassphraseKDF.defaultPBKDF2.derive(secret, salt: salt, limits: .production) }
         let script = """
             import sys, time
             from cryptography.hazmat.primitives import hashes
             from cryptography.hazmat.primitives.kdf.pbkdf2 import PBKDF2HMAC
             salt = bytes.fromhex(sys.argv[1]); best = 1e9; out = b""
-            for _ in range(5):
+            for _ in range(\(repetitions(5))):
                 t = time.perf_counter()
                 out = PBKDF2HMAC(algorithm=hashes.SHA256(), length=32, salt=salt, iterations=600000).derive(b"\(password)")
                 best = min(best, time.perf_counter() - t)
@@ -85,14 +90,14 @@ struct VaultBench {
             updatedAt: 1, formatVersion: 1)
         for size in [1024, 1 << 20] {
             let message = Data(SystemRandom().bytes(size))
-            let rounds = size == 1024 ? 20_000 : 200
+            let rounds = (size == 1024 ? 20_000 : 200) / (smoke ? 100 : 1)
             // Raw swift-crypto two ways: keeping the SealedBox in memory (an upper bound no store can reach), and
             // through its combined bytes (what storing a box needs). The three alternate so that frequency changes
             // and neighbours' load hit them alike; each keeps its best run.
             var framed = Double.infinity
             var rawInMemory = Double.infinity
             var rawStored = Double.infinity
-            for _ in 0..<7 {
+            for _ in 0..<repetitions(7) {
                 framed = min(framed, try fastest(1) {
                     for _ in 0..<rounds {
                         let box = try Box.seal(message, key: key, associatedData: aad)
@@ -144,15 +149,15 @@ struct VaultBench {
         report("add \(itemCount) items (one transaction)", milliseconds(addTime))
 
         var unlocked: Vault?
-        let unlockTime = try fastest(3) { unlocked = try Vault.open(in: directory, unlock: .deviceKey(deviceKey)) }
+        let unlockTime = try fastest(repetitions(3)) { unlocked = try Vault.open(in: directory, unlock: .deviceKey(deviceKey)) }
         var listed = 0
-        let listTime = try fastest(5) { listed = try unlocked!.items().count }
+        let listTime = try fastest(repetitions(5)) { listed = try unlocked!.items().count }
         report("open vault (device key)", milliseconds(unlockTime))
         report("decrypt and list \(listed) items (target <= 150 ms)", milliseconds(listTime))
         // The floor underneath: SQLite handing over the same rows and AES-GCM opening each box, nothing else.
         let database = try DatabaseQueue(path: Vault.databasePath(in: directory))
         let itemsKey = KeySchedule.itemsKey(masterKey: SecretBytes(randomCount: 32), vaultID: [UInt8](repeating: 0, count: 16))
-        let floorTime = try fastest(5) {
+        let floorTime = try fastest(repetitions(5)) {
             try database.read { db in
                 let boxes = try Data.fetchAll(db, sql: "SELECT box FROM item WHERE deleted = 0")
                 for box in boxes {
@@ -174,6 +179,9 @@ struct VaultBench {
 
 /// Barcode speed: symbols per second in-process, and whole processes writing a QR PNG against qrencode and zint.
 struct BarcodeBench {
+    /// `--smoke`: each rate measured once for a fiftieth of a second, each process run once.
+    let smoke: Bool
+
     func run() throws {
         print("coffer-bench barcode")
         var random = SystemRandomNumberGenerator()
@@ -191,11 +199,11 @@ struct BarcodeBench {
 
     func rate(_ label: String, _ body: () throws -> Void) throws {
         var best = 0.0
-        for _ in 0..<3 {
+        for _ in 0..<(smoke ? 1 : 3) {
             var count = 0
             let start = DispatchTime.now().uptimeNanoseconds
             var elapsed = 0.0
-            while elapsed < 0.5 {
+            while elapsed < (smoke ? 0.02 : 0.5) {
                 for _ in 0..<20 { try body() }
                 count += 20
                 elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
@@ -219,7 +227,7 @@ struct BarcodeBench {
         try Data(payload.utf8).write(to: URL(fileURLWithPath: inputPath))
         let coffer = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
             .deletingLastPathComponent().appendingPathComponent("coffer").path
-        let cofferArguments = ["barcode", "--symbology", "qr", "--ec", "M", "--scale", "4", "--png", directory + "/c.png"]
+        let cofferArguments = ["barcode", "--symbology", "qr", "--ec", "M", "--scale", "4", "--png", directory + "/c.png", "--force"]
         let tools: [ProcessTool] = [
             ProcessTool(label: "coffer barcode --png", executable: coffer, arguments: cofferArguments, input: inputPath),
             ProcessTool(
@@ -237,8 +245,7 @@ struct BarcodeBench {
             report(tool.label, "not installed (apt-get install -y qrencode zint)")
             return
         }
-        let warmup = 5
-        let runs = 60
+        let (warmup, runs) = smoke ? (0, 1) : (5, 60)
         var wall = [[Double]](repeating: [], count: tools.count)
         var cpu = [[Double]](repeating: [], count: tools.count)
         for round in 0..<(warmup + runs) {
@@ -309,7 +316,11 @@ struct ProcessTool {
         var usage = rusage()
         wait4(pid, &status, 0, &usage)
         let wall = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-        guard status == 0 else { throw BenchError("\(label): exit status \(status)") }
+        guard status == 0 else {
+            // wait4's status: the exit code in bits 8–15 when the low 7 bits (the terminating signal) are 0.
+            let signal = status & 0x7F
+            throw BenchError(signal == 0 ? "\(label): exit status \((status >> 8) & 0xFF)" : "\(label): killed by signal \(signal)")
+        }
         func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
         return (wall, seconds(usage.ru_utime) + seconds(usage.ru_stime), usage.ru_maxrss * 1024)
     }
