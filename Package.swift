@@ -118,11 +118,14 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict),
-        // Device key stores: owner-only files, the Secret Service (libsecret, loaded at run time), the Apple keychain.
+        // Device key stores: owner-only files, the Secret Service (libsecret, loaded at run time), the Apple keychain,
+        // the TPM (tpm2-tss, loaded at run time).
         .target(
             name: "CofferKeystore",
-            dependencies: ["CofferCrypto", "CofferPlatform"],
+            dependencies: ["CofferCrypto", "CofferPlatform", .target(name: "CTSS2", condition: .when(platforms: [.linux]))],
             swiftSettings: strict),
+        // tpm2-tss's headers (Debian's libtss2-dev): types and constants only, nothing linked.
+        .systemLibrary(name: "CTSS2", path: "Sources/CTSS2", providers: [.apt(["libtss2-dev"])]),
         .target(
             name: "CofferVault",
             dependencies: [
@@ -278,11 +281,17 @@ let package = Package(
             name: "CofferVaultTests",
             dependencies: [
                 "CofferVault", "CofferKeystore", "CofferKit", "CofferTestSupport",
+                .target(name: "CTSS2", condition: .when(platforms: [.linux])),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             exclude: ["Golden"],
-            swiftSettings: strict),
+            swiftSettings: strict,
+            // The TPM tests assign the linked ESAPI functions to the types CofferKeystore loads them as (dlopen).
+            linkerSettings: [
+                .linkedLibrary("tss2-esys", .when(platforms: [.linux])), .linkedLibrary("tss2-tctildr", .when(platforms: [.linux])),
+                .linkedLibrary("tss2-mu", .when(platforms: [.linux])),
+            ]),
         .testTarget(
             name: "CofferServerTests",
             dependencies: [

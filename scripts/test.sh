@@ -37,6 +37,10 @@ command -v node >/dev/null || missing_apt+=(nodejs)
 command -v keepassxc-cli >/dev/null || missing_apt+=(keepassxc)
 /usr/bin/python3 -c 'import pykeepass, Cryptodome' 2>/dev/null || missing_apt+=(python3-pykeepass)
 ls /usr/lib/*/libsodium.so.23 >/dev/null 2>&1 || missing_apt+=(libsodium23)
+# The TPM key store: tpm2-tss's headers for the build, swtpm as the TPM and tpm2-tools as the independent client.
+[ -e /usr/include/tss2/tss2_esys.h ] || missing_apt+=(libtss2-dev)
+command -v swtpm >/dev/null || missing_apt+=(swtpm swtpm-tools)
+command -v tpm2_unseal >/dev/null || missing_apt+=(tpm2-tools)
 if [ ${#missing_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing_apt[@]}" >/dev/null

@@ -183,6 +183,8 @@ extension KeystoreError: ReportableError {
             return "unlock the key store (log in to the desktop session, or unlock the keyring) and run the command again; nothing was changed"
         case .unreachable:
             return "`coffer keystore status` shows which store holds this vault's keys here; once it answers, `coffer keystore migrate --to file` moves them"
+        case .sealedElsewhere:
+            return "the key never leaves that machine's TPM: `coffer unlock` (with the passphrase, or `--recovery-code`) gives this device a key of its own"
         case .invalidAccountName, .corruptEntry: return nil
         }
     }
@@ -190,7 +192,7 @@ extension KeystoreError: ReportableError {
     package var status: ExitStatus {
         switch self {
         case .locked: return .tryAgain
-        case .unreachable: return .unavailable
+        case .unreachable, .sealedElsewhere: return .unavailable
         case .invalidAccountName, .corruptEntry: return .failure
         }
     }

@@ -141,7 +141,7 @@ extension KeystoreError {
     /// Locked or unreachable: the store could not say whether it holds the key.
     package var storeCannotAnswer: Bool {
         switch self {
-        case .locked, .unreachable: return true
+        case .locked, .unreachable, .sealedElsewhere: return true
         case .invalidAccountName, .corruptEntry: return false
         }
     }

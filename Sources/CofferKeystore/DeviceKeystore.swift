@@ -11,6 +11,8 @@ public enum KeystoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case locked(KeystoreKind)
     /// The store cannot be reached: no session bus, no provider, no library, an I/O error.
     case unreachable(KeystoreKind, String)
+    /// The entry is there but was sealed by another machine's TPM (a copied home directory): it opens only there.
+    case sealedElsewhere(KeystoreKind)
 
     public var description: String {
         switch self {
@@ -18,6 +20,7 @@ public enum KeystoreError: Error, Equatable, Sendable, CustomStringConvertible {
         case .corruptEntry(let account): return "the device key store entry \(account) is damaged"
         case .locked(let kind): return "the \(kind.displayName) is locked"
         case .unreachable(let kind, let reason): return "the \(kind.displayName) is unavailable: \(reason)"
+        case .sealedElsewhere: return "this vault's key on this device was sealed by another machine's TPM, and opens only there"
         }
     }
 }
@@ -30,6 +33,8 @@ public enum KeystoreKind: String, Sendable, CaseIterable, Codable {
     case secretService = "secret-service"
     /// The Apple data-protection keychain.
     case keychain
+    /// Entries sealed by this machine's TPM 2.0, kept as files that load only in that TPM.
+    case tpm2
     /// Process memory: tests and programs that keep no key.
     case memory
 
@@ -39,6 +44,7 @@ public enum KeystoreKind: String, Sendable, CaseIterable, Codable {
         case .file: return "file key store"
         case .secretService: return "Secret Service key store"
         case .keychain: return "keychain"
+        case .tpm2: return "TPM key store"
         case .memory: return "in-memory key store"
         }
     }

@@ -4,10 +4,13 @@ import CofferPlatform
 /// Opens the key store of a kind the way the command line does, from the process environment.
 public enum Keystores {
     /// The store of `kind` for a user whose data directory is `dataDirectory` (`$XDG_DATA_HOME/coffer`).
-    /// `.keychain` is unreachable off Apple platforms; `.memory` is a fresh, empty store.
-    public static func open(_ kind: KeystoreKind, dataDirectory: String) -> any DeviceKeystore {
+    /// `.keychain` is unreachable off Apple platforms; `.memory` is a fresh, empty store; `.tpm2` reaches the TPM
+    /// through the TCTI `tpmTCTI` (`COFFER_TPM_TCTI`, default `device:/dev/tpmrm0`).
+    public static func open(_ kind: KeystoreKind, dataDirectory: String, tpmTCTI: String) -> any DeviceKeystore {
         switch kind {
         case .file: return FileKeystore(directory: "\(dataDirectory)/keystore")
+        case .tpm2:
+            return TPM2Keystore(directory: "\(dataDirectory)/tpm2", tcti: tpmTCTI)
         case .secretService: return SecretServiceKeystore(lockPath: "\(dataDirectory)/secret-service.lock")
         case .keychain:
             #if canImport(Security)
@@ -19,16 +22,20 @@ public enum Keystores {
         }
     }
 
-    /// The OS's own store when it answers now (the keychain on Apple systems; the Secret Service elsewhere, when
-    /// there is a session bus), else the file store: what `--keystore auto` picks when a vault is created.
-    public static func automatic(dataDirectory: String, sessionBus: Bool) -> any DeviceKeystore {
+    /// What `--keystore auto` picks when a vault is created: the first that answers now of the OS's own store (the
+    /// keychain on Apple systems; the Secret Service elsewhere, when there is a session bus and its collection is
+    /// unlocked) and this machine's TPM; else the file store.
+    public static func automatic(dataDirectory: String, sessionBus: Bool, tpmTCTI: String) -> any DeviceKeystore {
         #if canImport(Security)
-        let preferred: (any DeviceKeystore)? = open(.keychain, dataDirectory: dataDirectory)
+        let candidates: [KeystoreKind] = [.keychain]
         #else
-        let preferred: (any DeviceKeystore)? = sessionBus ? open(.secretService, dataDirectory: dataDirectory) : nil
+        let candidates: [KeystoreKind] = (sessionBus ? [.secretService] : []) + [.tpm2]
         #endif
-        if let preferred, preferred.status() == .available { return preferred }
-        return open(.file, dataDirectory: dataDirectory)
+        for kind in candidates {
+            let store = open(kind, dataDirectory: dataDirectory, tpmTCTI: tpmTCTI)
+            if store.status() == .available { return store }
+        }
+        return open(.file, dataDirectory: dataDirectory, tpmTCTI: tpmTCTI)
     }
 }
 

@@ -172,8 +172,16 @@ public final class Coffer: Sendable {
     /// Other devices' slots are never touched; a store that is locked or unreachable fails here, before anything is
     /// written.
     func ensureDeviceSlot() throws(CofferError) {
+        let account = Self.deviceAccount(vault.vaultID)
         let key = try Self.keystore { () throws(KeystoreError) in
-            try keystore.secretCreatingIfAbsent(for: Self.deviceAccount(vault.vaultID), random: location.options.random)
+            do throws(KeystoreError) {
+                return try keystore.secretCreatingIfAbsent(for: account, random: location.options.random)
+            } catch .sealedElsewhere {
+                // A copied folder: the entry opens only on the machine whose TPM sealed it, so this one seals its own.
+                let fresh = SecretBytes(randomCount: 32, using: location.options.random)
+                try keystore.replaceSecret(fresh, for: account)
+                return fresh
+            }
         }
         try location.deviceRecords?.record(keystore.kind, for: vault.vaultID)
         try Self.vaultCall { () throws(VaultError) in _ = try vault.addDeviceSlot(key, label: location.deviceLabel(keystore)) }

@@ -28,7 +28,7 @@ public struct CofferLocation: Sendable {
     public var keystore: any DeviceKeystore {
         switch selection {
         case .fixed(let store): return store
-        case .chosen(_, let data, _): return Keystores.open(.file, dataDirectory: data)
+        case .chosen(_, let data, _, let tcti): return Keystores.open(.file, dataDirectory: data, tpmTCTI: tcti)
         }
     }
 
@@ -45,9 +45,16 @@ public struct CofferLocation: Sendable {
         let bus = environment["DBUS_SESSION_BUS_ADDRESS"] ?? ""
         location.selection = .chosen(
             explicit: keystore ?? environment["COFFER_KEYSTORE"].flatMap(KeystoreChoice.init), dataDirectory: data,
-            sessionBus: !bus.isEmpty && bus == ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"])
+            sessionBus: !bus.isEmpty && bus == ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"],
+            tpmTCTI: tpmTCTI(environment))
         if let deviceName { location.deviceName = deviceName }
         return location
+    }
+
+    /// The TCTI through which the TPM is reached: `COFFER_TPM_TCTI`, else the kernel's resource manager. Coffer always
+    /// names one: tpm2-tss's own search ends at any simulator listening on port 2321.
+    static func tpmTCTI(_ environment: [String: String]) -> String {
+        environment["COFFER_TPM_TCTI"].flatMap { $0.isEmpty ? nil : $0 } ?? TPM2Keystore.defaultTCTI
     }
 
     /// The label of a device slot made here now, for a key kept in `store`.
@@ -73,8 +80,10 @@ extension CofferLocation {
     public func keystore(_ kind: KeystoreKind) -> any DeviceKeystore {
         switch selection {
         case .fixed(let store) where store.kind == kind: return store
-        case .fixed: return Keystores.open(kind, dataDirectory: DataLocations.dataDirectory(environment: ProcessInfo.processInfo.environment))
-        case .chosen(_, let data, _): return Keystores.open(kind, dataDirectory: data)
+        case .fixed:
+            let environment = ProcessInfo.processInfo.environment
+            return Keystores.open(kind, dataDirectory: DataLocations.dataDirectory(environment: environment), tpmTCTI: Self.tpmTCTI(environment))
+        case .chosen(_, let data, _, let tcti): return Keystores.open(kind, dataDirectory: data, tpmTCTI: tcti)
         }
     }
 }

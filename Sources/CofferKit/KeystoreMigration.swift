@@ -84,9 +84,7 @@ extension Coffer {
     /// Deletes this vault's keys from the store an interrupted move came from, once this vault's store is shown to
     /// hold a device key that opens the vault (never the only copy). Returns whether there was a move to finish.
     public func finishKeystoreMove() throws(CofferError) -> Bool {
-        guard let previous = try unfinishedKeystoreMove(), let records = location.deviceRecords,
-            let data = location.selection.dataDirectory
-        else { return false }
+        guard let previous = try unfinishedKeystoreMove(), let records = location.deviceRecords else { return false }
         let hasDeviceSlot = try Self.vaultCall { () throws(VaultError) in try vault.slots().contains { $0.type == .device } }
         if hasDeviceSlot {
             let key = try Self.keystore { () throws(KeystoreError) in try keystore.secret(for: Self.deviceAccount(vault.vaultID)) }
@@ -94,7 +92,7 @@ extension Coffer {
                 throw .keystoreCopyDiffers(account: Self.deviceAccount(vault.vaultID))
             }
         }
-        let old = Keystores.open(previous, dataDirectory: data)
+        let old = location.keystore(previous)
         for account in keystoreAccounts {
             try Self.keystore { () throws(KeystoreError) in try old.deleteSecret(for: account) }
         }

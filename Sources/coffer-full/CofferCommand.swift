@@ -93,9 +93,27 @@ struct Init: ParsableCommand {
         let coffer = try Coffer.initialize(
             at: vaultOption.location(deviceName: device.deviceName), passphrase: secret, kdf: scrypt ? .defaultScrypt : .defaultPBKDF2)
         // On standard error even from a script: where the vault is matters there too, and stdout stays empty.
-        Output.note("Created vault \(coffer.vaultID.uuidString.lowercased()) in \(coffer.directory)")
+        Output.note("Created vault \(coffer.vaultID.uuidString.lowercased()) in \(coffer.directory); \(Self.whereTheKeyIs(coffer.keystore.kind))")
+        if coffer.keystore.kind == .file {
+            Output.warning(
+                "anyone with a copy of \((coffer.keystore as? FileKeystore)?.directory ?? "its key file") and of the vault can open it: "
+                    + (passphrase ? "use a TPM or a keyring for its device key (`coffer keystore migrate`)" : "add a passphrase, or use a TPM"))
+        }
         if SecretInput.shared.interactive, !passphrase {
             Output.note("Only this device can open it. Add a passphrase (`coffer passphrase set`) or a recovery code (`coffer recovery-code new`) before you rely on it.")
+        }
+    }
+}
+
+extension Init {
+    /// Where a new vault's device key went, as `init` says it.
+    static func whereTheKeyIs(_ kind: KeystoreKind) -> String {
+        switch kind {
+        case .tpm2: return "its device key is sealed by this machine's TPM."
+        case .secretService: return "its device key is in the Secret Service (the login keyring)."
+        case .keychain: return "its device key is in the keychain (this device only)."
+        case .file: return "its device key is in a file of the file key store."
+        case .memory: return "its device key is in memory only."
         }
     }
 }

@@ -11,7 +11,7 @@ import Glibc
 struct KeystoreCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keystore",
-        abstract: "Where this device keeps the vault's keys: file, secret-service (GNOME Keyring, KWallet, KeePassXC) or keychain.",
+        abstract: "Where this device keeps the vault's keys: file, secret-service (GNOME Keyring, KWallet, KeePassXC), keychain or tpm2.",
         discussion: """
             The store is chosen by --keystore, else COFFER_KEYSTORE, else this device's record for the vault \
             (written when the vault was created or unlocked here). A locked or unreachable store is reported as \
@@ -62,8 +62,15 @@ struct KeystoreCommand: ParsableCommand {
             let deviceKey: String
             switch status {
             case .available:
-                let key = try? resolved.store.secret(for: "vault-\(vaultID.uuidString.lowercased())-device")
-                deviceKey = key == nil ? "absent" : "present"
+                do {
+                    let key = try resolved.store.secret(for: "vault-\(vaultID.uuidString.lowercased())-device")
+                    deviceKey = key == nil ? "absent" : "present"
+                } catch .sealedElsewhere {
+                    deviceKey = "sealed by another machine's TPM"
+                } catch {
+                    deviceKey = "unknown"
+                    reason = error.description
+                }
             case .locked, .unreachable: deviceKey = "unknown"
             }
             let report = Report(
@@ -76,6 +83,9 @@ struct KeystoreCommand: ParsableCommand {
             Output.line("keystore    \(report.keystore) (\(report.source))")
             Output.line("status      \(report.status)" + (reason.map { ": \($0)" } ?? ""))
             Output.line("device key  \(report.deviceKey)")
+            if resolved.store.kind == .file {
+                Output.warning("anyone with a copy of the file key store and of the vault can open it: add a passphrase, or use a TPM (`coffer keystore migrate --to tpm2`)")
+            }
             if let unfinished {
                 Output.line("unfinished  copies left in the \(unfinished.displayName): `coffer keystore migrate --to \(report.keystore)` deletes them")
             }
@@ -93,14 +103,14 @@ struct KeystoreCommand: ParsableCommand {
                   coffer keystore migrate --to file
                 """)
         @OptionGroup var vaultOption: VaultOption
-        @Option(help: ArgumentHelp("The store to move to: file, secret-service or keychain.", valueName: "store"))
+        @Option(help: ArgumentHelp("The store to move to: file, secret-service, keychain or tpm2.", valueName: "store"))
         var to: String
         @Option(name: .customLong("stop-after"), help: ArgumentHelp(visibility: .private))
         var stopAfter: Coffer.KeystoreMigrationStep?
 
         func validate() throws {
             guard case .kind? = KeystoreChoice(to) else {
-                throw ValidationError("--to takes file, secret-service or keychain")
+                throw ValidationError("--to takes file, secret-service, keychain or tpm2")
             }
         }
 

@@ -23,6 +23,8 @@ struct CLI {
         home = try TestSupport.temporaryDirectory("cli")
         var environment = [
             "HOME": home, "XDG_DATA_HOME": home + "/data", "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "NO_COLOR": "1",
+            // Never the machine's own TPM: `auto` would take it on a machine that has one, and not in CI.
+            "COFFER_TPM_TCTI": "device:/nonexistent/tpmrm0",
         ]
         environment.merge(extraEnvironment) { $1 }
         self.environment = environment

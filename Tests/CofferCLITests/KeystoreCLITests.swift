@@ -39,6 +39,39 @@ struct KeystoreCLITests {
         try #require(try json(try cli.ok(["keystore", "status", "--json"]).stdout) as? [String: Any])
     }
 
+    @Test(
+        "a home folder copied to another machine: its TPM refuses the key (exit 69, never a new vault), `coffer unlock` seals one of its own",
+        .enabled(if: SoftwareTPM.unavailableReason == nil, Comment(rawValue: "NOTICE: no TPM simulator: \(SoftwareTPM.unavailableReason ?? "")")))
+    func copiedToAnotherTPM() async throws {
+        try await TestSupport.onOwnThread { try Self.copiedToAnotherTPMRun() }
+    }
+
+    static func copiedToAnotherTPMRun() throws {
+        let first = try SoftwareTPM()
+        let second = try SoftwareTPM()
+        defer { withExtendedLifetime((first, second)) {} }
+        let a = try CLI(extraEnvironment: ["COFFER_TPM_TCTI": first.tcti])
+        let created = try a.ok(["init", "--passphrase"], input: "\(Self.passphrase)\n\(Self.passphrase)\n")
+        #expect(created.stderr.contains("its device key is sealed by this machine's TPM"))
+        try a.ok(["add", "note", "Copied"], input: "moved house\n")
+        #expect(try Self.status(a)["keystore"] as? String == "tpm2")
+        let b = try CLI(extraEnvironment: ["COFFER_TPM_TCTI": second.tcti])
+        try FileManager.default.copyItem(atPath: a.home + "/data", toPath: b.home + "/data")
+        let refused = try b.run(["list"])
+        #expect(refused.status == 69 && !refused.stdout.contains("Copied"))
+        #expect(refused.stderr.contains("sealed by another machine's TPM") && refused.stderr.contains("coffer unlock"))
+        #expect(try Self.status(b)["device_key"] as? String == "sealed by another machine's TPM")
+        try b.ok(["unlock"], input: "\(Self.passphrase)\n")
+        #expect(try b.ok(["list"]).stdout.contains("Copied"))
+        // The first machine's key is its own still.
+        #expect(try a.ok(["list"]).stdout.contains("Copied"))
+        // Without the TPM at all: unreachable, said so, and still not taken for a vault without a key.
+        let gone = try CLI(extraEnvironment: ["COFFER_TPM_TCTI": "device:/nonexistent/tpmrm0"])
+        try FileManager.default.copyItem(atPath: a.home + "/data", toPath: gone.home + "/data")
+        let missing = try gone.run(["list"])
+        #expect(missing.status == 69 && missing.stderr.contains("this machine has no TPM at /nonexistent/tpmrm0"))
+    }
+
     @Test("two devices share one vault folder: each unlock adds its own named slot, concurrent unlocks both survive, `slots remove ID` drops one")
     func twoDevices() async throws {
         try await TestSupport.onOwnThread { try Self.twoDevicesRun() }

@@ -17,7 +17,7 @@ public final class SecretServiceSession: @unchecked Sendable {
     /// a Secret Service are skipped with this as their visible notice. With the tools there, a session that does not
     /// start is the test's failure, never a skip: a keyring that stopped starting must not turn those tests green.
     public static let unavailableReason: String? = {
-        for tool in ["dbus-run-session", "gnome-keyring-daemon", "gdbus", "secret-tool"] where which(tool) == nil {
+        for tool in ["dbus-run-session", "gnome-keyring-daemon", "gdbus", "secret-tool"] where TestSupport.which(tool) == nil {
             return "\(tool) is not installed (apt-get install dbus-daemon gnome-keyring libglib2.0-bin libsecret-tools)"
         }
         return nil
@@ -81,12 +81,5 @@ public final class SecretServiceSession: @unchecked Sendable {
     struct SessionError: Error, CustomStringConvertible {
         let description: String
         init(_ description: String) { self.description = description }
-    }
-
-    private static func which(_ tool: String) -> String? {
-        for directory in ["/usr/bin", "/bin", "/usr/local/bin"] where FileManager.default.isExecutableFile(atPath: "\(directory)/\(tool)") {
-            return "\(directory)/\(tool)"
-        }
-        return nil
     }
 }

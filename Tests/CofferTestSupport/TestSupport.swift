@@ -41,6 +41,14 @@ public enum TestSupport {
         return path
     }
 
+    /// The installed program `tool` (in /usr/bin, /bin or /usr/local/bin), or nil.
+    public static func which(_ tool: String) -> String? {
+        for directory in ["/usr/bin", "/bin", "/usr/local/bin"] where FileManager.default.isExecutableFile(atPath: "\(directory)/\(tool)") {
+            return "\(directory)/\(tool)"
+        }
+        return nil
+    }
+
     /// Output of a finished process.
     public struct ProcessResult: Sendable {
         public let status: Int32

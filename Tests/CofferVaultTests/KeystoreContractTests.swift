@@ -7,13 +7,14 @@ import Testing
 @_spi(Sync) @testable import CofferKit
 
 /// The rules every device key store keeps (the `DeviceKeystore` contract), run against each backend this machine
-/// has: the file store, the in-memory store, and the Secret Service (a real gnome-keyring-daemon on a private bus).
+/// has: the file store, the in-memory store, the Secret Service (a real gnome-keyring-daemon on a private bus) and the
+/// TPM (swtpm).
 /// The keychain backend runs the same suite on a Mac. Creating from 8 processes at once is in
 /// `KeystoreCLITests.eightProcesses`, through the real `coffer` binary.
 @Suite("Key store contract")
 struct KeystoreContractTests {
     enum Backend: String, CaseIterable, CustomTestStringConvertible {
-        case file, memory, secretService = "secret-service"
+        case file, memory, secretService = "secret-service", tpm2
         #if canImport(Security)
         case keychain
         #endif
@@ -29,6 +30,9 @@ struct KeystoreContractTests {
                 guard let started = KeystoreContractTests.sharedSession else { return nil }
                 _ = try started.get()
                 return SecretServiceKeystore(lockPath: try TestSupport.temporaryDirectory("contract") + "/ss.lock")
+            case .tpm2:
+                guard let tpm = KeystoreContractTests.sharedTPM else { return nil }
+                return TPM2Keystore(directory: try TestSupport.temporaryDirectory("contract") + "/tpm2", tcti: try tpm.get().tcti)
             #if canImport(Security)
             case .keychain: return KeychainKeystore()
             #endif
@@ -46,6 +50,12 @@ struct KeystoreContractTests {
             setenv("DBUS_SESSION_BUS_ADDRESS", session.address, 1)
             return session
         }
+    }()
+
+    /// One simulator for the contract's TPM runs (they take turns on its one connection); nil where swtpm is missing.
+    static let sharedTPM: Result<SoftwareTPM, any Error>? = {
+        guard SoftwareTPM.unavailableReason == nil else { return nil }
+        return Result { try SoftwareTPM() }
     }()
 
     /// Secrets that break stores which treat values as text: NUL, bytes ≥ 0x80, a lone 0xFF, all 32 bytes long.
@@ -137,13 +147,27 @@ struct KeystoreContractTests {
         guard let started = Self.sharedSession else { return Self.notice(.secretService) }
         let session = try started.get()
         let data = try TestSupport.temporaryDirectory("auto")
-        let without = CofferLocation.standard(environment: ["XDG_DATA_HOME": data])
+        // No TPM either (a machine with one would otherwise take it).
+        let noTPM = "device:/nonexistent/tpmrm0"
+        let without = CofferLocation.standard(environment: ["XDG_DATA_HOME": data, "COFFER_TPM_TCTI": noTPM])
         #expect(try without.keystore(for: UUID(), creating: true).store.kind == .file)
-        let with = CofferLocation.standard(environment: ["XDG_DATA_HOME": data, "DBUS_SESSION_BUS_ADDRESS": session.address])
+        let with = CofferLocation.standard(
+            environment: ["XDG_DATA_HOME": data, "DBUS_SESSION_BUS_ADDRESS": session.address, "COFFER_TPM_TCTI": noTPM])
         let resolved = try with.keystore(for: UUID(), creating: true)
         #expect(resolved.store.kind == .secretService && resolved.source == "auto")
         // A vault this device already knows, with no record: the file store, where keys lived before records.
         #expect(try with.keystore(for: UUID(), creating: false).store.kind == .file)
+    }
+
+    @Test("auto takes the TPM when no keyring answers, the file store when no TPM answers either")
+    func autoTakesTheTPM() throws {
+        guard let tpm = Self.sharedTPM else { return Self.notice(.tpm2) }
+        let data = try TestSupport.temporaryDirectory("auto-tpm")
+        let withTPM = CofferLocation.standard(environment: ["XDG_DATA_HOME": data, "COFFER_TPM_TCTI": try tpm.get().tcti])
+        let resolved = try withTPM.keystore(for: UUID(), creating: true)
+        #expect(resolved.store.kind == .tpm2 && resolved.source == "auto")
+        let withoutTPM = CofferLocation.standard(environment: ["XDG_DATA_HOME": data, "COFFER_TPM_TCTI": "device:/nonexistent/tpmrm0"])
+        #expect(try withoutTPM.keystore(for: UUID(), creating: true).store.kind == .file)
     }
 
     @Test("the Secret Service's value is ASCII: coffer:v1: and base64, for providers that mangle other bytes")
@@ -165,7 +189,9 @@ struct KeystoreContractTests {
     }
 
     static func notice(_ backend: Backend) {
-        let reason = SecretServiceSession.unavailableReason ?? "the session did not start"
+        let reason = backend == .tpm2
+            ? SoftwareTPM.unavailableReason ?? "swtpm did not start"
+            : SecretServiceSession.unavailableReason ?? "the session did not start"
         FileHandle.standardError.write(Data("NOTICE: key store contract for \(backend.rawValue) skipped: \(reason)\n".utf8))
         withKnownIssue("\(backend.rawValue) cannot run here: \(reason)") { throw SkipNotice() }
     }
