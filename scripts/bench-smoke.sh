@@ -19,7 +19,7 @@ bin=$(swift build -c "$configuration" --show-bin-path)
 log=$(mktemp /tmp/coffer-bench-smoke.XXXXXX)
 trap 'rm -f "$log"' EXIT
 failed=()
-for bench in vault barcode sync cli agent scan server places; do
+for bench in vault barcode sync cli agent keystore scan server places; do
   start=$(date +%s)
   if timeout 600 "$bin/coffer-bench" "$bench" --smoke >"$log" 2>&1; then
     echo "bench-smoke: $bench passed in $(($(date +%s) - start)) s"

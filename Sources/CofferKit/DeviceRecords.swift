@@ -100,12 +100,6 @@ public enum KeystoreSelection: Sendable {
     /// before records existed), and for a vault this device starts keeping keys for, `auto`. `sessionBus` tells
     /// whether there is a session bus for `auto` to look for a Secret Service on; `tpmTCTI` how the TPM is reached.
     case chosen(explicit: KeystoreChoice?, dataDirectory: String, sessionBus: Bool, tpmTCTI: String)
-
-    /// The data directory the command line's stores live in, when chosen that way.
-    var dataDirectory: String? {
-        guard case .chosen(_, let data, _, _) = self else { return nil }
-        return data
-    }
 }
 
 /// The store a location resolved for one vault, and why.

@@ -11,7 +11,7 @@ struct Bench: AsyncParsableCommand {
         discussion: "Build with -c release; debug figures mean nothing.",
         subcommands: [
             VaultCommand.self, BarcodeCommand.self, ServerCommand.self, PlacesCommand.self, SyncCommand.self, CLICommand.self,
-            AgentBenchCommand.self, ScanBenchCommand.self,
+            AgentBenchCommand.self, ScanBenchCommand.self, KeystoreBenchCommand.self,
         ],
         defaultSubcommand: VaultCommand.self)
 
