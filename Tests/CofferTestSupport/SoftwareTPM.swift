@@ -50,23 +50,10 @@ public final class SoftwareTPM: @unchecked Sendable {
             for descriptor: Int32 in 0...2 {
                 posix_spawn_file_actions_addopen(&actions, descriptor, "/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY, 0)
             }
-            // No signal blocked and default handlers: a child inherits the spawning thread's mask (the pool's, NIO's),
-            // and a swtpm with SIGTERM blocked outlived stop().
-            var attributes = posix_spawnattr_t()
-            posix_spawnattr_init(&attributes)
-            defer { posix_spawnattr_destroy(&attributes) }
-            var unblocked = sigset_t()
-            sigemptyset(&unblocked)
-            posix_spawnattr_setsigmask(&attributes, &unblocked)
-            var defaults = sigset_t()
-            sigemptyset(&defaults)
-            for signal in [SIGHUP, SIGINT, SIGTERM, SIGPIPE, SIGCHLD, SIGUSR1, SIGUSR2] { sigaddset(&defaults, signal) }
-            posix_spawnattr_setsigdefault(&attributes, &defaults)
-            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
             let argv = arguments.map { strdup($0) } + [nil]
             defer { argv.forEach { free($0) } }
             var pid: pid_t = 0
-            guard posix_spawn(&pid, "/usr/bin/env", &actions, &attributes, argv, environ) == 0 else {
+            guard posix_spawn(&pid, "/usr/bin/env", &actions, nil, argv, environ) == 0 else {
                 throw TestSupport.OracleError.failed("swtpm could not be started")
             }
             var status: Int32 = 0
@@ -85,10 +72,9 @@ public final class SoftwareTPM: @unchecked Sendable {
             .trimmingCharacters(in: .whitespacesAndNewlines), let number = Int32(pid)
         else { return }
         _ = try? tool("tpm2_shutdown", ["-c"])
-        kill(number, SIGTERM)
-        for _ in 0..<100 where kill(number, 0) == 0 { usleep(10_000) }
-        // Shut down in order already, so a kill costs no dictionary-attack try.
-        if kill(number, 0) == 0 { kill(number, SIGKILL) }
+        // SIGKILL: the daemon inherits the spawning thread's signal mask (the pool's, NIO's), where SIGTERM may be
+        // blocked; after TPM2_Shutdown the kill costs no dictionary-attack try and loses no state.
+        kill(number, SIGKILL)
         for _ in 0..<100 where kill(number, 0) == 0 { usleep(10_000) }
         try? FileManager.default.removeItem(atPath: stateDirectory + "/swtpm.pid")
     }

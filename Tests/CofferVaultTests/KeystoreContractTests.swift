@@ -6,12 +6,26 @@ import Testing
 @testable import CofferKeystore
 @_spi(Sync) @testable import CofferKit
 
+/// One simulator for the suite's TPM runs (they take turns on its one connection), stopped when the suite ends;
+/// nil where swtpm is missing. A static one would outlive the test process.
+struct ContractTPM: SuiteTrait, TestScoping {
+    @TaskLocal static var current: Result<SoftwareTPM, any Error>?
+
+    var isRecursive: Bool { false }
+
+    func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
+        guard SoftwareTPM.unavailableReason == nil else { return try await function() }
+        let tpm = Result { try SoftwareTPM() }
+        defer { if case .success(let simulator) = tpm { simulator.stop() } }
+        try await Self.$current.withValue(tpm) { try await function() }
+    }
+}
+
 /// The rules every device key store keeps (the `DeviceKeystore` contract), run against each backend this machine
 /// has: the file store, the in-memory store, the Secret Service (a real gnome-keyring-daemon on a private bus) and the
-/// TPM (swtpm).
-/// The keychain backend runs the same suite on a Mac. Creating from 8 processes at once is in
+/// TPM (swtpm). The keychain backend runs the same suite on a Mac. Creating from 8 processes at once is in
 /// `KeystoreCLITests.eightProcesses`, through the real `coffer` binary.
-@Suite("Key store contract")
+@Suite("Key store contract", ContractTPM())
 struct KeystoreContractTests {
     enum Backend: String, CaseIterable, CustomTestStringConvertible {
         case file, memory, secretService = "secret-service", tpm2
@@ -31,7 +45,7 @@ struct KeystoreContractTests {
                 _ = try started.get()
                 return SecretServiceKeystore(lockPath: try TestSupport.temporaryDirectory("contract") + "/ss.lock")
             case .tpm2:
-                guard let tpm = KeystoreContractTests.sharedTPM else { return nil }
+                guard let tpm = ContractTPM.current else { return nil }
                 return TPM2Keystore(directory: try TestSupport.temporaryDirectory("contract") + "/tpm2", tcti: try tpm.get().tcti)
             #if canImport(Security)
             case .keychain: return KeychainKeystore()
@@ -52,11 +66,6 @@ struct KeystoreContractTests {
         }
     }()
 
-    /// One simulator for the contract's TPM runs (they take turns on its one connection); nil where swtpm is missing.
-    static let sharedTPM: Result<SoftwareTPM, any Error>? = {
-        guard SoftwareTPM.unavailableReason == nil else { return nil }
-        return Result { try SoftwareTPM() }
-    }()
 
     /// Secrets that break stores which treat values as text: NUL, bytes ≥ 0x80, a lone 0xFF, all 32 bytes long.
     static let awkwardSecrets: [[UInt8]] = [
@@ -161,7 +170,7 @@ struct KeystoreContractTests {
 
     @Test("auto takes the TPM when no keyring answers, the file store when no TPM answers either")
     func autoTakesTheTPM() throws {
-        guard let tpm = Self.sharedTPM else { return Self.notice(.tpm2) }
+        guard let tpm = ContractTPM.current else { return Self.notice(.tpm2) }
         let data = try TestSupport.temporaryDirectory("auto-tpm")
         let withTPM = CofferLocation.standard(environment: ["XDG_DATA_HOME": data, "COFFER_TPM_TCTI": try tpm.get().tcti])
         let resolved = try withTPM.keystore(for: UUID(), creating: true)
