@@ -79,12 +79,13 @@ public final class SoftwareTPM: @unchecked Sendable {
         try? FileManager.default.removeItem(atPath: stateDirectory + "/swtpm.pid")
     }
 
-    /// Runs a tpm2-tools command against this TPM; throws with its message when it fails. Unless `flush` is false,
+    /// Runs a tpm2-tools command against this TPM, `input` on its standard input (where `-p file:-` reads a PIN, which
+    /// never goes on a command line); throws with its message when it fails. Unless `flush` is false,
     /// the transient objects it left loaded are flushed after it (swtpm has no resource manager and room for three;
     /// the tools' saved `.ctx` files still load).
     @discardableResult
-    public func tool(_ name: String, _ arguments: [String], flush: Bool = true) throws -> String {
-        let result = try TestSupport.run("/usr/bin/env", [name] + arguments, environment: toolsEnvironment)
+    public func tool(_ name: String, _ arguments: [String], input: String = "", flush: Bool = true) throws -> String {
+        let result = try TestSupport.run("/usr/bin/env", [name] + arguments, input: Array(input.utf8), environment: toolsEnvironment)
         if flush { _ = try? TestSupport.run("/usr/bin/env", ["tpm2_flushcontext", "-t"], environment: toolsEnvironment) }
         guard result.status == 0 else {
             throw TestSupport.OracleError.failed("\(name) \(arguments.joined(separator: " ")): \(result.stderr)")

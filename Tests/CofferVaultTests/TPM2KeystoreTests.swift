@@ -120,9 +120,9 @@ struct TPM2KeystoreTests {
         try tpm.tool("tpm2_dictionarylockout", ["-s", "-n", "1", "-t", "1000", "-l", "1000"])
         try tpm.tool("tpm2_createprimary", ["-C", "o", "-g", "sha256", "-G", "ecc256", "-c", "\(scratch)/p.ctx"])
         try Data("x".utf8).write(to: URL(fileURLWithPath: "\(scratch)/d"))
-        try tpm.tool("tpm2_create", ["-C", "\(scratch)/p.ctx", "-i", "\(scratch)/d", "-p", "123456", "-u", "\(scratch)/s.pub", "-r", "\(scratch)/s.priv"])
+        try tpm.tool("tpm2_create", ["-C", "\(scratch)/p.ctx", "-i", "\(scratch)/d", "-p", "file:-", "-u", "\(scratch)/s.pub", "-r", "\(scratch)/s.priv"], input: "123456")
         try tpm.tool("tpm2_load", ["-C", "\(scratch)/p.ctx", "-u", "\(scratch)/s.pub", "-r", "\(scratch)/s.priv", "-c", "\(scratch)/s.ctx"])
-        #expect(throws: (any Error).self) { try tpm.tool("tpm2_unseal", ["-c", "\(scratch)/s.ctx", "-p", "654321"]) }
+        #expect(throws: (any Error).self) { try tpm.tool("tpm2_unseal", ["-c", "\(scratch)/s.ctx", "-p", "file:-"], input: "654321") }
         let state = try TPM2(tcti: tpm.tcti).dictionaryAttackState()
         #expect(state.inLockout && state.failures == 1 && state.maximumFailures == 1)
         #expect(try store.secret(for: "vault-device")?.isEqual(to: secret) == true)
