@@ -27,7 +27,7 @@ public enum KeystoreError: Error, Equatable, Sendable, CustomStringConvertible {
 
 /// The kinds of device key store, by the name `--keystore`, `COFFER_KEYSTORE` and the device record use.
 public enum KeystoreKind: String, Sendable, CaseIterable, Codable {
-    /// Owner-only files in `$XDG_DATA_HOME/coffer/keystore`: servers and headless machines.
+    /// Owner-only files in `$XDG_STATE_HOME/coffer/keystore`: servers and headless machines.
     case file
     /// The freedesktop Secret Service (GNOME Keyring, KWallet, KeePassXC) through libsecret.
     case secretService = "secret-service"

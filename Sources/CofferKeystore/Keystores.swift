@@ -1,17 +1,44 @@
 import CofferCrypto
 import CofferPlatform
 
+/// Where the key stores of one user keep their files.
+public struct KeystoreDirectories: Sendable, Equatable {
+    /// The data directory (`$XDG_DATA_HOME/coffer`): the TPM's sealed entries and the Secret Service's lock, which
+    /// are worthless away from this machine or its keyring.
+    public var data: String
+    /// The state directory (`$XDG_STATE_HOME/coffer`): the file store's keys, apart from the vault so that a copy of
+    /// the data directory carries no key.
+    public var state: String
+
+    public init(data: String, state: String) {
+        self.data = data
+        self.state = state
+    }
+
+    /// The directories the environment names (the XDG base-directory rules).
+    public static func standard(environment: [String: String]) -> KeystoreDirectories {
+        KeystoreDirectories(
+            data: DataLocations.dataDirectory(environment: environment), state: DataLocations.stateDirectory(environment: environment))
+    }
+
+    /// The file store's directory.
+    public var fileStore: String { "\(state)/keystore" }
+
+    /// Where the file store kept its keys before version 1.14 (beside the vault), read and moved on first use.
+    public var formerFileStore: String { "\(data)/keystore" }
+}
+
 /// Opens the key store of a kind the way the command line does, from the process environment.
 public enum Keystores {
-    /// The store of `kind` for a user whose data directory is `dataDirectory` (`$XDG_DATA_HOME/coffer`).
-    /// `.keychain` is unreachable off Apple platforms; `.memory` is a fresh, empty store; `.tpm2` reaches the TPM
-    /// through the TCTI `tpmTCTI` (`COFFER_TPM_TCTI`, default `device:/dev/tpmrm0`).
-    public static func open(_ kind: KeystoreKind, dataDirectory: String, tpmTCTI: String) -> any DeviceKeystore {
+    /// The store of `kind` for a user whose directories are `directories`. `.keychain` is unreachable off Apple
+    /// platforms; `.memory` is a fresh, empty store; `.tpm2` reaches the TPM through the TCTI `tpmTCTI`
+    /// (`COFFER_TPM_TCTI`, default `device:/dev/tpmrm0`).
+    public static func open(_ kind: KeystoreKind, directories: KeystoreDirectories, tpmTCTI: String) -> any DeviceKeystore {
         switch kind {
-        case .file: return FileKeystore(directory: "\(dataDirectory)/keystore")
+        case .file: return FileKeystore(directory: directories.fileStore, formerDirectory: directories.formerFileStore)
         case .tpm2:
-            return TPM2Keystore(directory: "\(dataDirectory)/tpm2", tcti: tpmTCTI)
-        case .secretService: return SecretServiceKeystore(lockPath: "\(dataDirectory)/secret-service.lock")
+            return TPM2Keystore(directory: "\(directories.data)/tpm2", tcti: tpmTCTI)
+        case .secretService: return SecretServiceKeystore(lockPath: "\(directories.data)/secret-service.lock")
         case .keychain:
             #if canImport(Security)
             return KeychainKeystore()
@@ -25,17 +52,17 @@ public enum Keystores {
     /// What `--keystore auto` picks when a vault is created: the first that answers now of the OS's own store (the
     /// keychain on Apple systems; the Secret Service elsewhere, when there is a session bus and its collection is
     /// unlocked) and this machine's TPM; else the file store.
-    public static func automatic(dataDirectory: String, sessionBus: Bool, tpmTCTI: String) -> any DeviceKeystore {
+    public static func automatic(directories: KeystoreDirectories, sessionBus: Bool, tpmTCTI: String) -> any DeviceKeystore {
         #if canImport(Security)
         let candidates: [KeystoreKind] = [.keychain]
         #else
         let candidates: [KeystoreKind] = (sessionBus ? [.secretService] : []) + [.tpm2]
         #endif
         for kind in candidates {
-            let store = open(kind, dataDirectory: dataDirectory, tpmTCTI: tpmTCTI)
+            let store = open(kind, directories: directories, tpmTCTI: tpmTCTI)
             if store.status() == .available { return store }
         }
-        return open(.file, dataDirectory: dataDirectory, tpmTCTI: tpmTCTI)
+        return open(.file, directories: directories, tpmTCTI: tpmTCTI)
     }
 }
 

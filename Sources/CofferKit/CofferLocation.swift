@@ -28,7 +28,7 @@ public struct CofferLocation: Sendable {
     public var keystore: any DeviceKeystore {
         switch selection {
         case .fixed(let store): return store
-        case .chosen(_, let data, _, let tcti): return Keystores.open(.file, dataDirectory: data, tpmTCTI: tcti)
+        case .chosen(_, let directories, _, let tcti): return Keystores.open(.file, directories: directories, tpmTCTI: tcti)
         }
     }
 
@@ -37,14 +37,15 @@ public struct CofferLocation: Sendable {
     public static func standard(
         environment: [String: String], vaultOverride: String? = nil, keystore: KeystoreChoice? = nil, deviceName: String? = nil
     ) -> CofferLocation {
-        let data = DataLocations.dataDirectory(environment: environment)
-        let vault = vaultOverride ?? environment["COFFER_VAULT"].flatMap { $0.isEmpty ? nil : $0 } ?? "\(data)/vault"
-        var location = CofferLocation(vaultDirectory: vault, keystore: FileKeystore(directory: "\(data)/keystore"))
+        let directories = KeystoreDirectories.standard(environment: environment)
+        let vault = vaultOverride ?? environment["COFFER_VAULT"].flatMap { $0.isEmpty ? nil : $0 } ?? "\(directories.data)/vault"
+        var location = CofferLocation(
+            vaultDirectory: vault, keystore: Keystores.open(.file, directories: directories, tpmTCTI: tpmTCTI(environment)))
         // libsecret reaches the bus of this process's environment; `auto` considers it only when `environment` names
         // that same bus (a caller describing another user's session never gets this process's keyring).
         let bus = environment["DBUS_SESSION_BUS_ADDRESS"] ?? ""
         location.selection = .chosen(
-            explicit: keystore ?? environment["COFFER_KEYSTORE"].flatMap(KeystoreChoice.init), dataDirectory: data,
+            explicit: keystore ?? environment["COFFER_KEYSTORE"].flatMap(KeystoreChoice.init), directories: directories,
             sessionBus: !bus.isEmpty && bus == ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"],
             tpmTCTI: tpmTCTI(environment))
         if let deviceName { location.deviceName = deviceName }
@@ -76,14 +77,14 @@ extension CofferLocation {
         }
     }
 
-    /// The key store of `kind` for this location's data directory (the file store lives there).
+    /// The key store of `kind` for this location's directories.
     public func keystore(_ kind: KeystoreKind) -> any DeviceKeystore {
         switch selection {
         case .fixed(let store) where store.kind == kind: return store
         case .fixed:
             let environment = ProcessInfo.processInfo.environment
-            return Keystores.open(kind, dataDirectory: DataLocations.dataDirectory(environment: environment), tpmTCTI: Self.tpmTCTI(environment))
-        case .chosen(_, let data, _, let tcti): return Keystores.open(kind, dataDirectory: data, tpmTCTI: tcti)
+            return Keystores.open(kind, directories: .standard(environment: environment), tpmTCTI: Self.tpmTCTI(environment))
+        case .chosen(_, let directories, _, let tcti): return Keystores.open(kind, directories: directories, tpmTCTI: tcti)
         }
     }
 }

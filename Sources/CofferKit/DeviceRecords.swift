@@ -99,7 +99,7 @@ public enum KeystoreSelection: Sendable {
     /// record for the vault; else, for a vault this device already knows, the file store (where every key lived
     /// before records existed), and for a vault this device starts keeping keys for, `auto`. `sessionBus` tells
     /// whether there is a session bus for `auto` to look for a Secret Service on; `tpmTCTI` how the TPM is reached.
-    case chosen(explicit: KeystoreChoice?, dataDirectory: String, sessionBus: Bool, tpmTCTI: String)
+    case chosen(explicit: KeystoreChoice?, directories: KeystoreDirectories, sessionBus: Bool, tpmTCTI: String)
 }
 
 /// The store a location resolved for one vault, and why.
@@ -113,25 +113,25 @@ public struct ResolvedKeystore: Sendable {
 extension CofferLocation {
     /// This device's records, when the location keeps them.
     public var deviceRecords: DeviceRecords? {
-        guard case .chosen(_, let data, _, _) = selection else { return nil }
-        return DeviceRecords(directory: "\(data)/vaults")
+        guard case .chosen(_, let directories, _, _) = selection else { return nil }
+        return DeviceRecords(directory: "\(directories.data)/vaults")
     }
 
     /// The store that holds (or, with `creating`, will hold) vault `vaultID`'s keys on this device.
     public func keystore(for vaultID: UUID, creating: Bool) throws(CofferError) -> ResolvedKeystore {
-        guard case .chosen(let explicit, let data, let sessionBus, let tcti) = selection, let records = deviceRecords else {
+        guard case .chosen(let explicit, let directories, let sessionBus, let tcti) = selection, let records = deviceRecords else {
             return ResolvedKeystore(store: keystore, source: "default")
         }
         let recorded = try records.keystore(for: vaultID)
         switch explicit {
         case .kind(let kind)?:
-            return ResolvedKeystore(store: Keystores.open(kind, dataDirectory: data, tpmTCTI: tcti), source: "option")
+            return ResolvedKeystore(store: Keystores.open(kind, directories: directories, tpmTCTI: tcti), source: "option")
         case .auto? where recorded == nil:
-            return ResolvedKeystore(store: Keystores.automatic(dataDirectory: data, sessionBus: sessionBus, tpmTCTI: tcti), source: "auto")
+            return ResolvedKeystore(store: Keystores.automatic(directories: directories, sessionBus: sessionBus, tpmTCTI: tcti), source: "auto")
         default:
-            if let recorded { return ResolvedKeystore(store: Keystores.open(recorded, dataDirectory: data, tpmTCTI: tcti), source: "record") }
+            if let recorded { return ResolvedKeystore(store: Keystores.open(recorded, directories: directories, tpmTCTI: tcti), source: "record") }
             if creating {
-                return ResolvedKeystore(store: Keystores.automatic(dataDirectory: data, sessionBus: sessionBus, tpmTCTI: tcti), source: "auto")
+                return ResolvedKeystore(store: Keystores.automatic(directories: directories, sessionBus: sessionBus, tpmTCTI: tcti), source: "auto")
             }
             return ResolvedKeystore(store: keystore, source: "default")
         }

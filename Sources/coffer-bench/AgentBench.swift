@@ -39,7 +39,7 @@ struct AgentBenchCommand: ParsableCommand {
         try CLIBench.run(["init", "--passphrase"], input: "\(passphrase)\n\(passphrase)\n", environment: agentEnvironment)
         try CLIBench.run(["add", "otp", "--issuer", "Bench", "--account", "me"], input: secret + "\n", environment: agentEnvironment)
         try CLIBench.run(["slots", "remove", "device", "--yes"], input: "\(passphrase)\n", environment: agentEnvironment)
-        try FileManager.default.removeItem(atPath: agent + "/data/coffer/keystore")
+        try FileManager.default.removeItem(atPath: agent + "/.local/state/coffer/keystore")
         let start = Date()
         try CLIBench.run(["agent", "start"], input: passphrase + "\n", environment: agentEnvironment)
         let unlock = Date().timeIntervalSince(start)

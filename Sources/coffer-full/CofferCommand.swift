@@ -94,11 +94,7 @@ struct Init: ParsableCommand {
             at: vaultOption.location(deviceName: device.deviceName), passphrase: secret, kdf: scrypt ? .defaultScrypt : .defaultPBKDF2)
         // On standard error even from a script: where the vault is matters there too, and stdout stays empty.
         Output.note("Created vault \(coffer.vaultID.uuidString.lowercased()) in \(coffer.directory); \(Self.whereTheKeyIs(coffer.keystore.kind))")
-        if coffer.keystore.kind == .file {
-            Output.warning(
-                "anyone with a copy of \((coffer.keystore as? FileKeystore)?.directory ?? "its key file") and of the vault can open it: "
-                    + (passphrase ? "use a TPM or a keyring for its device key (`coffer keystore migrate`)" : "add a passphrase, or use a TPM"))
-        }
+        if let warning = Self.fileStoreWarning(coffer.keystore, passphrase: passphrase) { Output.warning(warning) }
         if SecretInput.shared.interactive, !passphrase {
             Output.note("Only this device can open it. Add a passphrase (`coffer passphrase set`) or a recovery code (`coffer recovery-code new`) before you rely on it.")
         }
@@ -115,6 +111,13 @@ extension Init {
         case .file: return "its device key is in a file of the file key store."
         case .memory: return "its device key is in memory only."
         }
+    }
+
+    /// What a device key in the file store means, said whenever that store is named; nil for any other store.
+    static func fileStoreWarning(_ store: any DeviceKeystore, passphrase: Bool) -> String? {
+        guard let file = store as? FileKeystore else { return nil }
+        return "anyone with a copy of \(file.directory) and of the vault can open it: "
+            + (passphrase ? "use a TPM or a keyring for its device key (`coffer keystore migrate`)" : "add a passphrase, or use a TPM (`coffer keystore migrate --to tpm2`)")
     }
 }
 

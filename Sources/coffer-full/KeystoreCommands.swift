@@ -83,9 +83,7 @@ struct KeystoreCommand: ParsableCommand {
             Output.line("keystore    \(report.keystore) (\(report.source))")
             Output.line("status      \(report.status)" + (reason.map { ": \($0)" } ?? ""))
             Output.line("device key  \(report.deviceKey)")
-            if resolved.store.kind == .file {
-                Output.warning("anyone with a copy of the file key store and of the vault can open it: add a passphrase, or use a TPM (`coffer keystore migrate --to tpm2`)")
-            }
+            if let warning = Init.fileStoreWarning(resolved.store, passphrase: false) { Output.warning(warning) }
             if let unfinished {
                 Output.line("unfinished  copies left in the \(unfinished.displayName): `coffer keystore migrate --to \(report.keystore)` deletes them")
             }

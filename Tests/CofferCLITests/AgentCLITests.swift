@@ -40,8 +40,8 @@ struct AgentCLITests {
             try cli.ok(["add", "otp", "--issuer", "Example", "--account", "me", "--digits", "8"], input: AgentCLITests.secret + "\n")
             try cli.ok(["add", "note", "Locker"], input: AgentCLITests.noteText)
             try cli.ok(["slots", "remove", "device", "--yes"], input: "\(pass)\n")
-            for file in try FileManager.default.contentsOfDirectory(atPath: cli.home + "/data/coffer/keystore") {
-                try FileManager.default.removeItem(atPath: cli.home + "/data/coffer/keystore/" + file)
+            for file in try FileManager.default.contentsOfDirectory(atPath: cli.keystoreDirectory) {
+                try FileManager.default.removeItem(atPath: cli.keystoreDirectory + "/" + file)
             }
             if agent { try cli.ok(["agent", "start"], input: "\(pass)\n") }
         }

@@ -32,6 +32,8 @@ struct CLI {
 
     var vaultDirectory: String { home + "/data/coffer/vault" }
     var vaultFile: String { vaultDirectory + "/vault.sqlite" }
+    /// The file key store's directory (`$XDG_STATE_HOME/coffer/keystore`, by default under `$HOME`).
+    var keystoreDirectory: String { home + "/.local/state/coffer/keystore" }
 
     @discardableResult
     func run(_ arguments: [String], input: String = "") throws -> TestSupport.ProcessResult {

@@ -78,7 +78,7 @@ struct EveryFormatTests {
         #expect(tokens.contains("Big Corp (carol:admin)"))
 
         // An older Coffer kept such a label whole as the account; its vault must still export.
-        let location = CofferLocation(vaultDirectory: cli.vaultDirectory, keystore: FileKeystore(directory: cli.home + "/data/coffer/keystore"))
+        let location = CofferLocation(vaultDirectory: cli.vaultDirectory, keystore: FileKeystore(directory: cli.keystoreDirectory))
         var legacy = try OTPItem(
             issuer: "Legacy", account: "Elijah", parameters: try OTPParameters(secret: Array("legacy colon secret!".utf8)))
         legacy.account = "Legacy:Elijah"

@@ -128,7 +128,7 @@ struct KeystoreCLITests {
             let status = try Self.status(cli)
             #expect(status["keystore"] as? String == "secret-service" && status["source"] as? String == "record")
             #expect(status["status"] as? String == "available" && status["device_key"] as? String == "present")
-            #expect(!FileManager.default.fileExists(atPath: cli.home + "/data/coffer/keystore"))
+            #expect(!FileManager.default.fileExists(atPath: cli.keystoreDirectory))
 
             // An independent client reads the entry, and what it reads opens the vault.
             let vaultID = try #require(status["vault"] as? String)
@@ -157,7 +157,7 @@ struct KeystoreCLITests {
             let unreachable = try TestSupport.run(CLI.binary, ["unlock"], input: Array("\(Self.passphrase)\n".utf8), environment: noBus)
             #expect(unreachable.status == 69, "\(unreachable.stderr)")
             #expect(try Self.slotRows(cli) == before)
-            #expect(!FileManager.default.fileExists(atPath: cli.home + "/data/coffer/keystore"))
+            #expect(!FileManager.default.fileExists(atPath: cli.keystoreDirectory))
         }
     }
 
@@ -182,7 +182,7 @@ struct KeystoreCLITests {
             if let session {
                 _ = try session.secretTool(["clear", "account", account])
             } else {
-                try FileManager.default.removeItem(atPath: cli.home + "/data/coffer/keystore/\(account).key")
+                try FileManager.default.removeItem(atPath: cli.keystoreDirectory + "/\(account).key")
             }
             let processes = try (0..<8).map { _ in try cli.start(["unlock", "--recovery-code"], input: "\(code)\n").0 }
             processes.forEach { $0.waitUntilExit() }
@@ -192,7 +192,7 @@ struct KeystoreCLITests {
                 let found = try session.secretTool(["search", "--all", "account", account])
                 #expect(found.stdout.components(separatedBy: "\n").filter { $0.hasPrefix("[/") }.count == 1, "\(found.stdout)")
             } else {
-                let files = try FileManager.default.contentsOfDirectory(atPath: cli.home + "/data/coffer/keystore")
+                let files = try FileManager.default.contentsOfDirectory(atPath: cli.keystoreDirectory)
                 #expect(files.filter { $0.hasPrefix(account) }.count == 1)
             }
             try cli.ok(["list"])
@@ -227,7 +227,7 @@ struct KeystoreCLITests {
                 #expect(try Self.status(cli)["unfinished_move_from"] == nil)
                 #expect(try cli.ok(["list"]).stdout.contains("Moved"))
                 let vaultID = try #require(try Self.status(cli)["vault"] as? String)
-                let files = (try? FileManager.default.contentsOfDirectory(atPath: cli.home + "/data/coffer/keystore")) ?? []
+                let files = (try? FileManager.default.contentsOfDirectory(atPath: cli.keystoreDirectory)) ?? []
                 #expect(!files.contains { $0.contains(vaultID) }, "after \(step): \(files)")
                 #expect(try session.secretTool(["lookup", "account", "vault-\(vaultID)-device"]).stdout.hasPrefix("coffer:v1:"))
                 #expect(try cli.run(["keystore", "migrate", "--to", "secret-service"]).stderr.contains("already in"))
@@ -241,9 +241,46 @@ struct KeystoreCLITests {
             #expect(try Self.deviceSlots(cli).map { $0["keystore"] as? String } == ["file"], "the slot's label follows the keys")
             try cli.ok(["list"])
             #expect(try session.secretTool(["lookup", "account", "vault-\(vaultID)-device"]).stdout.isEmpty)
-            #expect(FileManager.default.fileExists(atPath: cli.home + "/data/coffer/keystore/vault-\(vaultID)-device.key"))
+            #expect(FileManager.default.fileExists(atPath: cli.keystoreDirectory + "/vault-\(vaultID)-device.key"))
             #expect(try cli.run(["keystore", "migrate", "--to", "file"]).stderr.contains("already in the file key store"))
         }
+    }
+
+    @Test("the file store's key lives outside the data folder: a copy of that folder alone opens nothing; a key an older coffer left beside the vault is moved and opens it")
+    func fileStoreOutsideTheData() async throws {
+        try await TestSupport.onOwnThread { try Self.fileStoreOutsideTheDataRun() }
+    }
+
+    static func fileStoreOutsideTheDataRun() throws {
+        let a = try CLI()
+        let created = try a.ok(["init", "--passphrase", "--keystore", "file"], input: "\(Self.passphrase)\n\(Self.passphrase)\n")
+        #expect(created.stderr.contains("anyone with a copy of \(a.keystoreDirectory) and of the vault can open it"))
+        try a.ok(["add", "note", "Copied"], input: "moved house\n")
+        let vaultID = try #require(try Self.status(a)["vault"] as? String)
+        let keyFile = "vault-\(vaultID)-device.key"
+        #expect(FileManager.default.fileExists(atPath: a.keystoreDirectory + "/" + keyFile))
+        #expect(!FileManager.default.fileExists(atPath: a.home + "/data/coffer/keystore"))
+        let warned = try a.ok(["keystore", "status"])
+        #expect(warned.stderr.contains("anyone with a copy of \(a.keystoreDirectory)"))
+
+        // The data folder alone, elsewhere: no key, so the passphrase is needed (none given: refused, nothing made).
+        let b = try CLI()
+        try FileManager.default.copyItem(atPath: a.home + "/data", toPath: b.home + "/data")
+        let refused = try b.run(["list"])
+        #expect(refused.status != 0 && !refused.stdout.contains("Copied"))
+        #expect(!FileManager.default.fileExists(atPath: b.keystoreDirectory + "/" + keyFile))
+
+        // An older coffer's layout: the key beside the vault. It opens, and the key moves out of the data folder.
+        let c = try CLI()
+        try FileManager.default.copyItem(atPath: a.home + "/data", toPath: c.home + "/data")
+        try FileManager.default.createDirectory(atPath: c.home + "/data/coffer/keystore", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: a.keystoreDirectory + "/" + keyFile, toPath: c.home + "/data/coffer/keystore/" + keyFile)
+        #expect(try c.ok(["list"]).stdout.contains("Copied"))
+        #expect(!FileManager.default.fileExists(atPath: c.home + "/data/coffer/keystore/" + keyFile))
+        #expect(
+            try Data(contentsOf: URL(fileURLWithPath: c.keystoreDirectory + "/" + keyFile))
+                == Data(contentsOf: URL(fileURLWithPath: a.keystoreDirectory + "/" + keyFile)))
+        #expect(try Self.deviceSlots(c).count == 1, "the moved key opened the vault's own slot: no new one")
     }
 
     @Test("--keystore and COFFER_KEYSTORE are checked; an unknown name is a usage error")

@@ -122,7 +122,7 @@ struct RefreshRetryCLITests {
 
     /// The device's `vault-<vault id>-sync` entry in the file key store, without the store's `CKS1` header.
     static func entry(_ cli: CLI) throws -> [UInt8] {
-        let directory = cli.home + "/data/coffer/keystore"
+        let directory = cli.keystoreDirectory
         let name = try #require(try FileManager.default.contentsOfDirectory(atPath: directory).first { $0.hasSuffix("-sync.key") })
         let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: "\(directory)/\(name)")))
         try #require(bytes.starts(with: Array("CKS1".utf8)))

@@ -42,7 +42,7 @@ struct SafetyTests {
         #expect(transcript.contains("info") || transcript.contains("warning"), "COFFER_LOG=trace should produce log lines")
 
         var files = Data(transcript.utf8)
-        for directory in [cli.vaultDirectory, cli.home + "/data/coffer/keystore", cli.home] {
+        for directory in [cli.vaultDirectory, cli.keystoreDirectory, cli.home] {
             let contents = try FileManager.default.contentsOfDirectory(atPath: directory)
             for name in contents {
                 var isDirectory: ObjCBool = false

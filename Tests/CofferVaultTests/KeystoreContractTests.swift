@@ -158,10 +158,10 @@ struct KeystoreContractTests {
         let data = try TestSupport.temporaryDirectory("auto")
         // No TPM either (a machine with one would otherwise take it).
         let noTPM = "device:/nonexistent/tpmrm0"
-        let without = CofferLocation.standard(environment: ["XDG_DATA_HOME": data, "COFFER_TPM_TCTI": noTPM])
+        let without = CofferLocation.standard(environment: ["HOME": data, "XDG_DATA_HOME": data, "COFFER_TPM_TCTI": noTPM])
         #expect(try without.keystore(for: UUID(), creating: true).store.kind == .file)
         let with = CofferLocation.standard(
-            environment: ["XDG_DATA_HOME": data, "DBUS_SESSION_BUS_ADDRESS": session.address, "COFFER_TPM_TCTI": noTPM])
+            environment: ["HOME": data, "XDG_DATA_HOME": data, "DBUS_SESSION_BUS_ADDRESS": session.address, "COFFER_TPM_TCTI": noTPM])
         let resolved = try with.keystore(for: UUID(), creating: true)
         #expect(resolved.store.kind == .secretService && resolved.source == "auto")
         // A vault this device already knows, with no record: the file store, where keys lived before records.
@@ -172,10 +172,10 @@ struct KeystoreContractTests {
     func autoTakesTheTPM() throws {
         guard let tpm = ContractTPM.current else { return Self.notice(.tpm2) }
         let data = try TestSupport.temporaryDirectory("auto-tpm")
-        let withTPM = CofferLocation.standard(environment: ["XDG_DATA_HOME": data, "COFFER_TPM_TCTI": try tpm.get().tcti])
+        let withTPM = CofferLocation.standard(environment: ["HOME": data, "XDG_DATA_HOME": data, "COFFER_TPM_TCTI": try tpm.get().tcti])
         let resolved = try withTPM.keystore(for: UUID(), creating: true)
         #expect(resolved.store.kind == .tpm2 && resolved.source == "auto")
-        let withoutTPM = CofferLocation.standard(environment: ["XDG_DATA_HOME": data, "COFFER_TPM_TCTI": "device:/nonexistent/tpmrm0"])
+        let withoutTPM = CofferLocation.standard(environment: ["HOME": data, "XDG_DATA_HOME": data, "COFFER_TPM_TCTI": "device:/nonexistent/tpmrm0"])
         #expect(try withoutTPM.keystore(for: UUID(), creating: true).store.kind == .file)
     }
 
