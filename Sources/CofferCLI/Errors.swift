@@ -185,16 +185,28 @@ extension KeystoreError: ReportableError {
             return "`coffer keystore status` shows which store holds this vault's keys here; once it answers, `coffer keystore migrate --to file` moves them"
         case .sealedElsewhere:
             return "the key never leaves that machine's TPM: `coffer unlock` (with the passphrase, or `--recovery-code`) gives this device a key of its own"
-        case .invalidAccountName, .corruptEntry: return nil
+        case .pinRefused(0, let recovery), .pinLockout(let recovery):
+            let wait = recovery > 0 ? "it forgets one wrong PIN every \(Self.duration(recovery)), and then allows one more try; " : ""
+            return wait + "the TPM's owner can clear the lockout now (`tpm2_dictionarylockout -c`, with the lockout password if one is set)"
+        case .pinRefused, .invalidAccountName, .corruptEntry: return nil
         }
     }
 
     package var status: ExitStatus {
         switch self {
-        case .locked: return .tryAgain
+        case .locked, .pinLockout: return .tryAgain
         case .unreachable, .sealedElsewhere: return .unavailable
+        case .pinRefused: return .notPermitted
         case .invalidAccountName, .corruptEntry: return .failure
         }
+    }
+
+    /// A TPM's recovery interval as people say it: "10 minutes", "2 hours", "45 seconds".
+    package static func duration(_ seconds: UInt32) -> String {
+        func unit(_ count: UInt32, _ name: String) -> String { "\(count) \(name)\(count == 1 ? "" : "s")" }
+        if seconds >= 7_200 { return unit((seconds + 1_800) / 3_600, "hour") }
+        if seconds >= 120 { return unit((seconds + 30) / 60, "minute") }
+        return unit(seconds, "second")
     }
 }
 

@@ -142,7 +142,7 @@ extension KeystoreError {
     package var storeCannotAnswer: Bool {
         switch self {
         case .locked, .unreachable, .sealedElsewhere: return true
-        case .invalidAccountName, .corruptEntry: return false
+        case .invalidAccountName, .corruptEntry, .pinRefused, .pinLockout: return false
         }
     }
 }

@@ -146,10 +146,11 @@ package struct Show: ParsableCommand {
             case .signingKey(let key):
                 rows.append(("Public key", key.publicKeyText))
                 rows.append(("Algorithm", "Ed25519"))
-                if key.isLocked {
-                    rows.append(("Status", "Locked after too many wrong PINs"))
-                } else if (try coffer.deviceSecret(for: key)) == nil {
-                    rows.append(("Status", "Bound to another device"))
+                switch try coffer.pinHolder(for: key) {
+                case .anotherDevice: rows.append(("Status", "Bound to another device"))
+                case .thisMachinesTPM: rows.append(("PIN", "Checked and counted by this machine's TPM"))
+                case .thisDevice where key.isLocked: rows.append(("Status", "Locked after too many wrong PINs"))
+                case .thisDevice: break
                 }
                 if let notes = key.notes { rows.append(("Notes", notes)) }
             case .note(let note):

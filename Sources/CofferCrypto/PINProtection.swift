@@ -6,7 +6,8 @@ import Foundation
 /// The key comes from the PIN *and* a per-device secret that lives only in the device key store:
 /// `HKDF-SHA256(ikm: PBKDF2-HMAC-SHA256(PIN, salt, 210,000) ‖ deviceSecret, salt, "coffer/v1/pin")`.
 /// A copied vault file (even with its passphrase) therefore gives an attacker nothing to guess PINs against offline;
-/// on the device, the vault counts wrong PINs and locks the item.
+/// on the device, the vault counts wrong PINs and locks the item. With a TPM, each key's device secret is sealed by
+/// the TPM behind `chipAuthorisation(pin:salt:)` instead, and the TPM checks and counts the PIN.
 public enum PINProtection {
     /// Stretching applied to the PIN before the device secret is mixed in.
     public static let kdf = PassphraseKDF.pbkdf2SHA256(iterations: 210_000)
@@ -35,6 +36,18 @@ public enum PINProtection {
         return KeySchedule.hkdf(combined, salt: salt, label: KeySchedule.pinKeyLabel)
     }
 
+    /// HKDF info of the value a TPM checks for a PIN.
+    public static let chipAuthorisationLabel = "coffer/v1/pin-tpm-auth"
+
+    /// The authorisation value of a key's TPM-sealed device secret: 32 bytes of HKDF-SHA256 over the PIN's digits,
+    /// salted with the key's PIN salt (label `coffer/v1/pin-tpm-auth`). Not stretched: the TPM counts every wrong
+    /// one, and the value opens nothing without that TPM. It is not the PIN itself, so the PIN is not what crosses to
+    /// the TPM.
+    public static func chipAuthorisation(pin: SecretBytes, salt: [UInt8]) -> SecretBytes {
+        KeySchedule.derive(pin, salt: salt, info: Array(chipAuthorisationLabel.utf8), outputByteCount: 32)
+            .withUnsafeBytes { SecretBytes($0) }
+    }
+
     /// HKDF info of a device secret's identifier.
     public static let secretIdentifierLabel = "coffer/v1/pin-secret-id"
 
@@ -50,17 +63,25 @@ public enum PINProtection {
         KeySchedule.associatedData(label: KeySchedule.pinAssociatedDataLabel, fields: [vaultID, itemID])
     }
 
-    /// Seals `secret` under the PIN and device secret; returns the salt and the box.
+    /// Seals `secret` under the PIN and device secret with a fresh salt; returns the salt and the box.
     public static func seal(
         _ secret: SecretBytes, pin: SecretBytes, deviceSecret: SecretBytes, vaultID: [UInt8], itemID: [UInt8],
         random: some RandomSource = SystemRandom()
     ) throws(CofferCryptoError) -> (salt: [UInt8], box: Data) {
         let salt = random.bytes(32)
+        return (salt, try seal(secret, pin: pin, salt: salt, deviceSecret: deviceSecret, vaultID: vaultID, itemID: itemID))
+    }
+
+    /// Seals `secret` under the PIN and device secret with `salt` (16 to 64 bytes), chosen by the caller when the
+    /// same salt also derives the TPM's authorisation value.
+    public static func seal(
+        _ secret: SecretBytes, pin: SecretBytes, salt: [UInt8], deviceSecret: SecretBytes, vaultID: [UInt8], itemID: [UInt8]
+    ) throws(CofferCryptoError) -> Data {
+        guard salt.count >= 16 && salt.count <= 64 else { throw .malformedBox }
         let key = try key(pin: pin, deviceSecret: deviceSecret, salt: salt)
-        let box = try secret.withUnsafeBytes { raw throws(CofferCryptoError) in
+        return try secret.withUnsafeBytes { raw throws(CofferCryptoError) in
             try Box.seal(Data(raw), key: key, associatedData: associatedData(vaultID: vaultID, itemID: itemID))
         }
-        return (salt, box)
     }
 
     /// Opens a PIN box; `.authenticationFailed` for a wrong PIN (or another device's secret).

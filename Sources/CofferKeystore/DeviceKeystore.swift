@@ -13,6 +13,12 @@ public enum KeystoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case unreachable(KeystoreKind, String)
     /// The entry is there but was sealed by another machine's TPM (a copied home directory): it opens only there.
     case sealedElsewhere(KeystoreKind)
+    /// The TPM refused the PIN of a PIN-held entry and counted it; `triesLeft` more wrong PINs put it in lockout,
+    /// and it forgets one every `recoverySeconds`.
+    case pinRefused(triesLeft: UInt32, recoverySeconds: UInt32)
+    /// The TPM is in dictionary-attack lockout after too many wrong PINs: it checks no PIN until one failure is
+    /// forgotten (one every `recoverySeconds`) or its owner clears the lockout.
+    case pinLockout(recoverySeconds: UInt32)
 
     public var description: String {
         switch self {
@@ -21,6 +27,10 @@ public enum KeystoreError: Error, Equatable, Sendable, CustomStringConvertible {
         case .locked(let kind): return "the \(kind.displayName) is locked"
         case .unreachable(let kind, let reason): return "the \(kind.displayName) is unavailable: \(reason)"
         case .sealedElsewhere: return "this vault's key on this device was sealed by another machine's TPM, and opens only there"
+        case .pinRefused(0, _): return "wrong PIN; the TPM counted it and is now locked out (too many wrong PINs)"
+        case .pinRefused(let left, _):
+            return "wrong PIN; the TPM counted it: \(left) more wrong PIN\(left == 1 ? "" : "s") and it locks out"
+        case .pinLockout: return "the TPM is locked out after too many wrong PINs, and checks no PIN now"
         }
     }
 }

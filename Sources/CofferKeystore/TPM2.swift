@@ -87,19 +87,23 @@ extension TPM2 {
         }
     }
 
+    /// Loads sealed parts made by `seal` and unloads them: whether this TPM can open them, learnt without an
+    /// authorisation (so without touching the dictionary-attack counter).
+    func checkLoads(_ parts: [UInt8]) throws(Failure) {
+        try withContext { (library, context) throws(Failure) in
+            let primary = try createPrimary(library, context)
+            defer { _ = library.flushContext(context, primary) }
+            let object = try load(library, context, parts, under: primary)
+            _ = library.flushContext(context, object)
+        }
+    }
+
     /// Opens sealed parts made by `seal` with `authorisation`.
     func unseal(_ parts: [UInt8], authorisation: SecretBytes) throws(Failure) -> SecretBytes {
         try withContext { (library, context) throws(Failure) in
-            var (publicPart, privatePart) = try unmarshal(library, parts)
             let primary = try createPrimary(library, context)
             defer { _ = library.flushContext(context, primary) }
-            var object = ESYS_TR(ESYS_TR_NONE)
-            let loaded = library.load(
-                context, primary, ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &privatePart, &publicPart,
-                &object)
-            // Another TPM's parts fail their integrity check (TPM_RC_INTEGRITY), and so do damaged ones.
-            if Self.code(loaded) == RC.integrity || Self.code(loaded) == RC.binding { throw .foreign }
-            try check(loaded)
+            let object = try load(library, context, parts, under: primary)
             defer { _ = library.flushContext(context, object) }
             var auth = TPM2B_AUTH()
             defer { withUnsafeMutableBytes(of: &auth) { SecretBytes.wipe($0) } }
@@ -183,6 +187,17 @@ extension TPM2 {
     }
 
     // MARK: Objects
+
+    /// Loads sealed parts under the storage key; another TPM's parts (or damaged ones) fail their integrity check.
+    private func load(_ library: TSS2Library, _ context: OpaquePointer, _ parts: [UInt8], under primary: ESYS_TR) throws(Failure) -> ESYS_TR {
+        var (publicPart, privatePart) = try unmarshal(library, parts)
+        var object = ESYS_TR(ESYS_TR_NONE)
+        let loaded = library.load(
+            context, primary, ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &privatePart, &publicPart, &object)
+        if Self.code(loaded) == RC.integrity || Self.code(loaded) == RC.binding { throw .foreign }
+        try check(loaded)
+        return object
+    }
 
     /// The storage key: an ECC P-256 restricted decryption key in the owner hierarchy, from the template of TCG's
     /// "Provisioning Guidance" (the one `tpm2_createprimary -G ecc256` uses) with `noDA` added. The same template gives
@@ -417,6 +432,7 @@ extension TPM2 {
 
     func seal(_ secret: SecretBytes, authorisation: SecretBytes, dictionaryProtected: Bool) throws(Failure) -> [UInt8] { throw Self.none }
     func unseal(_ parts: [UInt8], authorisation: SecretBytes) throws(Failure) -> SecretBytes { throw Self.none }
+    func checkLoads(_ parts: [UInt8]) throws(Failure) { throw Self.none }
     func dictionaryAttackState() throws(Failure) -> DictionaryAttackState { throw Self.none }
 }
 #endif

@@ -97,6 +97,105 @@ public struct TPM2Keystore: DeviceKeystore {
         }
     }
 
+    // MARK: PIN-held entries
+
+    /// The TPM's dictionary-attack state, as PIN-held entries meet it.
+    public struct LockoutState: Sendable, Equatable {
+        /// Whether the TPM checks no PIN now.
+        public let inLockout: Bool
+        /// Wrong authorisations counted and not yet forgotten.
+        public let failures: UInt32
+        /// The count at which the TPM locks out.
+        public let maximumFailures: UInt32
+        /// Seconds after which one failure is forgotten.
+        public let recoverySeconds: UInt32
+    }
+
+    /// Reads the TPM's dictionary-attack state (no authorisation needed).
+    public func lockoutState() throws(KeystoreError) -> LockoutState {
+        do {
+            let state = try tpm.dictionaryAttackState()
+            return LockoutState(
+                inLockout: state.inLockout, failures: state.failures, maximumFailures: state.maximumFailures,
+                recoverySeconds: state.recoverySeconds)
+        } catch {
+            throw Self.keystoreError(error, account: "")
+        }
+    }
+
+    /// Whether there is an entry for `account`, answered from the directory alone (no TPM call): which PIN-held keys
+    /// this machine holds, known before a PIN is asked.
+    public func containsEntry(for account: String) -> Bool {
+        (try? AccountName.validate(account)) != nil && PrivateFiles.exists(path(account))
+    }
+
+    /// Seals `secret` behind `authorisation` (a PIN's derived value, at most 64 bytes) with the TPM's
+    /// dictionary-attack protection: the TPM checks and counts every wrong one. Never replaces an entry.
+    public func storePINHeld(_ secret: SecretBytes, authorisation: SecretBytes, for account: String) throws(KeystoreError) {
+        try AccountName.validate(account)
+        let parts: [UInt8]
+        do {
+            parts = Self.magic + (try tpm.seal(secret, authorisation: authorisation, dictionaryProtected: true))
+        } catch {
+            throw Self.keystoreError(error, account: account)
+        }
+        do {
+            try PrivateFiles.createDirectory(directory)
+            try PrivateFiles.write(parts, to: path(account), exclusive: true)
+        } catch {
+            throw .unreachable(.tpm2, error.description)
+        }
+    }
+
+    /// What can be known of a PIN-held entry before its PIN is asked: that this TPM can load it
+    /// (`.sealedElsewhere` when another TPM sealed it) and is not in lockout (`.pinLockout`).
+    public func checkPINHeld(for account: String) throws(KeystoreError) {
+        let parts = try sealedParts(account)
+        do {
+            let state = try tpm.dictionaryAttackState()
+            if state.inLockout { throw KeystoreError.pinLockout(recoverySeconds: state.recoverySeconds) }
+            try tpm.checkLoads(parts)
+        } catch let error as KeystoreError {
+            throw error
+        } catch let failure as TPM2.Failure {
+            throw Self.keystoreError(failure, account: account)
+        } catch {
+            throw .unreachable(.tpm2, String(describing: error))
+        }
+    }
+
+    /// Opens a PIN-held entry with `authorisation`. A wrong one is refused and counted by the TPM (`.pinRefused`,
+    /// with the tries left before lockout); a TPM in lockout checks nothing (`.pinLockout`).
+    public func pinHeldSecret(for account: String, authorisation: SecretBytes) throws(KeystoreError) -> SecretBytes {
+        let parts = try sealedParts(account)
+        do {
+            return try tpm.unseal(parts, authorisation: authorisation)
+        } catch .wrongAuthorisation {
+            let state = try? tpm.dictionaryAttackState()
+            let left = state.map { $0.inLockout ? 0 : $0.maximumFailures - min($0.failures, $0.maximumFailures) } ?? 0
+            throw .pinRefused(triesLeft: left, recoverySeconds: state?.recoverySeconds ?? 0)
+        } catch .lockout {
+            throw .pinLockout(recoverySeconds: (try? tpm.dictionaryAttackState())?.recoverySeconds ?? 0)
+        } catch {
+            throw Self.keystoreError(error, account: account)
+        }
+    }
+
+    /// The sealed parts of an existing entry; a missing one is damage here (the caller found it before).
+    private func sealedParts(_ account: String) throws(KeystoreError) -> [UInt8] {
+        try AccountName.validate(account)
+        let parts: [UInt8]
+        do {
+            parts = try PrivateFiles.read(path(account), limit: 4096)
+        } catch {
+            throw .unreachable(.tpm2, error.description)
+        }
+        guard parts.count > Self.magic.count, Array(parts.prefix(Self.magic.count)) == Self.magic else {
+            throw .corruptEntry(account: account)
+        }
+        return Array(parts.dropFirst(Self.magic.count))
+    }
+
     private func sealed(_ secret: SecretBytes, account: String) throws(KeystoreError) -> [UInt8] {
         do {
             return Self.magic + (try tpm.seal(secret, authorisation: SecretBytes([]), dictionaryProtected: false))

@@ -171,14 +171,14 @@ public struct AgentVault: OpenVault {
         return ItemLookup.sameName(name, in: candidates, excluding: excluding)
     }
 
-    /// PIN secrets are device keys of their own, kept in this device's store, not in the agent.
-    public func deviceSecret(for key: SigningKey) throws(CofferError) -> SecretBytes? {
+    /// PIN secrets are device keys of their own, kept in this device's store (or its TPM), not in the agent.
+    public func pinHolder(for key: SigningKey) throws(CofferError) -> PINHolder {
         let store = try location.keystore(for: vaultID, creating: false).store
-        let account = Coffer.pinAccount(UUID(bytes: key.boundVaultID))
-        guard let secret = try Coffer.keystore({ () throws(KeystoreError) in try store.secret(for: account) }),
-            PINProtection.secretIdentifier(secret) == key.deviceSecretID
-        else { return nil }
-        return secret
+        switch try Coffer.pinSecretSource(for: key, location: location, keystore: store) {
+        case .keystore?: return .thisDevice
+        case .tpm?: return .thisMachinesTPM
+        case nil: return .anotherDevice
+        }
     }
 
     static func items(from response: AgentResponse) throws(CofferError) -> [Item] {

@@ -89,6 +89,10 @@ public final class Coffer: Sendable {
 
     static func deviceAccount(_ vaultID: UUID) -> String { "vault-\(vaultID.uuidString.lowercased())-device" }
     static func pinAccount(_ vaultID: UUID) -> String { "vault-\(vaultID.uuidString.lowercased())-pin" }
+    /// The TPM entry of one PIN-held key's own device secret, named by the secret's identifier.
+    static func pinAccount(_ vaultID: UUID, secretID: [UInt8]) -> String {
+        "vault-\(vaultID.uuidString.lowercased())-pin-" + Hex.encode(secretID)
+    }
 
     // MARK: Lifecycle
 
@@ -344,71 +348,6 @@ public final class Coffer: Sendable {
             return (try otp.parameters.code(at: now), try otp.parameters.secondsRemaining(at: now))
         } catch {
             throw .otp(error)
-        }
-    }
-
-    /// Adds an Ed25519 key held under `pin`.
-    public func addSigningKey(name: String, seed: SecretBytes, flavor: SigningKey.Flavor, pin: String, tags: [String] = []) throws(CofferError) -> Item {
-        do {
-            let pinBytes = try PINProtection.pinBytes(pin)
-            let vaultID = vault.vaultID
-            let deviceSecret = try keystore.secretCreatingIfAbsent(for: Self.pinAccount(vaultID), random: location.options.random)
-            let itemID = UUID()
-            let publicKey = try Ed25519.publicKey(seed: seed)
-            let sealed = try PINProtection.seal(
-                seed, pin: pinBytes, deviceSecret: deviceSecret, vaultID: vaultID.bytes, itemID: itemID.bytes,
-                random: location.options.random)
-            let key = try SigningKey(
-                name: name, flavor: flavor, publicKey: publicKey, pinSalt: sealed.salt, pinBox: Array(sealed.box),
-                boundVaultID: vaultID.bytes, deviceSecretID: PINProtection.secretIdentifier(deviceSecret), tags: tags)
-            return try vault.add(.signingKey(key), id: itemID, createdAt: location.options.clock())
-        } catch {
-            throw Self.mapped(error)
-        }
-    }
-
-    /// The device secret a signing key needs, when this device has it.
-    public func deviceSecret(for key: SigningKey) throws(CofferError) -> SecretBytes? {
-        let account = Self.pinAccount(UUID(bytes: key.boundVaultID))
-        guard let secret = try Self.keystore({ () throws(KeystoreError) in try keystore.secret(for: account) }),
-            PINProtection.secretIdentifier(secret) == key.deviceSecretID
-        else { return nil }
-        return secret
-    }
-
-    /// Signs `message` with a PIN-held key. A wrong PIN is counted (persistently, before the PIN is tried) and the
-    /// key locks after `PINProtection.attemptLimit` wrong PINs in a row. A key whose device secret is not on this
-    /// device fails with `.keyBoundElsewhere` without counting anything: no PIN can open it here.
-    public func sign(_ message: some DataProtocol, with item: Item, pin: String) throws(CofferError) -> [UInt8] {
-        guard case .signingKey(let current) = item.content else { throw .wrongKind(expected: .signingKey, found: item.kind) }
-        guard let deviceSecret = try deviceSecret(for: current) else { throw .keyBoundElsewhere }
-        do {
-            let pinBytes = try PINProtection.pinBytes(pin)
-            // Count the attempt first: a process killed mid-check cannot be used to guess for free.
-            let counted = try vault.modify(id: item.id) { content in
-                guard case .signingKey(var key) = content else { throw ModelError.malformedContent("not a signing key") }
-                guard !key.isLocked else { throw ModelError.keyLocked }
-                key.failedAttempts += 1
-                content = .signingKey(key)
-            }
-            guard case .signingKey(let key) = counted.content else { throw ModelError.malformedContent("not a signing key") }
-            let seed: SecretBytes
-            do {
-                seed = try PINProtection.open(
-                    Data(key.pinBox), salt: key.pinSalt, pin: pinBytes, deviceSecret: deviceSecret,
-                    vaultID: key.boundVaultID, itemID: item.id.bytes)
-            } catch .authenticationFailed {
-                logger.warning("wrong PIN", metadata: ["item": "\(item.id)"])
-                throw ModelError.wrongPIN(remainingAttempts: PINProtection.attemptLimit - key.failedAttempts)
-            }
-            try vault.modify(id: item.id) { content in
-                guard case .signingKey(var key) = content else { throw ModelError.malformedContent("not a signing key") }
-                key.failedAttempts = 0
-                content = .signingKey(key)
-            }
-            return try Ed25519.sign(message, seed: seed)
-        } catch {
-            throw Self.mapped(error)
         }
     }
 

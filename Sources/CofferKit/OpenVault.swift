@@ -36,8 +36,8 @@ public protocol OpenVault: Sendable {
     func add(_ content: ItemContent) throws(CofferError) -> Item
     /// Other items already named `name`, for a warning before adding another.
     func items(named name: String, excluding: UUID?) throws(CofferError) -> [ItemLookup.Candidate]
-    /// The device secret a signing key needs, when this device has it.
-    func deviceSecret(for key: SigningKey) throws(CofferError) -> SecretBytes?
+    /// What checks a signing key's PIN on this device (nothing is asked, the TPM is not used).
+    func pinHolder(for key: SigningKey) throws(CofferError) -> PINHolder
 }
 
 extension Coffer: OpenVault {

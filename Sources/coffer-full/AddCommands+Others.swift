@@ -1,5 +1,6 @@
 import ArgumentParser
 import CofferCLI
+import CofferCrypto
 import CofferKit
 import Foundation
 
@@ -39,7 +40,11 @@ extension Add {
             abstract: "Add an Ed25519 signing key held under a PIN (seed, then PIN, from the terminal or stdin lines).",
             discussion: """
                 The key's seed is sealed under the PIN and a secret that never leaves this device: a copied vault \
-                cannot be PIN-guessed elsewhere, and ten wrong PINs lock the key.
+                cannot be PIN-guessed elsewhere. Where the TPM keeps this vault's keys (`--keystore tpm2`), that \
+                secret is sealed by the TPM behind the PIN: the chip checks every PIN and locks out after its own \
+                limit of wrong ones (it forgets one after its recovery time). Elsewhere the vault counts, and ten \
+                wrong PINs in a row lock the key. Either way the key opens only on this device: keep the seed's own \
+                backup somewhere else.
 
                 Examples:
                   coffer add key Release                  # 64 hex digits, then the PIN
@@ -72,6 +77,18 @@ extension Add {
             } else if case .signingKey(let key) = item.content {
                 Output.line("\(item.id.uuidString.lowercased()) \(key.publicKeyText)")
             }
+            if case .signingKey(let key) = item.content { Output.note(try Self.whoChecksThePIN(key, in: coffer)) }
+        }
+
+        /// Said once the key is added: what counts wrong PINs, and that the seed needs a backup of its own.
+        static func whoChecksThePIN(_ key: SigningKey, in coffer: Coffer) throws -> String {
+            let keep = "Keep the seed's own backup somewhere else: this key opens only on this device"
+            guard let tpm = try coffer.tpmLockoutState(for: key) else {
+                return "\(keep); \(PINProtection.attemptLimit) wrong PINs in a row lock it."
+            }
+            var limit = "\(tpm.maximumFailures) wrong PINs lock the TPM out"
+            if tpm.recoverySeconds > 0 { limit += ", and it forgets one every \(KeystoreError.duration(tpm.recoverySeconds))" }
+            return "\(keep); its PIN is checked by this machine's TPM: \(limit)."
         }
 
         private func hexSeed(_ text: String) throws -> SecretBytes {

@@ -50,7 +50,7 @@ struct StellarTransactionSigner {
             }
             Output.note("Co-signing: \(signer) is not \(named); Coffer does not fetch account state, so it cannot check that this key is one of the account's signers.")
         }
-        guard !key.isLocked else { throw ModelError.keyLocked }
+        try coffer.checkBeforePIN(item)
         let pin: String
         if let scriptedPIN {
             pin = scriptedPIN

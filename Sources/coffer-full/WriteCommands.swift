@@ -362,8 +362,8 @@ struct Sign: ParsableCommand {
                                          json: output.json).run(coffer, item)
             return
         }
-        // A locked key is said before a PIN is asked for that no PIN could use.
-        if case .signingKey(let key) = item.content, key.isLocked { throw ModelError.keyLocked }
+        // A locked key, another device's key or a TPM in lockout is said before a PIN is asked that no PIN could use.
+        try coffer.checkBeforePIN(item)
         let pin: String
         // With the message piped in, a person at a terminal still types the PIN there.
         if !SecretInput.shared.interactive, Terminal.standardErrorIsTTY,

@@ -1,4 +1,5 @@
 @_spi(Sync) import CofferKit
+import CofferCrypto
 import CofferVault
 import CofferTestSupport
 import Foundation
@@ -70,6 +71,102 @@ struct KeystoreCLITests {
         try FileManager.default.copyItem(atPath: a.home + "/data", toPath: gone.home + "/data")
         let missing = try gone.run(["list"])
         #expect(missing.status == 69 && missing.stderr.contains("this machine has no TPM at /nonexistent/tpmrm0"))
+    }
+
+    @Test(
+        "a PIN-held key with a TPM: the chip checks and counts the PIN (oracles: tpm2-tools, OpenSSL), says what is left, locks out and recovers; a copied folder's key is bound elsewhere",
+        .enabled(if: SoftwareTPM.unavailableReason == nil, Comment(rawValue: "NOTICE: no TPM simulator: \(SoftwareTPM.unavailableReason ?? "")")))
+    func pinCheckedByTheTPM() async throws {
+        try await TestSupport.onOwnThread { try Self.pinCheckedByTheTPMRun() }
+    }
+
+    static func pinCheckedByTheTPMRun() throws {
+        let tpm = try SoftwareTPM()
+        defer { withExtendedLifetime(tpm) {} }
+        try tpm.tool("tpm2_dictionarylockout", ["-s", "-n", "3", "-t", "2", "-l", "1000"])
+        let a = try CLI(extraEnvironment: ["COFFER_TPM_TCTI": tpm.tcti])
+        try a.ok(["init", "--passphrase"], input: "\(Self.passphrase)\n\(Self.passphrase)\n")
+        // RFC 8032's first test key.
+        let seed = "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60"
+        let pin = "482916"
+        let added = try a.ok(["add", "key", "Release"], input: "\(seed)\n\(pin)\n\(pin)\n")
+        #expect(added.stdout.hasSuffix("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a\n"))
+        #expect(added.stderr.contains("Keep the seed's own backup somewhere else"))
+        #expect(added.stderr.contains("its PIN is checked by this machine's TPM: 3 wrong PINs lock the TPM out, and it forgets one every 2 seconds"))
+        #expect(try a.ok(["show", "Release"]).stdout.contains("Checked and counted by this machine's TPM"))
+
+        // The signature, checked by OpenSSL.
+        let signed = try a.ok(["sign", "Release"], input: "\(pin)\nhello")
+        let signature = signed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let verified = try TestSupport.openSSLOracle([[
+            "op": "ed25519_verify", "public": "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a",
+            "signature": signature, "message": Hex.encode(Array("hello".utf8)),
+        ]])
+        #expect(verified.first as? Bool == true)
+
+        // The format, from outside: the PIN salt (read by the Python reader), the TPM authorisation derived from it by
+        // OpenSSL's HKDF, tpm2_unseal opening the key's entry with it, and that device secret opening the PIN box.
+        let vault = try #require(try TestSupport.openSSLOracle([[
+            "op": "read_vault", "path": a.vaultFile, "secret_kind": "passphrase", "secret": Self.passphrase,
+        ]]).first as? [String: Any])
+        let content = try #require((vault["items"] as? [[String: Any]])?.first { $0["kind"] as? String == "signing_key" }?["content"] as? [String: Any])
+        let salt = try #require(content["pin_salt"] as? String)
+        let secretID = try #require(content["device_secret_id"] as? String)
+        let authorisation = try #require(try TestSupport.openSSLOracle([[
+            "op": "hkdf_sha256", "ikm": Hex.encode(Array(pin.utf8)), "salt": salt,
+            "info": Hex.encode(Array("coffer/v1/pin-tpm-auth".utf8)), "length": 32,
+        ]]).first as? String)
+        let vaultID = try #require(try Self.status(a)["vault"] as? String)
+        let entry = a.home + "/data/coffer/tpm2/vault-\(vaultID)-pin-\(secretID).tpm2"
+        let file = try [UInt8](Data(contentsOf: URL(fileURLWithPath: entry)))
+        let publicSize = Int(file[4]) << 8 | Int(file[5])
+        let scratch = try TestSupport.temporaryDirectory("pin-tools")
+        try Data(file[4..<(6 + publicSize)]).write(to: URL(fileURLWithPath: "\(scratch)/k.pub"))
+        try Data(file[(6 + publicSize)...]).write(to: URL(fileURLWithPath: "\(scratch)/k.priv"))
+        try tpm.tool("tpm2_createprimary", [
+            "-C", "o", "-g", "sha256", "-G", "ecc256", "-c", "\(scratch)/p.ctx",
+            "-a", "restricted|decrypt|fixedtpm|fixedparent|sensitivedataorigin|userwithauth|noda",
+        ])
+        try tpm.tool("tpm2_load", ["-C", "\(scratch)/p.ctx", "-u", "\(scratch)/k.pub", "-r", "\(scratch)/k.priv", "-c", "\(scratch)/k.ctx"])
+        try tpm.tool("tpm2_unseal", ["-c", "\(scratch)/k.ctx", "-p", "file:-", "-o", "\(scratch)/secret"], input: "hex:" + authorisation)
+        let deviceSecret = Hex.encode([UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(scratch)/secret"))))
+        let opened = try #require(try TestSupport.openSSLOracle([[
+            "op": "read_vault", "path": a.vaultFile, "secret_kind": "passphrase", "secret": Self.passphrase, "pin": pin,
+            "pin_device_secret": deviceSecret,
+        ]]).first as? [String: Any])
+        let seedRead = (opened["items"] as? [[String: Any]])?.compactMap { ($0["content"] as? [String: Any])?["seed"] as? String }
+        #expect(seedRead == [seed])
+
+        // Wrong PINs: refused and counted by the chip, with what is left; then lockout, said before any PIN is read.
+        let first = try a.run(["sign", "Release"], input: "000000\nhello")
+        #expect(first.status == 77 && first.stderr.contains("wrong PIN; the TPM counted it: 2 more wrong PINs and it locks out"))
+        #expect(try a.run(["sign", "Release"], input: "000000\nhello").stderr.contains("1 more wrong PIN and it locks out"))
+        let third = try a.run(["sign", "Release"], input: "000000\nhello")
+        #expect(third.status == 77 && third.stderr.contains("now locked out") && third.stderr.contains("forgets one wrong PIN every 2 seconds"))
+        let locked = try a.run(["sign", "Release"], input: "")
+        #expect(locked.status == 75 && locked.stderr.contains("the TPM is locked out after too many wrong PINs"))
+        #expect(locked.stderr.contains("tpm2_dictionarylockout -c"))
+        // The vault itself still opens (its device key is exempt), and the vault's own count was never touched.
+        let listed = try #require(try Self.json(try a.ok(["list", "--json"]).stdout) as? [[String: Any]])
+        #expect(listed.first { $0["name"] as? String == "Release" }?["locked"] as? Bool == false)
+        // After the recovery time, the right PIN signs again.
+        var recovered: TestSupport.ProcessResult?
+        for _ in 0..<12 where recovered?.status != 0 {
+            Thread.sleep(forTimeInterval: 0.5)
+            recovered = try a.run(["sign", "Release"], input: "\(pin)\nhello")
+        }
+        #expect(recovered?.status == 0 && recovered?.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == signature)
+
+        // The home folder on another machine: a key of its own after `unlock`, but the PIN-held key is bound to the
+        // first machine's TPM, said before a PIN is read (none is given), and nothing is counted.
+        let other = try SoftwareTPM()
+        defer { withExtendedLifetime(other) {} }
+        let b = try CLI(extraEnvironment: ["COFFER_TPM_TCTI": other.tcti])
+        try FileManager.default.copyItem(atPath: a.home + "/data", toPath: b.home + "/data")
+        try b.ok(["unlock"], input: "\(Self.passphrase)\n")
+        let elsewhere = try b.run(["sign", "Release"], input: "")
+        #expect(elsewhere.status == 77 && elsewhere.stderr.contains("bound to the device it was added on"))
+        #expect(try other.tool("tpm2_getcap", ["properties-variable"]).contains("TPM2_PT_LOCKOUT_COUNTER: 0x0"))
     }
 
     @Test("two devices share one vault folder: each unlock adds its own named slot, concurrent unlocks both survive, `slots remove ID` drops one")

@@ -151,6 +151,56 @@ struct TPM2KeystoreTests {
         #expect(try chip.unseal(parts, authorisation: SecretBytes(utf8: "482916")).isEqual(to: secret))
     }
 
+    @Test("a PIN-held entry: the TPM refuses and counts wrong PINs, says how many are left, locks out, forgets one after its recovery time; another TPM cannot load it")
+    func pinHeldEntry() throws {
+        guard let (tpm, store) = try Self.make() else { return }
+        defer { withExtendedLifetime(tpm) {} }
+        try tpm.tool("tpm2_dictionarylockout", ["-s", "-n", "3", "-t", "2", "-l", "1000"])
+        let secret = SecretBytes(randomCount: 32)
+        let pin = SecretBytes(utf8: "482916"), wrong = SecretBytes(utf8: "000000")
+        let account = "vault-pin-entry"
+        #expect(!store.containsEntry(for: account))
+        try store.storePINHeld(secret, authorisation: pin, for: account)
+        #expect(store.containsEntry(for: account))
+        // Never replaced: a second seal under another PIN is refused and the first still opens.
+        #expect(throws: (any Error).self) { try store.storePINHeld(SecretBytes(randomCount: 32), authorisation: wrong, for: account) }
+        #expect(try store.pinHeldSecret(for: account, authorisation: pin).isEqual(to: secret))
+        try store.checkPINHeld(for: account)
+        // The object is DA-protected: tpm2-tools reads its attributes without noda.
+        let file = try [UInt8](Data(contentsOf: URL(fileURLWithPath: store.directory + "/\(account).tpm2")))
+        let publicSize = Int(file[4]) << 8 | Int(file[5])
+        let scratch = try TestSupport.temporaryDirectory("tpm2-pin")
+        try Data(file[4..<(6 + publicSize)]).write(to: URL(fileURLWithPath: "\(scratch)/pin.pub"))
+        let attributes = try tpm.tool("tpm2_print", ["-t", "TPM2B_PUBLIC", "\(scratch)/pin.pub"])
+        #expect(attributes.contains("fixedtpm|fixedparent|userwithauth") && !attributes.contains("noda"))
+
+        #expect(throws: KeystoreError.pinRefused(triesLeft: 2, recoverySeconds: 2)) { _ = try store.pinHeldSecret(for: account, authorisation: wrong) }
+        #expect(throws: KeystoreError.pinRefused(triesLeft: 1, recoverySeconds: 2)) { _ = try store.pinHeldSecret(for: account, authorisation: wrong) }
+        #expect(throws: KeystoreError.pinRefused(triesLeft: 0, recoverySeconds: 2)) { _ = try store.pinHeldSecret(for: account, authorisation: wrong) }
+        // In lockout the right PIN is not checked, and that is known before a PIN is asked.
+        #expect(throws: KeystoreError.pinLockout(recoverySeconds: 2)) { _ = try store.pinHeldSecret(for: account, authorisation: pin) }
+        #expect(throws: KeystoreError.pinLockout(recoverySeconds: 2)) { try store.checkPINHeld(for: account) }
+        #expect(try store.lockoutState().inLockout)
+        // The device key (noDA) is unaffected meanwhile.
+        _ = try store.storeIfAbsent(SecretBytes(randomCount: 32), for: "vault-device")
+        #expect(try store.secret(for: "vault-device") != nil)
+        // One failure is forgotten after the recovery time: one more try, and the right PIN opens it.
+        let deadline = Date().addingTimeInterval(10)
+        while try store.lockoutState().inLockout, Date() < deadline { Thread.sleep(forTimeInterval: 0.25) }
+        #expect(try store.pinHeldSecret(for: account, authorisation: pin).isEqual(to: secret))
+
+        // Copied to another machine: its TPM cannot load the entry, said before any PIN, and no PIN is counted there.
+        let other = try SoftwareTPM()
+        defer { withExtendedLifetime(other) {} }
+        let copy = try TestSupport.temporaryDirectory("tpm2-pin-copy") + "/tpm2"
+        try FileManager.default.copyItem(atPath: store.directory, toPath: copy)
+        let elsewhere = TPM2Keystore(directory: copy, tcti: other.tcti)
+        #expect(elsewhere.containsEntry(for: account))
+        #expect(throws: KeystoreError.sealedElsewhere(.tpm2)) { try elsewhere.checkPINHeld(for: account) }
+        #expect(throws: KeystoreError.sealedElsewhere(.tpm2)) { _ = try elsewhere.pinHeldSecret(for: account, authorisation: pin) }
+        #expect(try elsewhere.lockoutState().failures == 0)
+    }
+
     @Test("what Coffer seals, tpm2_load and tpm2_unseal open; what tpm2_create seals, Coffer opens")
     func toolsAgree() throws {
         guard let (tpm, store) = try Self.make() else { return }
