@@ -201,6 +201,22 @@ public final class Coffer: Sendable {
         return coffer
     }
 
+    /// Which secrets open the backup at `path`, read without one: its passphrase, its recovery code, or both.
+    public static func backupOpensWith(_ path: String, options: VaultOptions = VaultOptions()) throws(CofferError) -> (passphrase: Bool, recoveryCode: Bool) {
+        let types = try vaultCall { () throws(VaultError) in try Vault.backupSlotTypes(at: path, options: options) }
+        return (types.contains(.passphrase), types.contains(.recovery))
+    }
+
+    /// The PIN-held signing keys no PIN opens on this device (added on another device, or on this one before its key
+    /// store or TPM was replaced), by name: what a restore must say.
+    public func signingKeysBoundElsewhere() throws(CofferError) -> [Item] {
+        var bound: [Item] = []
+        for item in try items(kind: .signingKey) {
+            if case .signingKey(let key) = item.content, try pinHolder(for: key) == .anotherDevice { bound.append(item) }
+        }
+        return bound
+    }
+
     /// Imports the items of an encrypted backup into this vault; items already present (same id) are skipped.
     public func importBackup(_ path: String, unlock: UnlockMethod) throws(CofferError) -> (imported: Int, skipped: Int) {
         let backup = try Self.vaultCall { () throws(VaultError) in

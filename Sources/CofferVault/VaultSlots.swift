@@ -133,6 +133,24 @@ extension Vault {
         }
     }
 
+    /// The kinds of slot a backup file holds (a backup keeps its passphrase and recovery-code slots, never a device
+    /// slot), read from the file without a secret and without writing to it: which secret to ask for.
+    public static func backupSlotTypes(at path: String, options: VaultOptions = VaultOptions()) throws(VaultError) -> Set<SlotType> {
+        guard PrivateFiles.exists(path) else { throw .notFound(path: path) }
+        do {
+            let database = try openDatabase(path, options: options, readonly: true)
+            defer { try? database.close() }
+            return try database.read { db in
+                _ = try readID(db)
+                return Set(try UInt8.fetchAll(db, sql: "SELECT DISTINCT type FROM slot").compactMap(SlotType.init(rawValue:)))
+            }
+        } catch let error as VaultError {
+            throw error
+        } catch {
+            throw mapped(error)
+        }
+    }
+
     /// Restores a backup as a new vault in `directory` (which must not hold one): checks that `unlock` opens it,
     /// copies it into place atomically, and adds a device slot for `deviceKey` (labelled `deviceLabel`).
     public static func restoreBackup(

@@ -307,27 +307,76 @@ struct Import: ParsableCommand {
     private func importBackup() throws {
         do {
             try restoreOrImportBackup()
-        } catch CofferError.vault(.wrongPassphrase), CofferError.vault(.wrongRecoveryCode) {
+        } catch CofferError.vault(.wrongPassphrase) {
             throw CLIError.other(
-                "wrong \(recoveryCode ? "recovery code" : "passphrase") for this backup", status: .notPermitted,
+                "wrong passphrase for this backup", status: .notPermitted,
+                hint: "a backup opens with the passphrase or the recovery code it was made with (--recovery-code)")
+        } catch CofferError.vault(.wrongRecoveryCode) {
+            throw CLIError.other(
+                "wrong recovery code for this backup", status: .notPermitted,
                 hint: "a backup opens with the passphrase or the recovery code it was made with (--recovery-code)")
         }
     }
 
     private func restoreOrImportBackup() throws {
-        let unlock: UnlockMethod =
-            recoveryCode
+        let unlock = try backupSecret()
+        let location = vaultOption.location
+        let coffer: Coffer
+        var boundBefore: Set<UUID> = []
+        if !location.vaultExists {
+            coffer = try Coffer.restore(backup: file, to: location, unlock: unlock)
+            let count = try coffer.itemCount()
+            Output.note("Restored \(Output.count(count, "item")) into a new vault in \(coffer.directory).")
+        } else {
+            coffer = try vaultOption.open()
+            boundBefore = Set(try coffer.signingKeysBoundElsewhere().map(\.id))
+            let (imported, skipped) = try coffer.importBackup(file, unlock: unlock)
+            Output.note("Imported \(Output.count(imported, "item"))\(skipped > 0 ? "; skipped \(skipped) already present" : "").")
+        }
+        // A PIN-held key's device secret stays on the device that added it: say so now, not at the first `sign`.
+        let bound = try coffer.signingKeysBoundElsewhere().filter { !boundBefore.contains($0.id) }
+        if !bound.isEmpty {
+            let one = bound.count == 1
+            let names = bound.map { "\"\($0.content.name)\"" }.joined(separator: ", ")
+            Output.warning(
+                "\(Output.count(bound.count, "signing key")) stay\(one ? "s" : "") bound to the device \(one ? "it was" : "they were") added on, and no PIN opens \(one ? "it" : "them") here: \(names)")
+            Output.note("To use \(one ? "it" : "one") here, add it again from its seed: `coffer rm --purge NAME`, then `coffer add key NAME`.")
+        }
+    }
+
+    /// The backup's passphrase, or its recovery code: the one it holds when it holds only one (a backup of a vault
+    /// that has no passphrase opens only with its recovery code, and asking for a passphrase would be a dead end).
+    private func backupSecret() throws -> UnlockMethod {
+        let opens: (passphrase: Bool, recoveryCode: Bool)?
+        do {
+            opens = try Coffer.backupOpensWith(file)
+        } catch {
+            switch error {
+            case .vault(.notFound): throw CLIError.other("\(file) does not exist", status: .notFound, hint: nil)
+            case .vault(.newerFormat): throw error
+            case .vault(.notAVault), .vault(.tampered), .vault(.crypto):
+                throw CLIError.other("\(file) is not a Coffer backup, or it is damaged", status: .badData, hint: nil)
+            // The file could not be read that way (a directory this user cannot write to, with the file mid-WAL):
+            // opening it with a secret still says what it is.
+            default: opens = nil
+            }
+        }
+        if let opens, !opens.passphrase, !opens.recoveryCode {
+            throw CLIError.other(
+                "\(file) holds neither a passphrase nor a recovery code: nothing can open it", status: .badData,
+                hint: "a backup opens with the passphrase or recovery code of the vault it was made from; add one (`coffer passphrase set`) and make the backup again")
+        }
+        var useRecoveryCode = recoveryCode
+        if recoveryCode, let opens, !opens.recoveryCode {
+            throw CLIError.other(
+                "\(file) has no recovery code: it opens with its passphrase", status: .usage, hint: "run the command again without --recovery-code")
+        }
+        if !recoveryCode, let opens, !opens.passphrase {
+            Output.note("\(file) has no passphrase: it opens with its recovery code.")
+            useRecoveryCode = true
+        }
+        return useRecoveryCode
             ? .recoveryCode(try SecretInput.shared.secret("Backup recovery code"))
             : .passphrase(try SecretInput.shared.secret("Backup passphrase"))
-        let location = vaultOption.location
-        if !location.vaultExists {
-            let restored = try Coffer.restore(backup: file, to: location, unlock: unlock)
-            let count = try restored.itemCount()
-            Output.note("Restored \(Output.count(count, "item")) into a new vault in \(restored.directory).")
-            return
-        }
-        let coffer = try vaultOption.open()
-        let (imported, skipped) = try coffer.importBackup(file, unlock: unlock)
-        Output.note("Imported \(Output.count(imported, "item"))\(skipped > 0 ? "; skipped \(skipped) already present" : "").")
     }
 }

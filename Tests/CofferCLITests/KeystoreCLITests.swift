@@ -169,6 +169,54 @@ struct KeystoreCLITests {
         #expect(try other.tool("tpm2_getcap", ["properties-variable"]).contains("TPM2_PT_LOCKOUT_COUNTER: 0x0"))
     }
 
+    @Test("a restore says the truth: a backup with only a recovery code asks for it, PIN-held keys bound to the old device are named before any PIN, and bad files are named as such")
+    func restoreTellsTheTruth() async throws {
+        try await TestSupport.onOwnThread { try Self.restoreTellsTheTruthRun() }
+    }
+
+    static func restoreTellsTheTruthRun() throws {
+        let a = try CLI()
+        try a.ok(["init", "--keystore", "file"])
+        let code = try a.ok(["recovery-code", "new"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let seed = "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60"
+        let added = try a.ok(["add", "key", "Release"], input: "\(seed)\n482916\n482916\n")
+        #expect(added.stderr.contains("Keep the seed's own backup somewhere else: this key opens only on this device; 10 wrong PINs in a row lock it."))
+        try a.ok(["add", "note", "Plans"], input: "kept\n")
+        let backup = a.home + "/only-a-code.coffer-backup"
+        try a.ok(["export", "--format", "backup", backup])
+
+        let b = try CLI()
+        // No passphrase in this backup: its recovery code is asked for without --recovery-code.
+        let restored = try b.ok(["import", "--format", "backup", backup], input: code + "\n")
+        #expect(restored.stderr.contains("has no passphrase: it opens with its recovery code"))
+        #expect(restored.stderr.contains("Restored 2 items"))
+        #expect(restored.stderr.contains("1 signing key stays bound to the device it was added on, and no PIN opens it here: \"Release\""))
+        #expect(restored.stderr.contains("`coffer rm --purge NAME`, then `coffer add key NAME`"))
+        #expect(try b.ok(["show", "Release"]).stdout.contains("Bound to another device"))
+        // Signing says so before a PIN is read (none is given) and counts nothing.
+        let refused = try b.run(["sign", "Release"], input: "")
+        #expect(refused.status == 77 && refused.stderr.contains("bound to the device it was added on"))
+        // Merging the same backup again adds nothing and repeats no warning about keys already here.
+        let again = try b.ok(["import", "--format", "backup", backup], input: code + "\n")
+        #expect(again.stderr.contains("skipped 2 already present") && !again.stderr.contains("stays bound"))
+        // The key added again from its seed works here.
+        try b.ok(["rm", "--purge", "Release", "--yes"])
+        try b.ok(["add", "key", "Release"], input: "\(seed)\n135790\n135790\n")
+        try b.ok(["sign", "Release"], input: "135790\nhello")
+
+        // --recovery-code on a backup that has none, a missing file, a file that is no backup.
+        let withPassphrase = try CLI()
+        try withPassphrase.ok(["init", "--passphrase", "--keystore", "file"], input: "\(Self.passphrase)\n\(Self.passphrase)\n")
+        try withPassphrase.ok(["export", "--format", "backup", withPassphrase.home + "/p.coffer-backup"])
+        let noCode = try b.run(["import", "--format", "backup", "--recovery-code", withPassphrase.home + "/p.coffer-backup"], input: "x\n")
+        #expect(noCode.status == 64 && noCode.stderr.contains("has no recovery code: it opens with its passphrase"))
+        let missing = try b.run(["import", "--format", "backup", b.home + "/nowhere"], input: "x\n")
+        #expect(missing.status == 66 && missing.stderr.contains("does not exist"))
+        try Data("not a backup\n".utf8).write(to: URL(fileURLWithPath: b.home + "/text"))
+        let text = try b.run(["import", "--format", "backup", b.home + "/text"], input: "x\n")
+        #expect(text.status == 65 && text.stderr.contains("is not a Coffer backup, or it is damaged"))
+    }
+
     @Test("two devices share one vault folder: each unlock adds its own named slot, concurrent unlocks both survive, `slots remove ID` drops one")
     func twoDevices() async throws {
         try await TestSupport.onOwnThread { try Self.twoDevicesRun() }
