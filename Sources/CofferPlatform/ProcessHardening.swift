@@ -91,3 +91,26 @@ public final class LockedBuffer: @unchecked Sendable {
         memset(base, 0, capacity)
     }
 }
+
+extension ProcessHardening {
+    /// glibc tunables under which `free` overwrites each block it frees: `perturb` fills a freed block with its byte,
+    /// and a thread cache of 0 sends every free through the path that does so (glibc's per-thread cache keeps blocks
+    /// untouched). Swift's strings and arrays cannot be wiped one by one; with these, what a process held in the heap
+    /// is gone once released. They are read at start-up only, so a process that needs them runs itself again with
+    /// them (`wipingAllocatorEnvironment`).
+    public static let wipingAllocatorTunables = ["glibc.malloc.tcache_count=0", "glibc.malloc.perturb=165"]
+
+    /// The `GLIBC_TUNABLES` value that adds `wipingAllocatorTunables` to `current`; nil when `current` already has
+    /// them, or where the C library is not glibc.
+    public static func wipingAllocatorEnvironment(current: String?) -> String? {
+        #if canImport(Glibc)
+        let settings = (current ?? "").split(separator: ":").map(String.init).filter { !$0.isEmpty }
+        let missing = wipingAllocatorTunables.filter { !settings.contains($0) }
+        guard !missing.isEmpty else { return nil }
+        let names = Set(wipingAllocatorTunables.map { $0.prefix { $0 != "=" } })
+        return (settings.filter { !names.contains($0.prefix { $0 != "=" }) } + wipingAllocatorTunables).joined(separator: ":")
+        #else
+        return nil
+        #endif
+    }
+}

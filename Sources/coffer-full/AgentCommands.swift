@@ -82,6 +82,9 @@ extension AgentCommand {
             } catch {
                 guard case .keystore(let failure) = error, failure.storeCannotAnswer else { throw error }
             }
+            // The passphrase first: an agent started for a passphrase never typed would be left running for nothing.
+            let passphrase = try SecretInput.shared.secret("Passphrase")
+            var started = false
             if let running = try Agent.status(socket: socket) {
                 let asked = timeoutOptions.timeouts
                 if running.idleTimeoutMilliseconds != asked.idleMilliseconds || running.maximumMilliseconds != asked.maximumMilliseconds {
@@ -90,9 +93,19 @@ extension AgentCommand {
                 }
             } else {
                 try launch(socket: socket)
+                started = true
             }
-            let passphrase = try SecretInput.shared.secret("Passphrase")
-            try Agent.unlock(location, passphrase: passphrase, socket: socket)
+            do {
+                try Agent.unlock(location, passphrase: passphrase, socket: socket)
+            } catch {
+                // An agent this command started and that holds nothing goes again (a wrong passphrase, a vault it
+                // cannot open); one that was already running keeps what it holds.
+                if started { _ = try? Agent.stop(socket: socket) }
+                throw error
+            }
+            if started, let status = try Agent.status(socket: socket), status.protections & 1 == 0 {
+                Output.warning("the agent's memory is not locked (RLIMIT_MEMLOCK is limited): its pages could reach swap")
+            }
         }
 
         /// Starts `coffer agent serve` in a session of its own (so the terminal's hang-up does not reach it), with
@@ -221,7 +234,21 @@ extension AgentCommand {
         @OptionGroup var timeoutOptions: AgentTimeoutOptions
         @Flag(help: .hidden) var detach = false
 
+        /// Set in the environment of the agent that restarted itself with the wiping allocator.
+        static let restarted = "COFFER_AGENT_WIPING_ALLOCATOR"
+
         func run() throws {
+            // Before anything is read or decrypted: the allocator that wipes what is freed is chosen at start-up.
+            // Once only: the C library may rewrite the variable as it reads it.
+            if processEnvironment[Self.restarted] == nil,
+                let tunables = ProcessHardening.wipingAllocatorEnvironment(current: processEnvironment["GLIBC_TUNABLES"])
+            {
+                guard let executable = Executables.current() else {
+                    throw CLIError.failure("cannot tell where coffer-full is installed, so cannot restart the agent with a wiping allocator")
+                }
+                try ProcessLauncher.replaceProcess(
+                    program: executable, arguments: CommandLine.arguments, extraEnvironment: ["GLIBC_TUNABLES": tunables, Self.restarted: "1"])
+            }
             if detach { setsid() }
             let environment = processEnvironment
             let core = AgentCore(timeouts: timeoutOptions.timeouts) { path in

@@ -312,6 +312,78 @@ struct AgentCLITests {
         #expect(status.status == 0 && report?["running"] as? Bool == true && report?["dumpable"] as? Bool == false, "\(status.stderr)")
     }
 
+    @Test("a failed `agent start` (wrong passphrase, or none given) leaves no agent running; a running agent keeps its vaults")
+    func failedStartLeavesNoAgent() throws {
+        let session = try Session(agent: false)
+        let wrong = try session.cli.run(["agent", "start"], input: "not the passphrase\n")
+        #expect(wrong.status == 77)
+        #expect(try session.status()["running"] as? Bool == false)
+        let none = try session.cli.run(["agent", "start"], input: "")
+        #expect(none.status != 0)
+        #expect(try session.status()["running"] as? Bool == false)
+        try session.cli.ok(["agent", "start"], input: "\(Self.passphrase)\n")
+        defer { session.stop() }
+        #expect(try session.cli.run(["agent", "start"], input: "not the passphrase\n").status == 77)
+        #expect(try session.status()["running"] as? Bool == true && session.heldVaults() == 1)
+    }
+
+    static let cardPayload = "CANARY-CARD-5093-1187-4426"
+    static let credentialValue = "canary-credential-sk-8jT2mQ"
+
+    /// The agent's memory after `coffer lock` (read as root through /proc/PID/mem): every value it decrypted, encoded
+    /// or received for the vault is gone, though the process runs on.
+    @Test(
+        "after `lock` or SIGHUP, the running agent's memory holds no passphrase, key, item value or OTP secret it handled (every item kind)",
+        .enabled(if: geteuid() == 0, "reading another process's memory needs root; CI runs as root"),
+        arguments: ["lock", "SIGHUP"])
+    func memoryWipedOnLock(_ how: String) throws {
+        let session = try Session()
+        defer { session.stop() }
+        try session.cli.ok(["add", "card", "Gym", "--symbology", "code128"], input: Self.cardPayload + "\n")
+        try session.cli.ok(["add", "credential", "API"], input: Self.credentialValue + "\n")
+        try session.cli.ok(["code", "Example"])
+        try session.cli.ok(["show", "Locker"])
+        try session.cli.ok(["show", "API", "--reveal"])
+        try session.cli.ok(["show", "Gym"])
+        try session.cli.ok(["list"])
+        try session.cli.ok(["add", "note", "Added"], input: Self.addedText)
+        let pid = try session.pid()
+        let environ = try String(decoding: Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/environ")), as: UTF8.self)
+        #expect(environ.contains("GLIBC_TUNABLES=glibc.malloc.tcache_count=0") && environ.contains("glibc.malloc.perturb=165"))
+        let keys = try #require(
+            try TestSupport.openSSLOracle([["op": "vault_keys", "path": session.cli.vaultFile, "passphrase": Self.passphrase]]).first
+                as? [String: String])
+        let canaries: [(String, [UInt8])] = [
+            ("passphrase", Array(Self.passphrase.utf8)),
+            ("master key", TestSupport.hex(try #require(keys["master"]))),
+            ("items key", TestSupport.hex(try #require(keys["items_key"]))),
+            ("OTP secret", Array("12345678901234567890".utf8)),
+            ("OTP secret in base32", Array(Self.secret.utf8)),
+            ("note text", Array(Self.noteText.utf8)),
+            ("note added through the agent", Array(Self.addedText.utf8)),
+            ("card payload", Array(Self.cardPayload.utf8)),
+            ("credential value", Array(Self.credentialValue.utf8)),
+        ]
+        // While the vault is held, its values are there: the scan can see them.
+        let held = try ProcessMemory.writableRegions(of: pid)
+        let itemsKey = TestSupport.hex(try #require(keys["items_key"]))
+        let seenWhileHeld = !ProcessMemory.holders(of: Array(Self.noteText.utf8), in: held).isEmpty
+            || !ProcessMemory.holders(of: itemsKey, in: held).isEmpty
+        #expect(seenWhileHeld, "the scan finds nothing even while the vault is held: it cannot fail")
+        if how == "lock" {
+            try session.cli.ok(["lock"])
+        } else {
+            kill(pid, SIGHUP)
+            #expect(Self.waitUntil { (try? session.heldVaults()) == 0 })
+        }
+        #expect(try session.heldVaults() == 0)
+        let regions = try ProcessMemory.writableRegions(of: pid)
+        for (name, bytes) in canaries {
+            let found = ProcessMemory.holders(of: bytes, in: regions)
+            #expect(found.isEmpty, "\(name) is still in the agent's memory after lock: \(found)")
+        }
+    }
+
     @Test("after a whole session no key, passphrase or plaintext is in HOME, the runtime or temporary directory, or the vault")
     func canaryScan() throws {
         let session = try Session()
