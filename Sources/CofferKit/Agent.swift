@@ -222,12 +222,27 @@ extension Item {
             updatedAt: UnixTime.date(milliseconds: agentItem.updatedAtMilliseconds), content: decoded.content)
     }
 
-    /// This item as it crosses the socket.
+    /// The stand-in an OTP token's secret is replaced by in the agent's answers (docs/FORMAT.md §11).
+    public static let agentSecretStandIn = [UInt8](repeating: 0, count: OTPParameters.secretByteCountRange.lowerBound)
+
+    /// This item as the agent answers with it: an OTP token's secret replaced by `agentSecretStandIn` (its codes are
+    /// computed in the agent, and no command prints a secret), everything else as stored.
     public var agentItem: AgentItem {
         get throws(CofferError) {
+            var answered = self.content
+            if case .otp(var otp) = answered {
+                do throws(OTPError) {
+                    otp.parameters = try OTPParameters(
+                        secret: Self.agentSecretStandIn, algorithm: otp.parameters.algorithm, digits: otp.parameters.digits,
+                        kind: otp.parameters.kind)
+                } catch {
+                    throw .otp(error)
+                }
+                answered = .otp(otp)
+            }
             let content: Data
-            do {
-                content = try ItemContentCoding.encode(self.content, createdAt: createdAt)
+            do throws(ModelError) {
+                content = try ItemContentCoding.encode(answered, createdAt: createdAt)
             } catch {
                 throw .model(error)
             }

@@ -62,6 +62,35 @@ struct AgentCoreTests {
         #expect(codes.first?.secondsRemaining == 1)
     }
 
+    @Test("no answer carries an OTP secret: items, find and add give the token with the stand-in, its other fields as stored", arguments: ["items", "find", "add"])
+    func noSecretInAnswers(_ request: String) throws {
+        let fixture = try AgentFixture()
+        #expect(fixture.unlock() == .done)
+        let response: AgentResponse
+        switch request {
+        case "items": response = fixture.core.handle(.items(vault: fixture.vault, kind: "otp"))
+        case "find": response = fixture.core.handle(.find(vault: fixture.vault, query: "RFC", kind: nil))
+        default:
+            let token = try OTPItem(
+                issuer: "Added", account: "x", parameters: try OTPParameters(secret: Array("ABCDEFGHIJKLMNOPQRST".utf8), digits: 6))
+            response = fixture.core.handle(.add(vault: fixture.vault, kind: "otp", content: Array(try ItemContentCoding.encode(.otp(token), createdAt: Date()))))
+        }
+        guard case .items(let items) = response, let answered = items.first else { Issue.record("\(response)"); return }
+        let secret = Array((request == "add" ? "ABCDEFGHIJKLMNOPQRST" : "12345678901234567890").utf8)
+        #expect(Data(answered.content).range(of: Data(secret)) == nil)
+        guard case .otp(let otp) = try ItemContentCoding.decode(Data(answered.content), kind: .otp).content else {
+            Issue.record("not a token")
+            return
+        }
+        #expect(otp.parameters.secret == Item.agentSecretStandIn)
+        #expect(otp.parameters.digits == (request == "add" ? 6 : 8) && otp.parameters.kind == OTPParameters.Kind.totp(period: 30))
+        // The agent itself still holds the real secret: its codes are RFC 6238's.
+        if request != "add" {
+            guard case .codes(let codes) = fixture.core.handle(.codes(vault: fixture.vault, query: "RFC", atMilliseconds: 59_000)) else { return }
+            #expect(codes.map(\.code) == ["94287082"])
+        }
+    }
+
     @Test("a wrong passphrase holds nothing; a vault not held is refused, never opened")
     func refusals() throws {
         let fixture = try AgentFixture()
