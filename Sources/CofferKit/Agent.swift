@@ -12,14 +12,14 @@ public typealias AgentFailure = CofferAgentWire.AgentFailure
 /// The client side of the agent (docs/FORMAT.md §11): finds its socket, checks that the agent runs as this user
 /// before anything is sent, and turns answers into the facade's types and errors.
 public enum Agent {
-    /// `$XDG_RUNTIME_DIR/coffer/agent.sock`; without a runtime directory, a private directory in `$TMPDIR` (or
-    /// /tmp) named after the uid, as ssh-agent does.
+    /// `$XDG_RUNTIME_DIR/coffer/agent.sock`; without a runtime directory, `agent/agent.sock` in the state directory
+    /// (`$XDG_STATE_HOME/coffer`, in the user's home), as gpg-agent keeps its socket in `~/.gnupg`. Never a name in a
+    /// shared directory such as /tmp: another user could take that name first and keep the agent from starting.
     public static func socketPath(environment: [String: String]) -> String {
         if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
             return "\(runtime)/coffer/agent.sock"
         }
-        let temporary = environment["TMPDIR"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
-        return "\(temporary)/coffer-agent-\(UnixSocket.currentUID)/agent.sock"
+        return DataLocations.stateDirectory(environment: environment) + "/agent/agent.sock"
     }
 
     /// The absolute, symlink-free path the agent knows a vault by.

@@ -327,6 +327,25 @@ struct AgentCLITests {
         #expect(try session.status()["running"] as? Bool == true && session.heldVaults() == 1)
     }
 
+    @Test("without XDG_RUNTIME_DIR the socket is in the user's state directory, so a directory another user made in the temporary directory blocks nothing")
+    func noRuntimeDirectory() throws {
+        let temporary = try TestSupport.temporaryDirectory("tmp")
+        let cli = try CLI(extraEnvironment: ["TMPDIR": temporary])
+        try cli.ok(["init", "--passphrase"], input: "\(Self.passphrase)\n\(Self.passphrase)\n")
+        try cli.ok(["add", "note", "Locker"], input: Self.noteText)
+        try cli.ok(["slots", "remove", "device", "--yes"], input: "\(Self.passphrase)\n")
+        // The name the agent used to take, taken first by someone else.
+        let squatted = temporary + "/coffer-agent-\(geteuid())"
+        try FileManager.default.createDirectory(atPath: squatted, withIntermediateDirectories: true)
+        if geteuid() == 0 { chown(squatted, 65534, 65534) }
+        try cli.ok(["agent", "start"], input: "\(Self.passphrase)\n")
+        defer { _ = try? cli.run(["agent", "stop"]) }
+        let directory = cli.home + "/.local/state/coffer/agent"
+        #expect(Self.mode(directory) == 0o700 && Self.mode(directory + "/agent.sock") == 0o600)
+        #expect(try cli.ok(["show", "Locker"]).stdout.contains(Self.noteText))
+        #expect(try cli.ok(["agent", "status"]).stdout.contains(directory + "/agent.sock"))
+    }
+
     static let cardPayload = "CANARY-CARD-5093-1187-4426"
     static let credentialValue = "canary-credential-sk-8jT2mQ"
 
