@@ -1,5 +1,6 @@
 import CofferCrypto
 import CofferPlatform
+import Dispatch
 
 #if canImport(Glibc)
 import Glibc
@@ -175,8 +176,17 @@ final class LibSecret: @unchecked Sendable {
     let hashTableInsert: @convention(c) (Raw, Raw?, Raw?) -> Int32
     let hashTableUnref: @convention(c) (Raw) -> Void
     let errorFree: @convention(c) (Raw) -> Void
+    let objectRef: @convention(c) (Raw) -> Raw?
+    let cancellableNew: @convention(c) () -> Raw?
+    let cancellableCancel: @convention(c) (Raw) -> Void
+    let cancellableIsCancelled: @convention(c) (Raw) -> Int32
     let strHash: Raw
     let strEqual: Raw
+    /// How long one call may wait for the service before it is cancelled: a keyring daemon that hangs would
+    /// otherwise hold each call for D-Bus's 25-second timeout, and a command makes several.
+    static let callTimeout = 5.0
+    /// Set when a call was cancelled: the service hangs, and later calls in this process fail at once.
+    private var hung = false
     /// The schema, made once and kept for the life of the process.
     private var schema: Raw?
     // libsecret's synchronous calls each run a main loop of their own; one at a time keeps them simple.
@@ -201,7 +211,8 @@ final class LibSecret: @unchecked Sendable {
         #if canImport(Glibc)
         guard let handle = dlopen("libsecret-1.so.0", RTLD_NOW | RTLD_LOCAL),
             let glib = dlopen("libglib-2.0.so.0", RTLD_NOW | RTLD_LOCAL),
-            let gobject = dlopen("libgobject-2.0.so.0", RTLD_NOW | RTLD_LOCAL)
+            let gobject = dlopen("libgobject-2.0.so.0", RTLD_NOW | RTLD_LOCAL),
+            let gio = dlopen("libgio-2.0.so.0", RTLD_NOW | RTLD_LOCAL)
         else { return nil }
         func symbol<T>(_ library: Raw, _ name: String, _: T.Type) -> T? {
             dlsym(library, name).map { unsafeBitCast($0, to: T.self) }
@@ -224,6 +235,10 @@ final class LibSecret: @unchecked Sendable {
             let hashTableInsert = symbol(glib, "g_hash_table_insert", (@convention(c) (Raw, Raw?, Raw?) -> Int32).self),
             let hashTableUnref = symbol(glib, "g_hash_table_unref", (@convention(c) (Raw) -> Void).self),
             let errorFree = symbol(glib, "g_error_free", (@convention(c) (Raw) -> Void).self),
+            let objectRef = symbol(gobject, "g_object_ref", (@convention(c) (Raw) -> Raw?).self),
+            let cancellableNew = symbol(gio, "g_cancellable_new", (@convention(c) () -> Raw?).self),
+            let cancellableCancel = symbol(gio, "g_cancellable_cancel", (@convention(c) (Raw) -> Void).self),
+            let cancellableIsCancelled = symbol(gio, "g_cancellable_is_cancelled", (@convention(c) (Raw) -> Int32).self),
             let strHash = dlsym(glib, "g_str_hash"),
             let strEqual = dlsym(glib, "g_str_equal")
         else { return nil }
@@ -240,6 +255,10 @@ final class LibSecret: @unchecked Sendable {
         self.hashTableInsert = hashTableInsert
         self.hashTableUnref = hashTableUnref
         self.errorFree = errorFree
+        self.objectRef = objectRef
+        self.cancellableNew = cancellableNew
+        self.cancellableCancel = cancellableCancel
+        self.cancellableIsCancelled = cancellableIsCancelled
         self.strHash = strHash
         self.strEqual = strEqual
         #else
@@ -251,23 +270,25 @@ final class LibSecret: @unchecked Sendable {
     /// be had.
     func checkUnlocked() throws(KeystoreError) {
         try lock.withLock { () throws(KeystoreError) in
-            var error: Raw?
-            // SECRET_SERVICE_NONE: no session is needed to read a collection's Locked property.
-            guard let service = serviceGet(0, nil, &error) else { throw unreachable(error, "no Secret Service") }
-            defer { objectUnref(service) }
-            guard let collection = collectionForAlias(service, "default", 0, nil, &error) else {
-                throw unreachable(error, "the Secret Service has no default collection")
+            try bounded { (cancellable) throws(KeystoreError) in
+                var error: Raw?
+                // SECRET_SERVICE_NONE: no session is needed to read a collection's Locked property.
+                guard let service = serviceGet(0, cancellable, &error) else { throw failure(error, cancellable, "no Secret Service") }
+                defer { objectUnref(service) }
+                guard let collection = collectionForAlias(service, "default", 0, cancellable, &error) else {
+                    throw failure(error, cancellable, "the Secret Service has no default collection")
+                }
+                defer { objectUnref(collection) }
+                if collectionLocked(collection) != 0 { throw KeystoreError.locked(.secretService) }
             }
-            defer { objectUnref(collection) }
-            if collectionLocked(collection) != 0 { throw KeystoreError.locked(.secretService) }
         }
     }
 
     func lookup(account: String) throws(KeystoreError) -> [UInt8]? {
-        try withAttributes(account) { (schema, attributes) throws(KeystoreError) -> [UInt8]? in
+        try withAttributes(account) { (schema, attributes, cancellable) throws(KeystoreError) -> [UInt8]? in
             var error: Raw?
-            guard let value = lookupSync(schema, attributes, nil, &error) else {
-                if error != nil { throw unreachable(error, "lookup failed") }
+            guard let value = lookupSync(schema, attributes, cancellable, &error) else {
+                if error != nil { throw failure(error, cancellable, "lookup failed") }
                 return nil
             }
             defer { passwordFree(value) }
@@ -276,41 +297,97 @@ final class LibSecret: @unchecked Sendable {
     }
 
     func store(account: String, label: String, value: [UInt8]) throws(KeystoreError) {
-        try withAttributes(account) { (schema, attributes) throws(KeystoreError) in
+        try withAttributes(account) { (schema, attributes, cancellable) throws(KeystoreError) in
             var error: Raw?
             let stored = value.withUnsafeBytes { raw in
                 // SECRET_COLLECTION_DEFAULT is the alias "default".
-                storeSync(schema, attributes, "default", label, raw.baseAddress!.assumingMemoryBound(to: CChar.self), nil, &error)
+                storeSync(schema, attributes, "default", label, raw.baseAddress!.assumingMemoryBound(to: CChar.self), cancellable, &error)
             }
-            if stored == 0 { throw unreachable(error, "storing failed") }
+            if stored == 0 { throw failure(error, cancellable, "storing failed") }
         }
     }
 
     func clear(account: String) throws(KeystoreError) {
-        try withAttributes(account) { (schema, attributes) throws(KeystoreError) in
+        try withAttributes(account) { (schema, attributes, cancellable) throws(KeystoreError) in
             var error: Raw?
             // FALSE with no error means there was nothing to remove.
-            if clearSync(schema, attributes, nil, &error) == 0, error != nil { throw unreachable(error, "removing failed") }
+            if clearSync(schema, attributes, cancellable, &error) == 0, error != nil { throw failure(error, cancellable, "removing failed") }
         }
     }
 
-    /// Runs `body` with the schema and a `GHashTable` {"account": account}, under the lock.
+    /// Runs `body` with the schema, a `GHashTable` {"account": account} and a cancellable, under the lock and the
+    /// time bound.
     private func withAttributes<Result>(
-        _ account: String, _ body: (Raw, Raw) throws(KeystoreError) -> Result
+        _ account: String, _ body: (Raw, Raw, Raw) throws(KeystoreError) -> Result
     ) throws(KeystoreError) -> Result {
         try lock.withLock { () throws(KeystoreError) -> Result in
-            guard let schema = try schemaLocked(), let table = hashTableNew(strHash, strEqual) else {
-                throw KeystoreError.unreachable(.secretService, "libsecret could not allocate")
+            try bounded { (cancellable) throws(KeystoreError) -> Result in
+                try attributes(account) { (schema, table) throws(KeystoreError) -> Result in try body(schema, table, cancellable) }
             }
-            defer { hashTableUnref(table) }
-            let key = strdup("account")
-            let value = strdup(account)
-            defer {
-                free(key)
-                free(value)
-            }
-            _ = hashTableInsert(table, key, value)
-            return try body(schema, table)
+        }
+    }
+
+    private func attributes<Result>(
+        _ account: String, _ body: (Raw, Raw) throws(KeystoreError) -> Result
+    ) throws(KeystoreError) -> Result {
+        guard let schema = try schemaLocked(), let table = hashTableNew(strHash, strEqual) else {
+            throw KeystoreError.unreachable(.secretService, "libsecret could not allocate")
+        }
+        defer { hashTableUnref(table) }
+        let key = strdup("account")
+        let value = strdup(account)
+        defer {
+            free(key)
+            free(value)
+        }
+        _ = hashTableInsert(table, key, value)
+        return try body(schema, table)
+    }
+
+    /// Runs `body` with a cancellable that is cancelled after `callTimeout`: libsecret's synchronous calls then return
+    /// at once with an error, which `failure` reports as the service not answering. After one such call, every
+    /// later one in this process fails at once instead of waiting again.
+    private func bounded<Result>(_ body: (Raw) throws(KeystoreError) -> Result) throws(KeystoreError) -> Result {
+        if hung { throw Self.notAnswering }
+        guard let cancellable = cancellableNew() else { throw KeystoreError.unreachable(.secretService, "GLib could not allocate") }
+        defer { objectUnref(cancellable) }
+        // The timer keeps a reference of its own: cancelling after the call returned is harmless.
+        let timer = Cancellation(library: self, cancellable: objectRef(cancellable))
+        DispatchQueue.global().asyncAfter(deadline: .now() + Self.callTimeout) { timer.fire() }
+        do {
+            return try body(cancellable)
+        } catch {
+            if cancellableIsCancelled(cancellable) != 0 { hung = true }
+            throw error
+        }
+    }
+
+    private static let notAnswering = KeystoreError.unreachable(
+        .secretService, "the Secret Service did not answer within \(Int(callTimeout)) seconds (is the keyring daemon stuck?)")
+
+    /// The error of a call that returned `error`: the service not answering when the time bound cancelled it.
+    private func failure(_ error: Raw?, _ cancellable: Raw, _ fallback: String) -> KeystoreError {
+        guard cancellableIsCancelled(cancellable) == 0 else {
+            if let error { errorFree(error) }
+            return Self.notAnswering
+        }
+        return unreachable(error, fallback)
+    }
+
+    /// Cancels a call's cancellable once, from the timer's thread, and drops the timer's reference.
+    private final class Cancellation: @unchecked Sendable {
+        let library: LibSecret
+        let cancellable: Raw?
+
+        init(library: LibSecret, cancellable: Raw?) {
+            self.library = library
+            self.cancellable = cancellable
+        }
+
+        func fire() {
+            guard let cancellable else { return }
+            library.cancellableCancel(cancellable)
+            library.objectUnref(cancellable)
         }
     }
 

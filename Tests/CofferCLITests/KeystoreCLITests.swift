@@ -306,6 +306,26 @@ struct KeystoreCLITests {
         }
     }
 
+    @Test("a keyring daemon that hangs costs a command at most about 5 seconds, with a plain message, never D-Bus's 25 s a call", secretServiceTrait)
+    func hungKeyring() async throws {
+        try await TestSupport.onOwnThread {
+            let session = try SecretServiceSession()
+            defer { session.stop() }
+            let cli = try CLI(extraEnvironment: ["DBUS_SESSION_BUS_ADDRESS": session.address])
+            try cli.ok(["init", "--passphrase", "--keystore", "secret-service"], input: "\(Self.passphrase)\n\(Self.passphrase)\n")
+            try cli.ok(["add", "note", "Kept"], input: "here\n")
+            try session.suspendDaemon(true)
+            defer { try? session.suspendDaemon(false) }
+            let started = Date()
+            let stuck = try cli.run(["list"])
+            let took = Date().timeIntervalSince(started)
+            #expect(stuck.status == 69 && stuck.stderr.contains("the Secret Service did not answer within 5 seconds"))
+            #expect(took < 8, "a hung keyring held `coffer list` for \(took) s")
+            try session.suspendDaemon(false)
+            #expect(try cli.ok(["list"]).stdout.contains("Kept"))
+        }
+    }
+
     @Test("8 processes unlocking at once leave one key in the store and one device slot", arguments: ["file", "secret-service"])
     func eightProcesses(_ kind: String) async throws {
         guard kind == "file" || SecretServiceSession.available else {

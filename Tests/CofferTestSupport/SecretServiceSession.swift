@@ -64,6 +64,21 @@ public final class SecretServiceSession: @unchecked Sendable {
         guard result.status == 0 else { throw SessionError("gdbus Lock failed: \(result.stderr)") }
     }
 
+    /// Stops (`SIGSTOP`) or resumes (`SIGCONT`) the keyring daemon of this session: stopped, it keeps its name on the
+    /// bus and answers nothing, as a daemon that hangs does.
+    public func suspendDaemon(_ suspended: Bool) throws {
+        let result = try TestSupport.run(
+            "/usr/bin/gdbus",
+            ["call", "--session", "-d", "org.freedesktop.DBus", "-o", "/org/freedesktop/DBus",
+             "-m", "org.freedesktop.DBus.GetConnectionUnixProcessID", "org.freedesktop.secrets"],
+            environment: environment(ProcessInfo.processInfo.environment))
+        // "(uint32 12345,)"
+        guard result.status == 0, let pid = Int32(result.stdout.filter(\.isNumber).dropFirst("32".count)) else {
+            throw SessionError("cannot find the keyring daemon's pid: \(result.stderr)")
+        }
+        kill(pid, suspended ? SIGSTOP : SIGCONT)
+    }
+
     /// Runs `secret-tool` (libsecret-tools: an independent client) against this session.
     public func secretTool(_ arguments: [String]) throws -> TestSupport.ProcessResult {
         try TestSupport.run("/usr/bin/secret-tool", arguments, environment: environment(ProcessInfo.processInfo.environment))
