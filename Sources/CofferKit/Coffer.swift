@@ -116,6 +116,7 @@ public final class Coffer: Sendable {
                 passphrase: passphrase, kdf: kdf, options: location.options)
         }
         let coffer = Coffer(vault: vault, location: location, keystore: store)
+        try location.deviceRecords?.recordSlot(vault.openedSlotID, for: vaultID)
         coffer.logger.info("vault created", metadata: ["vault": "\(vaultID)"])
         return coffer
     }
@@ -149,6 +150,9 @@ public final class Coffer: Sendable {
                     try store.deleteSecret(for: account + "-next")
                 }
             }
+            // Which slot this device's key opens, for telling dead slots later; a record that cannot be written now
+            // costs only that hint, never the command.
+            try? location.deviceRecords?.recordSlot(vault.openedSlotID, for: vaultID)
             return Coffer(vault: vault, location: location, keystore: store)
         }
         throw .needsSecret
@@ -188,7 +192,16 @@ public final class Coffer: Sendable {
             }
         }
         try location.deviceRecords?.record(keystore.kind, for: vault.vaultID)
-        try Self.vaultCall { () throws(VaultError) in _ = try vault.addDeviceSlot(key, label: location.deviceLabel(keystore)) }
+        let slot = try Self.vaultCall { () throws(VaultError) in try vault.addDeviceSlot(key, label: location.deviceLabel(keystore)) }
+        try location.deviceRecords?.recordSlot(slot.id, for: vault.vaultID)
+    }
+
+    /// Device slots this device made whose keys are gone from its store (a keyring item deleted, a store reset), and
+    /// that are still in the vault: nothing opens them, and `coffer slots remove` can drop them.
+    public func deadDeviceSlots() throws(CofferError) -> [UUID] {
+        guard let replaced = try location.deviceRecords?.record(for: vault.vaultID)?.replaced, !replaced.isEmpty else { return [] }
+        let present = Set(try slots().filter { $0.type == .device }.map(\.id))
+        return replaced.filter { present.contains($0) && $0 != vault.openedSlotID }
     }
 
     /// Restores an encrypted backup as this location's vault and adds a device slot.

@@ -40,17 +40,35 @@ public struct DeviceRecords: Sendable {
     }
 
     /// One vault's record: the store that holds its keys, and, while a move is being finished, the store they came
-    /// from (its copies are deleted last).
+    /// from (its copies are deleted last); the device slot this device's key opens, and the slots it opened before
+    /// its key was lost (dead slots, which nothing opens any more).
     public struct Record: Codable, Sendable, Equatable {
         /// The store that holds the keys.
         public let keystore: KeystoreKind
         /// The store a move has yet to delete copies from.
         public let previous: KeystoreKind?
+        /// The device slot this device's key opens.
+        public var slot: UUID?
+        /// Device slots this device made whose keys are gone from its store.
+        public var replaced: [UUID]?
 
         /// A record of `keystore`, and of an unfinished move from `previous`.
-        public init(keystore: KeystoreKind, previous: KeystoreKind? = nil) {
+        public init(keystore: KeystoreKind, previous: KeystoreKind? = nil, slot: UUID? = nil, replaced: [UUID]? = nil) {
             self.keystore = keystore
             self.previous = previous
+            self.slot = slot
+            self.replaced = replaced
+        }
+
+        /// The record as written: `{"keystore":…,"previous":…,"slot":…,"replaced":[…]}`, absent keys left out.
+        var text: String {
+            var fields = ["\"keystore\":\"\(keystore.rawValue)\""]
+            if let previous { fields.append("\"previous\":\"\(previous.rawValue)\"") }
+            if let slot { fields.append("\"slot\":\"\(slot.uuidString.lowercased())\"") }
+            if let replaced, !replaced.isEmpty {
+                fields.append("\"replaced\":[" + replaced.map { "\"\($0.uuidString.lowercased())\"" }.joined(separator: ",") + "]")
+            }
+            return "{" + fields.joined(separator: ",") + "}\n"
         }
     }
 
@@ -78,11 +96,26 @@ public struct DeviceRecords: Sendable {
     /// Records that vault `vaultID`'s keys live in a store of `kind` (atomically: the old record or the new one);
     /// `previous` names the store a move has yet to delete them from.
     public func record(_ kind: KeystoreKind, previous: KeystoreKind? = nil, for vaultID: UUID) throws(CofferError) {
-        let text = previous.map { "{\"keystore\":\"\(kind.rawValue)\",\"previous\":\"\($0.rawValue)\"}\n" }
-            ?? "{\"keystore\":\"\(kind.rawValue)\"}\n"
+        let existing = try? record(for: vaultID)
+        try write(Record(keystore: kind, previous: previous, slot: existing?.slot, replaced: existing?.replaced), for: vaultID)
+    }
+
+    /// Records that this device's key opens device slot `slot`; a different slot recorded before is kept as dead
+    /// (its key is gone from this device's store). Writes nothing when `slot` is already the one recorded, or when
+    /// there is no record yet.
+    public func recordSlot(_ slot: UUID, for vaultID: UUID) throws(CofferError) {
+        guard var current = try record(for: vaultID), current.slot != slot else { return }
+        if let earlier = current.slot, !(current.replaced ?? []).contains(earlier) {
+            current.replaced = (current.replaced ?? []) + [earlier]
+        }
+        current.slot = slot
+        try write(current, for: vaultID)
+    }
+
+    private func write(_ record: Record, for vaultID: UUID) throws(CofferError) {
         do {
             try PrivateFiles.createDirectory(directory)
-            try PrivateFiles.write(Array(text.utf8), to: path(vaultID))
+            try PrivateFiles.write(Array(record.text.utf8), to: path(vaultID))
         } catch {
             throw .vault(.file(error))
         }

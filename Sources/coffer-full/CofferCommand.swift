@@ -143,6 +143,7 @@ struct Unlock: ParsableCommand {
             recoveryCode
             ? .recoveryCode(try SecretInput.shared.secret("Recovery code"))
             : .passphrase(try SecretInput.shared.secret("Passphrase"))
-        _ = try Coffer.open(at: vaultOption.location(deviceName: device.deviceName), unlock: unlock)
+        let coffer = try Coffer.open(at: vaultOption.location(deviceName: device.deviceName), unlock: unlock)
+        Slots.List.noteDeadSlots(try coffer.deadDeviceSlots())
     }
 }

@@ -93,9 +93,11 @@ extension Slots {
             let keystore: String?
             let created: Date?
             let thisDevice: Bool?
+            /// A slot this device made whose key is gone from its store: nothing opens it.
+            let dead: Bool?
 
             enum CodingKeys: String, CodingKey {
-                case id, type, kdf, name, keystore, created
+                case id, type, kdf, name, keystore, created, dead
                 case thisDevice = "this_device"
             }
         }
@@ -103,11 +105,13 @@ extension Slots {
         func run() throws {
             let coffer = try vaultOption.open()
             let slots = try coffer.slots()
+            let dead = Set(try coffer.deadDeviceSlots())
             let lines = slots.map { slot in
                 SlotLine(
                     id: slot.id.uuidString.lowercased(), type: slot.type.name, kdf: slot.kdf?.description, name: slot.device?.name,
                     keystore: slot.device?.keystore, created: slot.device?.createdAt,
-                    thisDevice: slot.type == .device ? slot.id == coffer.openedSlotID : nil)
+                    thisDevice: slot.type == .device ? slot.id == coffer.openedSlotID : nil,
+                    dead: slot.type == .device ? dead.contains(slot.id) : nil)
             }
             if output.json {
                 try Output.json(lines)
@@ -118,10 +122,21 @@ extension Slots {
                 if line.type == SlotType.device.name {
                     let day = line.created.map { Output.isoDay.string(from: $0) } ?? "(before names)"
                     detail = "\(pad(line.name ?? "unnamed", 16))  \(pad(line.keystore ?? "", 14))  \(day)"
-                        + (line.thisDevice == true ? "  (this device)" : "")
+                        + (line.thisDevice == true ? "  (this device)" : "") + (line.dead == true ? "  (dead: its key is gone)" : "")
                 }
                 Output.line("\(String(line.id.prefix(8)))  \(pad(line.type, 10))  \(detail)")
             }
+            Self.noteDeadSlots(Array(dead))
+        }
+
+        /// Offers to remove the device slots this device made and lost the keys of.
+        static func noteDeadSlots(_ dead: [UUID]) {
+            guard !dead.isEmpty else { return }
+            let ids = dead.map { String($0.uuidString.lowercased().prefix(8)) }
+            Output.note(
+                dead.count == 1
+                    ? "Slot \(ids[0]) was this device's, and its key is gone from the key store: nothing opens it. `coffer slots remove \(ids[0])` removes it."
+                    : "Slots \(ids.joined(separator: ", ")) were this device's, and their keys are gone from the key store: nothing opens them. `coffer slots remove ID` removes each.")
         }
     }
 }

@@ -448,6 +448,34 @@ struct KeystoreCLITests {
         #expect(try Self.deviceSlots(c).count == 1, "the moved key opened the vault's own slot: no new one")
     }
 
+    @Test("a device key deleted from its store: `unlock` gives a new slot and names the dead one, `slots` marks it, and removing it leaves the vault opening")
+    func deadSlots() async throws {
+        try await TestSupport.onOwnThread {
+            let cli = try CLI()
+            try cli.ok(["init", "--passphrase", "--keystore", "file"], input: "\(Self.passphrase)\n\(Self.passphrase)\n")
+            let first = try #require(try Self.deviceSlots(cli).first?["id"] as? String)
+            for round in 1...2 {
+                for file in try FileManager.default.contentsOfDirectory(atPath: cli.keystoreDirectory) {
+                    try FileManager.default.removeItem(atPath: cli.keystoreDirectory + "/" + file)
+                }
+                #expect(try cli.run(["list"]).status == 77)
+                let unlocked = try cli.ok(["unlock"], input: "\(Self.passphrase)\n")
+                #expect(unlocked.stderr.contains(round == 1 ? "Slot \(first.prefix(8)) was this device's" : "were this device's"))
+            }
+            let slots = try Self.deviceSlots(cli)
+            #expect(slots.count == 3)
+            let dead = slots.filter { $0["dead"] as? Bool == true }.compactMap { $0["id"] as? String }
+            #expect(dead.count == 2 && dead.contains(first))
+            #expect(slots.filter { $0["this_device"] as? Bool == true }.allSatisfy { $0["dead"] as? Bool == false })
+            #expect(try cli.ok(["slots"]).stdout.contains("(dead: its key is gone)"))
+            for id in dead { try cli.ok(["slots", "remove", String(id.prefix(8))]) }
+            try cli.ok(["list"])
+            #expect(try Self.deviceSlots(cli).count == 1)
+            let quiet = try cli.ok(["slots"])
+            #expect(!quiet.stdout.contains("dead") && !quiet.stderr.contains("this device's"))
+        }
+    }
+
     @Test("--keystore and COFFER_KEYSTORE are checked; an unknown name is a usage error")
     func choosing() async throws {
         try await TestSupport.onOwnThread { try Self.choosingRun() }
