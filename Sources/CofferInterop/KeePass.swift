@@ -15,9 +15,14 @@ import Foundation
 ///   older `TOTP Seed` with `TOTP Settings` (`period;digits`, digits `S` for Steam); or KeePass 2.47's
 ///   `TimeOtp-Secret-Base32` with `TimeOtp-Length`, `-Period` and `-Algorithm`. The issuer is the URI's, else the
 ///   title; the account the URI's, else the user name;
-/// - a **note** when it has neither but holds a user name, URL, notes or fields.
+/// - a **note** when it has neither but holds a user name, URL, notes or fields;
+/// - a **card** without a barcode when pictures (PNG or JPEG, at most 2 MiB) are attached to it: its front and back
+///   photos (a file named "…back…" is the back, "…front…" the front, else the order decides); its number is the user name (else the card is known by its name), and the
+///   URL, fields and notes are its notes. It is made beside the credential or token the entry also becomes, and
+///   instead of the note.
 ///
-/// The entry's group (below the root) and its tags become tags.
+/// Every other attached file, and a third picture, is named as left out. The entry's group (below the root) and its
+/// tags become tags.
 public enum KeePassImporter: Importer {
     public static let formatName = "keepass"
 
@@ -43,7 +48,7 @@ public enum KeePassImporter: Importer {
         guard password != nil || keyFile != nil else { throw .passwordRequired }
         let key = KeePassCompositeKey(password: password, keyFile: try keyFile.map(KeePassKeyFile.key))
         let database = try KeePassDatabase(data, key: key)
-        let entries = try KeePassXMLReader.entries(database.xml, stream: database.innerStream)
+        let entries = try KeePassXMLReader.entries(database.xml, stream: database.innerStream, binaries: database.binaries)
         var result = ImportResult()
         for (index, entry) in entries.enumerated() {
             convert(entry, index: index, into: &result)
@@ -60,9 +65,26 @@ public enum KeePassImporter: Importer {
         var tags = OTPImport.usableTags(entry.tags + (entry.group.map { [$0] } ?? []))
         tags = tags.reduce(into: []) { if !$0.contains($1) { $0.append($1) } }
 
+        var pictures: [(name: String, bytes: [UInt8])] = []
         for attachment in entry.attachments {
-            result.problems.append(ImportProblem(
-                entry: name, reason: "the attached file \"\(attachment)\" is not kept (Coffer keeps pictures only as a card's photos)"))
+            guard let bytes = attachment.bytes else {
+                result.problems.append(ImportProblem(
+                    entry: name, reason: "the attached file \"\(attachment.name)\" is missing from the database and was left out"))
+                continue
+            }
+            guard (try? CardPhoto.checkedType(of: bytes)) != nil else {
+                let why = bytes.count > CardPhoto.maximumBytes && Self.looksLikePicture(bytes)
+                    ? "is larger than 2 MiB" : "is not a PNG or JPEG picture"
+                result.problems.append(ImportProblem(
+                    entry: name, reason: "the attached file \"\(attachment.name)\" \(why), and was left out (Coffer keeps pictures as a card's photos)"))
+                continue
+            }
+            guard pictures.count < 2 else {
+                result.problems.append(ImportProblem(
+                    entry: name, reason: "the attached picture \"\(attachment.name)\" was left out (a card keeps a front and a back photo)"))
+                continue
+            }
+            pictures.append((attachment.name, bytes))
         }
         let extra = entry.fields.filter { !standardFields.contains($0.key) && !otpFields.contains($0.key) }
         for field in extra where field.protected {
@@ -92,19 +114,59 @@ public enum KeePassImporter: Importer {
             converted = true
             result.problems.append(ImportProblem(entry: name, reason: error.reason))
         }
-        guard !converted else { return }
         var fields: [Note.Field] = []
         if let username { fields.append(Note.Field(label: "Username", value: username)) }
         if let url { fields.append(Note.Field(label: "URL", value: url)) }
         for field in extra where !field.protected && OTPImport.nonEmpty(field.value) != nil {
             fields.append(Note.Field(label: field.key, value: field.value))
         }
+        if !pictures.isEmpty {
+            // A card's number is what KeePass users keep in the user name; without one, the card is known by its name.
+            let lines = fields.filter { $0.label != "Username" }.map { "\($0.label): \($0.value)" }
+            let cardNotes = OTPImport.nonEmpty((lines + (notes.map { [$0] } ?? [])).joined(separator: "\n"))
+            do {
+                result.items.append(.card(try Card(
+                    name: name, symbology: nil, payload: Array((username ?? name).utf8), cardNumber: username, tags: tags, notes: cardNotes)))
+                result.photos[result.items.count - 1] = Self.sides(of: pictures)
+            } catch {
+                result.problems.append(ImportProblem(entry: name, reason: error.description))
+            }
+            return
+        }
+        guard !converted else { return }
         guard !fields.isEmpty || notes != nil else { return }  // an empty entry: nothing to keep
         do {
             result.items.append(.note(try Note(name: name, fields: fields, text: notes, tags: tags)))
         } catch {
             result.problems.append(ImportProblem(entry: name, reason: error.description))
         }
+    }
+
+    /// Which picture is the front and which the back: one whose file name says "back" is the back, one that says
+    /// "front" the front, and the others take the sides left in the order they are attached (KeePassXC lists
+    /// attachments by name, so their order alone does not tell).
+    static func sides(of pictures: [(name: String, bytes: [UInt8])]) -> [PhotoSide: Data] {
+        var sides: [PhotoSide: Data] = [:]
+        var unnamed: [[UInt8]] = []
+        for picture in pictures {
+            let name = picture.name.lowercased()
+            if name.contains("back"), sides[.back] == nil {
+                sides[.back] = Data(picture.bytes)
+            } else if name.contains("front"), sides[.front] == nil {
+                sides[.front] = Data(picture.bytes)
+            } else {
+                unnamed.append(picture.bytes)
+            }
+        }
+        for side in PhotoSide.allCases where sides[side] == nil && !unnamed.isEmpty {
+            sides[side] = Data(unnamed.removeFirst())
+        }
+        return sides
+    }
+
+    /// Whether `bytes` start as a PNG or a JPEG does, whatever their size.
+    private static func looksLikePicture(_ bytes: [UInt8]) -> Bool {
+        bytes.starts(with: [0x89, 0x50, 0x4E, 0x47]) || bytes.starts(with: [0xFF, 0xD8, 0xFF])
     }
 
     /// The token's issuer and account: the URI's when it names them, else the title and the user name.

@@ -15,6 +15,9 @@ struct KeePassDatabase {
     /// What the XML reader needs: the document and the protected-value stream.
     let xml: [UInt8]
     let innerStream: KeePassInnerStream
+    /// KDBX 4's attached files, from the inner header, by the index entries refer to them by (`<Value Ref="N"/>`);
+    /// KDBX 3.1 keeps them in the XML instead (`Meta/Binaries`), where the XML reader finds them.
+    let binaries: [[UInt8]]
 
     static let signature1: UInt32 = 0x9AA2_D903
     static let signature2: UInt32 = 0xB54B_FB67
@@ -67,9 +70,10 @@ struct KeePassDatabase {
         }
     }
 
-    private init(xml: [UInt8], innerStream: KeePassInnerStream) {
+    private init(xml: [UInt8], innerStream: KeePassInnerStream, binaries: [[UInt8]] = []) {
         self.xml = xml
         self.innerStream = innerStream
+        self.binaries = binaries
     }
 
     // MARK: KDBX 4
@@ -129,6 +133,7 @@ struct KeePassDatabase {
         var inner = ByteReader(payload[...])
         var streamCipher: KeePassInnerStream.Cipher?
         var streamKey: [UInt8]?
+        var binaries: [[UInt8]] = []
         while true {
             let id = try inner.u8()
             let length = Int(try inner.u32())
@@ -139,12 +144,17 @@ struct KeePassDatabase {
                 guard value.count == 4 else { throw .malformedFile("the inner stream id is not 4 bytes") }
                 streamCipher = try Self.streamCipher(value.reversed().reduce(0) { $0 << 8 | UInt32($1) })
             case 2: streamKey = value
-            default: continue  // attachments: not imported
+            case 3:
+                // An attached file: a flags byte (bit 0: protected in memory, which changes nothing on disk), then it.
+                guard !value.isEmpty else { throw .malformedFile("an attached file in the inner header has no flags byte") }
+                binaries.append(Array(value.dropFirst()))
+            default: continue
             }
             if id == 0 { break }
         }
         guard let streamCipher, let streamKey else { throw .malformedFile("the inner header lacks its stream cipher or key") }
-        return Self(xml: Array(payload[inner.offset...]), innerStream: KeePassInnerStream(cipher: streamCipher, key: streamKey))
+        return Self(
+            xml: Array(payload[inner.offset...]), innerStream: KeePassInnerStream(cipher: streamCipher, key: streamKey), binaries: binaries)
     }
 
     /// HMAC key of block `index` (UInt64.max for the header): SHA-512 of the index and the 64-byte base key.

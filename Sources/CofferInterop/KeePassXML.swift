@@ -9,9 +9,15 @@ struct KeePassEntry {
         let protected: Bool
     }
 
+    /// A file attached to the entry: its name, and its bytes when the database holds the file it refers to.
+    struct Attachment {
+        let name: String
+        let bytes: [UInt8]?
+    }
+
     var fields: [Field] = []
-    /// The names of the files attached to the entry.
-    var attachments: [String] = []
+    /// The files attached to the entry.
+    var attachments: [Attachment] = []
     var tags: [String] = []
     /// The name of the group holding the entry; `nil` in the root group.
     var group: String?
@@ -41,21 +47,30 @@ final class KeePassXMLReader {
     private var entryDepth = 0
     private var fieldKey: String?
     private var fieldValue: (text: String, protected: Bool)?
+    /// Attached files by reference: KDBX 4's from the inner header, KDBX 3.1's read from `Meta/Binaries`.
+    private var binaries: [Int: [UInt8]]
+    /// The open `Meta/Binaries/Binary`'s id and whether it is gzip-compressed.
+    private var binary: (id: Int, compressed: Bool)?
+    /// The open attachment's name and reference (`Entry/Binary/Key` and `Value Ref`).
+    private var attachment: (name: String?, ref: Int?)?
+    /// The bytes of the last protected value read, which attached files need as bytes rather than text.
+    private var protectedBytes: [UInt8]?
 
     /// The most entries read, far above any real database and well inside the importer's size cap.
     static let entryLimit = 100_000
 
-    init(stream: KeePassInnerStream) {
+    init(stream: KeePassInnerStream, binaries: [[UInt8]]) {
         self.stream = stream
+        self.binaries = Dictionary(uniqueKeysWithValues: binaries.enumerated().map { ($0.offset, $0.element) })
     }
 
-    static func entries(_ xml: [UInt8], stream: KeePassInnerStream) throws(InteropError) -> [KeePassEntry] {
+    static func entries(_ xml: [UInt8], stream: KeePassInnerStream, binaries: [[UInt8]] = []) throws(InteropError) -> [KeePassEntry] {
         if xml.count >= 9, (0...(xml.count - 9)).contains(where: { xml[$0] == UInt8(ascii: "<") && xml[$0 + 1] == UInt8(ascii: "!")
             && String(decoding: xml[($0 + 2)..<($0 + 9)], as: UTF8.self).uppercased() == "DOCTYPE" })
         {
             throw .malformedFile("the database XML declares a DTD")
         }
-        let reader = KeePassXMLReader(stream: stream)
+        let reader = KeePassXMLReader(stream: stream, binaries: binaries)
         let finished: Bool
         do {
             finished = try XMLEventReader.read(xml) { event in
@@ -102,6 +117,12 @@ final class KeePassXMLReader {
         case "String" where entry != nil && path.count == entryDepth + 1:
             fieldKey = nil
             fieldValue = nil
+        case "Binary" where entry != nil && path.count == entryDepth + 1:
+            attachment = (nil, nil)
+        case "Value" where entry != nil && path.count == entryDepth + 2 && path.dropLast().last == "Binary":
+            attachment?.ref = attributes["Ref"].flatMap { Int($0) }
+        case "Binary" where entry == nil && path.dropLast().last == "Binaries":
+            binary = (attributes["ID"].flatMap { Int($0) } ?? -1, attributes["Compressed"]?.lowercased() == "true")
         default:
             break
         }
@@ -114,13 +135,16 @@ final class KeePassXMLReader {
             protectedValue = false
         }
         var value = text
+        protectedBytes = nil
         if protectedValue {
             guard let sealed = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
                 fail(.malformedFile("a protected value is not base64"))
                 return
             }
             do {
-                value = String(decoding: try stream.apply(Array(sealed)), as: UTF8.self)
+                let revealed = try stream.apply(Array(sealed))
+                protectedBytes = revealed
+                value = String(decoding: revealed, as: UTF8.self)
             } catch {
                 fail(error)
                 return
@@ -152,7 +176,31 @@ final class KeePassXMLReader {
                 entry?.fields.append(KeePassEntry.Field(key: fieldKey, value: fieldValue.text, protected: fieldValue.protected))
             }
         case "Key" where parent == "Binary" && path.count == entryDepth + 2 && entry != nil:
-            entry?.attachments.append(value)
+            attachment?.name = value
+        case "Binary" where path.count == entryDepth + 1 && entry != nil:
+            if let name = attachment?.name {
+                entry?.attachments.append(KeePassEntry.Attachment(name: name, bytes: attachment?.ref.flatMap { binaries[$0] }))
+            }
+            attachment = nil
+        case "Binary" where entry == nil && parent == "Binaries":
+            defer { binary = nil }
+            guard let binary, binary.id >= 0, binaries[binary.id] == nil else {
+                fail(.malformedFile("an attached file has no id, or one used twice"))
+                return
+            }
+            guard var bytes = protectedBytes ?? Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)).map(Array.init) else {
+                fail(.malformedFile("an attached file is not base64"))
+                return
+            }
+            if binary.compressed {
+                do {
+                    bytes = try KeePassDatabase.gunzip(bytes)
+                } catch {
+                    fail(error)
+                    return
+                }
+            }
+            binaries[binary.id] = bytes
         case "Tags" where path.count == entryDepth + 1 && entry != nil:
             entry?.tags = value.split(whereSeparator: { $0 == ";" || $0 == "," }).map(String.init)
         case "Entry" where path.count == entryDepth && entry != nil:

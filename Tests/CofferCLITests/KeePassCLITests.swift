@@ -30,8 +30,11 @@ struct KeePassCLITests {
         try cli.ok(["init"])
 
         let keepassxc = try cli.ok(["import", "--from", "keepass", directory + "/keepassxc_kdbx4.kdbx"], input: Self.password + "\n")
-        #expect(keepassxc.stderr.contains("Imported 3 items from keepass."), "\(keepassxc.stderr)")
-        #expect(try Self.kinds(cli) == ["credential": 2, "otp": 1])
+        #expect(keepassxc.stderr.contains("Imported 4 items from keepass."), "\(keepassxc.stderr)")
+        #expect(keepassxc.stderr.contains("Gym card: the attached file \"readme.txt\" is not a PNG or JPEG picture"), "\(keepassxc.stderr)")
+        #expect(try Self.kinds(cli) == ["credential": 2, "otp": 1, "card": 1])
+        // The pictures KeePassXC attached, as the card's photos: a file on disk byte for byte.
+        #expect(try cli.ok(["show", "Gym card"]).stdout.contains("99887766"))
         let shown = try cli.ok(["show", "Mail"]).stdout
         #expect(shown.contains("Provider: mail.example.org") && shown.contains("Username: frank"), "\(shown)")
         #expect(shown.contains("URL:      https://mail.example.org/") && shown.contains("Notes:    webmail"), "\(shown)")
@@ -43,7 +46,7 @@ struct KeePassCLITests {
         #expect(pykeepass.stderr.contains("coffer: warning: 2 entries could not be imported:"))
         #expect(pykeepass.stderr.contains("GitHub: the protected field \"PIN\" is not kept"))
         #expect(!pykeepass.stderr.contains("4321") && !pykeepass.stderr.contains(Self.password))
-        #expect(try Self.kinds(cli) == ["credential": 4, "otp": 5, "note": 1])
+        #expect(try Self.kinds(cli) == ["credential": 4, "otp": 5, "note": 1, "card": 1])
         #expect(try cli.ok(["code", "Legacy Bank", "--json"]).stdout.contains("\"code\""))
     }
 
@@ -63,7 +66,12 @@ struct KeePassCLITests {
         #expect(imported.stderr.contains("Imported 1 item from keepass."), "\(imported.stderr)")
         let attachments = try cli.ok(["import", "--from", "keepass", directory + "/pykeepass_keyfile_1.kdbx", "--key-file",
                                       directory + "/hex.key"], input: Self.password + "\n")
-        #expect(attachments.stderr.contains("Scans: the attached file \"card.png\" is not kept"), "\(attachments.stderr)")
+        #expect(attachments.stderr.contains("Scans: the attached file \"notes.txt\" is not a PNG or JPEG picture"), "\(attachments.stderr)")
+        #expect(attachments.stderr.contains("Imported 2 items from keepass."), "\(attachments.stderr)")
+        let listed = try #require(try JSONSerialization.jsonObject(with: Data(try cli.ok(["list", "--json"]).stdout.utf8)) as? [[String: Any]])
+        let card = try #require(listed.first { $0["kind"] as? String == "card" && $0["name"] as? String == "Scans" }?["id"] as? String)
+        let shown = try #require(try JSONSerialization.jsonObject(with: Data(try cli.ok(["show", card, "--json"]).stdout.utf8)) as? [String: Any])
+        #expect((shown["photos"] as? [Any])?.count == 2, "\(shown)")
         let elsewhere = try cli.run(["import", "--from", "aegis", both, "--key-file", directory + "/hex.key"])
         #expect(elsewhere.status == 64 && elsewhere.stderr.contains("--key-file is for KeePass databases"))
     }

@@ -19,6 +19,8 @@ enum KeePassFixtures {
         let otp: [ExpectedOTP]
         let notes: [ExpectedNote]
         let problems: [ExpectedProblem]
+        /// Cards made of attached pictures (photos in hex); absent where a writer attached none.
+        let cards: [ExpectedCard]?
 
         var testDescription: String { "\(file) (\(writer), KDBX \(version))" }
     }
@@ -31,6 +33,15 @@ enum KeePassFixtures {
         let username: String?
         let url: String?
         let notes: String?
+    }
+
+    struct ExpectedCard: Decodable {
+        let name: String
+        let number: String?
+        let notes: String?
+        let tags: [String]
+        let front: String
+        let back: String?
     }
 
     struct ExpectedNote: Decodable {

@@ -83,3 +83,4 @@ struct FileKeystoreTests {
         }
     }
 }
+

@@ -137,11 +137,23 @@ def keepassxc(*arguments, stdin):
     subprocess.run(["keepassxc-cli", *arguments], input=stdin.encode(), check=True, capture_output=True)
 
 
+# Pictures attached to an entry become a card's photos (issue 32): a PNG front, a JPEG back, and a text file that is
+# named as left out. Only the first bytes decide the type, as Coffer's photo check reads them.
+GYM_FRONT = b"\x89PNG\r\n\x1a\n" + secret("keepass-gym-front", 200)
+GYM_BACK = b"\xff\xd8\xff\xe0" + secret("keepass-gym-back", 150)
+
+
 def keepassxc_entries(path):
     keepassxc("add", "-q", "-u", "frank", "--url", "https://mail.example.org/", "--notes", "webmail", "-p", path,
               "Mail", stdin=f"{PASSWORD}\nmail pass ✓\n")
     keepassxc("mkdir", "-q", path, "Servers", stdin=f"{PASSWORD}\n")
     keepassxc("add", "-q", "-u", "root", "-p", path, "Servers/Router", stdin=f"{PASSWORD}\nrouter pass\n")
+    keepassxc("add", "-q", "-u", "99887766", "--notes", "front desk", path, "Gym card", stdin=f"{PASSWORD}\n")
+    for name, content in [("front.png", GYM_FRONT), ("back.jpg", GYM_BACK), ("readme.txt", b"opening hours\n")]:
+        attached = os.path.join(OUT, "attachment-" + name)
+        with open(attached, "wb") as handle:
+            handle.write(content)
+        keepassxc("attachment-import", "-q", path, "Gym card", name, attached, stdin=f"{PASSWORD}\n")
 
 
 def expected_keepassxc(extra=None):
@@ -152,7 +164,9 @@ def expected_keepassxc(extra=None):
             {"name": "Router", "provider": None, "value": "router pass", "tags": ["Servers"], "username": "root",
              "url": None, "notes": None},
         ],
-        "otp": [], "notes": [], "problems": [],
+        "otp": [], "notes": [], "problems": [{"entry": "Gym card", "reason": "\"readme.txt\" is not a PNG or JPEG picture"}],
+        "cards": [{"name": "Gym card", "number": "99887766", "notes": "front desk", "tags": [],
+                   "front": GYM_FRONT.hex(), "back": GYM_BACK.hex()}],
     }
     for key, value in (extra or {}).items():
         expected[key] = value + expected[key]
@@ -189,7 +203,8 @@ databases.append({"file": "keepassxc_kdbx4.kdbx", "writer": "keepassxc-cli", "ve
 # Key files (issue 32). KeePassXC writes its own XML 2.0 key file (hex, with a hash of the key) for a database opened
 # with a password and the key file, and for one opened with the key file alone. pykeepass opens databases with the
 # other kinds KeePass reads: XML 1.0 (base64), 64 hex digits, 32 raw bytes, and any other file (its SHA-256).
-# One entry carries two attachments, which Coffer names as not kept.
+# One entry carries five attachments: two pictures Coffer keeps as a card's photos, a third picture, a text file and
+# a reference to a file the database lacks, each named as left out.
 keyfile_databases = []
 
 
@@ -242,13 +257,18 @@ for index, (key_name, content) in enumerate(KEY_FILES.items()):
     scans = kp.add_entry(kp.root_group, "Scans", "zoe", "scan pass")
     scans.add_attachment(kp.add_binary(b"\x89PNG\r\n\x1a\n" + secret("keepass-attachment", 64)), "card.png")
     scans.add_attachment(kp.add_binary(b"plain text notes"), "notes.txt")
+    scans.add_attachment(kp.add_binary(b"\xff\xd8\xff" + secret("keepass-attachment-2", 64)), "back.jpg")
+    scans.add_attachment(kp.add_binary(b"\x89PNG\r\n\x1a\n" + secret("keepass-attachment-3", 64)), "third.png")
+    # An attachment whose file the database does not hold.
+    scans.add_attachment(99, "lost.png")
     kp.save()
     credential = {"name": "Scans", "provider": None, "value": "scan pass", "tags": [], "username": "zoe", "url": None,
                   "notes": None}
     keyfile_databases.append({"file": name, "keyfile": key_name, "password": PASSWORD, "writer": "pykeepass",
                               "version": 4, "credentials": [credential],
-                              "problems": [{"entry": "Scans", "reason": "card.png"},
-                                           {"entry": "Scans", "reason": "notes.txt"}]})
+                              "problems": [{"entry": "Scans", "reason": "\"notes.txt\" is not a PNG or JPEG picture"},
+                                           {"entry": "Scans", "reason": "\"third.png\" was left out (a card keeps a front and a back photo)"},
+                                           {"entry": "Scans", "reason": "\"lost.png\" is missing from the database"}]})
 
 with open(os.path.join(OUT, "expected.json"), "w") as handle:
     json.dump({"password": PASSWORD, "argon_memory": ARGON_MEMORY, "databases": databases,
