@@ -1,6 +1,7 @@
 import ArgumentParser
 import CofferKit
 import CofferLogging
+import CofferPlatform
 import Foundation
 
 /// What `coffer` does itself, in a process that links only the vault and the everyday commands: `code`, `show`,
@@ -10,8 +11,8 @@ import Foundation
 /// (`FullCommandLine.replaceProcess`). The split is for speed alone: starting the full executable (its size,
 /// relocations and protocol conformances) costs more than a lookup's work.
 package enum EverydayCommands {
-    /// The version `coffer --version` prints, and the full command tree's.
-    package static let version = "0.1.0"
+    /// The version `coffer --version` prints, and the full command tree's (every Coffer program's).
+    package static let version = CofferVersion.current
 
     /// Runs what `arguments` (without the program name) ask when this process can do it alone, and exits; returns
     /// when they are for the full command tree.

@@ -174,10 +174,6 @@ struct PGBench: Sendable {
         return result
     }
 
-    /// Runs a process with stdout and stderr to `output` and returns its exit status, waiting on a dispatch thread
-    /// rather than one of the concurrency pool's. posix_spawn directly: the child must start with no signal blocked
-    /// and default handlers, or it inherits this process's threads' masks (NIO's, the pool's), and then pgbench's
-    /// `-T` alarm never fires and a PostgreSQL started through pg_ctl cannot be stopped.
     /// `url` without its password (and with the TLS mode Coffer chose for it, which libpq's default would not be),
     /// and the password.
     static func splitPassword(_ url: String) throws -> (url: String, password: String?) {
@@ -194,6 +190,10 @@ struct PGBench: Sendable {
         return ("postgres://\(user)@\(host):\(parsed.port)/\(database)?sslmode=\(parsed.tls.rawValue)", password)
     }
 
+    /// Runs a process with stdout and stderr to `output` and returns its exit status, waiting on a dispatch thread
+    /// rather than one of the concurrency pool's. posix_spawn directly: the child must start with no signal blocked
+    /// and default handlers, or it inherits this process's threads' masks (NIO's, the pool's), and then pgbench's
+    /// `-T` alarm never fires and a PostgreSQL started through pg_ctl cannot be stopped.
     static func spawn(_ executable: String, arguments: [String], output: String, environment: [String: String] = [:]) async throws -> Int32 {
         let descriptor = open(output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         guard descriptor >= 0 else { throw BenchError("cannot write \(output)") }

@@ -16,7 +16,7 @@ struct CofferServerCommand: AsyncParsableCommand {
             With no flags it listens on 127.0.0.1:8443 (plain HTTP: put it behind TLS or pass --tls-cert/--tls-key) \
             and keeps everything in an SQLite file under $XDG_DATA_HOME/coffer-server.
             """,
-        version: "0.1.0",
+        version: CofferVersion.current,
         subcommands: [Serve.self, RotateSigningKey.self, Places.self, OperatorTokenCommand.self, Purge.self, Audit.self],
         defaultSubcommand: Serve.self)
 

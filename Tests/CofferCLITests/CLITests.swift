@@ -1,3 +1,4 @@
+import CofferPlatform
 import CofferTestSupport
 import Foundation
 import GRDB
@@ -338,7 +339,7 @@ struct CLITests {
             }
         }
         let version = try TestSupport.run("\(prefix)/bin/coffer", ["--version"], environment: ["PATH": "/usr/bin:/bin"])
-        #expect(version.stdout == "0.1.0\n")
+        #expect(version.stdout == CofferVersion.current + "\n")
         // The whole command tree is coffer-full's, out of PATH in libexec, and the installed coffer finds it.
         #expect(FileManager.default.isExecutableFile(atPath: "\(prefix)/libexec/coffer/coffer-full"))
         #expect(!FileManager.default.fileExists(atPath: "\(prefix)/bin/coffer-full"))
