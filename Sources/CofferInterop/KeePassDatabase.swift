@@ -320,16 +320,7 @@ struct KeePassDatabase {
 
     // MARK: Helpers
 
-    private static func uuid(_ hex: String) -> [UInt8] {
-        var bytes: [UInt8] = []
-        var index = hex.startIndex
-        while index < hex.endIndex {
-            let next = hex.index(index, offsetBy: 2)
-            bytes.append(UInt8(hex[index..<next], radix: 16) ?? 0)
-            index = next
-        }
-        return bytes
-    }
+    private static func uuid(_ hex: String) -> [UInt8] { Hex.decode(hex) ?? [] }
 
     /// Inflates a gzip member into at most ``Limits/payloadByteCount`` bytes.
     static func gunzip(_ input: [UInt8]) throws(InteropError) -> [UInt8] {

@@ -56,8 +56,8 @@ public enum StellarSummary {
         case .none: "none"
         case .text(let text): "text \(quoted(text))"
         case .id(let id): "id \(id)"
-        case .hash(let hash): "hash \(hex(hash))"
-        case .return(let hash): "return \(hex(hash))"
+        case .hash(let hash): "hash \(Hex.encode(hash))"
+        case .return(let hash): "return \(Hex.encode(hash))"
         }
     }
 
@@ -105,7 +105,7 @@ public enum StellarSummary {
         case .unsigned(let number): return String(number)
         case .text(let bytes): return quoted(bytes)
         case .bytes(let bytes): return "\(bytes.count) bytes, base64 \(Data(bytes).base64EncodedString())"
-        case .hex(let bytes): return hex(bytes)
+        case .hex(let bytes): return Hex.encode(bytes)
         case .price(let numerator, let denominator):
             guard denominator != 0 else { return "\(numerator)/0" }
             return "\(numerator)/\(denominator) (\(decimal(numerator, denominator)))"
@@ -127,7 +127,7 @@ public enum StellarSummary {
         case .native: "XLM"
         case .credit(let code, let issuer): "\(escaped(code)):\(issuer)"
         case .pool(let a, let b, let fee): "pool shares of \(text(a)) and \(text(b)) (fee \(fee) basis points)"
-        case .poolID(let id): "pool shares of \(hex(id))"
+        case .poolID(let id): "pool shares of \(Hex.encode(id))"
         }
     }
 
@@ -186,10 +186,6 @@ public enum StellarSummary {
         return "\(year)-\(two(month))-\(two(day)) \(two(rest / 3600)):\(two(rest / 60 % 60)):\(two(rest % 60)) UTC"
     }
 
-    static func hex(_ bytes: [UInt8]) -> String {
-        Hex.encode(bytes)
-    }
-
     /// Printable ASCII as it is; a backslash, a quote and every other byte escaped (`\\`, `\"`, `\xNN`).
     static func escaped(_ bytes: [UInt8]) -> String {
         var out = ""
@@ -198,7 +194,7 @@ public enum StellarSummary {
             case UInt8(ascii: "\\"): out += "\\\\"
             case UInt8(ascii: "\""): out += "\\\""
             case 0x20...0x7E: out.append(Character(Unicode.Scalar(byte)))
-            default: out += "\\x" + hex([byte])
+            default: out += "\\x" + Hex.encode([byte])
             }
         }
         return out
@@ -215,7 +211,7 @@ public enum StellarSummary {
         var summary: [String: Any] = [
             "network_passphrase": network.passphrase,
             "envelope_type": envelope.kind == .v0 ? "v0" : envelope.kind == .v1 ? "v1" : "fee_bump",
-            "hash": hex(envelope.hash(on: network)),
+            "hash": Hex.encode(envelope.hash(on: network)),
             "source": transaction.source,
             "sequence": String(transaction.sequence),
             "fee": Int(transaction.fee),
@@ -240,8 +236,8 @@ public enum StellarSummary {
         case .none: ["type": "none"]
         case .text(let text): ["type": "text", "value": jsonText(text)]
         case .id(let id): ["type": "id", "value": String(id)]
-        case .hash(let hash): ["type": "hash", "value": hex(hash)]
-        case .return(let hash): ["type": "return", "value": hex(hash)]
+        case .hash(let hash): ["type": "hash", "value": Hex.encode(hash)]
+        case .return(let hash): ["type": "return", "value": Hex.encode(hash)]
         }
     }
 
@@ -260,7 +256,7 @@ public enum StellarSummary {
         case .unsigned(let number): return number
         case .text(let bytes): return jsonText(bytes)
         case .bytes(let bytes): return Data(bytes).base64EncodedString()
-        case .hex(let bytes): return hex(bytes)
+        case .hex(let bytes): return Hex.encode(bytes)
         case .price(let numerator, let denominator): return ["n": numerator, "d": denominator]
         case .flags(let flags, _): return flags
         case .time(let seconds): return seconds
@@ -276,7 +272,7 @@ public enum StellarSummary {
         case .native: "native"
         case .credit(let code, let issuer): "\(jsonText(code)):\(issuer)"
         case .pool(let a, let b, let fee): ["asset_a": json(a), "asset_b": json(b), "fee": fee] as [String: Any]
-        case .poolID(let id): ["liquidity_pool_id": hex(id)]
+        case .poolID(let id): ["liquidity_pool_id": Hex.encode(id)]
         }
     }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CofferBarcode
+import CofferCrypto
 import CofferImage
 import CofferScan
 import Foundation
@@ -59,7 +60,7 @@ struct ScanBenchCommand: ParsableCommand {
                 frameTimes.append(Double(DispatchTime.now().uptimeNanoseconds - frameStarted) / 1e6)
                 fullFrameTimes.append(ms)
             }
-            let expected = hexBytes(entry.payload_hex)
+            let expected = Hex.decode(entry.payload_hex) ?? []
             let right = found.filter { Self.same($0.symbology.rawValue, entry.symbology) && $0.payload == expected }
             var cell = cells["\(entry.symbology)/\(entry.tier)"] ?? Cell()
             cell.images += 1
@@ -164,14 +165,4 @@ private func median(_ values: [Double]) -> Double {
     guard !values.isEmpty else { return 0 }
     let sorted = values.sorted()
     return sorted[sorted.count / 2]
-}
-
-private func hexBytes(_ hex: String) -> [UInt8] {
-    var bytes: [UInt8] = []
-    var index = hex.startIndex
-    while index < hex.endIndex, let next = hex.index(index, offsetBy: 2, limitedBy: hex.endIndex) {
-        bytes.append(UInt8(hex[index..<next], radix: 16) ?? 0)
-        index = next
-    }
-    return bytes
 }

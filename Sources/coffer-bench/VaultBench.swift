@@ -66,7 +66,7 @@ struct VaultBench {
             """
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script, salt.map { String(format: "%02x", $0) }.joined()]
+        process.arguments = ["python3", "-c", script, Hex.encode(salt)]
         let pipe = Pipe()
         process.standardOutput = pipe
         try process.run()
@@ -77,7 +77,7 @@ struct VaultBench {
             report("PBKDF2-HMAC-SHA256 600k (OpenSSL via cryptography)", "unavailable (pip install cryptography)")
             return
         }
-        let same = output[1].trimmingCharacters(in: .whitespacesAndNewlines) == ours.map { $0.bytes.map { String(format: "%02x", $0) }.joined() }
+        let same = output[1].trimmingCharacters(in: .whitespacesAndNewlines) == ours.map { Hex.encode($0.bytes) }
         report("PBKDF2-HMAC-SHA256 600k (OpenSSL via cryptography)", milliseconds(theirTime) + (same ? "" : "  OUTPUT DIFFERS"))
         report("  ratio Coffer / OpenSSL (target <= 1.05)", String(format: "%.3f", ourTime / theirTime))
     }
