@@ -127,7 +127,8 @@ public final class Coffer: Sendable {
     public static func open(at location: CofferLocation) throws(CofferError) -> Coffer {
         let locked = try vaultCall { () throws(VaultError) in try Vault.openLocked(in: location.vaultDirectory, options: location.options) }
         let vaultID = locked.vaultID
-        let store = try location.keystore(for: vaultID, creating: false).store
+        let resolved = try location.keystore(for: vaultID, creating: false)
+        let store = resolved.store
         let account = deviceAccount(vaultID)
         let current = try keystore { () throws(KeystoreError) in try store.secret(for: account) }
         let staged = try keystore { () throws(KeystoreError) in try store.secret(for: account + "-next") }
@@ -150,9 +151,10 @@ public final class Coffer: Sendable {
                     try store.deleteSecret(for: account + "-next")
                 }
             }
-            // Which slot this device's key opens, for telling dead slots later; a record that cannot be written now
-            // costs only that hint, never the command.
-            try? location.deviceRecords?.recordSlot(vault.openedSlotID, for: vaultID)
+            // Which slot this device's key opens, for telling dead slots later: only with the recorded store (a key
+            // another store keeps for one command opens a slot of its own, which is not dead). A record that cannot
+            // be written now costs only that hint, never the command.
+            if resolved.source == "record" { try? location.deviceRecords?.recordSlot(vault.openedSlotID, for: vaultID) }
             return Coffer(vault: vault, location: location, keystore: store)
         }
         throw .needsSecret
