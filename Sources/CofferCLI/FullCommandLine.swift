@@ -1,11 +1,4 @@
 import CofferPlatform
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// `coffer-full`, the whole command tree, which `coffer` becomes for everything it does not do itself
 /// (``EverydayCommands``). It sits beside `coffer` in a build directory, and in `PREFIX/libexec/coffer/` when
@@ -38,9 +31,11 @@ package enum FullCommandLine {
                 "\(found) is not run: it, or its directory, is writable by or belongs to another user",
                 hint: "reinstall with scripts/install.sh, or make both owned by you or root and writable only by the owner")
         }
-        let argv = ([CommandLine.arguments.first ?? "coffer"] + arguments).map { strdup($0) } + [nil]
-        execv(found, argv)
-        fail("cannot run \(found): \(String(cString: strerror(errno)))")
+        do {
+            try ProcessReplacement.replace(with: found, arguments: [CommandLine.arguments.first ?? "coffer"] + arguments)
+        } catch {
+            fail("cannot run \(found): \(error.message)")
+        }
     }
 
     private static func fail(_ message: String, hint: String? = nil) -> Never {

@@ -1,11 +1,5 @@
 import CofferCLI
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import CofferPlatform
 
 /// The CLI's one place for starting programs.
 enum ProcessLauncher {
@@ -13,14 +7,11 @@ enum ProcessLauncher {
     /// environment. Only returns by throwing: on success the program takes over, its exit status becomes ours, and
     /// the secrets exist only in its environment, never in an argument list or our output.
     static func replaceProcess(program: String, arguments: [String], extraEnvironment: [String: String]) throws -> Never {
-        for (name, value) in extraEnvironment {
-            setenv(name, value, 1)
+        do {
+            try ProcessReplacement.replace(with: program, arguments: arguments, adding: extraEnvironment)
+        } catch {
+            // As shells do: 127 when there is no such program, 126 when it cannot be executed.
+            throw CLIError.launch("cannot run \(program): \(error.message)", status: error.noSuchProgram ? .noProgram : .cannotExecute)
         }
-        let cArguments = arguments.map { strdup($0) } + [nil]
-        execvp(program, cArguments)
-        let code = errno
-        // As shells do: 127 when there is no such program, 126 when it cannot be executed.
-        throw CLIError.launch(
-            "cannot run \(program): \(String(cString: strerror(code)))", status: code == ENOENT || code == ENOTDIR ? .noProgram : .cannotExecute)
     }
 }
