@@ -2,7 +2,9 @@
 #define _GNU_SOURCE
 #endif
 #include "coffer_platform.h"
+#include <alloca.h>
 #include <errno.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -46,4 +48,11 @@ int coffer_peer_uid(int descriptor, unsigned int *uid) {
 
 int coffer_memlock_resource(void) {
     return RLIMIT_MEMLOCK;
+}
+
+__attribute__((noinline)) void coffer_scrub_stack(unsigned long bytes) {
+    unsigned char *below = alloca(bytes);
+    memset(below, 0, bytes);
+    // The compiler may not drop a store it cannot see read: a barrier that claims to read the buffer.
+    __asm__ __volatile__("" : : "r"(below) : "memory");
 }

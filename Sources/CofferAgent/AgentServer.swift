@@ -67,7 +67,11 @@ public struct AgentServer {
                 }
             }
             core.expire()
-            if readable.contains(listener), serveOne(listener, buffer: buffer) == .stop { return }
+            let outcome = readable.contains(listener) ? serveOne(listener, buffer: buffer) : .carryOn
+            // The heap wipes what is freed (`ProcessHardening.wipingAllocatorTunables`); this thread's stack keeps the
+            // frames of the request's calls until it is overwritten.
+            ProcessHardening.scrubStack()
+            if outcome == .stop { return }
         }
     }
 

@@ -55,6 +55,8 @@ final class KeePassXMLReader {
     private var attachment: (name: String?, ref: Int?)?
     /// The bytes of the last protected value read, which attached files need as bytes rather than text.
     private var protectedBytes: [UInt8]?
+    /// The attached files' bytes so far: each gzip member is capped, so their sum is too, as a database's payload is.
+    private var binaryBytes = 0
 
     /// The most entries read, far above any real database and well inside the importer's size cap.
     static let entryLimit = 100_000
@@ -199,6 +201,11 @@ final class KeePassXMLReader {
                     fail(error)
                     return
                 }
+            }
+            binaryBytes += bytes.count
+            guard binaryBytes <= KeePassDatabase.Limits.payloadByteCount else {
+                fail(.tooLarge(limit: KeePassDatabase.Limits.payloadByteCount))
+                return
             }
             binaries[binary.id] = bytes
         case "Tags" where path.count == entryDepth + 1 && entry != nil:

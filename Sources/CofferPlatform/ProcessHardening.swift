@@ -114,3 +114,11 @@ extension ProcessHardening {
         #endif
     }
 }
+
+extension ProcessHardening {
+    /// Zeroes `bytes` of the calling thread's stack below its frame: the frames of calls that have returned (and the
+    /// decrypted values they held) do not outlive them. The agent calls it after each request and each lock.
+    public static func scrubStack(bytes: Int = 256 * 1024) {
+        coffer_scrub_stack(UInt(bytes))
+    }
+}

@@ -298,6 +298,15 @@ import Testing
         #expect(throws: InteropError.malformedFile("the gzip payload is damaged or cut short")) {
             try KeePassDatabase.gunzip(Array(try gzipped(200_000).dropLast(12)))
         }
+        // KDBX 3.1's attached files, each gzip under the cap, are capped together too: three members of 30 MiB each
+        // (90 KiB of XML) are refused rather than inflated into memory.
+        let member = Data(try gzipped(30 << 20)).base64EncodedString()
+        let binaries = (0..<3).map { "<Binary ID=\"\($0)\" Compressed=\"True\">\(member)</Binary>" }.joined()
+        let xml = Array("<KeePassFile><Meta><Binaries>\(binaries)</Binaries></Meta><Root><Group><Name>R</Name></Group></Root></KeePassFile>".utf8)
+        #expect(xml.count < importSizeLimit / 10)
+        #expect(throws: InteropError.tooLarge(limit: KeePassDatabase.Limits.payloadByteCount)) {
+            try KeePassXMLReader.entries(xml, stream: KeePassInnerStream(cipher: .chaCha20, key: [1]))
+        }
     }
 
     @Test func xmlWithADTDIsRefused() {

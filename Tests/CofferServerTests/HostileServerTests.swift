@@ -246,6 +246,15 @@ struct HostileServerTests {
         }
     }
 
+    /// A moment more than a week ago: a whole-set check is due after it.
+    static var overAWeekAgo: Date { Date().addingTimeInterval(-7 * 86_400 - 60) }
+
+    /// Records `checked` as the time of the device's last whole-set check (docs/FORMAT.md §8.6).
+    static func setLastFullCheck(_ session: SyncSession, _ checked: Date) throws {
+        let milliseconds = UInt64(UnixTime.milliseconds(checked))
+        try session.coffer.vault.setLocalValue("sync/full-check", withUnsafeBytes(of: milliseconds.bigEndian) { Data($0) })
+    }
+
     /// Issue 31: a linked device's sync exited 0 after the server deleted one of its rows, since a pull from the cursor
     /// checks what it reads on top of what the device holds.
     @Test("a dropped row is caught by linked devices: when another device moves the head, and a week after the last whole check")
@@ -269,10 +278,8 @@ struct HostileServerTests {
             // A made the head itself, so its next sync reads from its cursor; a week after its last whole check, or with
             // that time in the future (a clock set back), it reads everything.
             _ = try await world.a.sync()
-            let week = Date().addingTimeInterval(-7 * 86_400 - 60)
-            for checked in [week, Date().addingTimeInterval(86_400)] {
-                let milliseconds = UInt64(UnixTime.milliseconds(checked))
-                try world.a.coffer.vault.setLocalValue("sync/full-check", withUnsafeBytes(of: milliseconds.bigEndian) { Data($0) })
+            for checked in [Self.overAWeekAgo, Date().addingTimeInterval(86_400)] {
+                try Self.setLastFullCheck(world.a, checked)
                 try await Self.expectRefusal(world.a, .withheldRows(expected: 4, received: 3))
             }
         }
@@ -289,8 +296,7 @@ struct HostileServerTests {
                     sql: "DELETE FROM items WHERE user_id = ? AND seq = (SELECT max(seq) FROM items WHERE user_id = ?)",
                     arguments: [user, user])
             }
-            let week = UInt64(UnixTime.milliseconds(Date().addingTimeInterval(-7 * 86_400 - 60)))
-            try world.b.coffer.vault.setLocalValue("sync/full-check", withUnsafeBytes(of: week.bigEndian) { Data($0) })
+            try Self.setLastFullCheck(world.b, Self.overAWeekAgo)
             try await Self.expectRefusal(world.b, .headMissing(verifiedEpoch: 1))
             let c = try await world.newDevice()
             await Self.expectFailure(.headMissing(verifiedEpoch: 0)) { _ = try await c.sync() }

@@ -16,4 +16,8 @@ int coffer_peer_uid(int descriptor, unsigned int *uid);
 /// `RLIMIT_MEMLOCK`, which Swift's Glibc module does not show.
 int coffer_memlock_resource(void);
 
+/// Overwrites `bytes` of this thread's stack below the caller's frame with zeros: what deeper calls left there (a
+/// decrypted value in a frame that has returned) is gone. `bytes` must be well inside the thread's stack size.
+void coffer_scrub_stack(unsigned long bytes);
+
 #endif
