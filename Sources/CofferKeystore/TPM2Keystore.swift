@@ -151,16 +151,17 @@ public struct TPM2Keystore: DeviceKeystore {
     /// (`.sealedElsewhere` when another TPM sealed it) and is not in lockout (`.pinLockout`).
     public func checkPINHeld(for account: String) throws(KeystoreError) {
         let parts = try sealedParts(account)
+        let state: TPM2.DictionaryAttackState
         do {
-            let state = try tpm.dictionaryAttackState()
-            if state.inLockout { throw KeystoreError.pinLockout(recoverySeconds: state.recoverySeconds) }
-            try tpm.checkLoads(parts)
-        } catch let error as KeystoreError {
-            throw error
-        } catch let failure as TPM2.Failure {
-            throw Self.keystoreError(failure, account: account)
+            state = try tpm.dictionaryAttackState()
         } catch {
-            throw .unreachable(.tpm2, String(describing: error))
+            throw Self.keystoreError(error, account: account)
+        }
+        if state.inLockout { throw .pinLockout(recoverySeconds: state.recoverySeconds) }
+        do {
+            try tpm.checkLoads(parts)
+        } catch {
+            throw Self.keystoreError(error, account: account)
         }
     }
 
