@@ -25,9 +25,11 @@ extension SQLiteServerStore {
         var conflicts: [StoredItem] = []
         var missing = false
         var replacedBytes: Int64 = 0
+        // Statements run once per row go through the connection's statement cache: preparing them anew took half
+        // of a push's CPU time.
+        let lookup = try db.cachedStatement(sql: "SELECT * FROM items WHERE user_id = ? AND id = ?")
         for write in writes {
-            let stored = try Row.fetchOne(
-                db, sql: "SELECT * FROM items WHERE user_id = ? AND id = ?", arguments: [user, Self.key(write.id)])
+            let stored = try Row.fetchOne(lookup, arguments: [user, Self.key(write.id)])
             guard let stored else {
                 missing = missing || Self.basedOnMissingRow(write, manifest: manifest)
                 continue
@@ -50,16 +52,17 @@ extension SQLiteServerStore {
         else { throw ServerStoreError.notFound }
         var next = sequence - Int64(writes.count)
         let stored = UnixTime.milliseconds(now)
+        let upsert = try db.cachedStatement(
+            sql: """
+                INSERT INTO items (user_id, id, kind, revision, updated_at, deleted, box, size, meta, seq, stored_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (user_id, id) DO UPDATE SET kind = excluded.kind, revision = excluded.revision,
+                    updated_at = excluded.updated_at, deleted = excluded.deleted, box = excluded.box,
+                    size = excluded.size, meta = excluded.meta, seq = excluded.seq, stored_at = excluded.stored_at
+                """)
         for write in writes {
             next += 1
-            try db.execute(
-                sql: """
-                    INSERT INTO items (user_id, id, kind, revision, updated_at, deleted, box, size, meta, seq, stored_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    ON CONFLICT (user_id, id) DO UPDATE SET kind = excluded.kind, revision = excluded.revision,
-                        updated_at = excluded.updated_at, deleted = excluded.deleted, box = excluded.box,
-                        size = excluded.size, meta = excluded.meta, seq = excluded.seq, stored_at = excluded.stored_at
-                    """,
+            try upsert.execute(
                 arguments: [user, Self.key(write.id), write.kind, write.revision, write.updatedAt, write.deleted,
                             write.box, write.box?.count ?? 0, write.meta, next, stored])
         }
@@ -72,16 +75,17 @@ extension SQLiteServerStore {
             let user = Self.key(userID)
             let held = try Int.fetchOne(db, sql: "SELECT count(*) FROM rotation_items WHERE user_id = ?", arguments: [user]) ?? 0
             guard held + writes.count <= SyncLimits.maxRotationItems else { throw ServerStoreError.stagingFull }
+            let upsert = try db.cachedStatement(
+                sql: """
+                    INSERT INTO rotation_items
+                        (user_id, rotation_id, id, kind, revision, updated_at, deleted, box, base_revision, staged_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (user_id, rotation_id, id) DO UPDATE SET kind = excluded.kind,
+                        revision = excluded.revision, updated_at = excluded.updated_at, deleted = excluded.deleted,
+                        box = excluded.box, base_revision = excluded.base_revision, staged_at = excluded.staged_at
+                    """)
             for write in writes {
-                try db.execute(
-                    sql: """
-                        INSERT INTO rotation_items
-                            (user_id, rotation_id, id, kind, revision, updated_at, deleted, box, base_revision, staged_at)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                        ON CONFLICT (user_id, rotation_id, id) DO UPDATE SET kind = excluded.kind,
-                            revision = excluded.revision, updated_at = excluded.updated_at, deleted = excluded.deleted,
-                            box = excluded.box, base_revision = excluded.base_revision, staged_at = excluded.staged_at
-                        """,
+                try upsert.execute(
                     arguments: [user, Self.key(rotation), Self.key(write.id), write.kind, write.revision, write.updatedAt,
                                 write.deleted, write.box, write.baseRevision, UnixTime.milliseconds(now)])
             }

@@ -252,18 +252,24 @@ extension SyncSession {
     /// of boxes each (a batch holds at least one row).
     static func batches(_ rows: [ItemRow]) -> [ArraySlice<ItemRow>] {
         var batches: [ArraySlice<ItemRow>] = []
-        var start = rows.startIndex
+        var rest = rows[...]
+        while !rest.isEmpty {
+            let batch = rest.prefix(batchLength(rest.lazy.map { $0.box?.count ?? 0 }))
+            batches.append(batch)
+            rest = rest.dropFirst(batch.count)
+        }
+        return batches
+    }
+
+    /// How many of the rows whose boxes have these sizes, from the first, one push may carry (see `batches`).
+    static func batchLength(_ sizes: some Sequence<Int>) -> Int {
+        var count = 0
         var bytes = 0
-        for index in rows.indices {
-            let size = rows[index].box?.count ?? 0
-            if index > start, index - start == SyncLimits.maxPushItems || bytes + size > SyncLimits.maxPushBoxBytes {
-                batches.append(rows[start..<index])
-                start = index
-                bytes = 0
-            }
+        for size in sizes {
+            if count > 0, count == SyncLimits.maxPushItems || bytes + size > SyncLimits.maxPushBoxBytes { break }
+            count += 1
             bytes += size
         }
-        if start < rows.endIndex { batches.append(rows[start...]) }
-        return batches
+        return count
     }
 }

@@ -38,6 +38,12 @@ extension SyncSession {
             let applied = try vault { vault throws(VaultError) in
                 try vault.applyRemote(rows, head: nil, cursor: cursor, accountCommitment: nil, at: Date())
             }
+            // A whole feed that is empty has been checked whole: the pull after this device's first push (a new
+            // account's) need not read back everything it just sent.
+            if fullRead, rows.isEmpty {
+                let checked = Self.fullCheckValue(Date())
+                try vault { try $0.setLocalValue(Self.fullCheckName, checked) }
+            }
             report.merge.add(applied)
             report.cursor = cursor
             return

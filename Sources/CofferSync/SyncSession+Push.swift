@@ -33,13 +33,40 @@ extension SyncSession {
     ) async throws(SyncError) {
         var restoring = restoring
         var attempts = 0
+        // The leaves of the rows the server holds, as this device recorded them: read once and brought up to date by
+        // each accepted batch (a pull changes them, so it is read again after one). Reading them for every batch
+        // made a first push of n items cost O(n²).
+        var serverLeaves: [UUID: [UInt8]]?
+        // What is to be pushed, in order: read again once it has all been sent, or after a pull.
+        var queue: ArraySlice<(id: UUID, bytes: Int)> = []
+        // For the progress bar: what was pushed and what was queued.
+        var total = 0
         while true {
-            let pending = try vault { try $0.pendingChanges(limit: SyncLimits.maxPushItems, maxBytes: SyncLimits.maxPushBoxBytes) }
+            if queue.isEmpty {
+                queue = ArraySlice(try vault { try $0.pendingQueue() })
+                total = report.pushed + queue.count
+            }
+            let planned = queue.prefix(Self.batchLength(queue.lazy.map(\.bytes)))
+            // The rows as they are now; one that grew since it was queued waits for the next batch.
+            let current = try vault { try $0.pendingChanges(planned.map(\.id)) }
+            let pending = Array(current.prefix(Self.batchLength(current.lazy.map { $0.row.box?.count ?? 0 })))
             guard let account = try vault({ try $0.syncAccount() }) else { throw .notLinked }
+            if pending.isEmpty, !planned.isEmpty {
+                // Everything planned was pushed or synced meanwhile.
+                queue.removeFirst(planned.count)
+                continue
+            }
             // An account no device has published a manifest for yet (made by an older coffer) gets its first one.
             if pending.isEmpty, account.head != nil, restoring == nil { break }
             let verified = try account.head.map(Self.manifest)
-            let manifest = try await nextManifest(after: verified, account: account, adding: pending.map(\.row))
+            var leaves: [UUID: [UInt8]]
+            if let serverLeaves {
+                leaves = serverLeaves
+            } else {
+                leaves = try vault { try $0.syncedRows() }.leaves
+            }
+            for change in pending { leaves[change.row.id] = change.row.leaf }
+            let manifest = try await nextManifest(after: verified, account: account, leaves: leaves)
             let request = PushRequest(
                 items: pending.map { PushItem(item: $0.row, baseRevision: $0.baseRevision) },
                 baseEpoch: restoring?.base ?? verified?.epoch ?? 0, manifest: manifest.base64,
@@ -58,11 +85,14 @@ extension SyncSession {
                         at: Date())
                 }
                 restoring = nil
+                serverLeaves = leaves
+                queue.removeFirst(planned.count)
                 report.pushed += pending.count
                 report.head = manifest
-                let remaining = try vault { try $0.pendingCount() }
-                progress(report.pushed, report.pushed + remaining)
+                progress(report.pushed, max(total, report.pushed))
             case .failure(.conflict(let claimed)) where restoring == nil:
+                serverLeaves = nil
+                queue = []
                 attempts += 1
                 guard attempts <= 5 else { throw .tooManyConflicts }
                 // The rows of a 409 are the server's word: nothing of them is applied. The verified pull brings the
@@ -76,6 +106,8 @@ extension SyncSession {
                     }
                 }
             case .failure(.staleHead) where restoring == nil:
+                serverLeaves = nil
+                queue = []
                 attempts += 1
                 guard attempts <= 5 else { throw .tooManyConflicts }
                 try await pull(access: access, expect: nil, into: &report)
@@ -155,7 +187,8 @@ extension SyncSession {
             try await pull(access: access, expect: nil, into: &report)
             guard let account = try vault({ try $0.syncAccount() }) else { throw .notLinked }
             let verified = try account.head.map(Self.manifest)
-            let manifest = try await nextManifest(after: verified, account: account, adding: [], commitment: commitment)
+            let leaves = try vault { try $0.syncedRows() }.leaves
+            let manifest = try await nextManifest(after: verified, account: account, leaves: leaves, commitment: commitment)
             let request = PassphraseChangeRequest(
                 authKey: currentKeys.authKeyBase64, newAuthKey: newKeys.authKeyBase64, slot: slot,
                 baseEpoch: verified?.epoch ?? 0, manifest: manifest.base64)
@@ -178,13 +211,11 @@ extension SyncSession {
         throw .tooManyConflicts
     }
 
-    /// The manifest of the state after `rows` land on the server rows this device verified; `commitment` replaces the
-    /// account slot's (a passphrase change).
+    /// The manifest of the state whose rows have `leaves`, following `verified`; `commitment` replaces the account
+    /// slot's (a passphrase change).
     func nextManifest(
-        after verified: Manifest?, account: SyncAccount, adding rows: [ItemRow], commitment replacement: [UInt8]? = nil
+        after verified: Manifest?, account: SyncAccount, leaves: [UUID: [UInt8]], commitment replacement: [UInt8]? = nil
     ) async throws(SyncError) -> Manifest {
-        var leaves = try vault { try $0.syncedRows() }.leaves
-        for row in rows { leaves[row.id] = row.leaf }
         var commitment = replacement ?? account.accountCommitment ?? verified?.account
         if commitment == nil {
             // Linked by a version that did not record the account's parameters: take them as a new login would.

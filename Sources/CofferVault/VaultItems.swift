@@ -213,9 +213,9 @@ extension Vault {
     func insert(_ db: Database, item: Item, keys: Keys) throws {
         try item.content.validated()
         let box = try seal(item, keys: keys)
-        try db.execute(
-            sql: "INSERT INTO item (id, kind, revision, updated_at, deleted, box) VALUES (?, ?, ?, ?, 0, ?)",
-            arguments: [Data(item.id.bytes), item.kind.rawValue, Int64(item.revision), UnixTime.milliseconds(item.updatedAt), box])
+        try db.run(
+            "INSERT INTO item (id, kind, revision, updated_at, deleted, box) VALUES (?, ?, ?, ?, 0, ?)",
+            [Data(item.id.bytes), item.kind.rawValue, Int64(item.revision), UnixTime.milliseconds(item.updatedAt), box])
     }
 
     func replace(_ db: Database, item: Item, keys: Keys) throws {
@@ -224,22 +224,21 @@ extension Vault {
 
     /// Writes `item`'s row with `box`, its content sealed for exactly its id, kind, revision and time.
     func store(_ db: Database, item: Item, box: Data) throws {
-        try db.execute(
-            sql: "UPDATE item SET kind = ?, revision = ?, updated_at = ?, deleted = 0, box = ? WHERE id = ?",
-            arguments: [item.kind.rawValue, Int64(item.revision), UnixTime.milliseconds(item.updatedAt), box, Data(item.id.bytes)])
+        try db.run(
+            "UPDATE item SET kind = ?, revision = ?, updated_at = ?, deleted = 0, box = ? WHERE id = ?",
+            [item.kind.rawValue, Int64(item.revision), UnixTime.milliseconds(item.updatedAt), box, Data(item.id.bytes)])
     }
 
     func storedRevision(_ db: Database, id: UUID) throws -> UInt64 {
-        guard let revision = try Int64.fetchOne(db, sql: "SELECT revision FROM item WHERE id = ? AND deleted = 0 AND \(Self.itemRowCondition)", arguments: [Data(id.bytes)]) else {
+        guard let revision = try db.value(Int64.self, "SELECT revision FROM item WHERE id = ? AND deleted = 0 AND \(Self.itemRowCondition)", [Data(id.bytes)]) else {
             throw VaultError.itemNotFound
         }
         return UInt64(revision)
     }
 
     func fetchItem(_ db: Database, id: UUID, keys: Keys) throws -> Item {
-        guard let row = try Row.fetchOne(
-            db, sql: "SELECT \(ItemRow.columns) FROM item WHERE id = ? AND deleted = 0 AND \(Self.itemRowCondition)",
-            arguments: [Data(id.bytes)])
+        guard let row = try db.row(
+            "SELECT \(ItemRow.columns) FROM item WHERE id = ? AND deleted = 0 AND \(Self.itemRowCondition)", [Data(id.bytes)])
         else { throw VaultError.itemNotFound }
         return try openRow(row, keys: keys)
     }

@@ -83,12 +83,12 @@ extension Vault {
             let label = try carriedDeviceLabel(db, master: keys.master)
             let now = options.clock()
             let count = try resealLiveItems(db, from: keys, to: newKeys, now: now) { row in
-                try db.execute(
-                    sql: """
-                        INSERT INTO sync_rotation_item (id, kind, revision, updated_at, deleted, box)
-                        VALUES (?, ?, ?, ?, 0, ?)
-                        """,
-                    arguments: [Data(row.id.bytes), row.kind, row.revision, row.updatedAt, row.box])
+                try db.run(
+                    """
+                    INSERT INTO sync_rotation_item (id, kind, revision, updated_at, deleted, box)
+                    VALUES (?, ?, ?, ?, 0, ?)
+                    """,
+                    [Data(row.id.bytes), row.kind, row.revision, row.updatedAt, row.box])
             }
             var hasRecovery = false
             var hasDevice = false
@@ -290,7 +290,7 @@ extension Vault {
                 let serverRevision: Int64? = row["server_revision"]
                 if let serverRevision, serverRevision != local.revision {
                     let rotated = serverRevision + 1
-                    try db.execute(sql: "UPDATE sync_item SET server_revision = ? WHERE id = ?", arguments: [rotated, Data(local.id.bytes)])
+                    try db.run("UPDATE sync_item SET server_revision = ? WHERE id = ?", [rotated, Data(local.id.bytes)])
                     if local.revision <= rotated {
                         try keepLocalChange(db, local, above: rotated, keys: keys, newKeys: newKeys, now: now)
                         count += local.deleted || local.kind == PhotoPart.kind ? 0 : 1
@@ -344,9 +344,7 @@ extension Vault {
     private func keepLocalChange(_ db: Database, _ local: ItemRow, above revision: Int64, keys: Keys, newKeys: Keys, now: Date) throws {
         let next = max(local.revision, revision) + 1
         if local.deleted {
-            try db.execute(
-                sql: "UPDATE item SET revision = ?, updated_at = ? WHERE id = ?",
-                arguments: [next, UnixTime.milliseconds(now), Data(local.id.bytes)])
+            try db.run("UPDATE item SET revision = ?, updated_at = ? WHERE id = ?", [next, UnixTime.milliseconds(now), Data(local.id.bytes)])
             return
         }
         try storeRow(db, try resealed(local, from: keys, to: newKeys, revision: next, updatedAt: now), insert: false)

@@ -118,12 +118,12 @@ extension Vault {
     /// Turns the parts of `photo` into tombstones (revision + 1), so that sync deletes them everywhere.
     func purgeParts(_ db: Database, of photo: CardPhoto, now: Date) throws {
         for id in photo.parts {
-            try db.execute(
-                sql: """
-                    UPDATE item SET deleted = 1, box = NULL, revision = revision + 1, updated_at = ?
-                    WHERE id = ? AND kind = ? AND deleted = 0
-                    """,
-                arguments: [UnixTime.milliseconds(now), Data(id.bytes), PhotoPart.kind])
+            try db.run(
+                """
+                UPDATE item SET deleted = 1, box = NULL, revision = revision + 1, updated_at = ?
+                WHERE id = ? AND kind = ? AND deleted = 0
+                """,
+                [UnixTime.milliseconds(now), Data(id.bytes), PhotoPart.kind])
         }
     }
 

@@ -197,7 +197,7 @@ extension Vault {
             var imported = 0
             var skipped = 0
             for item in incoming {
-                let exists = try Bool.fetchOne(db, sql: "SELECT 1 FROM item WHERE id = ?", arguments: [Data(item.id.bytes)]) ?? false
+                let exists = try db.value(Bool.self, "SELECT 1 FROM item WHERE id = ?", [Data(item.id.bytes)]) ?? false
                 if exists {
                     skipped += 1
                     continue

@@ -172,33 +172,51 @@ extension Vault {
 
     // MARK: Outgoing
 
-    /// Rows changed since the server last acknowledged them (new, edited or purged), oldest change first: at most
-    /// `limit` rows whose boxes hold at most `maxBytes` in all (always at least one row). Among rows written at the
-    /// same moment a card's new photo parts come before the card and its dropped parts after it, so that a state
-    /// pushed in several batches never shows a card naming parts the server does not hold.
-    public func pendingChanges(limit: Int = .max, maxBytes: Int = .max) throws(VaultError) -> [PendingChange] {
+    /// Rows changed since the server last acknowledged them (new, edited or purged), in push order: oldest change
+    /// first, and among rows written at the same moment a card's new photo parts before the card and its dropped
+    /// parts after it, so that a state pushed in several batches never shows a card naming parts the server does not
+    /// hold. Each row's id and box size only: a push reads the rows batch by batch (`pendingChanges(_:)`), so that the
+    /// order is worked out once rather than once per batch.
+    public func pendingQueue() throws(VaultError) -> [(id: UUID, bytes: Int)] {
         try read { db, _ in
-            var bytes = 0
-            var changes: [PendingChange] = []
-            let rows = try Row.fetchCursor(
+            try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT \(ItemRow.qualifiedColumns), sync_item.server_revision
+                    SELECT item.id, coalesce(length(item.box), 0) AS bytes
                     FROM item LEFT JOIN sync_item ON sync_item.id = item.id
                     WHERE sync_item.server_revision IS NULL OR sync_item.server_revision != item.revision
                     ORDER BY item.updated_at,
                         CASE WHEN item.kind != '\(PhotoPart.kind)' THEN 1 WHEN item.deleted = 0 THEN 0 ELSE 2 END, item.id
-                    LIMIT ?
+                    """
+            ).compactMap { row in
+                let id: Data = row["id"]
+                return id.count == 16 ? (UUID(bytes: Array(id)), row["bytes"]) : nil
+            }
+        }
+    }
+
+    /// The rows of `ids` that are still pending, as they are now, in the order given: a row that was pushed or
+    /// synced since it was queued is left out.
+    public func pendingChanges(_ ids: some Sequence<UUID>) throws(VaultError) -> [PendingChange] {
+        try read { db, _ in
+            var changes: [PendingChange] = []
+            for id in ids {
+                let row = try db.row(
+                    """
+                    SELECT \(ItemRow.qualifiedColumns), sync_item.server_revision
+                    FROM item LEFT JOIN sync_item ON sync_item.id = item.id
+                    WHERE item.id = ? AND (sync_item.server_revision IS NULL OR sync_item.server_revision != item.revision)
                     """,
-                arguments: [limit == .max ? -1 : limit])
-            while let row = try rows.next() {
-                let change = PendingChange(row: try ItemRow(stored: row), baseRevision: row["server_revision"] ?? 0)
-                bytes += change.box?.count ?? 0
-                if bytes > maxBytes, !changes.isEmpty { break }
-                changes.append(change)
+                    [Data(id.bytes)])
+                if let row { changes.append(PendingChange(row: try ItemRow(stored: row), baseRevision: row["server_revision"] ?? 0)) }
             }
             return changes
         }
+    }
+
+    /// Every pending row, in push order (`pendingQueue`).
+    public func pendingChanges() throws(VaultError) -> [PendingChange] {
+        try pendingChanges(pendingQueue().map(\.id))
     }
 
     /// How many rows `pendingChanges` would return, counted without reading a box (photo parts are large).
@@ -273,7 +291,7 @@ extension Vault {
                 // After the merge, which needs each item's last synced revision to tell a local change from none.
                 let kept = Set(rows.map(\.id))
                 for id in try Data.fetchAll(db, sql: "SELECT id FROM sync_item") where id.count != 16 || !kept.contains(UUID(bytes: Array(id))) {
-                    try db.execute(sql: "DELETE FROM sync_item WHERE id = ?", arguments: [id])
+                    try db.run("DELETE FROM sync_item WHERE id = ?", [id])
                 }
             }
             if forgettingHistory { try db.execute(sql: "DELETE FROM sync_manifest") }
@@ -349,13 +367,12 @@ extension Vault {
                 throw VaultError.tampered("item \(remote.id.uuidString.lowercased()) from the server")
             }
         }
-        let local = try Row.fetchOne(
-            db,
-            sql: """
-                SELECT \(ItemRow.qualifiedColumns), sync_item.server_revision
-                FROM item LEFT JOIN sync_item ON sync_item.id = item.id WHERE item.id = ?
-                """,
-            arguments: [Data(remote.id.bytes)])
+        let local = try db.row(
+            """
+            SELECT \(ItemRow.qualifiedColumns), sync_item.server_revision
+            FROM item LEFT JOIN sync_item ON sync_item.id = item.id WHERE item.id = ?
+            """,
+            [Data(remote.id.bytes)])
         guard let local else {
             try storeRow(db, remote, insert: true)
             report.applied += 1
@@ -418,7 +435,7 @@ extension Vault {
     private func mergePhotoPart(_ db: Database, _ remote: ItemRow, keys: Keys) throws -> RemoteMergeReport {
         var report = RemoteMergeReport()
         if !remote.deleted { _ = try openPart(remote, key: photoKey(keys)) }
-        guard let stored = try Row.fetchOne(db, sql: "SELECT \(ItemRow.columns) FROM item WHERE id = ?", arguments: [Data(remote.id.bytes)]) else {
+        guard let stored = try db.row("SELECT \(ItemRow.columns) FROM item WHERE id = ?", [Data(remote.id.bytes)]) else {
             try storeRow(db, remote, insert: true)
             report.applied += 1
             return report
@@ -447,21 +464,21 @@ extension Vault {
     func storeRow(_ db: Database, _ row: ItemRow, insert: Bool) throws {
         let arguments: StatementArguments = [row.kind, row.revision, row.updatedAt, row.deleted, row.box, Data(row.id.bytes)]
         if insert {
-            try db.execute(sql: "INSERT INTO item (kind, revision, updated_at, deleted, box, id) VALUES (?, ?, ?, ?, ?, ?)", arguments: arguments)
+            try db.run("INSERT INTO item (kind, revision, updated_at, deleted, box, id) VALUES (?, ?, ?, ?, ?, ?)", arguments)
         } else {
-            try db.execute(sql: "UPDATE item SET kind = ?, revision = ?, updated_at = ?, deleted = ?, box = ? WHERE id = ?", arguments: arguments)
+            try db.run("UPDATE item SET kind = ?, revision = ?, updated_at = ?, deleted = ?, box = ? WHERE id = ?", arguments)
         }
     }
 
     /// Records `row` as the server's copy of its item: its revision (a local row whose revision differs is pending)
     /// and its leaf (what the next manifest commits to).
     func recordServerRow(_ db: Database, _ row: ItemRow) throws {
-        try db.execute(
-            sql: """
-                INSERT INTO sync_item (id, server_revision, leaf) VALUES (?, ?, ?)
-                ON CONFLICT (id) DO UPDATE SET server_revision = excluded.server_revision, leaf = excluded.leaf
-                """,
-            arguments: [Data(row.id.bytes), row.revision, Data(row.leaf)])
+        try db.run(
+            """
+            INSERT INTO sync_item (id, server_revision, leaf) VALUES (?, ?, ?)
+            ON CONFLICT (id) DO UPDATE SET server_revision = excluded.server_revision, leaf = excluded.leaf
+            """,
+            [Data(row.id.bytes), row.revision, Data(row.leaf)])
     }
 
     func openSyncRow(_ row: ItemRow, keys: Keys) throws -> Item {

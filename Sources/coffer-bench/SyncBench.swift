@@ -16,26 +16,43 @@ import Logging
 struct SyncCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sync",
-        abstract: "Verified sync: the cost of verification on a pull of ITEMS items, and the bytes a manifest adds to a push.")
+        abstract: "Sync of ITEMS items: through the CLI (register and first push; a new device's login and pull), and the library's parts (verification, manifests, rotation).",
+        discussion: """
+            The CLI part runs the `coffer` beside this bench against a server in this process, on SQLite and on \
+            PostgreSQL (a throwaway cluster started with scripts/postgres.sh as root, or the database of \
+            COFFER_BENCH_POSTGRES_URL and COFFER_BENCH_POSTGRES_ADMIN_URL).
+            """)
 
     @Argument(help: "Items in the synced vault.") var items = 10_000
     @Option(help: "Runs of each measurement (the median is reported).") var runs = 5
+    @Option(help: "cli, library or both.") var part = "both"
+    @Option(help: "The CLI part's server store: sqlite, postgres or both.") var backend = "both"
     @OptionGroup var smoke: SmokeOption
 
     func validate() throws {
         guard (100...200_000).contains(items) else { throw ValidationError("ITEMS must be 100 to 200,000") }
         guard (1...50).contains(runs) else { throw ValidationError("--runs must be 1 to 50") }
+        guard ["cli", "library", "both"].contains(part) else { throw ValidationError("--part must be cli, library or both") }
+        guard ["sqlite", "postgres", "both"].contains(backend) else { throw ValidationError("--backend must be sqlite, postgres or both") }
     }
 
     func run() async throws {
-        try await SyncBench(itemCount: smoke.smoke ? 100 : items, runs: smoke.smoke ? 1 : runs).run()
+        let itemCount = smoke.smoke ? 100 : items
+        let runs = smoke.smoke ? 1 : runs
+        if part != "library" {
+            let backends = backend == "both" ? ["sqlite", "postgres"] : [backend]
+            try await SyncCLIBench(itemCount: itemCount, runs: runs, logger: SyncBench.quietLogger).run(backends: backends)
+        }
+        if part != "cli" { try await SyncBench(itemCount: itemCount, runs: runs).run() }
     }
 }
 
 struct SyncBench {
     let itemCount: Int
     let runs: Int
-    let logger: Logger = {
+    let logger = SyncBench.quietLogger
+
+    static let quietLogger: Logger = {
         var logger = Logger(label: "coffer-bench")
         logger.logLevel = .error
         return logger

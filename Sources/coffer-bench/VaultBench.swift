@@ -286,6 +286,8 @@ struct ProcessTool {
     var input: String? = nil
     /// Added to this process's environment.
     var environment: [String] = []
+    /// File that takes standard error (otherwise this process's).
+    var errorOutput: String? = nil
 
     /// Wall time from spawn to exit, and the child's CPU time. posix_spawn and wait4 directly: Foundation's
     /// Process adds tens of milliseconds of its own on Linux.
@@ -301,6 +303,7 @@ struct ProcessTool {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, input ?? "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        if let errorOutput { posix_spawn_file_actions_addopen(&actions, 2, errorOutput, O_WRONLY | O_CREAT | O_TRUNC, 0o600) }
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         // An added variable replaces the inherited one (getenv takes the first of two).

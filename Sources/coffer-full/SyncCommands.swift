@@ -115,7 +115,7 @@ extension SyncCommand {
             Output.note("Registered \(email) on \(server); pushed \(Output.count(report.pushed, "item")).")
             if let head = report.head {
                 Output.note("State epoch \(head.epoch), fingerprint \(head.fingerprint). On another device:")
-                Output.note("  coffer sync login --server \(server) --email \(email) --expect \(head.epoch):\(head.fingerprint)")
+                Output.note("  coffer sync login --server \(server) --email \(email) --expect \(head.fingerprint)")
             }
         }
     }

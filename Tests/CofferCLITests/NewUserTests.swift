@@ -165,8 +165,13 @@ struct NewUserTests {
         let registered = try a.ok(["sync", "register", "--server", server.url, "--email", email], input: "\(passphrase)\n")
         #expect(registered.stderr.contains("Registered \(email) on \(server.url); pushed 1 item."))
         #expect(registered.stderr.contains("coffer sync login --server \(server.url) --email \(email) --expect "))
+        // The line it prints is the one to run on the other device, fingerprint and all.
+        let printed = try #require(registered.stderr.split(separator: "\n").first { $0.contains("coffer sync login") })
+        let expect = try #require(printed.split(separator: " ").last.map(String.init))
+        #expect(expect.wholeMatch(of: /[0-9]+:[0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4}/) != nil, "printed: \(printed)")
         let b = try CLI()
-        let loggedIn = try b.ok(["sync", "login", "--server", server.url, "--email", email], input: "\(passphrase)\n")
+        let loggedIn = try b.ok(
+            ["sync", "login", "--server", server.url, "--email", email, "--expect", expect], input: "\(passphrase)\n")
         #expect(loggedIn.stderr.contains("Logged in as \(email) on \(server.url); pulled 1 item; verified state epoch"))
 
         // Nothing listens on the port: refused, and said so. How fast is checked in-process ("a refused connection is

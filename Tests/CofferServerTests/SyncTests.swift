@@ -71,7 +71,8 @@ struct SyncTests {
             let email = "device-\(UUID().uuidString.prefix(8).lowercased())@example.org"
             try await sessionA.register(email: email, passphrase: Self.passphrase, kdf: Self.kdf)
             let first = try await sessionA.sync()
-            #expect(first.pushed == 4)
+            // The new account's feed was read whole while empty: the pull after the push does not read back all it sent.
+            #expect(first.pushed == 4 && first.pulled == 0)
 
             // The second device has nothing but the passphrase.
             let sessionB = try await SyncSession.login(
