@@ -169,6 +169,7 @@ let package = Package(
             name: "coffer-full",
             dependencies: [
                 "CofferCLI", "CofferKit", "CofferAgent", "CofferSync", "CofferCue", "CofferLogging", "CofferScan", "CofferImage",
+                "CofferPlatform",
                 "CofferStellar",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -178,7 +179,7 @@ let package = Package(
             name: "coffer-bench",
             dependencies: [
                 "CofferKit", "CofferCrypto", "CofferVault", "CofferServer", "CofferServerStore", "CofferSync", "CofferSyncAPI", "CofferPlaces",
-                "CofferScan", "CofferImage",
+                "CofferScan", "CofferImage", "CofferPlatform",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),

@@ -56,3 +56,17 @@ __attribute__((noinline)) void coffer_scrub_stack(unsigned long bytes) {
     // The compiler may not drop a store it cannot see read: a barrier that claims to read the buffer.
     __asm__ __volatile__("" : : "r"(below) : "memory");
 }
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+void coffer_reuse_large_blocks(int mmap_threshold, int trim_threshold) {
+#if defined(__GLIBC__)
+    mallopt(M_MMAP_THRESHOLD, mmap_threshold);
+    mallopt(M_TRIM_THRESHOLD, trim_threshold);
+#else
+    (void)mmap_threshold;
+    (void)trim_threshold;
+#endif
+}

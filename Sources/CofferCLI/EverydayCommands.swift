@@ -17,6 +17,7 @@ package enum EverydayCommands {
     /// Runs what `arguments` (without the program name) ask when this process can do it alone, and exits; returns
     /// when they are for the full command tree.
     package static func runIfEveryday(_ arguments: [String]) {
+        AllocatorTuning.reuseLargeBlocks()
         // Before anything else: a plain stdin-to-image run needs neither the vault nor logging.
         if let barcode = BarcodeFastPath(arguments: arguments[...]) { barcode.run() }
         // The same line ArgumentParser prints, without building the command tree first.

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CofferPlatform
 import Foundation
 
 /// Coffer's benchmark program: each subcommand measures one part of Coffer against the goal its issue sets and
@@ -18,6 +19,8 @@ struct Bench: AsyncParsableCommand {
     /// A failed measurement ends in one line, `coffer-bench: error: …`, with exit status 1; usage errors keep
     /// ArgumentParser's message and status 64.
     static func main() async {
+        // As the products do, so that what is measured is what they run.
+        AllocatorTuning.reuseLargeBlocks()
         do {
             var command = try parseAsRoot()
             if var asynchronous = command as? any AsyncParsableCommand {

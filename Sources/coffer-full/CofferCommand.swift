@@ -2,6 +2,7 @@ import ArgumentParser
 import CofferCLI
 import CofferKit
 import CofferLogging
+import CofferPlatform
 import Foundation
 
 @main
@@ -30,6 +31,7 @@ struct CofferCommand: AsyncParsableCommand {
 
     /// Runs what `coffer` handed over (``EverydayCommands`` does the everyday forms in `coffer` itself).
     static func main() async {
+        AllocatorTuning.reuseLargeBlocks()
         CofferLog.bootstrap(environment: processEnvironment)
         let arguments = Array(CommandLine.arguments.dropFirst())
         if let unknown = ArgumentHints.unknownCommandAskingForHelp(arguments) {

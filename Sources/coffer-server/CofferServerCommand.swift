@@ -23,6 +23,7 @@ struct CofferServerCommand: AsyncParsableCommand {
     /// Set-up and storage failures are reported as one line, `coffer-server: error: …`, with exit code 78 (EX_CONFIG)
     /// or 69 (EX_UNAVAILABLE); usage errors the same way (exit 64), followed by ArgumentParser's usage line.
     static func main() async {
+        AllocatorTuning.reuseLargeBlocks()
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? any AsyncParsableCommand {

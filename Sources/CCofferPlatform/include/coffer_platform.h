@@ -20,4 +20,8 @@ int coffer_memlock_resource(void);
 /// decrypted value in a frame that has returned) is gone. `bytes` must be well inside the thread's stack size.
 void coffer_scrub_stack(unsigned long bytes);
 
+/// Keeps blocks below `mmap_threshold` bytes on the heap and up to `trim_threshold` bytes free at its top before
+/// giving memory back (glibc's `mallopt`); does nothing where the allocator has no such settings.
+void coffer_reuse_large_blocks(int mmap_threshold, int trim_threshold);
+
 #endif
