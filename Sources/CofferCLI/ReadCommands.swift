@@ -44,7 +44,7 @@ package struct ItemSummary: Encodable {
     }
 
     package init(_ item: Item, now: Date) {
-        id = item.id.uuidString.lowercased()
+        id = item.id.lowercasedString
         kind = item.kind.rawValue
         name = item.content.name
         tags = item.content.tags
@@ -255,7 +255,7 @@ package struct Code: ParsableCommand {
         package func run() throws {
             let coffer = try vault.openItems()
             let lines = try coffer.codes(matching: query, at: Date()).map { code in
-                CodeLine(id: code.id.uuidString.lowercased(), name: code.name, code: code.code, secondsRemaining: code.secondsRemaining)
+                CodeLine(id: code.id.lowercasedString, name: code.name, code: code.code, secondsRemaining: code.secondsRemaining)
             }
             if clip, let line = lines.first {
                 try Clipboard.copy(line.code, what: "the code for \(line.name)")

@@ -20,4 +20,24 @@ extension UUID {
              UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
         }
     }
+
+    /// The id as Coffer prints and sends it: lower-case hex in 8-4-4-4-12 groups, as `uuidString.lowercased()` but
+    /// without Foundation's `snprintf` per id (an eighth of `coffer list`'s time on 10,000 items).
+    public var lowercasedString: String {
+        withUnsafeBytes(of: uuid) { raw in
+            String(unsafeUninitializedCapacity: 36) { text in
+                var position = 0
+                for (index, byte) in raw.enumerated() {
+                    if index == 4 || index == 6 || index == 8 || index == 10 {
+                        text[position] = UInt8(ascii: "-")
+                        position += 1
+                    }
+                    text[position] = Hex.digits.utf8Start[Int(byte >> 4)]
+                    text[position + 1] = Hex.digits.utf8Start[Int(byte & 0x0F)]
+                    position += 2
+                }
+                return position
+            }
+        }
+    }
 }

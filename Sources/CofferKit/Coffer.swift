@@ -87,11 +87,11 @@ public final class Coffer: Sendable {
         self.keystore = keystore
     }
 
-    static func deviceAccount(_ vaultID: UUID) -> String { "vault-\(vaultID.uuidString.lowercased())-device" }
-    static func pinAccount(_ vaultID: UUID) -> String { "vault-\(vaultID.uuidString.lowercased())-pin" }
+    static func deviceAccount(_ vaultID: UUID) -> String { "vault-\(vaultID.lowercasedString)-device" }
+    static func pinAccount(_ vaultID: UUID) -> String { "vault-\(vaultID.lowercasedString)-pin" }
     /// The TPM entry of one PIN-held key's own device secret, named by the secret's identifier.
     static func pinAccount(_ vaultID: UUID, secretID: [UInt8]) -> String {
-        "vault-\(vaultID.uuidString.lowercased())-pin-" + Hex.encode(secretID)
+        "vault-\(vaultID.lowercasedString)-pin-" + Hex.encode(secretID)
     }
 
     // MARK: Lifecycle

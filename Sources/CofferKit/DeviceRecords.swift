@@ -64,9 +64,9 @@ public struct DeviceRecords: Sendable {
         var text: String {
             var fields = ["\"keystore\":\"\(keystore.rawValue)\""]
             if let previous { fields.append("\"previous\":\"\(previous.rawValue)\"") }
-            if let slot { fields.append("\"slot\":\"\(slot.uuidString.lowercased())\"") }
+            if let slot { fields.append("\"slot\":\"\(slot.lowercasedString)\"") }
             if let replaced, !replaced.isEmpty {
-                fields.append("\"replaced\":[" + replaced.map { "\"\($0.uuidString.lowercased())\"" }.joined(separator: ",") + "]")
+                fields.append("\"replaced\":[" + replaced.map { "\"\($0.lowercasedString)\"" }.joined(separator: ",") + "]")
             }
             return "{" + fields.joined(separator: ",") + "}\n"
         }
@@ -121,7 +121,7 @@ public struct DeviceRecords: Sendable {
         }
     }
 
-    func path(_ vaultID: UUID) -> String { "\(directory)/\(vaultID.uuidString.lowercased()).json" }
+    func path(_ vaultID: UUID) -> String { "\(directory)/\(vaultID.lowercasedString).json" }
 }
 
 /// How a location finds the store for a vault's keys.

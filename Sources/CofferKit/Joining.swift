@@ -25,5 +25,5 @@ extension Coffer {
     }
 
     /// Key-store account of the sync refresh token for this vault.
-    public var syncTokenAccount: String { "vault-\(vault.vaultID.uuidString.lowercased())-sync" }
+    public var syncTokenAccount: String { "vault-\(vault.vaultID.lowercasedString)-sync" }
 }

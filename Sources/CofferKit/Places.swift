@@ -235,7 +235,7 @@ public struct VaultPlaces: Sendable {
         try coffer.items(kind: .card).compactMap { item in
             guard case .card(let card) = item.content else { return nil }
             return CueCard(
-                id: item.id.uuidString.lowercased(), name: card.name, networkIDs: card.networkIDs,
+                id: item.id.lowercasedString, name: card.name, networkIDs: card.networkIDs,
                 places: CardPlaces.places(of: card), preferredFor: CardPlaces.preferredNetworks(of: card),
                 lastUsed: CardPlaces.lastUsed(of: card), isValid: card.isValid(at: now) && !card.isArchived)
         }

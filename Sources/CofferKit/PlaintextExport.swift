@@ -144,9 +144,9 @@ public struct PlaintextExport: Encodable {
     /// Builds the export of every live item (archived cards included) that the format can hold, with the cards'
     /// photos from `photos` (by item id: `Coffer.photos(of:)`).
     public init(items: [Item], vaultID: UUID, createdAt: Date, photos: [UUID: [PhotoSide: Data]] = [:]) {
-        user = User(id: vaultID.uuidString.lowercased(), email: nil, createdAt: createdAt)
+        user = User(id: vaultID.lowercasedString, email: nil, createdAt: createdAt)
         for item in items {
-            let id = item.id.uuidString.lowercased()
+            let id = item.id.lowercasedString
             switch item.content {
             case .card(let card):
                 let binary = card.payloadCharset == .binary

@@ -223,7 +223,7 @@ enum CardFace {
               let meta = try? WireJSON.decoder().decode(Meta.self, from: Data(metaText.utf8))
         else { return nil }
         return CardResponse(
-            id: item.id.uuidString.lowercased(), userID: userID.uuidString.lowercased(), name: meta.name,
+            id: item.id.lowercasedString, userID: userID.lowercasedString, name: meta.name,
             barcodeType: meta.barcodeType, payloadEncrypted: String(decoding: box, as: UTF8.self), tags: meta.tags,
             networkIDs: meta.networkIDs, validFrom: meta.validFrom, validTo: meta.validTo, oneTime: meta.oneTime,
             usedAt: meta.usedAt, metadata: meta.metadata, createdAt: meta.createdAt, updatedAt: item.storedAt,

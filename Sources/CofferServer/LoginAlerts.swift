@@ -21,7 +21,7 @@ enum LoginAlert {
     /// The counter that lets one request only write the alert when several cross the line at once (on several
     /// instances). Counters are readable by every request, so the key hides the account id.
     static func gateKey(_ userID: UUID) -> String {
-        let digest = SHA256.hash(data: Array("coffer/v1/login-alert\u{0}\(userID.uuidString.lowercased())".utf8))
+        let digest = SHA256.hash(data: Array("coffer/v1/login-alert\u{0}\(userID.lowercasedString)".utf8))
         return "login-alert:" + Hex.encode(digest)
     }
 }

@@ -274,7 +274,7 @@ final class ServerCore: Sendable {
 
     func userInfo(_ user: UserRecord) -> UserInfo {
         UserInfo(
-            id: user.id.uuidString.lowercased(), email: user.email, fullName: user.fullName, createdAt: user.createdAt,
+            id: user.id.lowercasedString, email: user.email, fullName: user.fullName, createdAt: user.createdAt,
             preferences: UserInfo.Preferences(syncEnabled: user.slot != nil, notificationRadiusMeters: 100))
     }
 
@@ -292,7 +292,7 @@ final class ServerCore: Sendable {
     /// The request counter of a session family. Counters sit in a table every request can read (they are shared
     /// before login), so the key is a hash: it must not show another account's session id.
     static func sessionCounterKey(_ family: UUID) -> String {
-        let digest = SHA256.hash(data: Array("coffer/v1/session\u{0}\(family.uuidString.lowercased())".utf8))
+        let digest = SHA256.hash(data: Array("coffer/v1/session\u{0}\(family.lowercasedString)".utf8))
         return "token:" + Hex.encode(digest)
     }
 

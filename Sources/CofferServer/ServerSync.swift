@@ -233,7 +233,7 @@ extension ServerCore {
         }
         let cards = try await store.items(userID: user.id, kind: CardFace.kind).compactMap { CardFace.card(from: $0, userID: user.id) }
         return UserExport(
-            user: UserExport.User(id: user.id.uuidString.lowercased(), email: user.email, createdAt: user.createdAt),
+            user: UserExport.User(id: user.id.lowercasedString, email: user.email, createdAt: user.createdAt),
             cards: cards.map(UserExport.Card.init), items: items)
     }
 

@@ -100,8 +100,8 @@ final class TokenService: Sendable {
     private func sign(userID: UUID, family: UUID, tokenID: UUID, kind: TokenClaims.Kind, lifetime: Int) async throws -> String {
         let now = Int64(clock().timeIntervalSince1970)
         let claims = TokenClaims(
-            iss: Self.issuer, aud: Self.audience(of: kind), sub: userID.uuidString.lowercased(),
-            sid: family.uuidString.lowercased(), jti: tokenID.uuidString.lowercased(), typ: kind, iat: now,
+            iss: Self.issuer, aud: Self.audience(of: kind), sub: userID.lowercasedString,
+            sid: family.lowercasedString, jti: tokenID.lowercasedString, typ: kind, iat: now,
             exp: now + Int64(lifetime))
         var header = JWTHeader()
         header.typ = "JWT"

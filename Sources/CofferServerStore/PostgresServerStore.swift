@@ -231,7 +231,7 @@ public final class PostgresServerStore: ServerStore {
         /// The claim the proof covers (docs/FORMAT.md §8.5).
         var claim: String {
             switch self {
-            case .user(let id): "user:" + id.uuidString.lowercased()
+            case .user(let id): "user:" + id.lowercasedString
             case .server: "server"
             }
         }

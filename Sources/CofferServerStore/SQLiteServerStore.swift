@@ -263,7 +263,7 @@ public final class SQLiteServerStore: ServerStore, MaintenanceStore {
     }
 
     /// Ids are stored as lower-case hyphenated UUID text in both stores.
-    static func key(_ id: UUID) -> String { id.uuidString.lowercased() }
+    static func key(_ id: UUID) -> String { id.lowercasedString }
 
     static func encodeSlot(_ slot: WrappedSlot) throws(ServerStoreError) -> String {
         do {

@@ -73,17 +73,17 @@ public enum VerificationFailure: Error, Sendable, Equatable, CustomStringConvert
             return "the server withheld items: the vault's verified state holds \(expected) rows, the server's answer "
                 + "adds up to \(received); nothing was applied"
         case .replayedRevision(let id):
-            return "the server sent an old revision of item \(id.uuidString.lowercased()); nothing was applied"
+            return "the server sent an old revision of item \(id.lowercasedString); nothing was applied"
         case .forgedDeletion(let id):
-            return "the server sent a deletion of item \(id.uuidString.lowercased()) that no device made; nothing was applied"
+            return "the server sent a deletion of item \(id.lowercasedString) that no device made; nothing was applied"
         case .alteredRow(let id):
-            return "item \(id.uuidString.lowercased()) from the server does not open with this vault's key: it was "
+            return "item \(id.lowercasedString) from the server does not open with this vault's key: it was "
                 + "altered or swapped; nothing was applied"
         case .stateMismatch:
             return "the items the server sent do not add up to the vault's authenticated state: it withheld or "
                 + "changed some; nothing was applied"
         case .unverifiedConflict(let id):
-            return "the server refused a push with a revision of item \(id.uuidString.lowercased()) that no device "
+            return "the server refused a push with a revision of item \(id.lowercasedString) that no device "
                 + "made; nothing was applied"
         case .slotReverted:
             return "the server handed out an account passphrase slot other than the vault's current one (an old "

@@ -154,7 +154,7 @@ public struct SyncClient: Sendable {
         _ rotation: UUID, _ request: RotationItemsRequest, accessToken: String
     ) async throws(SyncClientError) -> RotationItemsResponse {
         try await call(
-            .POST, "/v1/sync/rotations/\(rotation.uuidString.lowercased())/items", token: accessToken, body: request,
+            .POST, "/v1/sync/rotations/\(rotation.lowercasedString)/items", token: accessToken, body: request,
             resend: .ifUnsent)
     }
 
@@ -163,14 +163,14 @@ public struct SyncClient: Sendable {
         _ rotation: UUID, _ request: RotationCommitRequest, accessToken: String
     ) async throws(SyncClientError) -> PushResponse {
         try await call(
-            .POST, "/v1/sync/rotations/\(rotation.uuidString.lowercased())/commit", token: accessToken, body: request,
+            .POST, "/v1/sync/rotations/\(rotation.lowercasedString)/commit", token: accessToken, body: request,
             resend: .ifUnsent)
     }
 
     /// Drops the rows staged for `rotation`.
     public func discardRotation(_ rotation: UUID, accessToken: String) async throws(SyncClientError) {
         let _: Empty = try await call(
-            .DELETE, "/v1/sync/rotations/\(rotation.uuidString.lowercased())", token: accessToken, resend: .ifUnsent)
+            .DELETE, "/v1/sync/rotations/\(rotation.lowercasedString)", token: accessToken, resend: .ifUnsent)
     }
 
     /// Deletes every server copy of the account's items.

@@ -237,7 +237,7 @@ extension RegisterRequest {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(email, forKey: .email)
         try container.encode(authKey, forKey: .authKey)
-        try container.encode(vaultID.uuidString.lowercased(), forKey: .vaultID)
+        try container.encode(vaultID.lowercasedString, forKey: .vaultID)
         try container.encode(slot, forKey: .slot)
     }
 }
@@ -250,7 +250,7 @@ extension AuthResponse {
         try container.encode(expiresIn, forKey: .expiresIn)
         try container.encode(tokenType, forKey: .tokenType)
         try container.encode(user, forKey: .user)
-        try container.encodeIfPresent(vaultID?.uuidString.lowercased(), forKey: .vaultID)
+        try container.encodeIfPresent(vaultID?.lowercasedString, forKey: .vaultID)
         try container.encodeIfPresent(slot, forKey: .slot)
     }
 }
@@ -259,7 +259,7 @@ extension AccountResponse {
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(user, forKey: .user)
-        try container.encodeIfPresent(vaultID?.uuidString.lowercased(), forKey: .vaultID)
+        try container.encodeIfPresent(vaultID?.lowercasedString, forKey: .vaultID)
         try container.encode(itemCount, forKey: .itemCount)
         try container.encode(storedBytes, forKey: .storedBytes)
         try container.encode(cursor, forKey: .cursor)

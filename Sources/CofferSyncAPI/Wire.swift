@@ -187,7 +187,7 @@ extension ItemRow: Codable {
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id.uuidString.lowercased(), forKey: .id)
+        try container.encode(id.lowercasedString, forKey: .id)
         try container.encode(kind, forKey: .kind)
         try container.encode(revision, forKey: .revision)
         try container.encode(updatedAt, forKey: .updatedAt)
@@ -211,7 +211,7 @@ public enum WireLimitError: Error, Sendable, Equatable, CustomStringConvertible 
 extension WrappedSlot {
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id.uuidString.lowercased(), forKey: .id)
+        try container.encode(id.lowercasedString, forKey: .id)
         try container.encode(kdf, forKey: .kdf)
         try container.encode(salt, forKey: .salt)
         try container.encode(wrappedKey, forKey: .wrappedKey)

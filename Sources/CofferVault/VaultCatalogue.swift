@@ -44,54 +44,66 @@ extension Vault {
     /// rows it does not describe exactly are opened, their entries made again, and the result stored with its name
     /// buckets (`VaultCatalogueBuckets`).
     func currentCatalogue() throws(VaultError) -> CatalogueIndex {
-        let outcome: (index: CatalogueIndex, buckets: [String: Data?]) = try read { db, keys in
-            let changes = try Int64.fetchOne(db, sql: "SELECT count FROM item_changes WHERE singleton = 1") ?? -1
-            let local = localKeys(keys)
-            let name = Self.rowName(Self.catalogueName, keys: local)
-            let box = try Data.fetchOne(db, sql: "SELECT box FROM local_state WHERE name = ?", arguments: [name])
-            // A catalogue that does not open or decode is made again from the items, which are the truth.
-            let stored = box.flatMap { try? CatalogueIndex(Array(openLocal(row: name, box: $0, keys: local).value)) }
-            let buckets = storedBuckets(db: db, keys: local)
-            if let stored, stored.changes == changes {
-                // Current; its buckets too, unless they were never made (a vault of an earlier version) or are stale.
-                if buckets.changes == changes { return (stored, [:]) }
-                return (stored, Self.bucketValues(stored.catalogueEntries(), changes: changes, previous: buckets.count, keys: local))
-            }
-
-            let rows = try Row.fetchAll(db, sql: "SELECT id, kind, revision, updated_at FROM item WHERE deleted = 0 AND \(Self.itemRowCondition)")
-                .map(CatalogueRow.init)
-            var kept: [UUID: CatalogueEntry] = [:]
-            for entry in stored?.catalogueEntries() ?? [] { kept[entry.row.id] = entry }
-            let staleIDs = rows.filter { kept[$0.id]?.row != $0 }.map { Data($0.id.bytes) }
-            var stale: [ItemRow] = []
-            for chunk in stride(from: 0, to: staleIDs.count, by: 500).map({ staleIDs[$0..<min($0 + 500, staleIDs.count)] }) {
-                stale += try Row.fetchAll(
-                    db, sql: "SELECT \(ItemRow.columns) FROM item WHERE deleted = 0 AND id IN (\(chunk.map { _ in "?" }.joined(separator: ",")))",
-                    arguments: StatementArguments(Array(chunk))
-                ).map(ItemRow.init(stored:))
-            }
-            var entries: [CatalogueEntry] = []
-            entries.reserveCapacity(rows.count)
-            let opened = Dictionary(uniqueKeysWithValues: zip(stale, try openAll(stale, keys: keys)).map { ($0.0.id, ($0.0, $0.1)) })
-            for row in rows {
-                if let (itemRow, item) = opened[row.id] {
-                    entries.append(CatalogueEntry(
-                        row: CatalogueRow(id: itemRow.id, kind: itemRow.kind, revision: itemRow.revision, updatedAt: itemRow.updatedAt),
-                        createdAt: UnixTime.milliseconds(item.createdAt), candidate: ItemLookup.Candidate(id: item.id, content: item.content)))
-                } else if let entry = kept[row.id] {
-                    entries.append(entry)
-                }
-            }
-            let index = try CatalogueIndex(Self.encodeCatalogue(entries, changes: changes))
-            var values = Self.bucketValues(entries, changes: changes, previous: buckets.count, keys: local)
-            values[Self.catalogueName] = Data(index.bytes)
-            return (index, values)
-        }
-        if !outcome.buckets.isEmpty {
+        let outcome = try read { db, keys in try catalogueUpdate(db, keys: keys) }
+        if !outcome.values.isEmpty {
             // Stored for the next lookup; a failure here costs that lookup time, never correctness.
-            try? setLocalValues(outcome.buckets)
+            try? setLocalValues(outcome.values)
         }
         return outcome.index
+    }
+
+    /// The catalogue of the rows in `db` now, with the local values that store it and its buckets (none when the
+    /// stored ones are current). Rows of `known` items (an import's, open already) are described from them; other
+    /// rows the stored catalogue does not describe exactly are opened.
+    func catalogueUpdate(
+        _ db: Database, keys: Keys, known: [UUID: Item] = [:]
+    ) throws -> (index: CatalogueIndex, values: [String: Data?]) {
+        let changes = try Int64.fetchOne(db, sql: "SELECT count FROM item_changes WHERE singleton = 1") ?? -1
+        let local = localKeys(keys)
+        let name = Self.rowName(Self.catalogueName, keys: local)
+        let box = try Data.fetchOne(db, sql: "SELECT box FROM local_state WHERE name = ?", arguments: [name])
+        // A catalogue that does not open or decode is made again from the items, which are the truth.
+        let stored = box.flatMap { try? CatalogueIndex(Array(openLocal(row: name, box: $0, keys: local).value)) }
+        let buckets = storedBuckets(db: db, keys: local)
+        if let stored, stored.changes == changes {
+            // Current; its buckets too, unless they were never made (a vault of an earlier version) or are stale.
+            if buckets.changes == changes { return (stored, [:]) }
+            return (stored, Self.bucketValues(stored.catalogueEntries(), changes: changes, previous: buckets.count, keys: local))
+        }
+
+        let rows = try Row.fetchAll(db, sql: "SELECT id, kind, revision, updated_at FROM item WHERE deleted = 0 AND \(Self.itemRowCondition)")
+            .map(CatalogueRow.init)
+        var kept: [UUID: CatalogueEntry] = [:]
+        for entry in stored?.catalogueEntries() ?? [] { kept[entry.row.id] = entry }
+        for row in rows where kept[row.id]?.row != row {
+            guard let item = known[row.id] else { continue }
+            kept[row.id] = CatalogueEntry(
+                row: row, createdAt: UnixTime.milliseconds(item.createdAt), candidate: ItemLookup.Candidate(id: item.id, content: item.content))
+        }
+        let staleIDs = rows.filter { kept[$0.id]?.row != $0 }.map { Data($0.id.bytes) }
+        var stale: [ItemRow] = []
+        for chunk in stride(from: 0, to: staleIDs.count, by: 500).map({ staleIDs[$0..<min($0 + 500, staleIDs.count)] }) {
+            stale += try Row.fetchAll(
+                db, sql: "SELECT \(ItemRow.columns) FROM item WHERE deleted = 0 AND id IN (\(chunk.map { _ in "?" }.joined(separator: ",")))",
+                arguments: StatementArguments(Array(chunk))
+            ).map(ItemRow.init(stored:))
+        }
+        var entries: [CatalogueEntry] = []
+        entries.reserveCapacity(rows.count)
+        let opened = Dictionary(uniqueKeysWithValues: zip(stale, try openAll(stale, keys: keys)).map { ($0.0.id, ($0.0, $0.1)) })
+        for row in rows {
+            if let (itemRow, item) = opened[row.id] {
+                entries.append(CatalogueEntry(
+                    row: CatalogueRow(id: itemRow.id, kind: itemRow.kind, revision: itemRow.revision, updatedAt: itemRow.updatedAt),
+                    createdAt: UnixTime.milliseconds(item.createdAt), candidate: ItemLookup.Candidate(id: item.id, content: item.content)))
+            } else if let entry = kept[row.id] {
+                entries.append(entry)
+            }
+        }
+        let index = try CatalogueIndex(Self.encodeCatalogue(entries, changes: changes))
+        var values = Self.bucketValues(entries, changes: changes, previous: buckets.count, keys: local)
+        values[Self.catalogueName] = Data(index.bytes)
+        return (index, values)
     }
 
     // MARK: Encoding (docs/FORMAT.md §4)

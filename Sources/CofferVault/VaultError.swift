@@ -50,7 +50,7 @@ public enum VaultError: Error, Sendable, CustomStringConvertible {
         case .lastSlot: return "cannot remove the only slot that opens the vault"
         case .itemNotFound: return "no such item"
         case .conflict(let id, let expected, let stored):
-            return "item \(id.uuidString.lowercased()) changed meanwhile (revision \(stored), expected \(expected)); try again"
+            return "item \(id.lowercasedString) changed meanwhile (revision \(stored), expected \(expected)); try again"
         case .keyRotatedElsewhere: return "the vault key was rotated by another process; run the command again"
         case .noPreparedRotation: return "no master-key rotation is in progress for this vault"
         case .tampered(let what): return "\(what) failed authentication: the vault was modified or damaged"

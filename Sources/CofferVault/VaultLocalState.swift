@@ -76,17 +76,20 @@ extension Vault {
 
     /// Stores several values at once, all or none.
     public func setLocalValues(_ values: [String: Data?]) throws(VaultError) {
-        try writeTransaction { db, keys in
-            let local = localKeys(keys)
-            for (name, value) in values {
-                if let value {
-                    let sealed = try sealLocal(name: name, value: value, keys: local)
-                    try db.execute(
-                        sql: "INSERT INTO local_state (name, box) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET box = excluded.box",
-                        arguments: [sealed.row, sealed.box])
-                } else {
-                    try db.execute(sql: "DELETE FROM local_state WHERE name = ?", arguments: [Self.rowName(name, keys: local)])
-                }
+        try writeTransaction { db, keys in try storeLocalValues(db, values, keys: keys) }
+    }
+
+    /// `setLocalValues` inside the caller's transaction.
+    func storeLocalValues(_ db: Database, _ values: [String: Data?], keys: Keys) throws {
+        let local = localKeys(keys)
+        for (name, value) in values {
+            if let value {
+                let sealed = try sealLocal(name: name, value: value, keys: local)
+                try db.run(
+                    "INSERT INTO local_state (name, box) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET box = excluded.box",
+                    [sealed.row, sealed.box])
+            } else {
+                try db.run("DELETE FROM local_state WHERE name = ?", [Self.rowName(name, keys: local)])
             }
         }
     }

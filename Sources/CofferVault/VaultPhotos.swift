@@ -35,7 +35,7 @@ extension Vault {
     /// and SHA-256. Nil when the card has no such photo; `.tampered` when a part is missing, moved or altered.
     public func photo(_ side: PhotoSide, of item: Item) throws(VaultError) -> (photo: CardPhoto, image: Data)? {
         guard case .card(let card) = item.content, let photo = card.photo(side) else { return nil }
-        let what = "the \(side.rawValue) photo of card \(item.id.uuidString.lowercased())"
+        let what = "the \(side.rawValue) photo of card \(item.id.lowercasedString)"
         return try read { db, keys in
             let key = photoKey(keys)
             var image = Data()
@@ -149,12 +149,12 @@ extension Vault {
     /// Opens a live photo part row under `key`.
     func openPart(_ row: ItemRow, key: SymmetricKey) throws -> PhotoPart {
         guard row.kind == PhotoPart.kind, !row.deleted, let box = row.box, box.count <= maximumBoxSize, row.isWellFormed else {
-            throw VaultError.tampered("photo part \(row.id.uuidString.lowercased())")
+            throw VaultError.tampered("photo part \(row.id.lowercasedString)")
         }
         do {
             return try PhotoPart(decoding: try Box.open(box, key: key, associatedData: photoAssociatedData(row)))
         } catch {
-            throw VaultError.tampered("photo part \(row.id.uuidString.lowercased())")
+            throw VaultError.tampered("photo part \(row.id.lowercasedString)")
         }
     }
 

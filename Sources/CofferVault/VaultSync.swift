@@ -364,7 +364,7 @@ extension Vault {
             } catch let error as VaultError {
                 throw error
             } catch {
-                throw VaultError.tampered("item \(remote.id.uuidString.lowercased()) from the server")
+                throw VaultError.tampered("item \(remote.id.lowercasedString) from the server")
             }
         }
         let local = try db.row(

@@ -135,7 +135,7 @@ struct PGBench: Sendable {
         try Data(script.utf8).write(to: URL(fileURLWithPath: scriptPath))
         // Each run pushes fresh item ids, so a second run inserts as the first did instead of updating its rows.
         var variables = variables
-        variables["item_prefix"] = String(UUID().uuidString.lowercased().prefix(8)) + "-"
+        variables["item_prefix"] = String(UUID().lowercasedString.prefix(8)) + "-"
         var arguments = [
             "-n", "-M", "extended", "-c", "\(clients)", "-j", "\(min(2, clients))", "-T", "\(seconds)", "-f", scriptPath,
             "-l", "--log-prefix", directory + "/log",

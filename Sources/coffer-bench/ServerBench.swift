@@ -110,7 +110,7 @@ struct ServerBenchRun: Sendable {
         return logger
     }()
     /// Distinguishes this run's rows from earlier runs' in a long-lived database.
-    let runTag = String(UUID().uuidString.lowercased().prefix(8))
+    let runTag = String(UUID().lowercasedString.prefix(8))
 
     func run() async throws {
         emit(
@@ -223,13 +223,13 @@ struct ServerBenchRun: Sendable {
             // A fresh tag per run: every run pushes new item ids.
             return Wrk.pushScript(
                 tokens: pushAccounts.map(\.token), body: String(decoding: body, as: UTF8.self),
-                placeholder: placeholder.uuidString.lowercased(), tag: String(UUID().uuidString.lowercased().prefix(8)))
+                placeholder: placeholder.lowercasedString, tag: String(UUID().lowercasedString.prefix(8)))
         }
         let storePush = try await load { worker, _ in
             // What ServerCore does for the request: authorize, push.
             let account = rawPush[worker]
             let now = Date()
-            let counter = "token:\(account.family.uuidString.lowercased())"
+            let counter = "token:\(account.family.lowercasedString)"
             guard try await store.authorize(userID: account.userID, family: account.family, counter: counter, requests: 1, window: 60, now: now)
                 .sessionActive
             else { throw BenchError("raw push: the session is missing") }
@@ -260,7 +260,7 @@ struct ServerBenchRun: Sendable {
         let storePull = try await load { worker, iteration in
             let account = rawPull[worker]
             let now = Date()
-            let counter = "token:\(account.family.uuidString.lowercased())"
+            let counter = "token:\(account.family.lowercasedString)"
             guard try await store.authorize(userID: account.userID, family: account.family, counter: counter, requests: 1, window: 60, now: now)
                 .sessionActive
             else { throw BenchError("raw pull: the session is missing") }

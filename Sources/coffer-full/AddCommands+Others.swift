@@ -75,7 +75,7 @@ extension Add {
             if output.json {
                 try Output.json(ItemSummary(item, now: Date()))
             } else if case .signingKey(let key) = item.content {
-                Output.line("\(item.id.uuidString.lowercased()) \(key.publicKeyText)")
+                Output.line("\(item.id.lowercasedString) \(key.publicKeyText)")
             }
             if case .signingKey(let key) = item.content { Output.note(try Self.whoChecksThePIN(key, in: coffer)) }
         }

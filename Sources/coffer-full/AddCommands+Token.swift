@@ -98,7 +98,7 @@ extension Add {
             if output.json {
                 try Output.json(summary.items.map { ItemSummary($0, now: Date()) })
             } else {
-                for item in summary.items { Output.line(item.id.uuidString.lowercased()) }
+                for item in summary.items { Output.line(item.id.lowercasedString) }
             }
         }
 

@@ -50,7 +50,7 @@ func reportAdded(_ item: Item, in coffer: any OpenVault, json: Bool) throws {
     if json {
         try Output.json(ItemSummary(item, now: Date()))
     } else {
-        Output.line(item.id.uuidString.lowercased())
+        Output.line(item.id.lowercasedString)
     }
 }
 

@@ -172,7 +172,7 @@ extension AgentCommand {
             let status = try Agent.status(socket: AgentCommand.socket)
             let held = (status?.vaults ?? []).map { vault in
                 Report.Held(
-                    vault: vault.vault, vaultID: vault.vaultID.count == 16 ? UUID(bytes: vault.vaultID).uuidString.lowercased() : "",
+                    vault: vault.vault, vaultID: vault.vaultID.count == 16 ? UUID(bytes: vault.vaultID).lowercasedString : "",
                     locksInSeconds: Swift.min(vault.idleRemainingMilliseconds, vault.absoluteRemainingMilliseconds) / 1000)
             }
             if output.json {

@@ -95,7 +95,7 @@ struct Init: ParsableCommand {
         let coffer = try Coffer.initialize(
             at: vaultOption.location(deviceName: device.deviceName), passphrase: secret, kdf: scrypt ? .defaultScrypt : .defaultPBKDF2)
         // On standard error even from a script: where the vault is matters there too, and stdout stays empty.
-        Output.note("Created vault \(coffer.vaultID.uuidString.lowercased()) in \(coffer.directory); \(Self.whereTheKeyIs(coffer.keystore.kind))")
+        Output.note("Created vault \(coffer.vaultID.lowercasedString) in \(coffer.directory); \(Self.whereTheKeyIs(coffer.keystore.kind))")
         if let warning = Self.fileStoreWarning(coffer.keystore, passphrase: passphrase) { Output.warning(warning) }
         if SecretInput.shared.interactive, !passphrase {
             Output.note("Only this device can open it. Add a passphrase (`coffer passphrase set`) or a recovery code (`coffer recovery-code new`) before you rely on it.")

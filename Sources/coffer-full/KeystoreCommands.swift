@@ -63,7 +63,7 @@ struct KeystoreCommand: ParsableCommand {
             switch status {
             case .available:
                 do {
-                    let key = try resolved.store.secret(for: "vault-\(vaultID.uuidString.lowercased())-device")
+                    let key = try resolved.store.secret(for: "vault-\(vaultID.lowercasedString)-device")
                     deviceKey = key == nil ? "absent" : "present"
                 } catch .sealedElsewhere {
                     deviceKey = "sealed by another machine's TPM"
@@ -74,7 +74,7 @@ struct KeystoreCommand: ParsableCommand {
             case .locked, .unreachable: deviceKey = "unknown"
             }
             let report = Report(
-                vault: vaultID.uuidString.lowercased(), keystore: resolved.store.kind.rawValue, source: resolved.source,
+                vault: vaultID.lowercasedString, keystore: resolved.store.kind.rawValue, source: resolved.source,
                 status: status.name, reason: reason, deviceKey: deviceKey, unfinishedMoveFrom: unfinished?.rawValue)
             if output.json {
                 try Output.json(report)

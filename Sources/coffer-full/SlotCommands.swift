@@ -63,7 +63,7 @@ extension Slots {
             }
             let lowered = query.lowercased()
             guard lowered.count >= 4 else { throw CLIError.usage("a slot id prefix has at least 4 characters") }
-            let matching = slots.filter { $0.id.uuidString.lowercased().hasPrefix(lowered) }
+            let matching = slots.filter { $0.id.lowercasedString.hasPrefix(lowered) }
             guard matching.count == 1 else {
                 if matching.isEmpty { throw VaultError.slotNotFound }
                 throw CLIError.usage("\(matching.count) slots start with \(query); give more of the id")
@@ -108,7 +108,7 @@ extension Slots {
             let dead = Set(try coffer.deadDeviceSlots())
             let lines = slots.map { slot in
                 SlotLine(
-                    id: slot.id.uuidString.lowercased(), type: slot.type.name, kdf: slot.kdf?.description, name: slot.device?.name,
+                    id: slot.id.lowercasedString, type: slot.type.name, kdf: slot.kdf?.description, name: slot.device?.name,
                     keystore: slot.device?.keystore, created: slot.device?.createdAt,
                     thisDevice: slot.type == .device ? slot.id == coffer.openedSlotID : nil,
                     dead: slot.type == .device ? dead.contains(slot.id) : nil)
@@ -132,7 +132,7 @@ extension Slots {
         /// Offers to remove the device slots this device made and lost the keys of.
         static func noteDeadSlots(_ dead: [UUID]) {
             guard !dead.isEmpty else { return }
-            let ids = dead.map { String($0.uuidString.lowercased().prefix(8)) }
+            let ids = dead.map { String($0.lowercasedString.prefix(8)) }
             Output.note(
                 dead.count == 1
                     ? "Slot \(ids[0]) was this device's, and its key is gone from the key store: nothing opens it. `coffer slots remove \(ids[0])` removes it."

@@ -185,14 +185,14 @@ extension SyncCommand {
             let status = try await session.status()
             let conflicts = status.conflicts.map { copy in
                 SyncCLI.ConflictJSON(
-                    copy: copy.copyID.uuidString.lowercased(), original: copy.originalID.uuidString.lowercased(),
+                    copy: copy.copyID.lowercasedString, original: copy.originalID.lowercasedString,
                     name: (try? coffer.item(id: copy.copyID).content.name) ?? "", detectedAt: copy.detectedAt)
             }
             let head = try session.verifiedHead()
             let headJSON = head.map { head in
                 SyncCLI.HeadJSON(
                     epoch: head.manifest.epoch, fingerprint: head.manifest.fingerprint,
-                    device: head.manifest.device.uuidString.lowercased(), madeHere: head.madeHere,
+                    device: head.manifest.device.lowercasedString, madeHere: head.madeHere,
                     madeAt: Date(timeIntervalSince1970: Double(head.manifest.madeAt) / 1000))
             }
             if output.json {

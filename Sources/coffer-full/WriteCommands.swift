@@ -257,7 +257,7 @@ struct Remove: ParsableCommand {
         // A full id purges without opening the item, so even a damaged item can be removed.
         if purge, let id = UUID(uuidString: query) {
             try SecretInput.shared.requireConfirmation(
-                "Delete item \(id.uuidString.lowercased()) for good?", confirmed: yes, consequence: "--purge deletes for good")
+                "Delete item \(id.lowercasedString) for good?", confirmed: yes, consequence: "--purge deletes for good")
             try coffer.purge(id: id)
             return
         }

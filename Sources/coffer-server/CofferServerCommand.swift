@@ -322,7 +322,7 @@ struct Audit: AsyncParsableCommand {
             let events = try await maintenance.auditEvents(limit: limit).filter { !alerts || $0.kind == .loginAlert }
             for event in events {
                 let fields = [
-                    time.string(from: event.at), event.kind.rawValue, event.userID?.uuidString.lowercased() ?? "-",
+                    time.string(from: event.at), event.kind.rawValue, event.userID?.lowercasedString ?? "-",
                     event.address ?? "-", event.detail ?? "-",
                 ]
                 print(fields.joined(separator: "\t"))

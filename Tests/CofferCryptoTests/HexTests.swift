@@ -24,4 +24,15 @@ struct HexTests {
         #expect(Hex.encode([]) == "")
         #expect(Hex.decode("") == [])
     }
+
+    @Test("an id prints as Foundation's uuidString in lower case: random ids, and ids of every byte value")
+    func uuidStrings() {
+        var ids = (0..<1_000).map { _ in UUID() }
+        ids += (0...255).map { UUID(bytes: [UInt8](repeating: UInt8($0), count: 16)) }
+        ids.append(UUID(bytes: Array(0..<16)))
+        for id in ids {
+            #expect(id.lowercasedString == id.uuidString.lowercased())
+            #expect(UUID(uuidString: id.lowercasedString) == id)
+        }
+    }
 }
