@@ -28,7 +28,7 @@ public enum ItemLookup {
         }
 
         public init(id: UUID, content: ItemContent) {
-            let names = ItemLookup.names(of: content).map(\.precomposedStringWithCanonicalMapping)
+            let names = ItemLookup.names(of: content).map(ItemLookup.composed)
             self.init(id: id, kind: content.kind, name: content.name, names: names, foldedNames: names.map(ItemLookup.folded))
         }
     }
@@ -78,8 +78,18 @@ public enum ItemLookup {
 
     /// The form in which names are compared: Unicode-normalised, without case, accents or width differences.
     public static func folded(_ text: String) -> String {
-        text.precomposedStringWithCanonicalMapping.folding(
+        // ASCII, most names, folds to its lower case: Foundation's folding cost 40 µs a name, most of an import's
+        // catalogue update (checked against Foundation for every ASCII character).
+        if text.utf8.allSatisfy({ $0 < 0x80 }) {
+            return String(decoding: text.utf8.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
+        }
+        return text.precomposedStringWithCanonicalMapping.folding(
             options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
+    }
+
+    /// `text` in Unicode's canonical composition (NFC); ASCII is already.
+    static func composed(_ text: String) -> String {
+        text.utf8.allSatisfy({ $0 < 0x80 }) ? text : text.precomposedStringWithCanonicalMapping
     }
 
     /// A query prepared once and compared with many items as bytes (a vault's catalogue holds thousands).

@@ -72,4 +72,16 @@ struct ItemLookupTests {
         #expect(ItemLookup.sameName("CAFÉ", in: candidates, excluding: candidates[0].id).isEmpty)
         #expect(ItemLookup.sameName("Caf", in: candidates).isEmpty)
     }
+
+    @Test("ASCII names fold as Foundation folds them: every character, and mixed names around it")
+    func asciiFolding() {
+        let characters = (0..<128).map { String(UnicodeScalar(UInt8($0))) }
+        var texts = characters + ["GitHub", "AWS-Prod_01", "user@Example.ORG", "Costco Wholesale", "", "Ünïcode", "ＧｉｔＨｕｂ", "e\u{301}"]
+        texts.append(characters.joined())
+        for text in texts {
+            let foundation = text.precomposedStringWithCanonicalMapping.folding(
+                options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
+            #expect(ItemLookup.folded(text) == foundation, "\(Array(text.utf8))")
+        }
+    }
 }
