@@ -134,16 +134,21 @@ struct CLIBench {
         return home
     }
 
+    /// This process's environment with `assignments` (`NAME=value`) added or replacing.
+    static func environmentAdding(_ assignments: [String]) -> [String: String] {
+        var merged = ProcessInfo.processInfo.environment
+        for assignment in assignments {
+            let parts = assignment.split(separator: "=", maxSplits: 1)
+            merged[String(parts[0])] = parts.count == 2 ? String(parts[1]) : ""
+        }
+        return merged
+    }
+
     static func run(_ arguments: [String], input: String = "", environment: [String]) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: coffer)
         process.arguments = arguments
-        var merged = ProcessInfo.processInfo.environment
-        for assignment in environment {
-            let parts = assignment.split(separator: "=", maxSplits: 1)
-            merged[String(parts[0])] = String(parts[1])
-        }
-        process.environment = merged
+        process.environment = environmentAdding(environment)
         let stdin = Pipe()
         process.standardInput = stdin
         process.standardOutput = FileHandle.nullDevice
@@ -174,12 +179,7 @@ struct CLIBench {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             process.arguments = ["-c", command]
-            var merged = ProcessInfo.processInfo.environment
-            for assignment in environment {
-                let parts = assignment.split(separator: "=", maxSplits: 1)
-                merged[String(parts[0])] = String(parts[1])
-            }
-            process.environment = merged
+            process.environment = CLIBench.environmentAdding(environment)
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()

@@ -104,12 +104,7 @@ struct SyncCLIBench {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: CLIBench.coffer)
         process.arguments = ["list", "--json"]
-        var environment = ProcessInfo.processInfo.environment
-        for assignment in CLIBench.environment(home) {
-            let parts = assignment.split(separator: "=", maxSplits: 1)
-            environment[String(parts[0])] = String(parts[1])
-        }
-        process.environment = environment
+        process.environment = CLIBench.environmentAdding(CLIBench.environment(home))
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
