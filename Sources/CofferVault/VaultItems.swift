@@ -173,8 +173,11 @@ extension Vault {
             }
             // The catalogue and its name buckets are brought up to date from the items in hand, in the same
             // transaction: otherwise the first lookup after a large import opened every new item (40 s after 222,000).
-            if items.count >= Self.catalogueRefreshThreshold {
-                let update = try catalogueUpdate(db, keys: keys, known: Dictionary(items.map { ($0.id, $0) }) { first, _ in first })
+            // Only a speed-up: if an older item's box does not open, the import still goes in and the next lookup
+            // meets the damage, as it would have.
+            if items.count >= Self.catalogueRefreshThreshold,
+               let update = try? catalogueUpdate(db, keys: keys, known: Dictionary(items.map { ($0.id, $0) }) { first, _ in first })
+            {
                 try storeLocalValues(db, update.values, keys: keys)
             }
         }
