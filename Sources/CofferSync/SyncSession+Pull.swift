@@ -69,9 +69,12 @@ extension SyncSession {
         if fresh, let commitment = account.accountCommitment, commitment != head.account {
             throw .verification(.slotReverted)
         }
-        let known = fullRead ? SyncedRows() : try vault { try $0.syncedRows() }
+        // An incremental pull that read nothing, under the head this device verified, has nothing to add up: the
+        // rows it holds are the ones it checked against that head (reading them back cost a 10,000-item sync 10%).
+        let unchanged = !fullRead && rows.isEmpty && head.bytes == verified?.bytes
+        let known = fullRead || unchanged ? SyncedRows() : try vault { try $0.syncedRows() }
         do {
-            try verifier.checkState(known: known, staged: rows, head: head, fullRead: fullRead)
+            if !unchanged { try verifier.checkState(known: known, staged: rows, head: head, fullRead: fullRead) }
         } catch {
             if let altered = coffer.vault.firstUnopenableRow(rows) { throw .verification(.alteredRow(altered)) }
             if !fullRead {

@@ -163,7 +163,9 @@ extension ItemRow: Codable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        let id = try container.decode(UUID.self, forKey: .id)
+        guard let id = UUID(text: try container.decode(String.self, forKey: .id)) else {
+            throw DecodingError.dataCorruptedError(forKey: .id, in: container, debugDescription: "id must be a UUID")
+        }
         let kind = try container.decode(String.self, forKey: .kind)
         let revision = try container.decode(Int64.self, forKey: .revision)
         let updatedAt = try container.decode(Int64.self, forKey: .updatedAt)

@@ -95,15 +95,18 @@ extension Vault {
     /// boxes and items stay small next to what the listing keeps.
     static let openingBatch = 2_048
 
-    /// Decrypts and decodes `rows` in parallel chunks; the first failure wins.
-    func openAll(_ rows: [ItemRow], keys: Keys) throws(VaultError) -> [Item] {
+    /// Decrypts and decodes `rows` in parallel chunks; the first failure wins. Rows `fromServer` fail as a sync
+    /// merge reports them (`openRemote`).
+    func openAll(_ rows: [ItemRow], keys: Keys, fromServer: Bool = false) throws(VaultError) -> [Item] {
         let chunkCount = rows.count < 256 ? 1 : ProcessInfo.processInfo.activeProcessorCount * 4
         let chunkSize = (rows.count + chunkCount - 1) / max(chunkCount, 1)
         let results = ChunkResults(count: chunkCount)
         DispatchQueue.concurrentPerform(iterations: chunkCount) { chunk in
             let range = min(chunk * chunkSize, rows.count)..<min((chunk + 1) * chunkSize, rows.count)
             do {
-                results.store(chunk, .success(try rows[range].map { try openRow($0, keys: keys) }))
+                results.store(chunk, .success(try rows[range].map {
+                    fromServer ? try openRemote($0, keys: keys) : try openRow($0, keys: keys)
+                }))
             } catch {
                 results.store(chunk, .failure(Self.mapped(error)))
             }

@@ -272,7 +272,8 @@ extension Vault {
     /// nothing. Every live row must open under this vault's key with its own associated data (a row that does not is
     /// `.tampered`, and nothing is applied), so a server can neither forge nor move boxes. When both sides changed an
     /// item, HOTP counters merge by maximum; otherwise the remote version takes the item's place and the local one is
-    /// kept as a new item, listed as a conflict copy. Every row is recorded as the server's (`syncedRows`).
+    /// kept as a new item, listed as a conflict copy. Every row is recorded as the server's (`syncedRows`). `rows`
+    /// hold one row per item (the feed's newest).
     /// With `replacingServerRows`, the server rows recorded before are forgotten first (a full read: rows the new
     /// state does not hold are no longer the server's). With `forgettingHistory`, so are the manifests this device
     /// verified (a device taking a state as new, which may not continue them); a full read of a device that verified
@@ -283,9 +284,22 @@ extension Vault {
     ) throws(VaultError) -> RemoteMergeReport {
         try writeTransaction { db, keys in
             var report = RemoteMergeReport()
-            for remote in rows {
-                report.add(try merge(db, remote, keys: keys))
-                try recordServerRow(db, remote)
+            // In batches: each batch's boxes open on all cores, and its local rows are read with a few statements
+            // instead of one lookup per row (a new device's first pull of 10,000 items spent a third of its merge in
+            // those lookups and another third opening boxes one after another).
+            var start = rows.startIndex
+            while start < rows.endIndex {
+                let batch = rows[start..<min(start + Self.openingBatch, rows.endIndex)]
+                start = batch.endIndex
+                let live = batch.filter { !$0.deleted && $0.kind != PhotoPart.kind }
+                var opened: [UUID: Item] = [:]
+                opened.reserveCapacity(live.count)
+                for (row, item) in zip(live, try openAll(live, keys: keys, fromServer: true)) { opened[row.id] = item }
+                let locals = try localRows(db, ids: batch.map(\.id))
+                for remote in batch {
+                    report.add(try merge(db, remote, local: locals[remote.id], opened: opened[remote.id], keys: keys))
+                    try recordServerRow(db, remote)
+                }
             }
             if replacingServerRows {
                 // After the merge, which needs each item's last synced revision to tell a local change from none.
@@ -353,33 +367,55 @@ extension Vault {
             arguments: [cursor, UnixTime.milliseconds(date), head.map { Data($0) }, accountCommitment.map { Data($0) }])
     }
 
-    /// Merges one remote row (docs/FORMAT.md §8.4).
-    private func merge(_ db: Database, _ remote: ItemRow, keys: Keys) throws -> RemoteMergeReport {
-        if remote.kind == PhotoPart.kind { return try mergePhotoPart(db, remote, keys: keys) }
-        var report = RemoteMergeReport()
-        var remoteItem: Item?
-        if !remote.deleted {
-            do {
-                remoteItem = try openSyncRow(remote, keys: keys)
-            } catch let error as VaultError {
-                throw error
-            } catch {
-                throw VaultError.tampered("item \(remote.id.lowercasedString) from the server")
+    /// A local row as a merge compares it: the row, and the revision the server last had (nil if never synced).
+    typealias LocalRow = (row: ItemRow, base: Int64?)
+
+    /// The local rows of `ids` that exist, by id, read a few hundred at a time.
+    private func localRows(_ db: Database, ids: [UUID]) throws -> [UUID: LocalRow] {
+        var found: [UUID: LocalRow] = [:]
+        var start = ids.startIndex
+        while start < ids.endIndex {
+            let chunk = ids[start..<min(start + Self.lookupChunk, ids.endIndex)]
+            start = chunk.endIndex
+            let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ",")
+            let statement = try db.cachedStatement(sql: """
+                SELECT \(ItemRow.qualifiedColumns), sync_item.server_revision
+                FROM item LEFT JOIN sync_item ON sync_item.id = item.id WHERE item.id IN (\(placeholders))
+                """)
+            let cursor = try Row.fetchCursor(statement, arguments: StatementArguments(chunk.map { Data($0.bytes) }))
+            while let stored = try cursor.next() {
+                let row = try ItemRow(stored: stored)
+                found[row.id] = (row, stored[6])
             }
         }
-        let local = try db.row(
-            """
-            SELECT \(ItemRow.qualifiedColumns), sync_item.server_revision
-            FROM item LEFT JOIN sync_item ON sync_item.id = item.id WHERE item.id = ?
-            """,
-            [Data(remote.id.bytes)])
-        guard let local else {
+        return found
+    }
+
+    /// How many ids one lookup statement binds: well under SQLite's limit on parameters.
+    static let lookupChunk = 500
+
+    /// Opens a row from the server: a box that does not open is the server's tampering.
+    func openRemote(_ remote: ItemRow, keys: Keys) throws(VaultError) -> Item {
+        do {
+            return try openSyncRow(remote, keys: keys)
+        } catch let error as VaultError {
+            throw error
+        } catch {
+            throw .tampered("item \(remote.id.lowercasedString) from the server")
+        }
+    }
+
+    /// Merges one remote row (docs/FORMAT.md §8.4), given its local row (`localRows`) and, for a live row, its
+    /// opened item.
+    private func merge(_ db: Database, _ remote: ItemRow, local: LocalRow?, opened: Item?, keys: Keys) throws -> RemoteMergeReport {
+        if remote.kind == PhotoPart.kind { return try mergePhotoPart(db, remote, local: local?.row, keys: keys) }
+        var report = RemoteMergeReport()
+        let remoteItem = remote.deleted ? nil : try opened ?? openRemote(remote, keys: keys)
+        guard let (localRow, base) = local else {
             try storeRow(db, remote, insert: true)
             report.applied += 1
             return report
         }
-        let localRow = try ItemRow(stored: local)
-        let base: Int64? = local["server_revision"]
         if localRow == remote {
             // This device's own push, whose answer was lost before it was recorded.
             report.unchanged += 1
@@ -432,15 +468,14 @@ extension Vault {
 
     /// Merges one remote photo part. Parts are never edited (a new image is new parts), only made and deleted, so
     /// the higher revision wins; the part must open under this vault's photo key first.
-    private func mergePhotoPart(_ db: Database, _ remote: ItemRow, keys: Keys) throws -> RemoteMergeReport {
+    private func mergePhotoPart(_ db: Database, _ remote: ItemRow, local: ItemRow?, keys: Keys) throws -> RemoteMergeReport {
         var report = RemoteMergeReport()
         if !remote.deleted { _ = try openPart(remote, key: photoKey(keys)) }
-        guard let stored = try db.row("SELECT \(ItemRow.columns) FROM item WHERE id = ?", [Data(remote.id.bytes)]) else {
+        guard let local else {
             try storeRow(db, remote, insert: true)
             report.applied += 1
             return report
         }
-        let local = try ItemRow(stored: stored)
         guard local != remote, remote.revision > local.revision else {
             report.unchanged += 1
             return report

@@ -33,6 +33,26 @@ struct HexTests {
         for id in ids {
             #expect(id.lowercasedString == id.uuidString.lowercased())
             #expect(UUID(uuidString: id.lowercasedString) == id)
+            #expect(UUID(text: id.lowercasedString) == id)
+            #expect(UUID(text: id.uuidString) == id)
         }
+    }
+
+    /// `UUID(text:)` reads what Foundation's `UUID(uuidString:)` reads, in either case.
+    @Test(arguments: [
+        "", "00000000-0000-0000-0000-00000000000", "00000000-0000-0000-0000-0000000000000", "000000000000-0000-0000-00000000",
+        "00000000_0000-0000-0000-000000000000", "0000000g-0000-0000-0000-000000000000", "{00000000-0000-0000-0000-00000000}",
+        "00000000-0000-0000-0000-00000000000é", "0000000-00000-0000-0000-000000000000", "AbCdEf01-2345-6789-aBcD-eF0123456789",
+        "00000000-0000-0000-0000-000000000000", "00000000-0000-0000-0000-00000000000G", "00000000 0000 0000 0000 000000000000",
+    ])
+    func uuidText(_ text: String) {
+        #expect(UUID(text: text) == UUID(uuidString: text))
+    }
+
+    /// Foundation reads each group with `sscanf("%x")` on Linux, which lets a space, a sign or `0x` through; an id
+    /// on the wire is only hex digits.
+    @Test(arguments: [" 0000000-0000-0000-0000-000000000000", "+0000000-0000-0000-0000-000000000000", "0x000000-0000-0000-0000-000000000000"])
+    func uuidTextRefusesWhatSscanfLetsThrough(_ text: String) {
+        #expect(UUID(text: text) == nil)
     }
 }

@@ -124,6 +124,42 @@ struct SyncTests {
         }
     }
 
+    /// A pull merges in batches (`Vault.openingBatch` rows at a time: opened on all cores, local rows read together),
+    /// so conflicts on both sides of a batch's end must be found as in one batch.
+    @Test("a pull larger than one merge batch finds conflicts on both sides of the batch's end", arguments: [Backend.sqlite])
+    func mergeAcrossBatches(backend: Backend) async throws {
+        try await Self.withLiveServer(backend) { server, _, _ in
+            let client = try SyncClient(server: server)
+            let a = try Coffer.initialize(at: try Self.location())
+            let notes = try a.vault.addAll((0..<2_100).map { try Self.note("Note \($0)", "text \($0)") })
+            let sessionA = SyncSession(coffer: a, client: client)
+            let email = "batches-\(UUID().uuidString.prefix(8).lowercased())@example.org"
+            try await sessionA.register(email: email, passphrase: Self.passphrase, kdf: Self.kdf)
+            _ = try await sessionA.sync()
+            let sessionB = try await SyncSession.login(
+                location: try Self.location(), client: client, email: email, passphrase: Self.passphrase, localPassphrase: nil,
+                allowWeakKDF: true)
+            let b = sessionB.coffer
+            #expect(try await sessionB.sync().merge.applied == 2_100)
+
+            // The pull merges in id order: one edit in the first batch, one in the second.
+            let ordered = notes.map(\.id).sorted { $0.byteOrder < $1.byteOrder }
+            let edited = [ordered[5], ordered[2_095]]
+            for id in edited {
+                _ = try a.vault.modify(id: id) { $0 = try Self.note("Edited", "on A") }
+                _ = try b.vault.modify(id: id) { $0 = try Self.note("Edited", "on B") }
+            }
+            _ = try await sessionA.sync()
+            let merge = try await sessionB.sync()
+            #expect(merge.merge.conflictCopies == 2 && merge.merge.applied == 2)
+            _ = try await sessionA.sync()
+            #expect(try Self.contents(b) == Self.contents(a))
+            #expect(try b.vault.items().count == 2_102)
+            let status = try await sessionB.status()
+            #expect(Set(status.conflicts.map(\.originalID)) == Set(edited))
+        }
+    }
+
     @Test("changes made offline wait and go out with the next sync", arguments: [Backend.sqlite])
     func offlineQueue(backend: Backend) async throws {
         try await Self.withLiveServer(backend) { server, _, _ in
