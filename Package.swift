@@ -131,6 +131,8 @@ let package = Package(
             dependencies: [
                 "CofferCrypto", "CofferModel", "CofferOTP", "CofferPlatform",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's own binding calls, for the rows written per item (CachedStatements.swift).
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict),

@@ -24,27 +24,28 @@ extension UUID {
     /// An id in 8-4-4-4-12 hex groups, in either case, as `UUID(uuidString:)` reads it but without Foundation's
     /// `sscanf` per id (a pull decodes 10,000); nil for any other text.
     public init?(text: String) {
-        var parsed: UUID?
         var text = text
-        text.withUTF8 { characters in
-            guard characters.count == 36 else { return }
-            var bytes = [UInt8](repeating: 0, count: 16)
-            var position = 0
-            for index in 0..<16 {
-                if index == 4 || index == 6 || index == 8 || index == 10 {
-                    guard characters[position] == UInt8(ascii: "-") else { return }
-                    position += 1
-                }
-                guard let high = Hex.value(of: characters[position]), let low = Hex.value(of: characters[position + 1]) else {
-                    return
-                }
-                bytes[index] = high << 4 | low
-                position += 2
-            }
-            parsed = UUID(bytes: bytes)
-        }
-        guard let parsed else { return nil }
+        guard let parsed = text.withUTF8({ UUID(utf8: UnsafeRawBufferPointer($0)) }) else { return nil }
         self = parsed
+    }
+
+    /// `init(text:)` from the text's UTF-8 bytes.
+    public init?(utf8 characters: UnsafeRawBufferPointer) {
+        guard characters.count == 36 else { return nil }
+        var bytes = [UInt8](repeating: 0, count: 16)
+        var position = 0
+        for index in 0..<16 {
+            if index == 4 || index == 6 || index == 8 || index == 10 {
+                guard characters[position] == UInt8(ascii: "-") else { return nil }
+                position += 1
+            }
+            guard let high = Hex.value(of: characters[position]), let low = Hex.value(of: characters[position + 1]) else {
+                return nil
+            }
+            bytes[index] = high << 4 | low
+            position += 2
+        }
+        self.init(bytes: bytes)
     }
 
     /// The id as Coffer prints and sends it: lower-case hex in 8-4-4-4-12 groups, as `uuidString.lowercased()` but

@@ -497,23 +497,21 @@ extension Vault {
     // MARK: Rows
 
     func storeRow(_ db: Database, _ row: ItemRow, insert: Bool) throws {
-        let arguments: StatementArguments = [row.kind, row.revision, row.updatedAt, row.deleted, row.box, Data(row.id.bytes)]
-        if insert {
-            try db.run("INSERT INTO item (kind, revision, updated_at, deleted, box, id) VALUES (?, ?, ?, ?, ?, ?)", arguments)
-        } else {
-            try db.run("UPDATE item SET kind = ?, revision = ?, updated_at = ?, deleted = ?, box = ? WHERE id = ?", arguments)
-        }
+        let sql = insert
+            ? "INSERT INTO item (kind, revision, updated_at, deleted, box, id) VALUES (?, ?, ?, ?, ?, ?)"
+            : "UPDATE item SET kind = ?, revision = ?, updated_at = ?, deleted = ?, box = ? WHERE id = ?"
+        try db.write(sql, .text(row.kind), .integer(row.revision), .integer(row.updatedAt), .integer(row.deleted ? 1 : 0), .blob(row.box), .id(row.id))
     }
 
     /// Records `row` as the server's copy of its item: its revision (a local row whose revision differs is pending)
     /// and its leaf (what the next manifest commits to).
     func recordServerRow(_ db: Database, _ row: ItemRow) throws {
-        try db.run(
+        try db.write(
             """
             INSERT INTO sync_item (id, server_revision, leaf) VALUES (?, ?, ?)
             ON CONFLICT (id) DO UPDATE SET server_revision = excluded.server_revision, leaf = excluded.leaf
             """,
-            [Data(row.id.bytes), row.revision, Data(row.leaf)])
+            .id(row.id), .integer(row.revision), .blob(Data(row.leaf)))
     }
 
     func openSyncRow(_ row: ItemRow, keys: Keys) throws -> Item {

@@ -31,6 +31,13 @@ let bodies: [(name: String, decode: @Sendable (Data) throws -> Void)] = [
     ("AccountResponse", { _ = try WireJSON.decoder().decode(AccountResponse.self, from: $0) }),
     ("PushResponse", { _ = try WireJSON.decoder().decode(PushResponse.self, from: $0) }),
     ("ChangesResponse", { body in
+        // The client's direct reading accepts only what JSONDecoder reads, and reads it the same way.
+        if let read = ChangesResponse(canonicalJSON: body) {
+            let decoded = try? WireJSON.decoder().decode(ChangesResponse.self, from: body)
+            precondition(
+                decoded.map { $0.items == read.items && $0.cursor == read.cursor && $0.hasMore == read.hasMore && $0.head == read.head } == true,
+                "the direct reading of a changes page disagrees with JSONDecoder")
+        }
         let page = try WireJSON.decoder().decode(ChangesResponse.self, from: body)
         page.items.forEach(checkItem)
         page.head.map(checkManifest)
