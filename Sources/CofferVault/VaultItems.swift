@@ -23,20 +23,20 @@ extension ItemRow {
     }
 }
 
-/// Per-chunk results of a parallel decrypt, each slot written by exactly one worker.
-final class ChunkResults: @unchecked Sendable {
-    private var results: [Result<[Item], VaultError>]
+/// Per-chunk results of a parallel map over rows, each slot written by exactly one worker.
+final class ChunkResults<Value>: @unchecked Sendable {
+    private var results: [Result<[Value], VaultError>]
     private let lock = Lock()
 
     init(count: Int) {
         results = Array(repeating: .success([]), count: count)
     }
 
-    func store(_ index: Int, _ result: Result<[Item], VaultError>) {
+    func store(_ index: Int, _ result: Result<[Value], VaultError>) {
         lock.withLock { results[index] = result }
     }
 
-    var all: [Result<[Item], VaultError>] { lock.withLock { results } }
+    var all: [Result<[Value], VaultError>] { lock.withLock { results } }
 }
 
 /// Item boxes larger than this are refused on read (files are hostile input).
@@ -98,28 +98,31 @@ extension Vault {
     /// Decrypts and decodes `rows` in parallel chunks; the first failure wins. Rows `fromServer` fail as a sync
     /// merge reports them (`openRemote`).
     func openAll(_ rows: [ItemRow], keys: Keys, fromServer: Bool = false) throws(VaultError) -> [Item] {
+        try parallelMap(rows) { fromServer ? try openRemote($0, keys: keys) : try openRow($0, keys: keys) }
+    }
+
+    /// `transform` of each of `rows`, in order, computed in chunks on every core; the first failure in order wins.
+    func parallelMap<Value>(_ rows: [ItemRow], _ transform: @Sendable (ItemRow) throws -> Value) throws(VaultError) -> [Value] {
         let chunkCount = rows.count < 256 ? 1 : ProcessInfo.processInfo.activeProcessorCount * 4
         let chunkSize = (rows.count + chunkCount - 1) / max(chunkCount, 1)
-        let results = ChunkResults(count: chunkCount)
+        let results = ChunkResults<Value>(count: chunkCount)
         DispatchQueue.concurrentPerform(iterations: chunkCount) { chunk in
             let range = min(chunk * chunkSize, rows.count)..<min((chunk + 1) * chunkSize, rows.count)
             do {
-                results.store(chunk, .success(try rows[range].map {
-                    fromServer ? try openRemote($0, keys: keys) : try openRow($0, keys: keys)
-                }))
+                results.store(chunk, .success(try rows[range].map(transform)))
             } catch {
                 results.store(chunk, .failure(Self.mapped(error)))
             }
         }
-        var items: [Item] = []
-        items.reserveCapacity(rows.count)
+        var values: [Value] = []
+        values.reserveCapacity(rows.count)
         for result in results.all {
             switch result {
-            case .success(let chunk): items += chunk
+            case .success(let chunk): values += chunk
             case .failure(let error): throw error
             }
         }
-        return items
+        return values
     }
 
     /// The live item with `id`.
@@ -229,9 +232,10 @@ extension Vault {
     func insert(_ db: Database, item: Item, keys: Keys) throws {
         try item.content.validated()
         let box = try seal(item, keys: keys)
-        try db.run(
+        try db.write(
             "INSERT INTO item (id, kind, revision, updated_at, deleted, box) VALUES (?, ?, ?, ?, 0, ?)",
-            [Data(item.id.bytes), item.kind.rawValue, Int64(item.revision), UnixTime.milliseconds(item.updatedAt), box])
+            .id(item.id), .text(item.kind.rawValue), .integer(Int64(item.revision)),
+            .integer(UnixTime.milliseconds(item.updatedAt)), .blob(box))
     }
 
     func replace(_ db: Database, item: Item, keys: Keys) throws {
@@ -240,9 +244,10 @@ extension Vault {
 
     /// Writes `item`'s row with `box`, its content sealed for exactly its id, kind, revision and time.
     func store(_ db: Database, item: Item, box: Data) throws {
-        try db.run(
+        try db.write(
             "UPDATE item SET kind = ?, revision = ?, updated_at = ?, deleted = 0, box = ? WHERE id = ?",
-            [item.kind.rawValue, Int64(item.revision), UnixTime.milliseconds(item.updatedAt), box, Data(item.id.bytes)])
+            .text(item.kind.rawValue), .integer(Int64(item.revision)), .integer(UnixTime.milliseconds(item.updatedAt)), .blob(box),
+            .id(item.id))
     }
 
     func storedRevision(_ db: Database, id: UUID) throws -> UInt64 {

@@ -83,12 +83,12 @@ extension Vault {
             let label = try carriedDeviceLabel(db, master: keys.master)
             let now = options.clock()
             let count = try resealLiveItems(db, from: keys, to: newKeys, now: now) { row in
-                try db.run(
+                try db.write(
                     """
                     INSERT INTO sync_rotation_item (id, kind, revision, updated_at, deleted, box)
                     VALUES (?, ?, ?, ?, 0, ?)
                     """,
-                    [Data(row.id.bytes), row.kind, row.revision, row.updatedAt, row.box])
+                    .id(row.id), .text(row.kind), .integer(row.revision), .integer(row.updatedAt), .blob(row.box))
             }
             var hasRecovery = false
             var hasDevice = false
@@ -325,10 +325,19 @@ extension Vault {
     ) throws -> Int {
         let rows = try Row.fetchAll(db, sql: "SELECT \(ItemRow.columns) FROM item WHERE deleted = 0").map(ItemRow.init(stored:))
         var done = 0
-        for row in rows {
-            try store(try resealed(row, from: keys, to: newKeys, revision: row.revision + 1, updatedAt: now))
-            done += 1
-            if done % 256 == 0 { progress(done, rows.count) }
+        // Re-sealed a batch at a time on every core, then written in order.
+        var start = rows.startIndex
+        while start < rows.endIndex {
+            let batch = Array(rows[start..<min(start + Self.openingBatch, rows.endIndex)])
+            start += batch.count
+            let resealedRows = try parallelMap(batch) { row in
+                try resealed(row, from: keys, to: newKeys, revision: row.revision + 1, updatedAt: now)
+            }
+            for row in resealedRows {
+                try store(row)
+                done += 1
+                if done % 256 == 0 { progress(done, rows.count) }
+            }
         }
         progress(done, rows.count)
         return done
