@@ -73,7 +73,7 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "CofferOTP",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["CofferCrypto", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict),
         // zlib for PNG's deflate (Debian's zlib1g-dev).
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),

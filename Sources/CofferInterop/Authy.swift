@@ -184,7 +184,7 @@ public enum AuthyImporter: Importer {
         guard OTPImport.pbkdf2IterationRange.contains(iterations) else {
             throw ImportEntryError("its key-derivation iterations are out of bounds")
         }
-        guard let sealed = Data(base64Encoded: ciphertext.trimmingCharacters(in: .whitespacesAndNewlines)), !sealed.isEmpty, sealed.count % 16 == 0
+        guard let sealed = Data(base64Encoded: ciphertext.trimmingWhitespace()), !sealed.isEmpty, sealed.count % 16 == 0
         else { throw ImportEntryError("the encrypted secret is not base64 of whole AES blocks") }
         var ivBytes = [UInt8](repeating: 0, count: 16)
         if let iv = OTPImport.nonEmpty(iv) {

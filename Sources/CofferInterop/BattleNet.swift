@@ -40,7 +40,7 @@ public enum BattleNetImporter: Importer {
 
     /// The ASCII text under the mask, or nil when the value is not hex, is longer than the mask, or is not text.
     static func unmasked(_ hex: String) -> String? {
-        guard let bytes = Hex.decode(hex.trimmingCharacters(in: .whitespacesAndNewlines)), bytes.count <= mask.count else { return nil }
+        guard let bytes = Hex.decode(hex.trimmingWhitespace()), bytes.count <= mask.count else { return nil }
         let plain = zip(bytes, mask).map { $0 ^ $1 }
         guard plain.allSatisfy({ (0x20...0x7E).contains($0) }) else { return nil }
         return String(decoding: plain, as: UTF8.self)

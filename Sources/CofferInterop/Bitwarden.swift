@@ -1,3 +1,4 @@
+import CofferCrypto
 import CofferModel
 import CofferOTP
 import Foundation
@@ -113,7 +114,7 @@ public enum BitwardenCSVImporter: Importer {
 /// Bitwarden's `totp` field as Coffer reads it, shared by the JSON and CSV importers.
 enum BitwardenTOTP {
     static func item(totp: String, name: String?, username: String?, tags: [String]) throws(ImportEntryError) -> OTPItem {
-        let text = totp.trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = totp.trimmingWhitespace()
         guard text.contains("://") else {
             let parameters = try OTPImport.parameters(
                 secret: text, algorithm: nil, digits: nil, kind: .totp(period: OTPParameters.defaultPeriod))

@@ -1,3 +1,4 @@
+import CofferCrypto
 import CofferBarcode
 import CofferModel
 import CofferOTP
@@ -300,7 +301,7 @@ private struct Entry {
         if case .string(let issuer)? = object["issuer"], case .string(let account)? = object["account"] {
             return OTPImportNaming.entryName(issuer: issuer, account: account, fallback: fallback)
         }
-        if case .string(let name)? = object["name"], !name.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+        if case .string(let name)? = object["name"], !name.trimmingWhitespace().isEmpty {
             return name
         }
         return fallback

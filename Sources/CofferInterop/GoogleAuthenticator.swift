@@ -1,3 +1,4 @@
+import CofferCrypto
 import CofferModel
 import CofferOTP
 import Crypto
@@ -405,7 +406,7 @@ private struct MigrationPayload {
         }
 
         private func names() -> (issuer: String, account: String) {
-            let issuer = issuer.trimmingCharacters(in: .whitespacesAndNewlines)
+            let issuer = issuer.trimmingWhitespace()
             let parts = name.split(separator: ":", omittingEmptySubsequences: false)
             if issuer.isEmpty, parts.count == 2 {
                 return (String(parts[0]), String(parts[1]))

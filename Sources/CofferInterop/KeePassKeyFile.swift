@@ -47,7 +47,7 @@ enum KeePassKeyFile {
         }
         guard isKeyFile else { return nil }
         let digits = data.filter { !$0.isWhitespace }
-        switch version.trimmingCharacters(in: .whitespacesAndNewlines) {
+        switch version.trimmingWhitespace() {
         case "1.0", "1.00":
             guard let key = Data(base64Encoded: digits), !key.isEmpty else { throw .malformedFile("the key file's key is not base64") }
             return Array(key)
@@ -58,7 +58,7 @@ enum KeePassKeyFile {
             }
             return key
         default:
-            throw .unsupportedVersion("key file \(version.trimmingCharacters(in: .whitespacesAndNewlines))")
+            throw .unsupportedVersion("key file \(version.trimmingWhitespace())")
         }
     }
 }

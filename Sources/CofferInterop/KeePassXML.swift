@@ -1,3 +1,4 @@
+import CofferCrypto
 import Foundation
 
 /// One entry of a KeePass database as its XML holds it: its string fields (protected ones already revealed), its
@@ -139,7 +140,7 @@ final class KeePassXMLReader {
         var value = text
         protectedBytes = nil
         if protectedValue {
-            guard let sealed = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            guard let sealed = Data(base64Encoded: text.trimmingWhitespace()) else {
                 fail(.malformedFile("a protected value is not base64"))
                 return
             }
@@ -190,7 +191,7 @@ final class KeePassXMLReader {
                 fail(.malformedFile("an attached file has no id, or one used twice"))
                 return
             }
-            guard var bytes = protectedBytes ?? Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)).map(Array.init) else {
+            guard var bytes = protectedBytes ?? Data(base64Encoded: text.trimmingWhitespace()).map(Array.init) else {
                 fail(.malformedFile("an attached file is not base64"))
                 return
             }

@@ -1,3 +1,4 @@
+import CofferCrypto
 import CofferModel
 import CofferOTP
 import Foundation
@@ -30,7 +31,7 @@ public enum MicrosoftAuthenticatorImporter: Importer {
                     digits = 6
                 case 1:
                     guard let text = row.text("oath_secret_key"),
-                          let bytes = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)), !bytes.isEmpty
+                          let bytes = Data(base64Encoded: text.trimmingWhitespace()), !bytes.isEmpty
                     else { throw ImportEntryError("the secret is not base64") }
                     secret = Base32.encode(bytes)
                     digits = 8

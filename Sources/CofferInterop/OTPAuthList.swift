@@ -1,3 +1,4 @@
+import CofferCrypto
 import CofferModel
 import CofferOTP
 import Foundation
@@ -74,7 +75,7 @@ enum OTPListLines {
         var number = 0
         for raw in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
             number += 1
-            let text = String(decoding: raw, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            let text = String(decoding: raw, as: UTF8.self).trimmingWhitespace()
             guard !text.isEmpty, !text.hasPrefix("#") else { continue }
             lines.append(Line(number: number, text: text))
         }
@@ -100,8 +101,8 @@ enum OTPImportNaming {
 
     /// How an entry is named in a problem: "issuer (account)", or whichever exists, or `fallback`.
     static func entryName(issuer: String, account: String, fallback: String) -> String {
-        let issuer = issuer.trimmingCharacters(in: .whitespacesAndNewlines)
-        let account = account.trimmingCharacters(in: .whitespacesAndNewlines)
+        let issuer = issuer.trimmingWhitespace()
+        let account = account.trimmingWhitespace()
         switch (issuer.isEmpty, account.isEmpty) {
         case (false, false): return "\(issuer) (\(account))"
         case (false, true): return issuer

@@ -1,3 +1,4 @@
+import CofferCrypto
 import CofferBarcode
 import CofferModel
 import Foundation
@@ -132,7 +133,7 @@ public enum PKPassImporter: Importer {
     }
 
     private static func nonEmpty(_ value: Any?) -> String? {
-        guard let text = (value as? String)?.trimmingCharacters(in: .whitespacesAndNewlines), !text.isEmpty else {
+        guard let text = (value as? String)?.trimmingWhitespace(), !text.isEmpty else {
             return nil
         }
         return text

@@ -29,7 +29,7 @@ public enum SteamMaFileImporter: Importer {
             return try readFolder(ZipArchive(data), password: password)
         }
         guard let document = ImportJSON.parse(data) else {
-            if String(validating: data, as: UTF8.self).map({ Data(base64Encoded: $0.trimmingCharacters(in: .whitespacesAndNewlines)) != nil }) == true {
+            if String(validating: data, as: UTF8.self).map({ Data(base64Encoded: $0.trimmingWhitespace()) != nil }) == true {
                 throw .malformedFile(
                     "this maFile is encrypted: import the zipped maFiles folder, whose manifest.json holds its salt and IV")
             }
@@ -91,7 +91,7 @@ public enum SteamMaFileImporter: Importer {
         else {
             throw .malformedFile("a manifest entry lacks a base64 encryption_salt or a 16-byte encryption_iv")
         }
-        let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = String(decoding: bytes, as: UTF8.self).trimmingWhitespace()
         guard let ciphertext = Data(base64Encoded: text), !ciphertext.isEmpty, ciphertext.count % 16 == 0 else {
             throw .malformedFile("an encrypted maFile is not base64 of whole AES blocks")
         }

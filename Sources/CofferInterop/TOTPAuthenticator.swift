@@ -29,7 +29,7 @@ public enum TOTPAuthenticatorImporter: Importer {
             return try entries(Array(list.value.utf8))
         }
         guard let text = String(validating: data, as: UTF8.self),
-              let sealed = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)), !sealed.isEmpty, sealed.count % 16 == 0
+              let sealed = Data(base64Encoded: text.trimmingWhitespace()), !sealed.isEmpty, sealed.count % 16 == 0
         else { throw .malformedFile("a TOTP Authenticator backup is base64 text of whole AES blocks") }
         if let plain = open(sealed, password: defaultPassword) { return try backup(plain) }
         guard let password else { throw .passwordRequired }

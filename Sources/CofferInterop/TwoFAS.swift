@@ -309,7 +309,7 @@ enum OTPImport {
     /// Tags Coffer can store (1–64 characters, no control characters, at most 50); the rest are dropped so a
     /// decorative label never costs the token.
     static func usableTags(_ tags: [String]) -> [String] {
-        let usable = tags.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { tag in
+        let usable = tags.map { $0.trimmingWhitespace() }.filter { tag in
             (1...64).contains(tag.count)
                 && !tag.unicodeScalars.contains { $0.properties.generalCategory == .control }
         }
@@ -336,7 +336,7 @@ enum OTPImport {
     }
 
     static func nonEmpty(_ text: String?) -> String? {
-        guard let trimmed = text?.trimmingCharacters(in: .whitespacesAndNewlines), !trimmed.isEmpty else {
+        guard let trimmed = text?.trimmingWhitespace(), !trimmed.isEmpty else {
             return nil
         }
         return trimmed

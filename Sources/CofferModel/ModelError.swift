@@ -36,12 +36,15 @@ public enum ModelError: Error, Equatable, Sendable, CustomStringConvertible {
 /// Shared field rules. Values read from files are hostile: everything has an upper bound.
 enum Rules {
     static func name(_ value: String, field: String = "name", limit: Int = 200) throws(ModelError) -> String {
-        let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = value.trimmingWhitespace()
         guard !trimmed.isEmpty else { throw .emptyField(field) }
-        guard trimmed.count <= limit else { throw .tooLong(field: field, limit: limit) }
-        guard !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw .invalidField(field: field, rule: "control characters are not allowed")
-        }
+        // Most names are ASCII: their characters are their bytes, and their control characters C0 and DEL.
+        let ascii = trimmed.utf8.allSatisfy { $0 < 0x80 }
+        guard (ascii ? trimmed.utf8.count : trimmed.count) <= limit else { throw .tooLong(field: field, limit: limit) }
+        let control = ascii
+            ? trimmed.utf8.contains { $0 < 0x20 || $0 == 0x7F }
+            : trimmed.unicodeScalars.contains { $0.properties.generalCategory == .control }
+        guard !control else { throw .invalidField(field: field, rule: "control characters are not allowed") }
         return trimmed
     }
 
@@ -65,4 +68,5 @@ enum Rules {
     }
 }
 
+import CofferCrypto
 import Foundation

@@ -1,3 +1,4 @@
+import CofferCrypto
 import CofferOTP
 import Foundation
 
@@ -29,7 +30,7 @@ public struct OTPItem: Sendable, Equatable {
     }
 
     public mutating func validate() throws(ModelError) {
-        issuer = issuer.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? "" : try Rules.name(issuer, field: "issuer", limit: 100)
+        issuer = issuer.trimmingWhitespace().isEmpty ? "" : try Rules.name(issuer, field: "issuer", limit: 100)
         account = try Rules.name(account, field: "account", limit: 200)
         tags = try Rules.labels(tags, field: "tags")
         notes = try Rules.optionalText(notes, field: "notes", limit: 65_536)

@@ -116,7 +116,7 @@ public enum StellarStrKey {
     /// Decodes a seed (`S…`) into its 32 secret bytes, checking version and checksum. Strict: 56 upper-case
     /// base32 characters, as Stellar prints them.
     public static func decodeSeed(_ text: String) throws(StrKeyError) -> SecretBytes {
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = text.trimmingWhitespace()
         let characters = Array(trimmed.utf8)
         guard characters.count == 56,
             characters.allSatisfy({ ($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z")) || ($0 >= UInt8(ascii: "2") && $0 <= UInt8(ascii: "7")) }),

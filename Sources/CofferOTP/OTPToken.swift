@@ -1,3 +1,4 @@
+import CofferCrypto
 import Foundation
 
 /// An OTP token as it appears in an authenticator: who it is for (issuer and account) and its ``OTPParameters``,
@@ -46,9 +47,9 @@ public struct OTPToken: Sendable, Hashable, CustomStringConvertible, CustomDebug
     ///
     /// - Throws: ``OTPError/invalidAccountName`` when the account contains a colon.
     public init(issuer: String?, account: String, parameters: OTPParameters) throws(OTPError) {
-        let account = account.trimmingCharacters(in: .whitespacesAndNewlines)
+        let account = account.trimmingWhitespace()
         guard !account.unicodeScalars.contains(":") else { throw .invalidAccountName }
-        let issuer = issuer?.trimmingCharacters(in: .whitespacesAndNewlines)
+        let issuer = issuer?.trimmingWhitespace()
         self.issuer = issuer?.isEmpty == false ? issuer : nil
         self.account = account
         self.parameters = parameters
@@ -171,10 +172,10 @@ public struct OTPToken: Sendable, Hashable, CustomStringConvertible, CustomDebug
         // Scalars, not Characters: a colon followed by a combining mark must still count as a colon.
         let scalars = label.unicodeScalars
         guard let separator = scalars.lastIndex(of: ":") else {
-            return (nil, label.trimmingCharacters(in: .whitespacesAndNewlines))
+            return (nil, label.trimmingWhitespace())
         }
-        let issuer = String(scalars[..<separator]).trimmingCharacters(in: .whitespacesAndNewlines)
-        let account = String(scalars[scalars.index(after: separator)...]).trimmingCharacters(in: .whitespacesAndNewlines)
+        let issuer = String(scalars[..<separator]).trimmingWhitespace()
+        let account = String(scalars[scalars.index(after: separator)...]).trimmingWhitespace()
         return (issuer.isEmpty ? nil : issuer, account)
     }
 

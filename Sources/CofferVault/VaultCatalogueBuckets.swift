@@ -64,6 +64,8 @@ extension Vault {
         for index in 0..<count {
             NameBucket.setCount(records[index], in: &buckets[index])
             values[bucketName(index)] = Data(buckets[index])
+            // Each bucket is held once: as bytes being built, then as the value.
+            buckets[index] = []
         }
         for index in count..<max(count, previous) { values[bucketName(index)] = .some(nil) }
         return values
