@@ -103,15 +103,22 @@ struct FieldReader {
 
     func optionalString(_ tag: UInt8, _ name: String) throws(ModelError) -> String? {
         guard let value = value(tag) else { return nil }
-        guard let text = String(validating: value, as: UTF8.self) else { throw .malformedContent("\(name) is not UTF-8") }
+        guard let text = Self.text(value) else { throw .malformedContent("\(name) is not UTF-8") }
         return text
     }
 
     func strings(_ tag: UInt8, _ name: String) throws(ModelError) -> [String] {
         try all(tag).map { value throws(ModelError) in
-            guard let text = String(validating: value, as: UTF8.self) else { throw .malformedContent("\(name) is not UTF-8") }
+            guard let text = Self.text(value) else { throw .malformedContent("\(name) is not UTF-8") }
             return text
         }
+    }
+
+    /// `bytes` as text if they are valid UTF-8. Through a buffer pointer, so the validation is the standard
+    /// library's specialised one: on an array slice it ran generically, looking up type metadata for every field of
+    /// every item a listing decodes.
+    static func text(_ bytes: ArraySlice<UInt8>) -> String? {
+        bytes.withUnsafeBufferPointer { String(validating: $0, as: UTF8.self) }
     }
 
     func optionalInteger(_ tag: UInt8, _ name: String) throws(ModelError) -> UInt64? {

@@ -63,8 +63,8 @@ extension Vault {
         try read { db, keys in
             let filter = (kind == nil ? "" : " AND kind = ?") + " AND \(Self.itemRowCondition)"
             let arguments: StatementArguments = kind.map { [$0.rawValue] } ?? []
-            let cursor = try Row.fetchCursor(
-                db, sql: "SELECT \(ItemRow.columns) FROM item WHERE deleted = 0\(filter)", arguments: arguments)
+            let statement = try db.makeStatement(sql: "SELECT \(ItemRow.columns) FROM item WHERE deleted = 0\(filter)")
+            let cursor = try Row.fetchCursor(statement, arguments: arguments)
             var batch: [ItemRow] = []
             batch.reserveCapacity(Self.openingBatch)
             func flush() throws {
@@ -73,8 +73,8 @@ extension Vault {
                 }
                 batch.removeAll(keepingCapacity: true)
             }
-            while let row = try cursor.next() {
-                batch.append(try ItemRow(stored: row))
+            while try cursor.next() != nil {
+                batch.append(try ItemRow(current: statement.sqliteStatement))
                 if batch.count == Self.openingBatch { try flush() }
             }
             try flush()
@@ -84,7 +84,7 @@ extension Vault {
             if first.createdAt != second.createdAt { return first.createdAt < second.createdAt }
             return first.order < second.order
         }
-        return kept.map(\.value)
+        return kept.map { $0.value }
     }
 
     /// From how many items `addAll` brings the catalogue up to date itself: below it, the next lookup's catch-up

@@ -109,10 +109,15 @@ struct SafetyTests {
         let coffer = try Coffer.initialize(at: location)
         let notes = try (0..<2000).map { index in ItemContent.note(try Note(name: "note-\(index)", text: "body \(index)")) }
         _ = try coffer.vault.addAll(notes)
+        // The kills land inside a rotation as long as this machine and build take for one: timed first, since a
+        // fixed delay let faster rotations (re-sealed on every core) finish before most kills.
+        let started = Date()
+        _ = try cli.ok(["rotate-key"])
+        let microseconds = UInt32(max(Date().timeIntervalSince(started), 0.05) * 1_000_000)
         var killed = 0
         for _ in 0..<20 {
             let (process, _) = try cli.start(["rotate-key"])
-            usleep(UInt32.random(in: 20_000..<400_000))
+            usleep(UInt32.random(in: microseconds / 20..<microseconds * 4 / 5))
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             if process.terminationReason == .uncaughtSignal { killed += 1 }
