@@ -1,3 +1,4 @@
+import CofferCrypto
 import Foundation
 
 /// How a person names an item on the command line, and which item that is.
@@ -103,8 +104,8 @@ public enum ItemLookup {
 
         public init(_ text: String) {
             self.text = text
-            id = UUID(uuidString: text)
-            normalized = Array(text.precomposedStringWithCanonicalMapping.utf8)
+            id = UUID(text: text)
+            normalized = Array(ItemLookup.composed(text).utf8)
             folded = Array(ItemLookup.folded(text).utf8)
             let digits = text.filter { $0 != "-" }
             if digits.count >= 4, digits.count <= 32, text.allSatisfy({ $0.isHexDigit || $0 == "-" }) {

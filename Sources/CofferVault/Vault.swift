@@ -168,7 +168,10 @@ public final class Vault: @unchecked Sendable {
 
     /// The vault's id, from a file that has Coffer's migration record and header.
     static func readID(_ db: Database) throws -> UUID {
-        guard try db.tableExists("grdb_migrations"), try db.tableExists("vault") else { throw VaultError.notAVault }
+        // One query, not GRDB's `tableExists`, which loads the schema description of the whole file first.
+        let tables = try Int.fetchOne(
+            db, sql: "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('grdb_migrations', 'vault')")
+        guard tables == 2 else { throw VaultError.notAVault }
         guard let id = try Data.fetchOne(db, sql: "SELECT vault_id FROM vault WHERE singleton = 1"), id.count == 16 else {
             throw VaultError.tampered("the vault header")
         }
