@@ -378,10 +378,12 @@ extension Vault {
             let chunk = ids[start..<min(start + Self.lookupChunk, ids.endIndex)]
             start = chunk.endIndex
             let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ",")
-            let statement = try db.cachedStatement(sql: """
+            let sql = """
                 SELECT \(ItemRow.qualifiedColumns), sync_item.server_revision
                 FROM item LEFT JOIN sync_item ON sync_item.id = item.id WHERE item.id IN (\(placeholders))
-                """)
+                """
+            // Only the full chunk's statement is kept: a cache entry per other length would pile up.
+            let statement = chunk.count == Self.lookupChunk ? try db.cachedStatement(sql: sql) : try db.makeStatement(sql: sql)
             let cursor = try Row.fetchCursor(statement, arguments: StatementArguments(chunk.map { Data($0.bytes) }))
             while let stored = try cursor.next() {
                 let row = try ItemRow(stored: stored)
