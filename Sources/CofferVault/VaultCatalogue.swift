@@ -74,13 +74,30 @@ extension Vault {
         let rows = try Row.fetchAll(db, sql: "SELECT id, kind, revision, updated_at FROM item WHERE deleted = 0 AND \(Self.itemRowCondition)")
             .map(CatalogueRow.init)
         var kept: [UUID: CatalogueEntry] = [:]
-        for entry in stored?.catalogueEntries() ?? [] { kept[entry.row.id] = entry }
-        for row in rows where kept[row.id]?.row != row {
-            guard let item = known[row.id] else { continue }
-            kept[row.id] = CatalogueEntry(
-                row: row, createdAt: UnixTime.milliseconds(item.createdAt), candidate: ItemLookup.Candidate(id: item.id, content: item.content))
+        if let stored {
+            let storedEntries = stored.catalogueEntries()
+            kept.reserveCapacity(storedEntries.count)
+            for entry in storedEntries { kept[entry.row.id] = entry }
         }
-        let staleIDs = rows.filter { kept[$0.id]?.row != $0 }.map { Data($0.id.bytes) }
+        // One pass in row order: an entry the stored catalogue has exactly, or one made from a known item, or a slot
+        // for a row to open (a few lookups per row; four passes over every row took a third of a large import's
+        // catalogue update).
+        var described: [CatalogueEntry?] = []
+        described.reserveCapacity(rows.count)
+        var staleIndices: [Int] = []
+        for (index, row) in rows.enumerated() {
+            if let entry = kept.removeValue(forKey: row.id), entry.row == row {
+                described.append(entry)
+            } else if let item = known[row.id] {
+                described.append(CatalogueEntry(
+                    row: row, createdAt: UnixTime.milliseconds(item.createdAt), candidate: ItemLookup.Candidate(id: item.id, content: item.content)))
+            } else {
+                described.append(nil)
+                staleIndices.append(index)
+            }
+        }
+        kept = [:]
+        let staleIDs = staleIndices.map { Data(rows[$0].id.bytes) }
         var stale: [ItemRow] = []
         for chunk in stride(from: 0, to: staleIDs.count, by: 500).map({ staleIDs[$0..<min($0 + 500, staleIDs.count)] }) {
             stale += try Row.fetchAll(
@@ -88,18 +105,14 @@ extension Vault {
                 arguments: StatementArguments(Array(chunk))
             ).map(ItemRow.init(stored:))
         }
-        var entries: [CatalogueEntry] = []
-        entries.reserveCapacity(rows.count)
         let opened = Dictionary(uniqueKeysWithValues: zip(stale, try openAll(stale, keys: keys)).map { ($0.0.id, ($0.0, $0.1)) })
-        for row in rows {
-            if let (itemRow, item) = opened[row.id] {
-                entries.append(CatalogueEntry(
-                    row: CatalogueRow(id: itemRow.id, kind: itemRow.kind, revision: itemRow.revision, updatedAt: itemRow.updatedAt),
-                    createdAt: UnixTime.milliseconds(item.createdAt), candidate: ItemLookup.Candidate(id: item.id, content: item.content)))
-            } else if let entry = kept[row.id] {
-                entries.append(entry)
-            }
+        for index in staleIndices {
+            guard let (itemRow, item) = opened[rows[index].id] else { continue }
+            described[index] = CatalogueEntry(
+                row: CatalogueRow(id: itemRow.id, kind: itemRow.kind, revision: itemRow.revision, updatedAt: itemRow.updatedAt),
+                createdAt: UnixTime.milliseconds(item.createdAt), candidate: ItemLookup.Candidate(id: item.id, content: item.content))
         }
+        let entries = described.compactMap { $0 }
         let index = try CatalogueIndex(Self.encodeCatalogue(entries, changes: changes))
         var values = Self.bucketValues(entries, changes: changes, previous: buckets.count, keys: local)
         values[Self.catalogueName] = Data(index.bytes)
