@@ -258,7 +258,8 @@ extension Vault {
     /// Runs `body` with SQLite's page cache grown for a transaction that writes `rows` rows: with the default 2 MiB
     /// an import of 50,000 items spilled its pages to the log and read them back, a sixth of its time.
     func withLargeCache<Result>(_ db: Database, for rows: Int, _ body: () throws -> Result) throws -> Result {
-        guard rows >= Self.catalogueRefreshThreshold else { return try body() }
+        // Below this the default cache holds the rows; a smaller setting would shrink it.
+        guard rows > 2_048 else { return try body() }
         // KiB, as a negative cache_size counts: about 1 KiB a row, at most 64 MiB.
         let previous = try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? -2_000
         try db.execute(sql: "PRAGMA cache_size = -\(min(rows, 65_536))")
