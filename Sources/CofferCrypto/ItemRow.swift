@@ -75,4 +75,16 @@ public enum UnixTime {
     public static func date(milliseconds: Int64) -> Date {
         Date(timeIntervalSince1970: Double(milliseconds) / 1000)
     }
+
+    /// Whole Unix seconds of `date`, rounded down, with the same clamping as ``milliseconds(_:)``.
+    public static func seconds(_ date: Date) -> Int64 {
+        let value = date.timeIntervalSince1970.rounded(.down)
+        if let exact = Int64(exactly: value) { return exact }
+        return value.isNaN ? 0 : value < 0 ? .min : .max
+    }
+
+    /// The date `seconds` after the Unix epoch.
+    public static func date(seconds: Int64) -> Date {
+        Date(timeIntervalSince1970: Double(seconds))
+    }
 }

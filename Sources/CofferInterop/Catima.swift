@@ -1,4 +1,5 @@
 import CofferBarcode
+import CofferCrypto
 import CofferModel
 import Foundation
 
@@ -161,7 +162,9 @@ public enum CatimaImporter: Importer {
             if field("starstatus") == "1" { metadata[CardMetadata.starred] = "true" }
             // Catima writes the last use in seconds, its dates in milliseconds.
             let lastUsed = Int64(field("lastused").trimmingCharacters(in: .whitespaces)) ?? 0
-            if lastUsed > 0 { metadata[CardMetadata.lastUsedAt] = String(lastUsed * 1000) }
+            if lastUsed > 0, case (let milliseconds, false) = lastUsed.multipliedReportingOverflow(by: 1000) {
+                metadata[CardMetadata.lastUsedAt] = String(milliseconds)
+            }
             let card: Card
             do {
                 card = try Card(
@@ -169,7 +172,7 @@ public enum CatimaImporter: Importer {
                     cardNumber: barcodeID.isEmpty || barcodeID == cardID ? nil : cardID,
                     tags: groups[field("_id")] ?? [], validFrom: date(field("validfrom")),
                     validTo: date(field("expiry")),
-                    archivedAt: field("archive") == "1" ? Date(timeIntervalSince1970: Double(max(lastUsed, 0))) : nil,
+                    archivedAt: field("archive") == "1" ? UnixTime.date(seconds: max(lastUsed, 0)) : nil,
                     notes: field("note").isEmpty ? nil : field("note"), metadata: metadata)
             } catch {
                 result.problems.append(ImportProblem(entry: label, reason: error.description))
@@ -225,7 +228,7 @@ public enum CatimaImporter: Importer {
     /// A date as Catima reads it: milliseconds since 1970 (`new Date(long)`), whatever its size.
     private static func date(_ field: String) -> Date? {
         guard let value = Int64(field.trimmingCharacters(in: .whitespaces)), value > 0 else { return nil }
-        return Date(timeIntervalSince1970: Double(value) / 1000)
+        return UnixTime.date(milliseconds: value)
     }
 }
 
@@ -280,7 +283,7 @@ public enum CatimaExporter {
 
     private static func milliseconds(_ date: Date?) -> String {
         guard let date else { return "" }
-        return String(Int64((date.timeIntervalSince1970 * 1000).rounded()))
+        return String(UnixTime.milliseconds(date))
     }
 
     /// RFC 4180 quoting, only where needed (as Catima's writer does).

@@ -78,7 +78,7 @@ public struct VaultPlaces: Sendable {
         let tile: PlaceTile
         do throws(PlacesError) {
             tile = try PlaceTile.encode(
-                kind: .local, cell: "", radius: 0, dataVersion: Int64(coffer.location.options.clock().timeIntervalSince1970 * 1000),
+                kind: .local, cell: "", radius: 0, dataVersion: UnixTime.milliseconds(coffer.location.options.clock()),
                 networks: networks, locations: locations)
         } catch {
             throw .places(error)
@@ -149,7 +149,7 @@ public struct VaultPlaces: Sendable {
     public func storeTile(
         _ tile: PlaceTile, etag: String?, fetchedAt: Date, cacheBytes: Int = VaultPlaces.tileCacheBytes
     ) throws(CofferError) {
-        let now = Int64(max(0, fetchedAt.timeIntervalSince1970 * 1000))
+        let now = max(0, UnixTime.milliseconds(fetchedAt))
         var entries = try cachedEntries().filter { $0.cell != tile.cell }
         let oldest = now - Int64(Self.tileMaximumAge * 1000)
         var dropped = entries.filter { $0.fetchedAtMs < oldest }
@@ -186,7 +186,7 @@ public struct VaultPlaces: Sendable {
         for cell in try decode([String].self, data) {
             guard let cached = try cachedTile(cell) else { continue }
             entries.append(CachedTileEntry(
-                cell: cell, fetchedAtMs: Int64(max(0, cached.fetchedAt.timeIntervalSince1970 * 1000)),
+                cell: cell, fetchedAtMs: max(0, UnixTime.milliseconds(cached.fetchedAt)),
                 bytes: cached.tile.bytes.count, locations: cached.tile.locationCount))
         }
         return entries
@@ -202,7 +202,7 @@ public struct VaultPlaces: Sendable {
     /// Cached tile bytes: fetch time (Unix ms, 8 bytes big-endian), ETag length (2 bytes) and ETag, then the tile.
     static func encodeCached(_ cached: CachedTile) -> Data {
         var data = Data()
-        let ms = UInt64(max(0, cached.fetchedAt.timeIntervalSince1970 * 1000))
+        let ms = UInt64(max(0, UnixTime.milliseconds(cached.fetchedAt)))
         data.append(contentsOf: (0..<8).map { UInt8(truncatingIfNeeded: ms >> (56 - 8 * $0)) })
         let etag = Array((cached.etag ?? "").utf8.prefix(1024))
         data.append(contentsOf: [UInt8(etag.count >> 8), UInt8(etag.count & 0xFF)])
@@ -221,7 +221,7 @@ public struct VaultPlaces: Sendable {
         do {
             return CachedTile(
                 tile: try PlaceTile(bytes: Array(bytes[(10 + length)...])), etag: etag.isEmpty ? nil : etag,
-                fetchedAt: Date(timeIntervalSince1970: TimeInterval(ms) / 1000))
+                fetchedAt: UnixTime.date(milliseconds: Int64(clamping: ms)))
         } catch {
             throw .vault(.tampered("a cached places tile"))
         }

@@ -18,6 +18,7 @@ public typealias KeystoreKind = CofferKeystore.KeystoreKind
 public typealias SecretBytes = CofferCrypto.SecretBytes
 public typealias CofferCryptoError = CofferCrypto.CofferCryptoError
 public typealias SystemRandom = CofferCrypto.SystemRandom
+public typealias UnixTime = CofferCrypto.UnixTime
 public typealias DeviceKeystore = CofferKeystore.DeviceKeystore
 public typealias KeystoreStatus = CofferKeystore.KeystoreStatus
 public typealias FileKeystore = CofferKeystore.FileKeystore

@@ -98,7 +98,7 @@ final class TokenService: Sendable {
     var refreshExpiry: Date { clock().addingTimeInterval(TimeInterval(refreshLifetime)) }
 
     private func sign(userID: UUID, family: UUID, tokenID: UUID, kind: TokenClaims.Kind, lifetime: Int) async throws -> String {
-        let now = Int64(clock().timeIntervalSince1970)
+        let now = UnixTime.seconds(clock())
         let claims = TokenClaims(
             iss: Self.issuer, aud: Self.audience(of: kind), sub: userID.lowercasedString,
             sid: family.lowercasedString, jti: tokenID.lowercasedString, typ: kind, iat: now,
@@ -113,7 +113,7 @@ final class TokenService: Sendable {
     /// valid yet (`nbf`).
     func verify(_ token: String, kind: TokenClaims.Kind) async -> TokenClaims? {
         guard token.utf8.count <= Self.maximumTokenBytes else { return nil }
-        let now = Int64(clock().timeIntervalSince1970)
+        let now = UnixTime.seconds(clock())
         let digest = SHA256.hash(data: Data(token.utf8))
         let claims: TokenClaims
         if let known = verified.withLock({ $0.claims(for: digest) }) {
@@ -147,7 +147,7 @@ final class TokenService: Sendable {
               appleKeyIDs.contains(kid)
         else { return nil }
         guard let claims = try? await apple.verify(token, as: AppleClaims.self) else { return nil }
-        let now = Int64(clock().timeIntervalSince1970)
+        let now = UnixTime.seconds(clock())
         guard claims.iss == Self.appleIssuer, claims.aud.contains(appleAudience), claims.exp > now, claims.iat <= now + 60,
               (claims.nbf ?? now) <= now + 60,
               !claims.sub.isEmpty, claims.sub.utf8.count <= 255

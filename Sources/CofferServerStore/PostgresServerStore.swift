@@ -374,7 +374,7 @@ public final class PostgresServerStore: ServerStore {
     }
 
     static func windowEnd(start: Int64, window: Int) -> Date {
-        Date(timeIntervalSince1970: TimeInterval(start + Int64(window)))
+        UnixTime.date(seconds: start + Int64(window))
     }
 
     static func encodeSlot(_ slot: WrappedSlot) throws(ServerStoreError) -> String {

@@ -133,7 +133,7 @@ extension SQLiteServerStore {
     }
 
     static func counterState(count: Int, start: Int64, window: Int) -> CounterState {
-        CounterState(count: count, windowEnds: Date(timeIntervalSince1970: TimeInterval(start + Int64(window))))
+        CounterState(count: count, windowEnds: UnixTime.date(seconds: start + Int64(window)))
     }
 
     public func counter(_ key: String, window: Int, now: Date) async throws(ServerStoreError) -> CounterState {

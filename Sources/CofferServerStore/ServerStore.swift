@@ -497,7 +497,7 @@ public struct AuditEvent: Sendable, Equatable {
 public enum CounterWindow {
     /// Start of the `window`-second window holding `now`, in Unix seconds.
     public static func start(_ now: Date, window: Int) -> Int64 {
-        let seconds = Int64(now.timeIntervalSince1970.rounded(.down))
+        let seconds = UnixTime.seconds(now)
         let size = Int64(max(window, 1))
         return seconds - seconds % size
     }

@@ -193,7 +193,7 @@ extension SyncCommand {
                 SyncCLI.HeadJSON(
                     epoch: head.manifest.epoch, fingerprint: head.manifest.fingerprint,
                     device: head.manifest.device.lowercasedString, madeHere: head.madeHere,
-                    madeAt: Date(timeIntervalSince1970: Double(head.manifest.madeAt) / 1000))
+                    madeAt: UnixTime.date(milliseconds: head.manifest.madeAt))
             }
             if output.json {
                 try Output.json(SyncCLI.StatusJSON(

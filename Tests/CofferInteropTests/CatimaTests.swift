@@ -252,4 +252,17 @@ enum CatimaFixtures {
             try CatimaImporter.read(Array(short.utf8), password: nil)
         }
     }
+
+    @Test("dates at the ends of 64 bits (only a hostile file holds them) import without trapping")
+    func extremeDates() throws {
+        let header = "_id,store,validfrom,expiry,cardid,barcodetype,lastused,archive"
+        let csv = "\(header)\n1,Far,9223372036854775807,-9223372036854775808,1,QR_CODE,9223372036854775807,1\n"
+        let cards = CatimaFixtures.cards(try CatimaImporter.read(Array(csv.utf8), password: nil))
+        let far = try #require(cards.first)
+        // The last use does not fit in milliseconds: it is dropped, not wrapped.
+        #expect(far.metadata[CardMetadata.lastUsedAt] == nil)
+        #expect(far.archivedAt != nil)
+        #expect(far.validTo == nil)
+        _ = CatimaExporter.export(cards)
+    }
 }

@@ -274,4 +274,15 @@ struct EdgeTimeTests {
     func milliseconds(date: Date, expected: Int64) {
         #expect(UnixTime.milliseconds(date) == expected)
     }
+
+    @Test("seconds round down and clamp as milliseconds do", arguments: [
+        (Date(timeIntervalSince1970: 1_700_000_000.999), Int64(1_700_000_000)),
+        (Date(timeIntervalSince1970: -1.5), Int64(-2)),
+        (Date(timeIntervalSince1970: 1e300), Int64.max),
+        (Date(timeIntervalSince1970: -1e300), Int64.min),
+        (UnixTime.date(seconds: 1_766_674_620), Int64(1_766_674_620)),
+    ])
+    func seconds(date: Date, expected: Int64) {
+        #expect(UnixTime.seconds(date) == expected)
+    }
 }
