@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -11,11 +12,11 @@ import Glibc
 /// needs no D-Bus headers, a headless machine without the library still runs every other command, and the commands
 /// people run many times a day do not load it at all.
 public final class DesktopNotifier: @unchecked Sendable {
-    // libdbus connections are used from one thread at a time: `show` holds the lock.
-    private let lock = NSLock()
     private let api: DBusAPI
     private let connection: OpaquePointer
-    private var lastID: UInt32 = 0
+    /// The id of this notifier's last notification. libdbus connections are used from one thread at a time: `show`
+    /// holds this lock for the whole call.
+    private let lastShown = Mutex<UInt32>(0)
 
     /// Connects to the session bus named by `DBUS_SESSION_BUS_ADDRESS`; nil without one, or without libdbus.
     public init?(environment: [String: String] = ProcessInfo.processInfo.environment) {
@@ -38,8 +39,10 @@ public final class DesktopNotifier: @unchecked Sendable {
     /// Returns whether the notification server accepted it.
     @discardableResult
     public func show(title: String, body: String, timeout: Duration = .seconds(30)) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
+        lastShown.withLock { lastID in send(title: title, body: body, timeout: timeout, replacing: &lastID) }
+    }
+
+    private func send(title: String, body: String, timeout: Duration, replacing lastID: inout UInt32) -> Bool {
         guard let message = api.newMethodCall(
             "org.freedesktop.Notifications", "/org/freedesktop/Notifications", "org.freedesktop.Notifications", "Notify")
         else { return false }

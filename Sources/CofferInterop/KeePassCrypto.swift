@@ -2,6 +2,7 @@ import CofferCrypto
 import Crypto
 import CryptoExtras
 import Foundation
+import Synchronization
 
 /// The primitives a KeePass database needs beyond swift-crypto's AEADs: the AES-KDF, AES-256-CBC and ChaCha20
 /// payload ciphers, and the Salsa20 and ChaCha20 streams that hide protected values. Checked against Python's
@@ -29,16 +30,15 @@ enum KeePassCrypto {
     }
 
     /// The two halves' results, each written once by its own thread, read after both are done.
-    private final class Halves: @unchecked Sendable {
-        private let lock = NSLock()
-        private var results: [Int: Result<[UInt8], InteropError>] = [:]
+    private final class Halves: Sendable {
+        private let results = Mutex<[Int: Result<[UInt8], InteropError>]>([:])
 
         func set(_ half: Int, _ result: Result<[UInt8], InteropError>) {
-            lock.withLock { results[half] = result }
+            results.withLock { $0[half] = result }
         }
 
         func get(_ half: Int) throws(InteropError) -> [UInt8] {
-            try (lock.withLock { results[half] } ?? .failure(.malformedFile("the AES-KDF could not run"))).get()
+            try (results.withLock { $0[half] } ?? .failure(.malformedFile("the AES-KDF could not run"))).get()
         }
     }
 

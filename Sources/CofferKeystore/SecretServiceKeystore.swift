@@ -1,6 +1,7 @@
 import CofferCrypto
 import CofferPlatform
 import Dispatch
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -185,23 +186,20 @@ final class LibSecret: @unchecked Sendable {
     /// How long one call may wait for the service before it is cancelled: a keyring daemon that hangs would
     /// otherwise hold each call for D-Bus's 25-second timeout, and a command makes several.
     static let callTimeout = 5.0
-    /// Set when a call was cancelled: the service hangs, and later calls in this process fail at once.
+    /// Set when a call was cancelled: the service hangs, and later calls in this process fail at once. Guarded by
+    /// `oneCall`.
     private var hung = false
-    /// The schema, made once and kept for the life of the process.
+    /// The schema, made once and kept for the life of the process. Guarded by `oneCall`.
     private var schema: Raw?
-    // libsecret's synchronous calls each run a main loop of their own; one at a time keeps them simple.
-    private let lock = Lock()
+    /// libsecret's synchronous calls each run a main loop of their own; one at a time keeps them simple.
+    private let oneCall = Mutex(())
 
-    private nonisolated(unsafe) static var loaded: LibSecret?
-    private static let loadLock = Lock()
+    /// Loaded once, on first use (a static's initialiser runs once, under the runtime's lock).
+    private static let loaded = LibSecret()
 
     /// The library, loaded on first use; `.unreachable` when it is not installed.
     static func shared() throws(KeystoreError) -> LibSecret {
-        let library = loadLock.withLock { () -> LibSecret? in
-            if loaded == nil { loaded = LibSecret() }
-            return loaded
-        }
-        guard let library else {
+        guard let library = loaded else {
             throw .unreachable(.secretService, "libsecret (libsecret-1.so.0) is not installed")
         }
         return library
@@ -269,7 +267,7 @@ final class LibSecret: @unchecked Sendable {
     /// `.locked` when the default collection is locked, `.unreachable` when the service or the collection cannot
     /// be had.
     func checkUnlocked() throws(KeystoreError) {
-        try lock.withLock { () throws(KeystoreError) in
+        try oneCall.withLock { _ throws(KeystoreError) in
             try bounded { (cancellable) throws(KeystoreError) in
                 var error: Raw?
                 // SECRET_SERVICE_NONE: no session is needed to read a collection's Locked property.
@@ -317,10 +315,10 @@ final class LibSecret: @unchecked Sendable {
 
     /// Runs `body` with the schema, a `GHashTable` {"account": account} and a cancellable, under the lock and the
     /// time bound.
-    private func withAttributes<Result>(
+    private func withAttributes<Result: Sendable>(
         _ account: String, _ body: (Raw, Raw, Raw) throws(KeystoreError) -> Result
     ) throws(KeystoreError) -> Result {
-        try lock.withLock { () throws(KeystoreError) -> Result in
+        try oneCall.withLock { _ throws(KeystoreError) -> Result in
             try bounded { (cancellable) throws(KeystoreError) -> Result in
                 try attributes(account) { (schema, table) throws(KeystoreError) -> Result in try body(schema, table, cancellable) }
             }

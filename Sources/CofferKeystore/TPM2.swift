@@ -4,6 +4,7 @@ import CofferPlatform
 #if canImport(CTSS2) && canImport(Glibc)
 import CTSS2
 import Glibc
+import Synchronization
 #endif
 
 /// A TPM 2.0 reached through tpm2-tss's ESAPI (Debian: libtss2-esys-3.0.2-0 and libtss2-tctildr0), loaded with
@@ -148,13 +149,13 @@ extension TPM2 {
 
     // MARK: Connection
 
-    private func withContext<Result>(
+    private func withContext<Result: Sendable>(
         _ body: (TSS2Library, OpaquePointer) throws(Failure) -> Result
     ) throws(Failure) -> Result {
         let library = try TSS2Library.shared()
         try reachable()
         // One connection at a time in this process: swtpm serves one client, and a raw device one open file.
-        return try library.lock.withLock { () throws(Failure) -> Result in
+        return try library.oneConnection.withLock { _ throws(Failure) -> Result in
             var tctiContext: OpaquePointer?
             let started = tcti.withCString { library.tctiInitialize($0, &tctiContext) }
             guard started == 0, let tctiContext else {
@@ -355,25 +356,18 @@ final class TSS2Library: @unchecked Sendable {
     let marshalPrivate: MarshalPrivate
     let unmarshalPrivate: UnmarshalPrivate
     /// One connection at a time (see `TPM2.withContext`).
-    let lock = Lock()
+    let oneConnection = Mutex(())
 
-    private nonisolated(unsafe) static var loaded: TSS2Library?
-    private nonisolated(unsafe) static var attempted = false
-    private static let loadLock = Lock()
+    /// Loaded once, on first use (a static's initialiser runs once, under the runtime's lock).
+    private static let loaded: TSS2Library? = {
+        // ESAPI logs every TPM error to standard error; Coffer reports them itself. A person who set TSS2_LOG keeps it.
+        setenv("TSS2_LOG", "all+NONE", 0)
+        return TSS2Library()
+    }()
 
     /// The libraries, loaded on first use; `.unreachable` when they are not installed.
     static func shared() throws(TPM2.Failure) -> TSS2Library {
-        let library = loadLock.withLock { () -> TSS2Library? in
-            if !attempted {
-                attempted = true
-                // ESAPI logs every TPM error to standard error; Coffer reports them itself. A person who set
-                // TSS2_LOG keeps it.
-                setenv("TSS2_LOG", "all+NONE", 0)
-                loaded = TSS2Library()
-            }
-            return loaded
-        }
-        guard let library else {
+        guard let library = loaded else {
             throw .unreachable("tpm2-tss is not installed (Debian: apt-get install libtss2-esys-3.0.2-0 libtss2-tctildr0)")
         }
         return library

@@ -63,9 +63,8 @@ public final class Vault: @unchecked Sendable {
     let vaultIDBytes: [UInt8]
     let database: DatabaseQueue
     let options: VaultOptions
-    // Replaced only by master-key rotation; guarded by `keysLock`.
-    private var keys: Keys
-    private let keysLock = Lock()
+    /// Replaced only by master-key rotation.
+    private let keys: Mutex<Keys>
 
     struct Keys {
         let master: SecretBytes
@@ -87,7 +86,7 @@ public final class Vault: @unchecked Sendable {
         self.vaultIDBytes = vaultID
         self.vaultID = UUID(bytes: vaultID)
         self.database = database
-        self.keys = keys
+        self.keys = Mutex(keys)
         self.options = options
     }
 
@@ -386,7 +385,7 @@ public final class Vault: @unchecked Sendable {
 
     // MARK: Keys
 
-    var currentKeys: Keys { keysLock.withLock { keys } }
+    var currentKeys: Keys { keys.withLock { $0 } }
 
     /// Runs `body` in an immediate write transaction after checking that no other process rotated the key.
     func writeTransaction<Result>(_ body: (Database, Keys) throws -> Result) throws(VaultError) -> Result {
@@ -428,7 +427,7 @@ public final class Vault: @unchecked Sendable {
     }
 
     func replaceKeys(_ new: Keys) {
-        keysLock.withLock { keys = new }
+        keys.withLock { $0 = new }
     }
 
     // MARK: Helpers

@@ -4,6 +4,7 @@ import CofferPlatform
 import Crypto
 import Foundation
 import GRDB
+import Synchronization
 
 extension ItemRow {
     /// The columns `init(stored:)` reads, in its order.
@@ -24,19 +25,18 @@ extension ItemRow {
 }
 
 /// Per-chunk results of a parallel map over rows, each slot written by exactly one worker.
-final class ChunkResults<Value>: @unchecked Sendable {
-    private var results: [Result<[Value], VaultError>]
-    private let lock = Lock()
+final class ChunkResults<Value: Sendable>: Sendable {
+    private let results: Mutex<[Result<[Value], VaultError>]>
 
     init(count: Int) {
-        results = Array(repeating: .success([]), count: count)
+        results = Mutex(Array(repeating: .success([]), count: count))
     }
 
     func store(_ index: Int, _ result: Result<[Value], VaultError>) {
-        lock.withLock { results[index] = result }
+        results.withLock { $0[index] = result }
     }
 
-    var all: [Result<[Value], VaultError>] { lock.withLock { results } }
+    var all: [Result<[Value], VaultError>] { results.withLock { $0 } }
 }
 
 /// Item boxes larger than this are refused on read (files are hostile input).
@@ -102,7 +102,7 @@ extension Vault {
     }
 
     /// `transform` of each of `rows`, in order, computed in chunks on every core; the first failure in order wins.
-    func parallelMap<Element: Sendable, Value>(
+    func parallelMap<Element: Sendable, Value: Sendable>(
         _ rows: [Element], _ transform: @Sendable (Element) throws -> Value
     ) throws(VaultError) -> [Value] {
         let chunkCount = rows.count < 256 ? 1 : ProcessInfo.processInfo.activeProcessorCount * 4

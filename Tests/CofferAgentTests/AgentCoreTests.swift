@@ -2,6 +2,7 @@ import CofferAgentWire
 import CofferPlatform
 import CofferTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 @testable import CofferAgent
@@ -9,13 +10,12 @@ import Testing
 import CofferKit
 
 /// A clock the test moves by hand.
-final class ManualClock: @unchecked Sendable {
-    private let lock = Lock()
-    private var milliseconds: UInt64 = 1_000_000
+final class ManualClock: Sendable {
+    private let milliseconds = Mutex<UInt64>(1_000_000)
 
-    var clock: AgentClock { AgentClock { [self] in lock.withLock { milliseconds } } }
+    var clock: AgentClock { AgentClock { [self] in milliseconds.withLock { $0 } } }
 
-    func advance(seconds: UInt64) { lock.withLock { milliseconds += seconds * 1000 } }
+    func advance(seconds: UInt64) { milliseconds.withLock { $0 += seconds * 1000 } }
 }
 
 /// A passphrase vault with a TOTP token (RFC 6238's SHA-1 key) and a note, and an agent core over it.

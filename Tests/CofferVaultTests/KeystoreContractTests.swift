@@ -1,5 +1,6 @@
 import CofferTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 @_spi(Testing) @testable import CofferCrypto
@@ -207,13 +208,11 @@ struct KeystoreContractTests {
 
     struct SkipNotice: Error {}
 
-    final class ResultBox: @unchecked Sendable {
-        private let lock = NSLock()
-        private(set) var values: [[UInt8]] = []
+    final class ResultBox: Sendable {
+        private let stored = Mutex<[[UInt8]]>([])
+        var values: [[UInt8]] { stored.withLock { $0 } }
         func add(_ value: [UInt8]?) {
-            lock.lock()
-            defer { lock.unlock() }
-            if let value { values.append(value) }
+            if let value { stored.withLock { $0.append(value) } }
         }
     }
 }
