@@ -66,7 +66,7 @@ let package = Package(
         .target(
             name: "CofferCrypto",
             dependencies: [
-                "CArgon2",
+                "CArgon2", "CofferPlatform",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
@@ -239,7 +239,7 @@ let package = Package(
         .target(
             name: "CofferCue",
             dependencies: [
-                "CofferPlaces", "CofferKit", "CofferSync", "CofferSyncAPI",
+                "CofferPlaces", "CofferKit", "CofferSync", "CofferSyncAPI", "CofferPlatform",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],

@@ -1,10 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import CofferPlatform
 
 /// Bytes that must not outlive their use: keys, passphrases, seeds, PINs.
 ///
@@ -55,24 +49,12 @@ public final class SecretBytes: @unchecked Sendable {
 
     /// Constant-time comparison.
     public func isEqual(to other: SecretBytes) -> Bool {
-        guard count == other.count else { return false }
-        return withUnsafeBytes { mine in
-            other.withUnsafeBytes { theirs in
-                var difference: UInt8 = 0
-                for index in 0..<count { difference |= mine[index] ^ theirs[index] }
-                return difference == 0
-            }
-        }
+        withUnsafeBytes { mine in other.withUnsafeBytes { theirs in ConstantTime.equal(mine, theirs) } }
     }
 
     /// Overwrites memory with zeros in a way the compiler must keep.
     public static func wipe(_ memory: UnsafeMutableRawBufferPointer) {
-        guard let base = memory.baseAddress, memory.count > 0 else { return }
-        #if canImport(Darwin)
-        _ = memset_s(base, memory.count, 0, memory.count)
-        #else
-        explicit_bzero(base, memory.count)
-        #endif
+        SecureMemory.zero(memory)
     }
 }
 

@@ -1,9 +1,7 @@
 import Foundation
 import Synchronization
 
-#if canImport(Glibc)
-import Glibc
-#endif
+import CofferPlatform
 
 /// Shows a cue as a desktop notification through `org.freedesktop.Notifications` on the session bus (GNOME, KDE,
 /// XFCE, dunst, mako…). Without a session bus, or where none answers, `show` returns false and the caller prints.
@@ -143,11 +141,8 @@ private struct DBusAPI: @unchecked Sendable {
     let iterGetBasic: @convention(c) (Raw, UnsafeMutableRawPointer) -> Void
 
     static func load() -> DBusAPI? {
-        #if canImport(Glibc)
-        guard let handle = dlopen("libdbus-1.so.3", RTLD_NOW | RTLD_LOCAL) else { return nil }
-        func symbol<T>(_ name: String, _: T.Type) -> T? {
-            dlsym(handle, name).map { unsafeBitCast($0, to: T.self) }
-        }
+        guard let library = DynamicLibrary("libdbus-1.so.3") else { return nil }
+        func symbol<T>(_ name: String, _ type: T.Type) -> T? { library.function(name, as: type) }
         guard let errorInit = symbol("dbus_error_init", (@convention(c) (Raw) -> Void).self),
               let errorFree = symbol("dbus_error_free", (@convention(c) (Raw) -> Void).self),
               let busGetPrivate = symbol("dbus_bus_get_private", (@convention(c) (Int32, Raw) -> OpaquePointer?).self),
@@ -176,8 +171,5 @@ private struct DBusAPI: @unchecked Sendable {
             iterInitAppend: initAppend, iterAppendBasic: appendBasic, iterOpenContainer: open,
             iterCloseContainer: closeContainer, sendWithReplyAndBlock: send, iterInit: iterInit, iterGetArgType: argType,
             iterGetBasic: getBasic)
-        #else
-        return nil
-        #endif
     }
 }

@@ -1,10 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import CofferPlatform
+import Foundation
 
 /// One step through an XML document, in document order.
 enum XMLEvent: Equatable {
@@ -81,10 +76,8 @@ private final class LibXML2: @unchecked Sendable {
     private static let documentType: Int32 = 10
 
     private init?() {
-        guard let handle = Self.names.lazy.compactMap({ dlopen($0, RTLD_NOW | RTLD_LOCAL) }).first else { return nil }
-        func symbol<T>(_ name: String, _: T.Type) -> T? {
-            dlsym(handle, name).map { unsafeBitCast($0, to: T.self) }
-        }
+        guard let library = DynamicLibrary(names: Self.names) else { return nil }
+        func symbol<T>(_ name: String, _ type: T.Type) -> T? { library.function(name, as: type) }
         guard let initParser = symbol("xmlInitParser", (@convention(c) () -> Void).self),
             let readerForMemory = symbol("xmlReaderForMemory", type(of: self.readerForMemory)),
             let readNext = symbol("xmlTextReaderRead", type(of: self.readNext)),

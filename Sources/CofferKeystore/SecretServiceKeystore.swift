@@ -1,11 +1,8 @@
 import CofferCrypto
 import CofferPlatform
 import Dispatch
+import Foundation
 import Synchronization
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The freedesktop Secret Service (GNOME Keyring, KWallet, KeePassXC) through libsecret.
 ///
@@ -206,15 +203,11 @@ final class LibSecret: @unchecked Sendable {
     }
 
     private init?() {
-        #if canImport(Glibc)
-        guard let handle = dlopen("libsecret-1.so.0", RTLD_NOW | RTLD_LOCAL),
-            let glib = dlopen("libglib-2.0.so.0", RTLD_NOW | RTLD_LOCAL),
-            let gobject = dlopen("libgobject-2.0.so.0", RTLD_NOW | RTLD_LOCAL),
-            let gio = dlopen("libgio-2.0.so.0", RTLD_NOW | RTLD_LOCAL)
+        #if os(Linux)
+        guard let handle = DynamicLibrary("libsecret-1.so.0"), let glib = DynamicLibrary("libglib-2.0.so.0"),
+            let gobject = DynamicLibrary("libgobject-2.0.so.0"), let gio = DynamicLibrary("libgio-2.0.so.0")
         else { return nil }
-        func symbol<T>(_ library: Raw, _ name: String, _: T.Type) -> T? {
-            dlsym(library, name).map { unsafeBitCast($0, to: T.self) }
-        }
+        func symbol<T>(_ library: DynamicLibrary, _ name: String, _ type: T.Type) -> T? { library.function(name, as: type) }
         guard let schemaNew = symbol(handle, "secret_schema_newv", (@convention(c) (UnsafePointer<CChar>, Int32, Raw) -> Raw?).self),
             let storeSync = symbol(
                 handle, "secret_password_storev_sync",
@@ -237,8 +230,8 @@ final class LibSecret: @unchecked Sendable {
             let cancellableNew = symbol(gio, "g_cancellable_new", (@convention(c) () -> Raw?).self),
             let cancellableCancel = symbol(gio, "g_cancellable_cancel", (@convention(c) (Raw) -> Void).self),
             let cancellableIsCancelled = symbol(gio, "g_cancellable_is_cancelled", (@convention(c) (Raw) -> Int32).self),
-            let strHash = dlsym(glib, "g_str_hash"),
-            let strEqual = dlsym(glib, "g_str_equal")
+            let strHash = glib.address("g_str_hash"),
+            let strEqual = glib.address("g_str_equal")
         else { return nil }
         self.schemaNew = schemaNew
         self.storeSync = storeSync

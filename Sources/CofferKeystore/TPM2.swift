@@ -1,9 +1,9 @@
 import CofferCrypto
 import CofferPlatform
 
-#if canImport(CTSS2) && canImport(Glibc)
+#if canImport(CTSS2) && os(Linux)
 import CTSS2
-import Glibc
+import Foundation
 import Synchronization
 #endif
 
@@ -45,7 +45,7 @@ struct TPM2 {
     }
 }
 
-#if canImport(CTSS2) && canImport(Glibc)
+#if canImport(CTSS2) && os(Linux)
 
 extension TPM2 {
     /// Seals `secret` (at most 128 bytes) under this TPM's storage key; the object answers to `authorisation`
@@ -377,13 +377,10 @@ final class TSS2Library: @unchecked Sendable {
     func free<T>(_ pointer: UnsafeMutablePointer<T>?) { freeFunction(pointer.map(UnsafeMutableRawPointer.init)) }
 
     private init?() {
-        guard let esys = dlopen("libtss2-esys.so.0", RTLD_NOW | RTLD_LOCAL),
-            let loader = dlopen("libtss2-tctildr.so.0", RTLD_NOW | RTLD_LOCAL),
-            let mu = dlopen("libtss2-mu.so.0", RTLD_NOW | RTLD_LOCAL)
+        guard let esys = DynamicLibrary("libtss2-esys.so.0"), let loader = DynamicLibrary("libtss2-tctildr.so.0"),
+            let mu = DynamicLibrary("libtss2-mu.so.0")
         else { return nil }
-        func symbol<T>(_ library: UnsafeMutableRawPointer, _ name: String, _: T.Type) -> T? {
-            dlsym(library, name).map { unsafeBitCast($0, to: T.self) }
-        }
+        func symbol<T>(_ library: DynamicLibrary, _ name: String, _ type: T.Type) -> T? { library.function(name, as: type) }
         guard let tctiInitialize = symbol(loader, "Tss2_TctiLdr_Initialize", TctiInitialize.self),
             let tctiFinalize = symbol(loader, "Tss2_TctiLdr_Finalize", TctiFinalize.self),
             let initialize = symbol(esys, "Esys_Initialize", Initialize.self),

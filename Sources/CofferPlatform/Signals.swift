@@ -64,3 +64,11 @@ public enum SignalPipe {
         return entries.filter { $0.revents != 0 }.map(\.fd)
     }
 }
+
+/// Signals this process sends itself.
+public enum SelfSignal {
+    /// Stops this process (SIGSTOP) until another continues or kills it: the crash tests' fixed stopping points.
+    public static func stop() {
+        raise(SIGSTOP)
+    }
+}

@@ -61,7 +61,7 @@ extension PostgresServerStore {
             else { return revoked ? .invalid : .lost }
             if revoked { return .invalid }
             if used {
-                if let retryKeyDigest, let stored, RefreshRetryKey.sameDigest(Array(stored), retryKeyDigest), let successor,
+                if let retryKeyDigest, let stored, ConstantTime.equal(Array(stored), retryKeyDigest), let successor,
                    sessionExpires > nowMS,
                    try await !connection.rows(
                        """

@@ -47,7 +47,7 @@ extension SQLiteServerStore {
             let nowMS = UnixTime.milliseconds(now), expiresMS = UnixTime.milliseconds(expiresAt)
             if (token["used_at"] as Int64?) != nil {
                 if let retryKeyDigest, let stored = token["retry_key_hash"] as Data?,
-                   RefreshRetryKey.sameDigest(Array(stored), retryKeyDigest),
+                   ConstantTime.equal(Array(stored), retryKeyDigest),
                    let successorKey = token["successor"] as String?, let successor = UUID(uuidString: successorKey),
                    (session["expires_at"] as Int64) > nowMS,
                    try Bool.fetchOne(

@@ -131,7 +131,7 @@ struct StateVerifier {
     /// it names a newer key epoch than the account's this device knows, another device rotated the master key.
     func authenticate(_ manifest: Manifest) throws(VerificationFailure) {
         guard manifest.vaultID == vaultID else { throw .otherVault }
-        guard tags(manifest).contains(where: { Self.constantTimeEqual($0, manifest.tag) }) else {
+        guard tags(manifest).contains(where: { ConstantTime.equal($0, manifest.tag) }) else {
             if Int64(manifest.keyEpoch) > keyEpoch { throw .newerKeyEpoch(Int64(manifest.keyEpoch)) }
             throw .forgedManifest(epoch: manifest.epoch)
         }
@@ -192,12 +192,5 @@ struct StateVerifier {
             throw .forgedDeletion(deletion.id)
         }
         throw .stateMismatch
-    }
-
-    static func constantTimeEqual(_ first: [UInt8], _ second: [UInt8]) -> Bool {
-        guard first.count == second.count else { return false }
-        var difference: UInt8 = 0
-        for index in first.indices { difference |= first[index] ^ second[index] }
-        return difference == 0
     }
 }

@@ -190,7 +190,7 @@ extension SyncSession {
         let head = try manifest(Array(Data(base64Encoded: text) ?? Data()))
         let newKey = KeySchedule.hkdf(masterKey, salt: vaultID.bytes, label: KeySchedule.manifestKeyLabel)
         let madeByNewKey = { (manifest: Manifest) -> Bool in
-            StateVerifier.constantTimeEqual(Array(HMAC<SHA256>.authenticationCode(for: manifest.body, using: newKey)), manifest.tag)
+            ConstantTime.equal(Array(HMAC<SHA256>.authenticationCode(for: manifest.body, using: newKey)), manifest.tag)
         }
         guard head.vaultID == vaultID else { throw .verification(.otherVault) }
         guard madeByNewKey(head) else { throw .verification(.forgedManifest(epoch: head.epoch)) }
@@ -204,7 +204,7 @@ extension SyncSession {
             // to the head prove them), then under the new key.
             let oldKeys = try vaultCall(coffer) { try $0.manifestKeys() }
             let madeByOldKey = { (manifest: Manifest) -> Bool in
-                oldKeys.tags(body: manifest.body, epoch: manifest.epoch).contains { StateVerifier.constantTimeEqual($0, manifest.tag) }
+                oldKeys.tags(body: manifest.body, epoch: manifest.epoch).contains { ConstantTime.equal($0, manifest.tag) }
             }
             let verifier = StateVerifier(vaultID: vaultID, keyEpoch: Int64(verified.keyEpoch)) { manifest in
                 [Array(HMAC<SHA256>.authenticationCode(for: manifest.body, using: newKey))]

@@ -47,14 +47,6 @@ public struct RefreshRetryKey: Sendable, CustomStringConvertible, CustomReflecta
     /// SHA-256 of the key: what the server stores with a rotation.
     public var digest: [UInt8] { Array(SHA256.hash(data: bytes)) }
 
-    /// Whether two digests are equal, in time that does not depend on where they differ.
-    public static func sameDigest(_ first: [UInt8], _ second: [UInt8]) -> Bool {
-        guard first.count == second.count else { return false }
-        var difference: UInt8 = 0
-        for index in first.indices { difference |= first[index] ^ second[index] }
-        return difference == 0
-    }
-
     public var description: String { "RefreshRetryKey(redacted)" }
     public var customMirror: Mirror { Mirror(self, children: [:]) }
 }

@@ -4,10 +4,6 @@ import CofferKit
 import CofferPlatform
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 struct KeystoreCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keystore",
@@ -118,7 +114,7 @@ struct KeystoreCommand: ParsableCommand {
             let target = vaultOption.location.keystore(kind)
             _ = try coffer.migrateKeys(to: target) { step in
                 // Crash tests stop the process here and kill it: each step must leave a vault that opens.
-                if step == stopAfter { raise(SIGSTOP) }
+                if step == stopAfter { SelfSignal.stop() }
             }
         }
     }
