@@ -321,6 +321,7 @@ let package = Package(
             name: "CofferCLITests",
             dependencies: [
                 "coffer", "coffer-full", "coffer-server", "CofferCLI", "CofferKit", "CofferTestSupport", "CofferPlatform", "CofferAgentWire",
+                "CofferCue",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict),

@@ -121,7 +121,7 @@ private struct DBusErrorBuffer {
 }
 
 /// The libdbus functions the notifier calls, looked up once in `libdbus-1.so.3`.
-private struct DBusAPI: @unchecked Sendable {
+struct DBusAPI: @unchecked Sendable {
     typealias Raw = UnsafeMutableRawPointer
     let errorInit: @convention(c) (Raw) -> Void
     let errorFree: @convention(c) (Raw) -> Void

@@ -1,9 +1,15 @@
+import CofferCrypto
 import Foundation
 
 /// The opening half of libsodium's `crypto_secretstream_xchacha20poly1305` for a stream of one message, which is
 /// how Ente Auth seals its encrypted export. Built from HChaCha20 and Poly1305 (written here from the XChaCha draft
 /// and RFC 8439) and ChaCha20 (BoringSSL, through ``KeePassCrypto/chaCha20(_:key:nonce:counter:)``); checked against
 /// the RFC and draft vectors and against libsodium itself in `SodiumSecretStreamTests`.
+///
+/// A reviewed exception to taking primitives from a library: swift-crypto exposes neither HChaCha20 nor a bare
+/// Poly1305, and loading libsodium at run time would make an import of one app's export depend on a library the
+/// rest of Coffer never needs. Both functions only open (they verify a tag before anything is used, comparing it
+/// with `ConstantTime.equal`), run on an export the user chose, and are checked by the vectors above on every run.
 ///
 /// Layout: the 24-byte header gives the subkey HChaCha20(key, header[0..<16]) and the nonce
 /// `01 00 00 00 ‖ header[16..<24]`. A message is one encrypted tag byte, the ciphertext, and a 16-byte Poly1305 tag
@@ -39,7 +45,7 @@ enum SodiumSecretStream {
         authenticated += withUnsafeBytes(of: UInt64(64 + ciphertext.count).littleEndian, Array.init)
         let mac = poly1305(authenticated, key: Array(block0[0..<32]))
         // Constant-time comparison: the tag must not leak how much of it matched.
-        guard zip(mac, sealed.suffix(16)).reduce(UInt8(0), { $0 | ($1.0 ^ $1.1) }) == 0 else { return nil }
+        guard ConstantTime.equal(mac, Array(sealed.suffix(16))) else { return nil }
         return (tag, try KeePassCrypto.chaCha20(ciphertext, key: subkey, nonce: nonce, counter: 2))
     }
 

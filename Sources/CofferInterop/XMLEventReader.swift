@@ -38,7 +38,7 @@ enum XMLEventReader {
 }
 
 /// The functions of libxml2's reader API (present and unchanged from 2.6 to 2.14).
-private final class LibXML2: @unchecked Sendable {
+final class LibXML2: @unchecked Sendable {
     // Immutable after init; libxml2's reader functions are safe on distinct readers once xmlInitParser has run.
     typealias Reader = OpaquePointer
     typealias Text = UnsafePointer<UInt8>

@@ -9,7 +9,8 @@ import Darwin
 /// A C library loaded at run time rather than linked: libsecret, libxml2, libdbus and tpm2-tss are optional on a
 /// machine, so Coffer builds without their headers and runs every other command where they are missing. The library
 /// stays loaded for the life of the process (nothing calls `dlclose`), so the functions taken from it stay valid.
-/// A function's Swift type is written by hand from its C declaration.
+/// A function's Swift type is written by hand from its C declaration; the `LoadedSignatureTests` suites check
+/// every loader's types against the installed headers, parsed by clang (`Tests/oracles/c_signatures.py`).
 public struct DynamicLibrary: @unchecked Sendable {
     // @unchecked: a `dlopen` handle is an opaque token that the loader lets any thread use.
     private let handle: UnsafeMutableRawPointer

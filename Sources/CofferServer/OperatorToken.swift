@@ -45,8 +45,6 @@ public enum OperatorToken {
     static func matches(_ authorization: String?, storedHash: String?) -> Bool {
         guard let storedHash, let authorization, authorization.utf8.starts(with: "Bearer ".utf8) else { return false }
         let presented = Array(hash(String(Substring(authorization.utf8.dropFirst(7)))).utf8)
-        let stored = Array(storedHash.utf8)
-        guard presented.count == stored.count else { return false }
-        return zip(presented, stored).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+        return ConstantTime.equal(presented, Array(storedHash.utf8))
     }
 }
