@@ -55,7 +55,8 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
-        // Operating-system seams: file modes, atomic writes, locks. Nothing above this calls POSIX directly.
+        // Operating-system seams: file modes, atomic writes, file locks, terminals, signals, processes, run-time loading.
+        // Nothing above this imports the C library (Glibc, Musl, Darwin); HouseRulesTests checks it (benches aside).
         .target(name: "CofferPlatform", dependencies: ["CCofferPlatform"], swiftSettings: strict),
         // The one C call Swift cannot make (prctl is variadic).
         .target(name: "CCofferPlatform"),

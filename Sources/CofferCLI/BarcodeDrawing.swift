@@ -1,5 +1,6 @@
 import ArgumentParser
 import CofferKit
+import CofferPlatform
 
 extension QRErrorCorrection: ExpressibleByArgument {}
 

@@ -1,12 +1,6 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import ArgumentParser
 import CofferKit
+import Foundation
 
 /// `coffer barcode --symbology S --png FILE` (and `--svg`, `--pgm`, `--ec`, `--scale`) run without ArgumentParser.
 ///

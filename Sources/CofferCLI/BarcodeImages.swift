@@ -1,10 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import CofferKit
 import CofferPlatform
 
@@ -31,7 +24,7 @@ package struct ImageFiles {
         self.force = force
         raster = RasterOptions(scale: scale)
         if !force {
-            for case let path? in [png, svg, pgm] where access(path, F_OK) == 0 {
+            for case let path? in [png, svg, pgm] where PrivateFiles.exists(path) {
                 throw .usage("\(path) exists; add --force to replace it")
             }
         }
@@ -84,18 +77,8 @@ package enum StandardInputPayload {
 
     /// All of standard input, refusing more than `SecretInput.standardInputLimit` bytes like every other command.
     private static func readAll() throws(CLIError) -> [UInt8] {
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
-            if count == 0 { return bytes }
-            if count < 0 {
-                let code = errno
-                if code == EINTR { continue }
-                throw .failure("cannot read standard input: \(String(cString: strerror(code)))")
-            }
-            bytes += chunk[..<count]
-            if bytes.count > SecretInput.standardInputLimit { throw .usage("standard input is larger than 1 MiB") }
+        try CLIError.reading { () throws(StandardInputError) in
+            try Terminal.readStandardInput(limit: SecretInput.standardInputLimit, typed: false)
         }
     }
 }

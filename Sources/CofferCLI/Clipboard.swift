@@ -3,14 +3,6 @@ import CofferPlatform
 import Crypto
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// The desktop clipboard, through the tool the session has (as pass does): wl-copy on Wayland, xclip or xsel on X11,
 /// pbcopy on macOS. A copied secret is taken back after `COFFER_CLIP_TIME` seconds (45 by default) by a small
 /// detached `coffer` process, which puts back what the clipboard held before, unless something else was copied since.
@@ -90,9 +82,7 @@ package struct Clipboard {
         var message = Array(SHA256.hash(data: secret)) + previous
         input.fileHandleForWriting.write(Data(message))
         try? input.fileHandleForWriting.close()
-        message.withUnsafeMutableBytes { buffer in
-            for index in buffer.indices { buffer[index] = 0 }
-        }
+        message.withUnsafeMutableBytes { SecureMemory.zero($0) }
     }
 
     /// Runs a clipboard tool, feeding it `input`, and returns its standard output.
@@ -142,12 +132,12 @@ package struct ClipboardRestore: ParsableCommand {
         package var seconds: Int
 
         package func run() throws {
-            _ = setsid()
+            ProcessSession.detachFromTerminal()
             let message = Array(FileHandle.standardInput.readDataToEndOfFile())
             guard message.count >= 32, let clipboard = Clipboard.find() else { return }
             let digest = Array(message[0..<32])
             let previous = Array(message[32...])
-            sleep(UInt32(max(1, min(seconds, 3600))))
+            Thread.sleep(forTimeInterval: TimeInterval(max(1, min(seconds, 3600))))
             guard let current = try? Clipboard.run(clipboard.paste, input: nil), Array(SHA256.hash(data: current)) == digest else { return }
             if previous.isEmpty, let clear = clipboard.clear {
                 _ = try? Clipboard.run(clear, input: nil)

@@ -299,3 +299,17 @@ package enum ErrorReporter {
         exit(reporting: CLIError.other(message, status: ExitStatus(rawValue: code.rawValue) ?? .usage, hint: hint(message)))
     }
 }
+
+extension CLIError {
+    /// Standard input read whole by `read`, its failures said as every command says them.
+    static func reading(_ read: () throws(StandardInputError) -> [UInt8]) throws(CLIError) -> [UInt8] {
+        do {
+            return try read()
+        } catch {
+            switch error {
+            case .unreadable(let reason): throw .failure("cannot read standard input: \(reason)")
+            case .tooLarge(let limit): throw .usage("standard input is larger than \(limit >> 20) MiB")
+            }
+        }
+    }
+}

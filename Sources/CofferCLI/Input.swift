@@ -1,5 +1,6 @@
 import ArgumentParser
 import CofferKit
+import CofferPlatform
 import Foundation
 
 /// Secrets come from the terminal without echo, or from standard input (one line per secret, in the order the
@@ -102,7 +103,7 @@ package final class SecretInput: @unchecked Sendable {
         if let buffer { return buffer }
         var bytes: [UInt8] = []
         if interactive {
-            bytes = try Terminal.readToEndOfInput(limit: Self.standardInputLimit)
+            bytes = try CLIError.reading { () throws(StandardInputError) in try Terminal.readStandardInput(limit: Self.standardInputLimit, typed: true) }
         } else {
             while let chunk = try FileHandle.standardInput.read(upToCount: 65_536), !chunk.isEmpty {
                 bytes += chunk

@@ -1,4 +1,5 @@
 import CofferKit
+import CofferPlatform
 import Foundation
 
 /// Writing results: plain text for people, JSON for scripts, colour only on a terminal and never under NO_COLOR.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CofferKit
+import CofferPlatform
 import Foundation
 
 /// An item as `list --json` and `add --json` print it: no secret values (no payload, OTP secret, credential

@@ -2,6 +2,7 @@ import ArgumentParser
 import CofferCLI
 import CofferCrypto
 import CofferKit
+import CofferPlatform
 import Foundation
 
 extension Add {

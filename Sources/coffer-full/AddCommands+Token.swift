@@ -1,6 +1,7 @@
 import ArgumentParser
 import CofferCLI
 import CofferKit
+import CofferPlatform
 import Foundation
 
 extension Add {

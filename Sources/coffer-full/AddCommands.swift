@@ -1,6 +1,7 @@
 import ArgumentParser
 import CofferCLI
 import CofferKit
+import CofferPlatform
 import Foundation
 
 /// A card's `--symbology`: a symbology, or `none` for a card without a barcode (shown by its number).

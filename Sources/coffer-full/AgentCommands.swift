@@ -249,7 +249,7 @@ extension AgentCommand {
                 try ProcessLauncher.replaceProcess(
                     program: executable, arguments: CommandLine.arguments, extraEnvironment: ["GLIBC_TUNABLES": tunables, Self.restarted: "1"])
             }
-            if detach { setsid() }
+            if detach { ProcessSession.detachFromTerminal() }
             let environment = processEnvironment
             let core = AgentCore(timeouts: timeoutOptions.timeouts) { path in
                 CofferLocation.standard(environment: environment, vaultOverride: path)

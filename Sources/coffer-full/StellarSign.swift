@@ -1,5 +1,6 @@
 import CofferCLI
 import CofferKit
+import CofferPlatform
 import CofferModel
 import CofferStellar
 import Foundation

@@ -5,12 +5,14 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Foundation
 
 /// The terminal whose echo a pending prompt turned off, for the interrupt handler to restore. Written only by
 /// the main thread around a prompt; read by the signal handler.
 nonisolated(unsafe) private var interruptedTerminal: (Int32, termios)?
 
-/// The CLI's one place for terminal calls: TTY checks, echo-less reading, window width.
+/// The one place for terminal and standard-stream calls: TTY checks, echo-less reading, window width, reading
+/// standard input whole.
 package enum Terminal {
     package static var standardInputIsTTY: Bool { isatty(STDIN_FILENO) == 1 }
     package static var standardOutputIsTTY: Bool { isatty(STDOUT_FILENO) == 1 }
@@ -23,23 +25,25 @@ package enum Terminal {
         return Int(size.ws_col)
     }
 
-    /// Standard input typed at a terminal, to its end: Ctrl-D at the start of a line, or Ctrl-D after text on a line.
-    /// The terminal hands such a line over without its newline; read as a pipe is read, it would take a second Ctrl-D
-    /// to end, and whatever the user typed next (the next command) would go into the text.
-    package static func readToEndOfInput(limit: Int) throws(CLIError) -> [UInt8] {
+    /// Standard input, whole, refusing more than `limit` bytes.
+    ///
+    /// Typed at a terminal (`typed`), it ends at Ctrl-D at the start of a line, or at Ctrl-D after text on a line:
+    /// the terminal hands such a line over without its newline; read as a pipe is read, it would take a second
+    /// Ctrl-D to end, and whatever the user typed next (the next command) would go into the text.
+    package static func readStandardInput(limit: Int, typed: Bool) throws(StandardInputError) -> [UInt8] {
         var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
+        var chunk = [UInt8](repeating: 0, count: typed ? 4096 : 65_536)
         while true {
             let count = chunk.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
             if count < 0 {
                 let code = errno
                 if code == EINTR { continue }
-                throw .failure("cannot read standard input: \(String(cString: strerror(code)))")
+                throw .unreadable(String(cString: strerror(code)))
             }
             if count == 0 { return bytes }
             bytes += chunk[..<count]
-            if bytes.count > limit { throw .usage("standard input is larger than 1 MiB") }
-            if chunk[count - 1] != 0x0A, count < chunk.count {
+            if bytes.count > limit { throw .tooLarge(limit: limit) }
+            if typed, chunk[count - 1] != 0x0A, count < chunk.count {
                 // What comes next (the command's own output, the shell's prompt) starts on a line of its own.
                 writeError("\n")
                 return bytes
@@ -124,4 +128,12 @@ package enum Terminal {
         }
         return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self)
     }
+}
+
+/// Why standard input could not be read whole.
+package enum StandardInputError: Error, Equatable {
+    /// The system refused the read, with its reason (`strerror`).
+    case unreadable(String)
+    /// More than `limit` bytes came.
+    case tooLarge(limit: Int)
 }
