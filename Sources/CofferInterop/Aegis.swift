@@ -31,21 +31,19 @@ public enum AegisImporter: Importer {
 
     public static func read(_ data: [UInt8], password: String?) throws(InteropError) -> ImportResult {
         guard data.count <= importSizeLimit else { throw .tooLarge(limit: importSizeLimit) }
-        guard let root = (try? JSONSerialization.jsonObject(with: Data(data))) as? [String: Any] else {
-            throw .malformedFile("not a JSON object")
-        }
-        guard let version = jsonInt(root["version"]) else { throw .malformedFile("the vault version is missing") }
+        guard let root = JSONValue.parse(data), case .object = root else { throw .malformedFile("not a JSON object") }
+        guard let version = root["version"]?.intValue else { throw .malformedFile("the vault version is missing") }
         guard version == 1 else { throw .unsupportedVersion(String(version)) }
-        guard let header = root["header"] as? [String: Any] else { throw .malformedFile("the header is missing") }
+        guard let header = root["header"], case .object = header else { throw .malformedFile("the header is missing") }
 
-        let content: [String: Any]
+        let content: JSONValue
         switch header["slots"] {
-        case nil, is NSNull:
-            guard let object = root["db"] as? [String: Any] else {
+        case nil, .null?:
+            guard let object = root["db"], case .object = object else {
                 throw .malformedFile("a plaintext vault's db must be an object")
             }
             content = object
-        case let slots as [Any]:
+        case .array(let slots)?:
             guard let password else { throw .passwordRequired }
             content = try decrypt(root: root, header: header, slots: slots, password: password)
         default:
@@ -57,21 +55,21 @@ public enum AegisImporter: Importer {
     // MARK: Decryption
 
     private static func decrypt(
-        root: [String: Any], header: [String: Any], slots: [Any], password: String
-    ) throws(InteropError) -> [String: Any] {
-        guard let params = header["params"] as? [String: Any] else {
+        root: JSONValue, header: JSONValue, slots: [JSONValue], password: String
+    ) throws(InteropError) -> JSONValue {
+        guard let params = header["params"], case .object = params else {
             throw .malformedFile("header.params must be an object")
         }
         let dbNonce = try hexField(params, "nonce", count: 12, in: "header.params")
         let dbTag = try hexField(params, "tag", count: 16, in: "header.params")
-        guard let dbText = root["db"] as? String else {
+        guard let dbText = root["db"]?.stringValue else {
             throw .malformedFile("an encrypted vault's db must be a string")
         }
         guard let ciphertext = Data(base64Encoded: dbText) else {
             throw .malformedFile("db is not valid base64")
         }
 
-        let passwordSlots = slots.compactMap { $0 as? [String: Any] }.filter { jsonInt($0["type"]) == 1 }
+        let passwordSlots = slots.filter { $0["type"]?.intValue == 1 }
         guard !passwordSlots.isEmpty else { throw .malformedFile("the vault has no password slot") }
         // Every slot is checked, and their work added up, before any is run.
         var slotParameters: [SlotParameters] = []
@@ -98,7 +96,7 @@ public enum AegisImporter: Importer {
         } catch {
             throw .malformedFile("the vault content failed authentication (damaged file)")
         }
-        guard let content = (try? JSONSerialization.jsonObject(with: plaintext)) as? [String: Any] else {
+        guard let content = JSONValue.parse(Array(plaintext)), case .object = content else {
             throw .malformedFile("the decrypted content is not a JSON object")
         }
         return content
@@ -114,10 +112,8 @@ public enum AegisImporter: Importer {
         let nonce: [UInt8]
         let tag: [UInt8]
 
-        init(_ slot: [String: Any]) throws(InteropError) {
-            guard let n = AegisImporter.jsonInt(slot["n"]), let r = AegisImporter.jsonInt(slot["r"]),
-                let p = AegisImporter.jsonInt(slot["p"])
-            else {
+        init(_ slot: JSONValue) throws(InteropError) {
+            guard let n = slot["n"]?.intValue, let r = slot["r"]?.intValue, let p = slot["p"]?.intValue else {
                 throw .malformedFile("a password slot lacks numeric n, r and p")
             }
             let limits = AegisImporter.scryptLimits
@@ -130,10 +126,10 @@ public enum AegisImporter: Importer {
             guard 128 * r * n <= limits.maxMemory else {
                 throw .kdfParametersOutOfBounds("scrypt would need more than \(limits.maxMemory >> 20) MiB")
             }
-            guard let saltText = slot["salt"] as? String, let salt = Hex.decode(saltText), !salt.isEmpty else {
+            guard let saltText = slot["salt"]?.stringValue, let salt = Hex.decode(saltText), !salt.isEmpty else {
                 throw .malformedFile("a password slot's salt is not hex")
             }
-            guard let params = slot["key_params"] as? [String: Any] else {
+            guard let params = slot["key_params"], case .object = params else {
                 throw .malformedFile("a password slot lacks key_params")
             }
             self.n = n
@@ -162,9 +158,9 @@ public enum AegisImporter: Importer {
     }
 
     fileprivate static func hexField(
-        _ object: [String: Any], _ name: String, count: Int, in place: String
+        _ object: JSONValue, _ name: String, count: Int, in place: String
     ) throws(InteropError) -> [UInt8] {
-        guard let text = object[name] as? String, let bytes = Hex.decode(text), bytes.count == count else {
+        guard let text = object[name]?.stringValue, let bytes = Hex.decode(text), bytes.count == count else {
             throw .malformedFile("\(place).\(name) must be \(count) bytes of hex")
         }
         return bytes
@@ -172,26 +168,26 @@ public enum AegisImporter: Importer {
 
     // MARK: Content
 
-    private static func readContent(_ content: [String: Any]) throws(InteropError) -> ImportResult {
-        guard let version = jsonInt(content["version"]) else { throw .malformedFile("the content version is missing") }
+    private static func readContent(_ content: JSONValue) throws(InteropError) -> ImportResult {
+        guard let version = content["version"]?.intValue else { throw .malformedFile("the content version is missing") }
         guard (1...3).contains(version) else { throw .unsupportedVersion("content \(version)") }
-        guard let entries = content["entries"] as? [Any] else { throw .malformedFile("entries must be a list") }
+        guard let entries = content["entries"]?.arrayValue else { throw .malformedFile("entries must be a list") }
         var groupNames: [String: String] = [:]
-        if version >= 3, let groups = content["groups"] as? [Any] {
-            for case let group as [String: Any] in groups {
-                if let uuid = group["uuid"] as? String, let name = group["name"] as? String {
+        if version >= 3, let groups = content["groups"]?.arrayValue {
+            for group in groups {
+                if let uuid = group["uuid"]?.stringValue, let name = group["name"]?.stringValue {
                     groupNames[uuid.lowercased()] = name
                 }
             }
         }
         var result = ImportResult()
-        for (position, value) in entries.enumerated() {
-            guard let entry = value as? [String: Any] else {
+        for (position, entry) in entries.enumerated() {
+            guard case .object = entry else {
                 result.problems.append(ImportProblem(entry: "entry \(position + 1)", reason: "not a JSON object"))
                 continue
             }
-            let issuer = entry["issuer"] as? String ?? ""
-            let name = entry["name"] as? String ?? ""
+            let issuer = entry["issuer"]?.stringValue ?? ""
+            let name = entry["name"]?.stringValue ?? ""
             do {
                 let item = try readEntry(entry, version: version, groupNames: groupNames)
                 result.items.append(.otp(item))
@@ -209,22 +205,22 @@ public enum AegisImporter: Importer {
     }
 
     private static func readEntry(
-        _ entry: [String: Any], version: Int, groupNames: [String: String]
+        _ entry: JSONValue, version: Int, groupNames: [String: String]
     ) throws(EntryFailure) -> OTPItem {
-        guard let type = (entry["type"] as? String)?.lowercased() else {
+        guard let type = entry["type"]?.stringValue?.lowercased() else {
             throw EntryFailure(reason: "the type is missing")
         }
         // mOTP and Yandex need a PIN and their own algorithms; say so before their MD5 or PIN fields confuse.
         guard ["totp", "hotp", "steam"].contains(type) else { throw EntryFailure(reason: "unsupported type") }
-        guard let info = entry["info"] as? [String: Any] else { throw EntryFailure(reason: "info must be an object") }
-        guard let secretText = info["secret"] as? String else { throw EntryFailure(reason: "the secret is missing") }
+        guard let info = entry["info"], case .object = info else { throw EntryFailure(reason: "info must be an object") }
+        guard let secretText = info["secret"]?.stringValue else { throw EntryFailure(reason: "the secret is missing") }
         guard let secret = try? Base32.decode(secretText), !secret.isEmpty else {
             throw EntryFailure(reason: "the secret is empty or not base32")
         }
         let algorithm: OTPAlgorithm
         switch info["algo"] {
         case nil: algorithm = .sha1
-        case let name as String:
+        case .string(let name)?:
             guard let known = OTPAlgorithm(name: name) else { throw EntryFailure(reason: "unsupported algorithm") }
             algorithm = known
         default: throw EntryFailure(reason: "algo must be a string")
@@ -236,7 +232,7 @@ public enum AegisImporter: Importer {
         case "totp":
             kind = .totp(period: try optionalInt(info, "period") ?? OTPParameters.defaultPeriod)
         case "hotp":
-            guard let number = info["counter"] as? NSNumber, !isBoolean(number), let counter = number as? UInt64 else {
+            guard let counter = info["counter"]?.uint64Value else {
                 throw EntryFailure(reason: "an HOTP entry needs a whole-number counter of 0 or more")
             }
             kind = .hotp(counter: counter)
@@ -251,18 +247,18 @@ public enum AegisImporter: Importer {
 
         var tags: [String] = []
         if version >= 3 {
-            for case let uuid as String in entry["groups"] as? [Any] ?? [] {
+            for uuid in entry["groups"]?.arrayValue?.compactMap(\.stringValue) ?? [] {
                 if let name = groupNames[uuid.lowercased()] { tags.append(name) }
             }
-        } else if let group = entry["group"] as? String, !group.isEmpty {
+        } else if let group = entry["group"]?.stringValue, !group.isEmpty {
             tags.append(group)
         }
-        let note = entry["note"] as? String
+        let note = entry["note"]?.stringValue
 
         do {
             let parameters = try OTPParameters(secret: secret, algorithm: algorithm, digits: digits, kind: kind)
             return try OTPImportNaming.item(
-                issuer: entry["issuer"] as? String, account: entry["name"] as? String, parameters: parameters,
+                issuer: entry["issuer"]?.stringValue, account: entry["name"]?.stringValue, parameters: parameters,
                 tags: tags, notes: note?.isEmpty == false ? note : nil)
         } catch let error as OTPError {
             throw EntryFailure(reason: error.description)
@@ -271,22 +267,10 @@ public enum AegisImporter: Importer {
         }
     }
 
-    private static func optionalInt(_ object: [String: Any], _ name: String) throws(EntryFailure) -> Int? {
-        guard let value = object[name], !(value is NSNull) else { return nil }
-        guard let number = jsonInt(value) else { throw EntryFailure(reason: "\(name) must be a whole number") }
+    private static func optionalInt(_ object: JSONValue, _ name: String) throws(EntryFailure) -> Int? {
+        guard let value = object[name], value != .null else { return nil }
+        guard let number = value.intValue else { throw EntryFailure(reason: "\(name) must be a whole number") }
         return number
-    }
-
-    /// A JSON whole number; `true` and `false` are not numbers even though Foundation bridges them to 1 and 0.
-    fileprivate static func jsonInt(_ value: Any?) -> Int? {
-        guard let number = value as? NSNumber, !isBoolean(number) else { return nil }
-        return value as? Int
-    }
-
-    /// JSONSerialization stores booleans as `char` numbers (type encoding "c") and numbers as wider types, on
-    /// Darwin and Linux alike; `is Bool` cannot tell them apart because 0 and 1 bridge to `Bool`.
-    fileprivate static func isBoolean(_ number: NSNumber) -> Bool {
-        String(cString: number.objCType) == "c"
     }
 }
 

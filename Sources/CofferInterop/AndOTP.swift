@@ -26,7 +26,7 @@ public enum AndOTPImporter: Importer {
     public static func read(_ data: [UInt8], password: String?) throws(InteropError) -> ImportResult {
         try OTPImport.checkSize(data)
         // andOTP marks nothing as encrypted: a file that parses as JSON is plaintext.
-        if let document = ImportJSON.parse(data) {
+        if let document = JSONValue.parse(data) {
             guard let entries = document.arrayValue else { throw .malformedFile("an andOTP backup is a JSON array") }
             return convert(entries)
         }
@@ -40,7 +40,7 @@ public enum AndOTPImporter: Importer {
         return convert(try decrypt(data, password: password))
     }
 
-    private static func decrypt(_ data: [UInt8], password: String) throws(InteropError) -> [ImportJSON] {
+    private static func decrypt(_ data: [UInt8], password: String) throws(InteropError) -> [JSONValue] {
         let minimumOld = OTPImport.gcmNonceByteCount + OTPImport.gcmTagByteCount
         guard data.count >= minimumOld else {
             throw .malformedFile("the file is neither JSON nor long enough to be an encrypted andOTP backup")
@@ -76,18 +76,18 @@ public enum AndOTPImporter: Importer {
     }
 
     /// Opens `IV || ciphertext || tag`; `nil` when it does not authenticate under `key`.
-    private static func open(_ body: ArraySlice<UInt8>, key: SecretBytes) throws(InteropError) -> [ImportJSON]? {
+    private static func open(_ body: ArraySlice<UInt8>, key: SecretBytes) throws(InteropError) -> [JSONValue]? {
         let nonceEnd = body.startIndex + OTPImport.gcmNonceByteCount
         guard body.count >= OTPImport.gcmNonceByteCount + OTPImport.gcmTagByteCount else { return nil }
         guard let plaintext = OTPImport.openAESGCM(Array(body[nonceEnd...]), key: key, nonce: Array(body[..<nonceEnd]))
         else { return nil }
-        guard let entries = ImportJSON.parse(plaintext)?.arrayValue else {
+        guard let entries = JSONValue.parse(plaintext)?.arrayValue else {
             throw .malformedFile("the decrypted backup is not a JSON array")
         }
         return entries
     }
 
-    private static func convert(_ entries: [ImportJSON]) -> ImportResult {
+    private static func convert(_ entries: [JSONValue]) -> ImportResult {
         var result = ImportResult()
         for (index, entry) in entries.enumerated() {
             do {
@@ -103,7 +103,7 @@ public enum AndOTPImporter: Importer {
         return result
     }
 
-    private static func item(_ entry: ImportJSON) throws(ImportEntryError) -> OTPItem {
+    private static func item(_ entry: JSONValue) throws(ImportEntryError) -> OTPItem {
         guard case .object = entry else { throw ImportEntryError("the entry is not a JSON object") }
         guard let secret = try entry.string("secret") else { throw ImportEntryError("the secret is missing") }
         let kind = try OTPImport.kind(type: try entry.string("type"), in: entry)

@@ -34,12 +34,12 @@ public enum AuthyImporter: Importer {
             guard let list = strings.first(where: { preferenceKeys.contains($0.name) }) else {
                 throw .malformedFile("the file holds no Authy tokens (com.authy.storage.tokens.authenticator.xml holds them)")
             }
-            guard let tokens = ImportJSON.parse(Array(list.value.utf8))?.arrayValue else {
+            guard let tokens = JSONValue.parse(Array(list.value.utf8))?.arrayValue else {
                 throw .malformedFile("Authy's token list is not a JSON array")
             }
             return try readTokens(tokens.map(Token.init(app:)), password: password)
         }
-        guard let document = ImportJSON.parse(data), let tokens = document["authenticator_tokens"]?.arrayValue else {
+        guard let document = JSONValue.parse(data), let tokens = document["authenticator_tokens"]?.arrayValue else {
             throw .malformedFile("an Authy file is the app's preferences XML or the API's JSON with authenticator_tokens")
         }
         return try readTokens(tokens.map(Token.init(api:)), password: password)
@@ -59,9 +59,9 @@ public enum AuthyImporter: Importer {
         let account: String?
         let digits: Int?
         let isAuthyToken: Bool
-        let json: ImportJSON
+        let json: JSONValue
 
-        init(app json: ImportJSON) {
+        init(app json: JSONValue) {
             self.json = json
             if let text = json["decryptedSecret"]?.stringValue {
                 secret = .base32(text)
@@ -84,7 +84,7 @@ public enum AuthyImporter: Importer {
             }
         }
 
-        init(api json: ImportJSON) {
+        init(api json: JSONValue) {
             self.json = json
             if let sealed = json["encrypted_seed"]?.stringValue {
                 secret = .sealed(

@@ -17,7 +17,7 @@ public enum BitwardenJSONImporter: Importer {
 
     public static func read(_ data: [UInt8], password: String?) throws(InteropError) -> ImportResult {
         try OTPImport.checkSize(data)
-        guard let document = ImportJSON.parse(data), case .object = document else {
+        guard let document = JSONValue.parse(data), case .object = document else {
             throw .malformedFile("a Bitwarden JSON export is a JSON object")
         }
         if document["encrypted"] == .bool(true) {
@@ -26,7 +26,7 @@ public enum BitwardenJSONImporter: Importer {
             }
             guard let password else { throw .passwordRequired }
             let plain = try BitwardenEncryptedExport.decrypt(document, password: password)
-            guard let inner = ImportJSON.parse(plain), case .object = inner, inner["encrypted"] != .bool(true) else {
+            guard let inner = JSONValue.parse(plain), case .object = inner, inner["encrypted"] != .bool(true) else {
                 throw .malformedFile("the decrypted export is not an unencrypted Bitwarden JSON export")
             }
             return try read(plain, password: nil)

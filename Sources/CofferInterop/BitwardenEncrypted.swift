@@ -17,7 +17,7 @@ import Foundation
 /// The KDF parameters come from the file and are bounded before any work: PBKDF2 1 to 10,000,000 iterations;
 /// Argon2id within ``Argon2/Limits/importing``.
 enum BitwardenEncryptedExport {
-    static func decrypt(_ document: ImportJSON, password: String) throws(InteropError) -> [UInt8] {
+    static func decrypt(_ document: JSONValue, password: String) throws(InteropError) -> [UInt8] {
         guard let salt = document["salt"]?.stringValue, !salt.isEmpty, salt.utf8.count <= 1024 else {
             throw .malformedFile("salt is missing, empty or too long")
         }
@@ -43,7 +43,7 @@ enum BitwardenEncryptedExport {
     }
 
     /// The 32-byte key the file's KDF derives, after its parameters are checked.
-    private static func masterKey(_ document: ImportJSON, password: String, salt: [UInt8]) throws(InteropError) -> SecretBytes {
+    private static func masterKey(_ document: JSONValue, password: String, salt: [UInt8]) throws(InteropError) -> SecretBytes {
         guard let type = document["kdfType"]?.intValue else { throw .malformedFile("kdfType is missing or not a number") }
         guard let iterations = document["kdfIterations"]?.intValue else {
             throw .malformedFile("kdfIterations is missing or not a number")

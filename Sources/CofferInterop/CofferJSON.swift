@@ -41,8 +41,17 @@ public enum CofferJSONImporter: Importer {
             throw .malformedFile("\"format\" is not \"\(formatTag)\"")
         }
         guard let versionValue = top["version"] else { throw .malformedFile("\"version\" is missing") }
-        guard case .number(let version) = versionValue else { throw .malformedFile("\"version\" is not a number") }
-        guard let whole = Int(exactly: version) else { throw .malformedFile("\"version\" is not a whole number") }
+        let whole: Int
+        switch versionValue {
+        case .integer, .unsignedInteger:
+            guard let value = versionValue.intValue else { throw .malformedFile("\"version\" is not a whole number") }
+            whole = value
+        case .fraction(let value):
+            guard let value = Int(exactly: value) else { throw .malformedFile("\"version\" is not a whole number") }
+            whole = value
+        default:
+            throw .malformedFile("\"version\" is not a number")
+        }
         guard supportedVersions.contains(whole) else { throw .unsupportedVersion(String(whole)) }
         let sections = ["cards", "otp", "credentials", "signing_keys", "notes"]
         if let unknown = top.keys.sorted().first(where: { !(["format", "version", "user"] + sections).contains($0) }) {
@@ -380,39 +389,5 @@ private struct Entry {
             throw Failure("\(key) is not an ISO 8601 time")
         }
         return date
-    }
-}
-
-/// A parsed JSON value that keeps `true` apart from `1` (Foundation's `JSONSerialization` does not).
-enum JSONValue: Decodable, Sendable, Equatable {
-    case null
-    case bool(Bool)
-    case number(Double)
-    case string(String)
-    case array([JSONValue])
-    case object([String: JSONValue])
-
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let flag = try? container.decode(Bool.self) {
-            self = .bool(flag)
-        } else if let number = try? container.decode(Double.self) {
-            self = .number(number)
-        } else if let text = try? container.decode(String.self) {
-            self = .string(text)
-        } else if let values = try? container.decode([JSONValue].self) {
-            self = .array(values)
-        } else {
-            self = .object(try container.decode([String: JSONValue].self))
-        }
-    }
-
-    /// A key from the file as an error may show it: quoted when short and plain, else described.
-    static func quotedKey(_ key: String) -> String {
-        let plain = !key.isEmpty && key.count <= 40
-            && key.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_") }
-        return plain ? "\"\(key)\"" : "(a key that is not a plain name)"
     }
 }

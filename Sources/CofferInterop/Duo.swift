@@ -12,7 +12,7 @@ public enum DuoImporter: Importer {
 
     public static func read(_ data: [UInt8], password: String?) throws(InteropError) -> ImportResult {
         try OTPImport.checkSize(data)
-        guard let accounts = ImportJSON.parse(data)?.arrayValue else {
+        guard let accounts = JSONValue.parse(data)?.arrayValue else {
             throw .malformedFile("Duo's accounts.json is a JSON array")
         }
         var result = ImportResult()

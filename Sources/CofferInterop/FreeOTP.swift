@@ -28,7 +28,7 @@ public enum FreeOTPImporter: Importer {
         }
         var result = ImportResult()
         for (index, (name, value)) in try AndroidPreferences.strings(data, format: "FreeOTP").enumerated() where name != "tokenOrder" {
-            let token = ImportJSON.parse(Array(value.utf8)) ?? .null
+            let token = JSONValue.parse(Array(value.utf8)) ?? .null
             do throws(ImportEntryError) {
                 result.items.append(.otp(try FreeOTPPlusImporter.item(token)))
             } catch {
@@ -39,7 +39,7 @@ public enum FreeOTPImporter: Importer {
     }
 
     private static func readBackup(_ map: [String: String], password: String?) throws(InteropError) -> ImportResult {
-        guard let masterText = map["masterKey"], let master = ImportJSON.parse(Array(masterText.utf8)), case .object = master else {
+        guard let masterText = map["masterKey"], let master = JSONValue.parse(Array(masterText.utf8)), case .object = master else {
             throw .malformedFile("the backup has no masterKey")
         }
         guard let password else { throw .passwordRequired }
@@ -48,13 +48,13 @@ public enum FreeOTPImporter: Importer {
         // HashMap order is no order: the tokens come back in the order of their names, which is stable.
         let tokenKeys = map.keys.filter { $0.hasSuffix("-token") }.sorted()
         for (index, key) in tokenKeys.enumerated() {
-            let token = map[key].flatMap { ImportJSON.parse(Array($0.utf8)) } ?? .null
+            let token = map[key].flatMap { JSONValue.parse(Array($0.utf8)) } ?? .null
             do throws(ImportEntryError) {
                 guard case .object(var members) = token else { throw ImportEntryError("the token is not a JSON object") }
                 let id = String(key.dropLast("-token".count))
                 guard let sealedText = map[id] else { throw ImportEntryError("the token's secret is missing from the backup") }
-                guard let wrapper = ImportJSON.parse(Array(sealedText.utf8)), let boxText = try wrapper.string("key"),
-                      let box = ImportJSON.parse(Array(boxText.utf8)), case .object = box
+                guard let wrapper = JSONValue.parse(Array(sealedText.utf8)), let boxText = try wrapper.string("key"),
+                      let box = JSONValue.parse(Array(boxText.utf8)), case .object = box
                 else { throw ImportEntryError("the token's secret is not a sealed key") }
                 guard let secret = try open(box, key: masterKey) else {
                     throw ImportEntryError("the token's secret does not decrypt: the backup is damaged")
@@ -68,7 +68,7 @@ public enum FreeOTPImporter: Importer {
         return result
     }
 
-    private static func openMasterKey(_ master: ImportJSON, password: String) throws(InteropError) -> SecretBytes {
+    private static func openMasterKey(_ master: JSONValue, password: String) throws(InteropError) -> SecretBytes {
         let hash: PBKDF2.Hash
         switch master["mAlgorithm"]?.stringValue {
         case "PBKDF2withHmacSHA1": hash = .sha1
@@ -96,7 +96,7 @@ public enum FreeOTPImporter: Importer {
     }
 
     /// Opens a FreeOTP AES-GCM box (`mCipher` `AES/GCM/NoPadding`); nil when its tag does not verify.
-    private static func open(_ box: ImportJSON, key: SecretBytes) throws(ImportEntryError) -> [UInt8]? {
+    private static func open(_ box: JSONValue, key: SecretBytes) throws(ImportEntryError) -> [UInt8]? {
         guard try box.string("mCipher") == "AES/GCM/NoPadding" else { throw ImportEntryError("the cipher is not AES/GCM/NoPadding") }
         let sealed = try FreeOTPPlusImporter.secretBytes(box["mCipherText"])
         let parameters = try FreeOTPPlusImporter.secretBytes(box["mParameters"])
@@ -118,7 +118,7 @@ public enum FreeOTPImporter: Importer {
         return Array(bytes.dropFirst(2).prefix(OTPImport.gcmNonceByteCount))
     }
 
-    private static func entryName(_ token: ImportJSON, key: String, index: Int) -> String {
+    private static func entryName(_ token: JSONValue, key: String, index: Int) -> String {
         let issuer = token["issuerExt"]?.stringValue, label = token["label"]?.stringValue
         if OTPImport.nonEmpty(issuer) != nil || OTPImport.nonEmpty(label) != nil {
             return OTPImport.entryName(issuer: issuer, account: label, index: index)

@@ -14,7 +14,7 @@ public enum FreeOTPPlusImporter: Importer {
 
     public static func read(_ data: [UInt8], password: String?) throws(InteropError) -> ImportResult {
         try OTPImport.checkSize(data)
-        guard let document = ImportJSON.parse(data), case .object = document else {
+        guard let document = JSONValue.parse(data), case .object = document else {
             throw .malformedFile("a FreeOTP+ export is a JSON object")
         }
         guard let tokens = document["tokens"]?.arrayValue else {
@@ -34,7 +34,7 @@ public enum FreeOTPPlusImporter: Importer {
         return result
     }
 
-    static func item(_ token: ImportJSON) throws(ImportEntryError) -> OTPItem {
+    static func item(_ token: JSONValue) throws(ImportEntryError) -> OTPItem {
         guard case .object = token else { throw ImportEntryError("the entry is not a JSON object") }
         let secret = try secretBytes(token["secret"])
         let issuer = try token.string("issuerExt")
@@ -50,7 +50,7 @@ public enum FreeOTPPlusImporter: Importer {
     }
 
     /// The key from its signed-byte array; every element must be a whole number in −128…127.
-    static func secretBytes(_ value: ImportJSON?) throws(ImportEntryError) -> [UInt8] {
+    static func secretBytes(_ value: JSONValue?) throws(ImportEntryError) -> [UInt8] {
         guard let value, value != .null else { throw ImportEntryError("the secret is missing") }
         guard let list = value.arrayValue else { throw ImportEntryError("the secret is not an array of bytes") }
         var bytes: [UInt8] = []

@@ -52,13 +52,8 @@ public enum PKPassImporter: Importer {
         }
         let json = try archive.contents(of: entry)
         guard json.count <= importSizeLimit else { throw .tooLarge(limit: importSizeLimit) }
-        let object: Any
-        do {
-            object = try JSONSerialization.jsonObject(with: Data(json))
-        } catch {
-            throw .malformedFile("pass.json is not valid JSON")
-        }
-        guard let pass = object as? [String: Any] else { throw .malformedFile("pass.json is not a JSON object") }
+        guard let pass = JSONValue.parse(json) else { throw .malformedFile("pass.json is not valid JSON") }
+        guard case .object = pass else { throw .malformedFile("pass.json is not a JSON object") }
 
         let organization = nonEmpty(pass["organizationName"])
         let description = nonEmpty(pass["description"])
@@ -67,18 +62,18 @@ public enum PKPassImporter: Importer {
         }
         var result = ImportResult()
         // Like Wallet and Catima: the first barcode in a format this reader knows, then the legacy dictionary.
-        let candidates = (pass["barcodes"] as? [Any] ?? []) + [pass["barcode"] as Any]
-        let barcode = candidates.lazy.compactMap({ $0 as? [String: Any] }).first(where: {
-            ($0["format"] as? String).flatMap { formats[$0] } != nil && $0["message"] is String
+        let candidates = (pass["barcodes"]?.arrayValue ?? []) + [pass["barcode"] ?? .null]
+        let barcode = candidates.first(where: {
+            $0["format"]?.stringValue.flatMap { formats[$0] } != nil && $0["message"]?.stringValue != nil
         })
-        let symbology = (barcode?["format"] as? String).flatMap { formats[$0] }
+        let symbology = barcode?["format"]?.stringValue.flatMap { formats[$0] }
         // A pass without a barcode becomes a card without one, shown by the pass's serial number.
-        guard let message = symbology != nil ? barcode?["message"] as? String : nonEmpty(pass["serialNumber"]) else {
+        guard let message = symbology != nil ? barcode?["message"]?.stringValue : nonEmpty(pass["serialNumber"]) else {
             result.problems.append(ImportProblem(entry: name, reason: "neither a barcode nor a serial number"))
             return result
         }
 
-        let encoding = (barcode?["messageEncoding"] as? String)?.lowercased() ?? (symbology == nil ? "utf-8" : "iso-8859-1")
+        let encoding = barcode?["messageEncoding"]?.stringValue?.lowercased() ?? (symbology == nil ? "utf-8" : "iso-8859-1")
         let payload: [UInt8]
         let charset: PayloadCharset
         if ["iso-8859-1", "latin1", "iso_8859-1"].contains(encoding),
@@ -91,15 +86,13 @@ public enum PKPassImporter: Importer {
         }
 
         var metadata: [String: String] = [:]
-        if let locations = pass["locations"] as? [Any] {
+        if let locations = pass["locations"]?.arrayValue {
             if locations.count > locationLimit {
                 result.problems.append(ImportProblem(
                     entry: name, reason: "only the first \(locationLimit) of the pass's locations are kept"))
             }
             for (index, location) in locations.prefix(locationLimit).enumerated() {
-                guard let location = location as? [String: Any],
-                      let latitude = (location["latitude"] as? NSNumber)?.doubleValue,
-                      let longitude = (location["longitude"] as? NSNumber)?.doubleValue,
+                guard let latitude = location["latitude"]?.doubleValue, let longitude = location["longitude"]?.doubleValue,
                       (-90...90).contains(latitude), (-180...180).contains(longitude)
                 else {
                     result.problems.append(
@@ -111,7 +104,7 @@ public enum PKPassImporter: Importer {
         }
 
         let validTo: Date?
-        if let expiration = pass["expirationDate"] as? String {
+        if let expiration = pass["expirationDate"]?.stringValue {
             validTo = w3cDate(expiration)
             if validTo == nil {
                 result.problems.append(ImportProblem(entry: name, reason: "expirationDate is not a W3C date; ignored"))
@@ -132,8 +125,8 @@ public enum PKPassImporter: Importer {
         return result
     }
 
-    private static func nonEmpty(_ value: Any?) -> String? {
-        guard let text = (value as? String)?.trimmingWhitespace(), !text.isEmpty else {
+    private static func nonEmpty(_ value: JSONValue?) -> String? {
+        guard let text = value?.stringValue?.trimmingWhitespace(), !text.isEmpty else {
             return nil
         }
         return text

@@ -24,13 +24,13 @@ public enum ProtonAuthenticatorImporter: Importer {
 
     public static func read(_ data: [UInt8], password: String?) throws(InteropError) -> ImportResult {
         try OTPImport.checkSize(data)
-        guard let document = ImportJSON.parse(data), case .object = document else {
+        guard let document = JSONValue.parse(data), case .object = document else {
             throw .malformedFile("a Proton Authenticator export is a JSON object")
         }
         if document["entries"] == nil, document["salt"] != nil || document["content"] != nil {
             guard let password else { throw .passwordRequired }
             let plain = try decrypt(document, password: password)
-            guard let inner = ImportJSON.parse(plain), case .object = inner, inner["entries"]?.arrayValue != nil else {
+            guard let inner = JSONValue.parse(plain), case .object = inner, inner["entries"]?.arrayValue != nil else {
                 throw .malformedFile("the decrypted export is not a Proton Authenticator export")
             }
             return try read(plain, password: nil)
@@ -51,7 +51,7 @@ public enum ProtonAuthenticatorImporter: Importer {
     }
 
     /// The plain export inside a password-protected one.
-    private static func decrypt(_ document: ImportJSON, password: String) throws(InteropError) -> [UInt8] {
+    private static func decrypt(_ document: JSONValue, password: String) throws(InteropError) -> [UInt8] {
         guard document["version"]?.intValue == 1 else {
             throw .unsupportedVersion(document["version"]?.intValue.map(String.init) ?? "(missing)")
         }
@@ -81,7 +81,7 @@ public enum ProtonAuthenticatorImporter: Importer {
         return plain
     }
 
-    private static func item(_ entry: ImportJSON) throws(ImportEntryError) -> OTPItem {
+    private static func item(_ entry: JSONValue) throws(ImportEntryError) -> OTPItem {
         guard case .object = entry else { throw ImportEntryError("the entry is not a JSON object") }
         guard let content = entry["content"], case .object = content else {
             throw ImportEntryError("content is missing or not a JSON object")
@@ -125,14 +125,14 @@ public enum EnteAuthImporter: Importer {
 
     public static func read(_ data: [UInt8], password: String?) throws(InteropError) -> ImportResult {
         try OTPImport.checkSize(data)
-        if let document = ImportJSON.parse(data), case .object = document, document["encryptedData"] != nil {
+        if let document = JSONValue.parse(data), case .object = document, document["encryptedData"] != nil {
             guard let password else { throw .passwordRequired }
             return try OTPAuthListImporter.read(decrypt(document, password: password), password: nil)
         }
         return try OTPAuthListImporter.read(data, password: password)
     }
 
-    private static func decrypt(_ document: ImportJSON, password: String) throws(InteropError) -> [UInt8] {
+    private static func decrypt(_ document: JSONValue, password: String) throws(InteropError) -> [UInt8] {
         guard document["version"]?.intValue == 1 else {
             throw .unsupportedVersion(document["version"]?.intValue.map { "Ente export \($0)" } ?? "(missing)")
         }

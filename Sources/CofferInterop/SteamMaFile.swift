@@ -28,7 +28,7 @@ public enum SteamMaFileImporter: Importer {
         if ZipArchive.looksLikeZip(data) {
             return try readFolder(ZipArchive(data), password: password)
         }
-        guard let document = ImportJSON.parse(data) else {
+        guard let document = JSONValue.parse(data) else {
             if String(validating: data, as: UTF8.self).map({ Data(base64Encoded: $0.trimmingWhitespace()) != nil }) == true {
                 throw .malformedFile(
                     "this maFile is encrypted: import the zipped maFiles folder, whose manifest.json holds its salt and IV")
@@ -50,7 +50,7 @@ public enum SteamMaFileImporter: Importer {
         guard let manifestEntry = archive.entry(named: "manifest.json") else {
             throw .malformedFile("the zip holds no manifest.json (zip SDA's maFiles folder)")
         }
-        guard let manifest = ImportJSON.parse(try archive.contents(of: manifestEntry)), case .object = manifest else {
+        guard let manifest = JSONValue.parse(try archive.contents(of: manifestEntry)), case .object = manifest else {
             throw .malformedFile("manifest.json is not a JSON object")
         }
         let encrypted = manifest["encrypted"] == .bool(true)
@@ -75,7 +75,7 @@ public enum SteamMaFileImporter: Importer {
                 bytes = plain
                 opened = true
             }
-            guard let document = ImportJSON.parse(bytes) else {
+            guard let document = JSONValue.parse(bytes) else {
                 result.problems.append(ImportProblem(entry: name, reason: "not a JSON maFile"))
                 continue
             }
@@ -85,7 +85,7 @@ public enum SteamMaFileImporter: Importer {
     }
 
     /// The maFile's JSON; `nil` when the key from `password` does not open it (bad padding, or not JSON).
-    private static func decrypt(_ bytes: [UInt8], entry: ImportJSON, password: String) throws(InteropError) -> [UInt8]? {
+    private static func decrypt(_ bytes: [UInt8], entry: JSONValue, password: String) throws(InteropError) -> [UInt8]? {
         guard let saltText = entry["encryption_salt"]?.stringValue, let salt = Data(base64Encoded: saltText), !salt.isEmpty,
               let ivText = entry["encryption_iv"]?.stringValue, let iv = Data(base64Encoded: ivText), iv.count == 16
         else {
@@ -104,10 +104,10 @@ public enum SteamMaFileImporter: Importer {
         } catch {
             return nil
         }
-        return ImportJSON.parse(Array(plain)) == nil ? nil : Array(plain)
+        return JSONValue.parse(Array(plain)) == nil ? nil : Array(plain)
     }
 
-    private static func convert(_ document: ImportJSON, name: String, into result: inout ImportResult) {
+    private static func convert(_ document: JSONValue, name: String, into result: inout ImportResult) {
         let account = OTPImport.nonEmpty(document["account_name"]?.stringValue)
         do throws(ImportEntryError) {
             guard case .object = document else { throw ImportEntryError("the maFile is not a JSON object") }

@@ -32,14 +32,14 @@ public enum StratumImporter: Importer {
         if prefix == header || prefix == legacyHeader {
             guard let password else { throw .passwordRequired }
             let plain = prefix == header ? try open(data, password: password) : try openLegacy(data, password: password)
-            guard let document = ImportJSON.parse(plain), case .object = document else {
+            guard let document = JSONValue.parse(plain), case .object = document else {
                 // The legacy format has no tag: a wrong key that happens to give valid padding gives noise.
                 if prefix == legacyHeader { throw .wrongPassword }
                 throw .malformedFile("the decrypted backup is not a Stratum JSON backup")
             }
             return try convert(document)
         }
-        guard let document = ImportJSON.parse(data), case .object = document else {
+        guard let document = JSONValue.parse(data), case .object = document else {
             throw .malformedFile("a Stratum backup is a JSON object, or starts with AUTHENTICATORPRO")
         }
         return try convert(document)
@@ -84,7 +84,7 @@ public enum StratumImporter: Importer {
         }
     }
 
-    private static func convert(_ document: ImportJSON) throws(InteropError) -> ImportResult {
+    private static func convert(_ document: JSONValue) throws(InteropError) -> ImportResult {
         guard let authenticators = document["Authenticators"]?.arrayValue else {
             throw .malformedFile("Authenticators is missing or not an array")
         }

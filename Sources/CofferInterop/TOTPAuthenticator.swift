@@ -47,14 +47,14 @@ public enum TOTPAuthenticatorImporter: Importer {
     }
 
     private static func backup(_ plain: [UInt8]) throws(InteropError) -> ImportResult {
-        guard case .object(let members) = ImportJSON.parse(plain), members.count == 1, let listText = members.keys.first else {
+        guard case .object(let members) = JSONValue.parse(plain), members.count == 1, let listText = members.keys.first else {
             throw .malformedFile("the backup does not hold a token list")
         }
         return try entries(Array(listText.utf8))
     }
 
     private static func entries(_ listJSON: [UInt8]) throws(InteropError) -> ImportResult {
-        guard let list = ImportJSON.parse(listJSON)?.arrayValue else { throw .malformedFile("the token list is not a JSON array") }
+        guard let list = JSONValue.parse(listJSON)?.arrayValue else { throw .malformedFile("the token list is not a JSON array") }
         var result = ImportResult()
         for (index, entry) in list.enumerated() {
             do throws(ImportEntryError) {
@@ -83,7 +83,7 @@ public enum TOTPAuthenticatorImporter: Importer {
     }
 
     /// A number the app writes as a string ("6") or a number.
-    private static func number(_ entry: ImportJSON, _ key: String) throws(ImportEntryError) -> Int? {
+    private static func number(_ entry: JSONValue, _ key: String) throws(ImportEntryError) -> Int? {
         guard let value = entry[key], value != .null else { return nil }
         if let number = value.intValue { return number }
         guard let text = value.stringValue, let number = Int(text.trimmingCharacters(in: .whitespaces)) else {

@@ -24,7 +24,7 @@ public enum TwoFASImporter: Importer {
 
     public static func read(_ data: [UInt8], password: String?) throws(InteropError) -> ImportResult {
         try OTPImport.checkSize(data)
-        guard let document = ImportJSON.parse(data), case .object = document else {
+        guard let document = JSONValue.parse(data), case .object = document else {
             throw .malformedFile("a 2FAS backup is a JSON object")
         }
         guard let schema = document["schemaVersion"] else { throw .malformedFile("schemaVersion is missing") }
@@ -32,7 +32,7 @@ public enum TwoFASImporter: Importer {
         guard supportedSchemas.contains(version) else { throw .unsupportedVersion("2FAS schema \(version)") }
 
         let groupNames = groupNames(document["groups"])
-        let services: [ImportJSON]
+        let services: [JSONValue]
         if let encrypted = document["servicesEncrypted"], encrypted != .null, encrypted.stringValue != "" {
             guard let text = encrypted.stringValue else { throw .malformedFile("servicesEncrypted is not a string") }
             guard let password else { throw .passwordRequired }
@@ -56,7 +56,7 @@ public enum TwoFASImporter: Importer {
         return result
     }
 
-    private static func decryptServices(_ text: String, password: String) throws(InteropError) -> [ImportJSON] {
+    private static func decryptServices(_ text: String, password: String) throws(InteropError) -> [JSONValue] {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 3 else { throw .malformedFile("servicesEncrypted does not have three parts") }
         guard let sealed = Data(base64Encoded: String(parts[0])), let salt = Data(base64Encoded: String(parts[1])),
@@ -74,13 +74,13 @@ public enum TwoFASImporter: Importer {
         guard let plaintext = OTPImport.openAESGCM(Array(sealed), key: key, nonce: Array(nonce)) else {
             throw .wrongPassword
         }
-        guard let services = ImportJSON.parse(plaintext)?.arrayValue else {
+        guard let services = JSONValue.parse(plaintext)?.arrayValue else {
             throw .malformedFile("the decrypted services are not a JSON array")
         }
         return services
     }
 
-    private static func groupNames(_ groups: ImportJSON?) -> [String: String] {
+    private static func groupNames(_ groups: JSONValue?) -> [String: String] {
         var names: [String: String] = [:]
         // Groups only add tags: an unreadable group costs its tag, never the import.
         for group in groups?.arrayValue ?? [] {
@@ -91,7 +91,7 @@ public enum TwoFASImporter: Importer {
         return names
     }
 
-    private static func item(_ service: ImportJSON, groupNames: [String: String]) throws(ImportEntryError) -> OTPItem {
+    private static func item(_ service: JSONValue, groupNames: [String: String]) throws(ImportEntryError) -> OTPItem {
         guard case .object = service else { throw ImportEntryError("the entry is not a JSON object") }
         let name = try service.string("name")
         guard let secret = try service.string("secret") else { throw ImportEntryError("the secret is missing") }
@@ -114,7 +114,7 @@ public enum TwoFASImporter: Importer {
             issuer: OTPImport.nonEmpty(issuer) ?? name, account: account, parameters: parameters, tags: tags)
     }
 
-    private static func entryName(_ service: ImportJSON, index: Int) -> String {
+    private static func entryName(_ service: JSONValue, index: Int) -> String {
         OTPImport.entryName(
             issuer: service["otp"]?["issuer"]?.stringValue ?? service["name"]?.stringValue,
             account: service["otp"]?["account"]?.stringValue, index: index)
@@ -132,110 +132,11 @@ struct ImportEntryError: Error {
     }
 }
 
-/// A JSON document with its types kept apart (a boolean is never a number, a string never a number), so each
-/// importer can tell a wrong type from a missing field. Parsing goes through `JSONDecoder`, which bounds nesting.
-enum ImportJSON: Sendable, Equatable, Decodable {
-    case null
-    case bool(Bool)
-    case integer(Int64)
-    case unsignedInteger(UInt64)
-    case fraction(Double)
-    case string(String)
-    case array([ImportJSON])
-    case object([String: ImportJSON])
-
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let value = try? container.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? container.decode(Int64.self) {
-            self = .integer(value)
-        } else if let value = try? container.decode(UInt64.self) {
-            self = .unsignedInteger(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = .fraction(value)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else if let value = try? container.decode([ImportJSON].self) {
-            self = .array(value)
-        } else {
-            self = .object(try container.decode([String: ImportJSON].self))
-        }
-    }
-
-    /// The document, or `nil` when `bytes` are not JSON.
-    static func parse(_ bytes: [UInt8]) -> ImportJSON? {
-        try? JSONDecoder().decode(ImportJSON.self, from: Data(bytes))
-    }
-
-    /// The member named `key` of an object; `nil` for a missing member or a value that is not an object.
-    subscript(key: String) -> ImportJSON? {
-        guard case .object(let members) = self else { return nil }
-        return members[key]
-    }
-
-    var stringValue: String? {
-        guard case .string(let value) = self else { return nil }
-        return value
-    }
-
-    var arrayValue: [ImportJSON]? {
-        guard case .array(let value) = self else { return nil }
-        return value
-    }
-
-    var intValue: Int? {
-        switch self {
-        case .integer(let value): Int(exactly: value)
-        case .unsignedInteger(let value): Int(exactly: value)
-        default: nil
-        }
-    }
-
-    var uint64Value: UInt64? {
-        switch self {
-        case .integer(let value): UInt64(exactly: value)
-        case .unsignedInteger(let value): value
-        default: nil
-        }
-    }
-
-    /// A string member: `nil` when missing or `null`; a member of another type is an entry error.
-    func string(_ key: String) throws(ImportEntryError) -> String? {
-        guard let value = self[key], value != .null else { return nil }
-        guard let text = value.stringValue else { throw ImportEntryError("\(key) is not a string") }
-        return text
-    }
-
-    /// A whole-number member: `nil` when missing or `null`; a member of another type is an entry error.
-    func int(_ key: String) throws(ImportEntryError) -> Int? {
-        guard let value = self[key], value != .null else { return nil }
-        guard let number = value.intValue else { throw ImportEntryError("\(key) is not a whole number") }
-        return number
-    }
-
-    /// A non-negative whole-number member, for HOTP counters.
-    func uint64(_ key: String) throws(ImportEntryError) -> UInt64? {
-        guard let value = self[key], value != .null else { return nil }
-        guard let number = value.uint64Value else { throw ImportEntryError("\(key) is not a non-negative whole number") }
-        return number
-    }
-
-    /// An array-of-strings member; elements that are not strings are dropped (tags are decoration).
-    func strings(_ key: String) throws(ImportEntryError) -> [String] {
-        guard let value = self[key], value != .null else { return [] }
-        guard let list = value.arrayValue else { throw ImportEntryError("\(key) is not an array") }
-        return list.compactMap(\.stringValue)
-    }
-}
-
 /// Conversions every OTP importer here shares: secrets, parameters, names, tags and the AES-GCM opening.
 enum OTPImport {
     /// The token kind named `type` (TOTP when absent, case-insensitive), with its `period` or `counter` read
     /// from `json`.
-    static func kind(type: String?, in json: ImportJSON) throws(ImportEntryError) -> OTPParameters.Kind {
+    static func kind(type: String?, in json: JSONValue) throws(ImportEntryError) -> OTPParameters.Kind {
         switch type?.uppercased() ?? "TOTP" {
         case "TOTP":
             return .totp(period: try json.int("period") ?? OTPParameters.defaultPeriod)

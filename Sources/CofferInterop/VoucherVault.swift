@@ -20,7 +20,7 @@ public enum VoucherVaultImporter: Importer {
 
     public static func read(_ data: [UInt8], password: String?) throws(InteropError) -> ImportResult {
         guard data.count <= importSizeLimit else { throw .tooLarge(limit: importSizeLimit) }
-        guard let vouchers = ImportJSON.parse(data)?.arrayValue else {
+        guard let vouchers = JSONValue.parse(data)?.arrayValue else {
             throw .malformedFile("a Voucher Vault export is a JSON array of vouchers")
         }
         var result = ImportResult()
@@ -35,7 +35,7 @@ public enum VoucherVaultImporter: Importer {
         return result
     }
 
-    private static func card(_ voucher: ImportJSON) throws(ImportEntryError) -> Card {
+    private static func card(_ voucher: JSONValue) throws(ImportEntryError) -> Card {
         guard case .object = voucher else { throw ImportEntryError("the voucher is not a JSON object") }
         guard let name = OTPImport.nonEmpty(try voucher.string("description")) else { throw ImportEntryError("the voucher has no description") }
         guard let code = try voucher.string("code"), !code.isEmpty else { throw ImportEntryError("the voucher has no code") }
@@ -63,7 +63,7 @@ public enum VoucherVaultImporter: Importer {
     }
 
     /// The balance: `balanceMilliunits` in thousandths when the key is there, else `balance`.
-    private static func balance(_ voucher: ImportJSON) throws(ImportEntryError) -> Decimal? {
+    private static func balance(_ voucher: JSONValue) throws(ImportEntryError) -> Decimal? {
         if let milliunits = voucher["balanceMilliunits"], milliunits != .null {
             guard let value = milliunits.intValue else { throw ImportEntryError("balanceMilliunits is not a whole number") }
             return Decimal(value) / 1000

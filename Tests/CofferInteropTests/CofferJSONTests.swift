@@ -260,8 +260,13 @@ struct CofferJSONTests {
 
     @Test("JSON true and 1 stay apart")
     func booleansAreNotNumbers() throws {
-        let decoded = try JSONDecoder().decode(JSONValue.self, from: Data(#"[true, 1, 0, false, null, "1", 1.5]"#.utf8))
-        #expect(decoded == .array([.bool(true), .number(1), .number(0), .bool(false), .null, .string("1"), .number(1.5)]))
+        let decoded = JSONValue.parse(Array(#"[true, 1, 0, false, null, "1", 1.5, 18446744073709551615, -1]"#.utf8))
+        #expect(decoded == .array([
+            .bool(true), .integer(1), .integer(0), .bool(false), .null, .string("1"), .fraction(1.5),
+            .unsignedInteger(.max), .integer(-1),
+        ]))
+        #expect(decoded?.arrayValue?.map(\.intValue) == [nil, 1, 0, nil, nil, nil, nil, nil, -1])
+        #expect(decoded?.arrayValue?.map(\.doubleValue) == [nil, 1, 0, nil, nil, nil, 1.5, 18446744073709551615, -1])
     }
 }
 
