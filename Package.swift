@@ -97,7 +97,7 @@ let package = Package(
         .executableTarget(name: "FuzzWire", dependencies: ["CofferSyncAPI", "CofferCrypto", "FuzzSupport"], swiftSettings: strict),
         // Places and the on-cue rules: geometry, geohash cells, region choice, surfacing, tiles and importers.
         // Pure Swift and Foundation: no SQL, HTTP or terminal.
-        .target(name: "CofferPlaces", swiftSettings: strict),
+        .target(name: "CofferPlaces", dependencies: ["CofferCrypto"], swiftSettings: strict),
         // Stellar transaction envelopes: an XDR reader written from the Stellar XDR definitions, the summary a signer
         // sees, and the hash and signature a PIN-held key adds (docs/FORMAT.md "Stellar transactions").
         .target(

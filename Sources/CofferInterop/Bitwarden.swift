@@ -74,7 +74,7 @@ public enum BitwardenCSVImporter: Importer {
         try OTPImport.checkSize(data)
         let body = data.starts(with: [0xEF, 0xBB, 0xBF]) ? data.dropFirst(3) : data[...]
         guard String(validating: body, as: UTF8.self) != nil else { throw .malformedFile("the CSV is not UTF-8") }
-        let records = try CSV.records(body)
+        let records = try ImportCSV.records(body)
         guard let header = records.first?.fields.map({ $0.trimmingCharacters(in: .whitespaces).lowercased() }) else {
             throw .malformedFile("the CSV has no header row")
         }
@@ -132,85 +132,16 @@ enum BitwardenTOTP {
     }
 }
 
-/// A small RFC 4180 reader: fields separated by commas (or another `delimiter`: FidMe uses semicolons), records by
-/// CRLF, LF or CR; a field in double quotes may hold delimiters, line breaks and doubled quotes. An unquoted field
-/// keeps any quote it contains literally.
-enum CSV {
-    struct Record: Equatable {
-        /// The 1-based line on which the record starts, for naming it in problems.
-        let line: Int
-        let fields: [String]
-    }
-
-    static func records(_ bytes: ArraySlice<UInt8>, delimiter comma: UInt8 = UInt8(ascii: ",")) throws(InteropError) -> [Record] {
-        let quote = UInt8(ascii: "\""), lf = UInt8(ascii: "\n"), cr = UInt8(ascii: "\r")
-        var records: [Record] = []
-        var fields: [String] = []
-        var field: [UInt8] = []
-        var line = 1
-        var recordLine = 1
-        var index = bytes.startIndex
-        var fieldStarted = false
-
-        func endField() {
-            fields.append(String(decoding: field, as: UTF8.self))
-            field.removeAll(keepingCapacity: true)
-        }
-
-        while index < bytes.endIndex {
-            let byte = bytes[index]
-            if byte == quote, field.isEmpty, !fieldStarted {
-                // A quoted field: runs to the quote not followed by another quote.
-                index += 1
-                var closed = false
-                while index < bytes.endIndex {
-                    let inner = bytes[index]
-                    if inner == quote {
-                        if index + 1 < bytes.endIndex, bytes[index + 1] == quote {
-                            field.append(quote)
-                            index += 2
-                            continue
-                        }
-                        closed = true
-                        index += 1
-                        break
-                    }
-                    if inner == lf || (inner == cr && !(index + 1 < bytes.endIndex && bytes[index + 1] == lf)) {
-                        line += 1
-                    }
-                    field.append(inner)
-                    index += 1
-                }
-                guard closed else { throw .malformedFile("a quoted CSV field starting on line \(recordLine) is not closed") }
-                guard index == bytes.endIndex || [comma, lf, cr].contains(bytes[index]) else {
-                    throw .malformedFile("text follows a closing quote on line \(line)")
-                }
-                fieldStarted = true
-                continue
-            }
-            switch byte {
-            case comma:
-                endField()
-                fieldStarted = false
-                index += 1
-            case lf, cr:
-                endField()
-                records.append(Record(line: recordLine, fields: fields))
-                fields.removeAll()
-                fieldStarted = false
-                index += (byte == cr && index + 1 < bytes.endIndex && bytes[index + 1] == lf) ? 2 : 1
-                line += 1
-                recordLine = line
-            default:
-                field.append(byte)
-                fieldStarted = true
-                index += 1
+/// The shared CSV reader (`CSV` in CofferCrypto) for the importers, its failures said as they say them.
+enum ImportCSV {
+    static func records(_ bytes: ArraySlice<UInt8>, delimiter: UInt8 = UInt8(ascii: ",")) throws(InteropError) -> [CSV.Record] {
+        do {
+            return try CSV.records(bytes, delimiter: delimiter)
+        } catch {
+            switch error {
+            case .unclosedQuote(let line): throw .malformedFile("a quoted CSV field starting on line \(line) is not closed")
+            case .textAfterQuote(let line): throw .malformedFile("text follows a closing quote on line \(line)")
             }
         }
-        if fieldStarted || !fields.isEmpty {
-            endField()
-            records.append(Record(line: recordLine, fields: fields))
-        }
-        return records
     }
 }

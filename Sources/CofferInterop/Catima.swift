@@ -59,7 +59,7 @@ public enum CatimaImporter: Importer {
         }
         var body = csv[...]
         if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
-        let records = try CSV.records(body)
+        let records = try ImportCSV.records(body)
         guard let first = records.first?.fields.first else { throw .malformedFile("the CSV is empty") }
         if first == "_id" { return try readCards(records, groups: [:], images: images) }
         let version = String(first.prefix { $0.isNumber })

@@ -32,7 +32,7 @@ public enum FidMeImporter: Importer {
         }
         let body = csv.starts(with: [0xEF, 0xBB, 0xBF]) ? csv.dropFirst(3) : csv[...]
         guard String(validating: body, as: UTF8.self) != nil else { throw .malformedFile("the CSV is not UTF-8") }
-        let records = try CSV.records(body, delimiter: UInt8(ascii: ";"))
+        let records = try ImportCSV.records(body, delimiter: UInt8(ascii: ";"))
         guard let header = records.first?.fields.map({ $0.trimmingCharacters(in: .whitespaces).lowercased() }),
               let retailerColumn = header.firstIndex(of: "retailer"), let referenceColumn = header.firstIndex(of: "reference")
         else {
