@@ -1,7 +1,7 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+let strict: [SwiftSetting] = [.swiftLanguageMode(.v6), .enableUpcomingFeature("MemberImportVisibility")]
 
 // The shipped tools export no symbols: a Swift executable on Linux exports every one of its symbols (42,000 for
 // coffer), and the runtime's start-up (`dladdr` in the backtracer's set-up) searches them on every run, a tenth of
@@ -51,6 +51,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         // Already resolved through async-http-client; named for the sync client's key pinning (NIOSSL).
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        // Already resolved through Hummingbird; named for the server's HTTP types and channel handlers it uses itself.
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         // `swift package generate-documentation --target CofferKit` (the DocC catalogue in Sources/CofferKit).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -102,7 +105,7 @@ let package = Package(
         // sees, and the hash and signature a PIN-held key adds (docs/FORMAT.md "Stellar transactions").
         .target(
             name: "CofferStellar",
-            dependencies: ["CofferModel", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["CofferModel", "CofferCrypto", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict),
         .target(
             name: "CofferModel",
@@ -154,13 +157,14 @@ let package = Package(
         // The agent process: holds unlocked passphrase-only vaults, serves the socket, locks on timers and signals.
         .target(
             name: "CofferAgent",
-            dependencies: ["CofferKit", "CofferAgentWire", "CofferCrypto", "CofferPlatform"],
+            dependencies: ["CofferKit", "CofferVault", "CofferAgentWire", "CofferCrypto", "CofferPlatform"],
             swiftSettings: strict),
         // The command line's shared part: options, output, errors, and the everyday commands `coffer` runs itself.
         .target(
             name: "CofferCLI",
             dependencies: [
-                "CofferKit", "CofferLogging", "CofferPlatform",
+                "CofferKit", "CofferLogging", "CofferPlatform", "CofferVault", "CofferKeystore", "CofferCrypto", "CofferAgentWire",
+                "CofferInterop",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -172,8 +176,8 @@ let package = Package(
             name: "coffer-full",
             dependencies: [
                 "CofferCLI", "CofferKit", "CofferAgent", "CofferSync", "CofferCue", "CofferLogging", "CofferScan", "CofferImage",
-                "CofferPlatform",
-                "CofferStellar",
+                "CofferPlatform", "CofferStellar", "CofferAgentWire", "CofferBarcode", "CofferCrypto", "CofferInterop", "CofferKeystore",
+                "CofferModel", "CofferSyncAPI", "CofferVault",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict,
@@ -182,7 +186,13 @@ let package = Package(
             name: "coffer-bench",
             dependencies: [
                 "CofferKit", "CofferCrypto", "CofferVault", "CofferServer", "CofferServerStore", "CofferSync", "CofferSyncAPI", "CofferPlaces",
-                "CofferScan", "CofferImage", "CofferPlatform",
+                "CofferScan", "CofferImage", "CofferPlatform", "CofferBarcode", "CofferKeystore", "CofferModel",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
@@ -211,6 +221,12 @@ let package = Package(
             name: "CofferServer",
             dependencies: [
                 "CofferServerStore", "CofferSyncAPI", "CofferCrypto", "CofferLogging", "CofferPlatform", "CofferPlaces",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOFoundationEssentialsCompat", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "MultipartKit", package: "multipart-kit"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -230,7 +246,9 @@ let package = Package(
         .executableTarget(
             name: "coffer-server",
             dependencies: [
-                "CofferServer", "CofferServerStore", "CofferLogging", "CofferPlatform",
+                "CofferServer", "CofferServerStore", "CofferLogging", "CofferPlatform", "CofferCrypto", "CofferPlaces",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict,
@@ -249,7 +267,7 @@ let package = Package(
         .target(
             name: "CofferSync",
             dependencies: [
-                "CofferKit", "CofferVault", "CofferSyncAPI", "CofferCrypto", "CofferModel", "CofferPlaces", "CofferPlatform",
+                "CofferKit", "CofferVault", "CofferSyncAPI", "CofferCrypto", "CofferModel", "CofferPlaces", "CofferPlatform", "CofferKeystore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -263,28 +281,38 @@ let package = Package(
 
         .target(name: "CofferTestSupport", path: "Tests/CofferTestSupport", swiftSettings: strict),
         .testTarget(name: "CofferTestSupportTests", dependencies: ["CofferTestSupport"], swiftSettings: strict),
-        .testTarget(name: "CofferCryptoTests", dependencies: ["CofferCrypto", "CofferTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "CofferCryptoTests", dependencies: ["CofferCrypto", "CofferTestSupport", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict),
         .testTarget(name: "CofferOTPTests", dependencies: ["CofferOTP", "CofferTestSupport"], swiftSettings: strict),
         .testTarget(name: "CofferBarcodeTests", dependencies: ["CofferBarcode", "CofferTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "CofferScanTests", dependencies: ["CofferScan", "CofferImage", "CofferBarcode", "CofferTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "CofferInteropTests",
-            dependencies: ["CofferInterop", "CofferTestSupport", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "CofferInterop", "CofferTestSupport", "CofferBarcode", "CofferCrypto", "CofferModel", "CofferOTP",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             exclude: ["Fixtures"],
             swiftSettings: strict),
         .testTarget(
             name: "CofferPlacesTests", dependencies: ["CofferPlaces", "CofferTestSupport"], exclude: ["Fixtures", "Golden"],
             swiftSettings: strict),
-        .testTarget(name: "CofferModelTests", dependencies: ["CofferModel", "CofferTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "CofferModelTests", dependencies: ["CofferModel", "CofferTestSupport", "CofferBarcode", "CofferCrypto", "CofferOTP"],
+            swiftSettings: strict),
         .testTarget(
             name: "CofferStellarTests",
-            dependencies: ["CofferStellar", "CofferModel", "CofferTestSupport", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "CofferStellar", "CofferModel", "CofferCrypto", "CofferTestSupport", .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "CofferVaultTests",
             dependencies: [
-                "CofferVault", "CofferKeystore", "CofferKit", "CofferTestSupport",
+                "CofferVault", "CofferKeystore", "CofferKit", "CofferTestSupport", "CofferBarcode", "CofferCrypto", "CofferModel", "CofferOTP",
+                "CofferPlaces", "CofferPlatform",
                 .target(name: "CTSS2", condition: .when(platforms: [.linux])),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -300,7 +328,13 @@ let package = Package(
             name: "CofferServerTests",
             dependencies: [
                 "coffer-server", "CofferServer", "CofferServerStore", "CofferSyncAPI", "CofferSync", "CofferKit",
-                "CofferTestSupport", "CofferCrypto", "CofferVault", "CofferKeystore", "CofferModel", "CofferPlaces",
+                "CofferTestSupport", "CofferCrypto", "CofferVault", "CofferKeystore", "CofferModel", "CofferPlaces", "CofferOTP", "CofferPlatform",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationEssentialsCompat", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -315,14 +349,17 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "CofferAgentTests",
-            dependencies: ["CofferAgent", "CofferAgentWire", "CofferKit", "CofferPlatform", "CofferTestSupport"],
+            dependencies: [
+                "CofferAgent", "CofferAgentWire", "CofferKit", "CofferPlatform", "CofferTestSupport", "CofferCrypto", "CofferKeystore", "CofferVault",
+            ],
             exclude: ["Golden"],
             swiftSettings: strict),
         .testTarget(
             name: "CofferCLITests",
             dependencies: [
                 "coffer", "coffer-full", "coffer-server", "CofferCLI", "CofferKit", "CofferTestSupport", "CofferPlatform", "CofferAgentWire",
-                "CofferCue",
+                "CofferCue", "CofferBarcode", "CofferCrypto", "CofferKeystore", "CofferVault",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict),

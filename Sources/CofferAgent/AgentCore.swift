@@ -2,6 +2,7 @@ import CofferAgentWire
 import CofferCrypto
 import CofferKit
 import CofferPlatform
+import CofferVault
 import Foundation
 
 /// Milliseconds on a clock that keeps counting while the machine sleeps, so a laptop closed for an hour comes back

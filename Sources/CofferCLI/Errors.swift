@@ -1,6 +1,11 @@
 import ArgumentParser
+import CofferAgentWire
+import CofferCrypto
+import CofferInterop
+import CofferKeystore
 import CofferKit
 import CofferPlatform
+import CofferVault
 import Foundation
 
 /// The exit codes of `coffer`, one per row of the README's "Exit codes" table (sysexits(3) where one fits).

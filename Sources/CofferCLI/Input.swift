@@ -1,6 +1,8 @@
 import ArgumentParser
+import CofferKeystore
 import CofferKit
 import CofferPlatform
+import CofferVault
 import Foundation
 
 /// Secrets come from the terminal without echo, or from standard input (one line per secret, in the order the

@@ -1,5 +1,7 @@
 import ArgumentParser
+import CofferKeystore
 import CofferKit
+import CofferVault
 import Foundation
 
 /// The environment, read once: Foundation builds the dictionary anew on every read, and an everyday command asks

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CofferCrypto
 import CofferKit
 import CofferPlatform
 import Foundation

@@ -1,4 +1,5 @@
 import CZlib
+import Foundation
 
 /// A minimal reader for the ZIP files other apps export (Catima backups, Apple Wallet passes, Authenticator Plus):
 /// stored and deflated entries, plain or encrypted with a password (traditional PKWARE encryption or WinZip AES,

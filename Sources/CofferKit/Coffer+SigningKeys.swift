@@ -1,7 +1,9 @@
 import CofferCrypto
 import CofferKeystore
 import CofferModel
+import CofferVault
 import Foundation
+import Logging
 
 /// What checks a PIN-held key's PIN on this device, as far as can be known before the PIN is asked.
 public enum PINHolder: Sendable, Equatable {

@@ -1,7 +1,7 @@
 import CofferAgentWire
 @_exported import CofferBarcode
 import CofferCrypto
-@_exported import CofferInterop
+import CofferInterop
 import CofferKeystore
 @_exported import CofferModel
 @_exported import CofferOTP

@@ -1,4 +1,5 @@
 import CofferCrypto
+import CofferInterop
 import CofferKeystore
 import CofferVault
 import Foundation

@@ -1,3 +1,4 @@
+import CofferCrypto
 import Foundation
 
 /// What an import brings, checked and ready to store in one transaction, and what it left out and why.

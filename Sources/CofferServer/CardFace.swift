@@ -2,6 +2,7 @@ import CofferCrypto
 import CofferServerStore
 import CofferSyncAPI
 import Foundation
+import HTTPTypes
 
 /// A card as CardOnCue's API shows it.
 struct CardResponse: Codable, Sendable, Equatable {

@@ -2,6 +2,7 @@ import CofferCrypto
 import CofferServerStore
 import Crypto
 import Foundation
+import Logging
 
 /// The failed-login alert of seed 000: more than 5 failed logins of one account within 5 minutes is a security event
 /// the operator sees. Failures are the audit log's own `login_failed` and `login_rate_limited` rows of the account, so

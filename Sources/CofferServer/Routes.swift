@@ -4,6 +4,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import NIOFoundationEssentialsCompat
 import Synchronization
 
 /// The request context: Hummingbird's core storage plus the client's address (for per-address limits and the audit

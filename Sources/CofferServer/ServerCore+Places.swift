@@ -4,6 +4,7 @@ import CofferServerStore
 import CofferSyncAPI
 import Crypto
 import Foundation
+import HTTPTypes
 import Synchronization
 
 /// Places tiles already built, by cell, each with the places version it was built from; a new import makes them

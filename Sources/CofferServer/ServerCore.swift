@@ -3,6 +3,7 @@ import CofferServerStore
 import CofferSyncAPI
 import Crypto
 import Foundation
+import HTTPTypes
 import Logging
 
 /// The server's behaviour, independent of HTTP: every endpoint is one method here taking decoded input and returning

@@ -2,6 +2,7 @@ import CofferCrypto
 import CofferServerStore
 import CofferSyncAPI
 import Foundation
+import HTTPTypes
 
 extension ServerCore {
     /// `POST /v1/sync/push`: every write is checked before any lands; a stale base revision answers 409 with the

@@ -1,3 +1,4 @@
+import Foundation
 /// The PostgreSQL schema as append-only numbered migrations. A released migration is never edited: a change is a new
 /// entry at the end. `{schema}` stands for the quoted schema the owner migrates into (pinned in every SECURITY DEFINER
 /// function's `search_path`, with `pg_temp` last so that a temporary object cannot shadow a table).

@@ -1,4 +1,5 @@
 @_spi(Sync) import CofferKit
+import CofferCrypto
 import CofferSyncAPI
 import CofferVault
 import Foundation

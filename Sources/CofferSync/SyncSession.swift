@@ -1,5 +1,6 @@
 import CofferCrypto
 @_spi(Sync) import CofferKit
+import CofferKeystore
 import CofferPlatform
 import CofferSyncAPI
 import CofferVault

@@ -1,3 +1,4 @@
+import CofferCrypto
 import Foundation
 
 // Accounts and sessions on the wire: pre-login, register, login, refresh, passphrase change, Sign in with Apple,

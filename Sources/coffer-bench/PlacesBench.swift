@@ -8,6 +8,7 @@ import CofferSyncAPI
 import Foundation
 import Logging
 import NIOCore
+import NIOHTTP1
 
 /// Places speed (issue #11): with `locations` stores (clustered around 300 towns of the continental US, the rest
 /// spread evenly), for each backend: the import; building tiles of geohash-4 cells; region-refresh over HTTP under

@@ -5,6 +5,7 @@ import CofferServer
 import CofferServerStore
 import CofferSync
 import CofferSyncAPI
+import Crypto
 import Foundation
 import Hummingbird
 import Logging

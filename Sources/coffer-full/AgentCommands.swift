@@ -1,6 +1,8 @@
 import ArgumentParser
 import CofferAgent
+import CofferAgentWire
 import CofferCLI
+import CofferCrypto
 import CofferKit
 import CofferPlatform
 import Foundation

@@ -1,8 +1,11 @@
 import ArgumentParser
 import CofferCLI
+import CofferCrypto
+import CofferKeystore
 import CofferKit
 import CofferLogging
 import CofferPlatform
+import CofferVault
 import Foundation
 
 @main

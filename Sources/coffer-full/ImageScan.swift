@@ -1,3 +1,4 @@
+import CofferBarcode
 import CofferCLI
 import CofferImage
 import CofferInterop

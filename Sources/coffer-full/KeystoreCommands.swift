@@ -1,5 +1,7 @@
 import ArgumentParser
 import CofferCLI
+import CofferCrypto
+import CofferKeystore
 import CofferKit
 import CofferPlatform
 import Foundation

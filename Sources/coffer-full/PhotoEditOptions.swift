@@ -2,6 +2,7 @@ import ArgumentParser
 import CofferCLI
 import CofferKit
 import CofferPlatform
+import CofferVault
 import Foundation
 
 /// `coffer edit CARD --photo SIDE FILE` and `--remove-photo SIDE`: the photo changes of an edit, read and checked

@@ -1,6 +1,8 @@
 import ArgumentParser
 import CofferCLI
+import CofferCrypto
 import CofferKit
+import CofferVault
 import Foundation
 
 struct Slots: ParsableCommand {

@@ -1,7 +1,9 @@
 import ArgumentParser
 import CofferCLI
+import CofferCrypto
 import CofferKit
 import CofferSync
+import CofferSyncAPI
 import CofferVault
 import Foundation
 import Synchronization

@@ -1,8 +1,10 @@
 import ArgumentParser
 import CofferCLI
+import CofferCrypto
 import CofferKit
 import CofferPlatform
 import CofferSync
+import CofferSyncAPI
 import CofferVault
 import Foundation
 import Synchronization

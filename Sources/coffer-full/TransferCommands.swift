@@ -1,8 +1,11 @@
 import ArgumentParser
 import CofferCLI
+import CofferCrypto
+import CofferInterop
 import CofferKit
 import CofferPlatform
 import CofferSync
+import CofferVault
 import Foundation
 
 struct Export: ParsableCommand {

@@ -1,8 +1,10 @@
 import ArgumentParser
 import CofferCLI
+import CofferCrypto
 import CofferKit
 import CofferPlatform
 import CofferSync
+import CofferVault
 import Foundation
 
 struct PassphraseCommand: ParsableCommand {

@@ -1,9 +1,11 @@
 import ArgumentParser
+import CofferCrypto
 import CofferLogging
 import CofferPlatform
 import CofferServer
 import CofferServerStore
 import Foundation
+import Hummingbird
 import Logging
 
 /// `coffer-server`: the zero-knowledge sync server. Flags override environment variables (`COFFER_SERVER_*`).

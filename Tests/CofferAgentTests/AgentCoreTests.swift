@@ -1,6 +1,8 @@
 import CofferAgentWire
+import CofferKeystore
 import CofferPlatform
 import CofferTestSupport
+import CofferVault
 import Foundation
 import Synchronization
 import Testing

@@ -1,4 +1,5 @@
 @_spi(Sync) import CofferKit
+import CofferKeystore
 import CofferTestSupport
 import Foundation
 import Testing

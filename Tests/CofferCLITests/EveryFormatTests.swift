@@ -1,5 +1,7 @@
 @_spi(Sync) import CofferKit
+import CofferKeystore
 import CofferTestSupport
+import CofferVault
 import Foundation
 import Testing
 

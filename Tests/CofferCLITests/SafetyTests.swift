@@ -1,4 +1,5 @@
 import CofferTestSupport
+import CofferVault
 import Foundation
 import GRDB
 import Testing

@@ -1,5 +1,6 @@
 @_spi(Sync) import CofferKit
 import CofferTestSupport
+import CofferVault
 import Foundation
 import Testing
 

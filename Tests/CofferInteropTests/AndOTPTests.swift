@@ -1,4 +1,5 @@
 import CofferInterop
+import CofferModel
 import Foundation
 import Testing
 

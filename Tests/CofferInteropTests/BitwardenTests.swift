@@ -1,5 +1,6 @@
 import CofferInterop
 import CofferModel
+import CofferOTP
 import Foundation
 import Testing
 

@@ -266,7 +266,7 @@ struct CofferJSONTests {
             .unsignedInteger(.max), .integer(-1),
         ]))
         #expect(decoded?.arrayValue?.map(\.intValue) == [nil, 1, 0, nil, nil, nil, nil, nil, -1])
-        #expect(decoded?.arrayValue?.map(\.doubleValue) == [nil, 1, 0, nil, nil, nil, 1.5, 18446744073709551615, -1])
+        #expect(decoded?.arrayValue?.map(\.doubleValue) == [nil, 1, 0, nil, nil, nil, 1.5, Double(UInt64.max), -1])
     }
 }
 

@@ -1,4 +1,6 @@
 import CofferInterop
+import CofferModel
+import CofferOTP
 import Foundation
 import Testing
 

@@ -1,3 +1,4 @@
+import CofferBarcode
 import CofferModel
 import CofferOTP
 import Foundation

@@ -1,3 +1,4 @@
+import CofferBarcode
 import CofferTestSupport
 import Foundation
 import Testing

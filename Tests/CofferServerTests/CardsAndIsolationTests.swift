@@ -1,3 +1,4 @@
+import CofferCrypto
 import CofferServer
 import CofferServerStore
 import CofferSyncAPI

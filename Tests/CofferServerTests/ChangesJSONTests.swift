@@ -3,6 +3,7 @@ import CofferCrypto
 import CofferServerStore
 import CofferSyncAPI
 import Foundation
+import NIOCore
 import Testing
 
 /// `ChangesJSON` writes the changes page by hand; `JSONEncoder` (through `WireJSON`, as every other answer is

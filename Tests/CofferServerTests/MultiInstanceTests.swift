@@ -3,6 +3,7 @@
 import CofferSync
 import CofferSyncAPI
 import CofferTestSupport
+import CofferVault
 import Foundation
 import Testing
 

@@ -1,3 +1,4 @@
+import CofferCrypto
 import CofferSync
 import CofferSyncAPI
 import CofferTestSupport

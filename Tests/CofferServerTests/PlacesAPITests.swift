@@ -6,6 +6,7 @@ import CofferTestSupport
 import Foundation
 import HTTPTypes
 import NIOCore
+import NIOFoundationEssentialsCompat
 import Testing
 
 @Suite("Places over HTTP: CardOnCue's endpoints, tiles, operators")

@@ -4,6 +4,7 @@ import CofferSyncAPI
 import CofferTestSupport
 import Crypto
 import Foundation
+import HTTPTypes
 import Logging
 import PostgresNIO
 import Testing

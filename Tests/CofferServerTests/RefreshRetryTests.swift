@@ -5,6 +5,7 @@ import CofferSyncAPI
 import CofferTestSupport
 import Foundation
 import GRDB
+import HTTPTypes
 import Testing
 
 /// A device that lost the answer to its refresh presents the spent token again with its retry key and keeps its

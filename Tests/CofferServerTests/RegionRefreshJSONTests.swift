@@ -2,6 +2,7 @@ import CofferPlaces
 @testable import CofferServer
 import CofferSyncAPI
 import Foundation
+import NIOCore
 import Testing
 
 /// `RegionRefreshJSON` writes the region-refresh answer by hand; `JSONEncoder` (through `WireJSON`, as every other

@@ -1,6 +1,7 @@
 import CofferTestSupport
 import Foundation
 import GRDB
+import Synchronization
 import Testing
 
 @testable import CofferServerStore

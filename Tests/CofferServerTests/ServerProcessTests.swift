@@ -3,6 +3,7 @@ import CofferPlatform
 import CofferTestSupport
 import Foundation
 import NIOCore
+import NIOPosix
 import Testing
 
 /// The `coffer-server` executable's own behaviour: TLS, configuration errors, file modes.

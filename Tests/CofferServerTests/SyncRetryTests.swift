@@ -12,6 +12,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOCore
+import NIOHTTP1
 import Synchronization
 import Testing
 

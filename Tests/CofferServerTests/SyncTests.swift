@@ -1,4 +1,5 @@
 @_spi(Testing) import CofferCrypto
+import AsyncHTTPClient
 import CofferKeystore
 @_spi(Sync) import CofferKit
 import CofferModel

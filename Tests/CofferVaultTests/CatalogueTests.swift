@@ -1,3 +1,5 @@
+import CofferCrypto
+import CofferKeystore
 import CofferTestSupport
 import Foundation
 import Crypto

@@ -1,3 +1,4 @@
+import CofferKeystore
 import CofferTestSupport
 import Foundation
 import GRDB
@@ -181,7 +182,7 @@ struct CofferKitTests {
     @Test("The device key is stored before the vault exists and is kept 0600 outside the vault directory")
     func keystoreLayout() throws {
         let fixture = try KitFixture()
-        let keystore = try #require(fixture.location.keystore as? FileKeystore)
+        let keystore = try #require(fixture.location.keystore as? CofferKeystore.FileKeystore)
         let files = try FileManager.default.contentsOfDirectory(atPath: keystore.directory)
         #expect(files == ["vault-\(fixture.coffer.vault.vaultID.uuidString.lowercased())-device.key"])
         for file in files {

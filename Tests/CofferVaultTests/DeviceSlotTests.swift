@@ -1,3 +1,4 @@
+import CofferKeystore
 import CofferTestSupport
 import Foundation
 import GRDB

@@ -1,5 +1,6 @@
 import CofferPlaces
 import CofferTestSupport
+import CofferVault
 import Foundation
 import Testing
 
