@@ -41,6 +41,12 @@ ls /usr/lib/*/libsodium.so.23 >/dev/null 2>&1 || missing_apt+=(libsodium23)
 [ -e /usr/include/tss2/tss2_esys.h ] || missing_apt+=(libtss2-dev)
 command -v swtpm >/dev/null || missing_apt+=(swtpm swtpm-tools)
 command -v tpm2_unseal >/dev/null || missing_apt+=(tpm2-tools)
+# The headers of the libraries loaded at run time, which LoadedSignatureTests parses (with the toolchain's clang)
+# to check the function types Coffer loads them with.
+[ -e /usr/include/libsecret-1/libsecret/secret.h ] || missing_apt+=(libsecret-1-dev)
+[ -e /usr/include/dbus-1.0/dbus/dbus.h ] || missing_apt+=(libdbus-1-dev)
+[ -e /usr/include/libxml2/libxml/xmlreader.h ] || missing_apt+=(libxml2-dev)
+command -v pkg-config >/dev/null || missing_apt+=(pkg-config)
 if [ ${#missing_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing_apt[@]}" >/dev/null
