@@ -232,6 +232,8 @@ async function showBarcode(item) {
 async function showPhotos(item) {
   const box = $('barcode-photos');
   for (const side of item.content.photos.map((photo) => photo.side)) {
+    // Locked while an earlier photo was read: the rest are not read.
+    if (!vault) return;
     try {
       const photo = await vault.photo(item.id, side);
       if (!photo || $('barcode').dataset.id !== item.id) continue;
@@ -346,6 +348,8 @@ async function showCountedCode(entry) {
   try {
     const id = entry.item.id;
     const counter = await vault.nextHOTP(id);
+    // Locked while the counter was stored: the code is not shown.
+    if (!vault) return;
     entry.item = vault.items.find((item) => item.id === id);
     const code = await hotpCode(entry.item.content, counter);
     clearTimeout(countedCodes.get(id)?.timer);
@@ -525,6 +529,8 @@ async function markUsed() {
 }
 
 function renderStatus(problem = null) {
+  // Locked while a write or a sync was answered: there is nothing to draw.
+  if (!vault) return;
   const parts = [];
   if (syncing) parts.push('Syncing…');
   else if (problem?.code === 'transport') parts.push('Offline');
@@ -536,6 +542,8 @@ function renderStatus(problem = null) {
 }
 
 function render() {
+  // Locked while a write or a sync was answered: there is nothing to draw.
+  if (!vault) return;
   renderTags();
   renderCards();
   renderCodes();
