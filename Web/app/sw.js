@@ -1,3 +1,4 @@
+// @ts-check
 // The app shell, kept so the app opens with no network (FORMAT.md §8.9). Each version of the shell is one cache; the
 // server writes the version below (a digest of the shell's files) when it serves this script, so any change to the app
 // makes a new worker. A new worker installs beside the old one and waits: it takes over when every tab of the app has
@@ -16,25 +17,27 @@ const SHELL = [
   'js/settings.js', 'js/store.js', 'js/sync.js', 'js/verify.js',
 ];
 
-const scope = new URL('./', self.location.href);
+/** This service worker's own scope (the libs type `self` as a window's or any worker's). */
+const worker = /** @type {ServiceWorkerGlobalScope} */ (/** @type {unknown} */ (self));
+const scope = new URL('./', worker.location.href);
 
-self.addEventListener('install', (event) => {
+worker.addEventListener('install', (event) => {
   // `reload`: the files of this version, from the server, not from the HTTP cache of an older one.
   event.waitUntil(caches.open(VERSION).then((cache) => cache.addAll(SHELL.map((path) => new Request(new URL(path, scope), { cache: 'reload' })))));
 });
 
-self.addEventListener('activate', (event) => {
+worker.addEventListener('activate', (event) => {
   event.waitUntil((async () => {
     for (const name of await caches.keys()) if (name !== VERSION) await caches.delete(name);
-    await self.clients.claim();
+    await worker.clients.claim();
   })());
 });
 
-self.addEventListener('message', (event) => {
-  if (event.data === 'take-over') self.skipWaiting();
+worker.addEventListener('message', (event) => {
+  if (event.data === 'take-over') worker.skipWaiting();
 });
 
-self.addEventListener('fetch', (event) => {
+worker.addEventListener('fetch', (event) => {
   const url = new URL(event.request.url);
   // The sync API and anything else outside the app go to the network untouched.
   if (event.request.method !== 'GET' || url.origin !== scope.origin || !url.pathname.startsWith(scope.pathname)) return;

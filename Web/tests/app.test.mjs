@@ -18,6 +18,17 @@ test('scripts put text into the page only through textContent, and never evaluat
   }
 });
 
+test('every element app.js asks for by its id is in the page (its `$` returns one, never null)', () => {
+  const source = scripts.find(([name]) => name === 'app.js')[1];
+  const ids = new Set([...html.matchAll(/\bid="([^"]+)"/g)].map(([, id]) => id));
+  const asked = [...source.matchAll(/\$\('([^']+)'\)/g)].map(([, id]) => id);
+  for (const [, list] of source.matchAll(/for \(const id of \[([^\]]*)\]\)/g)) {
+    asked.push(...[...list.matchAll(/'([^']+)'/g)].map(([, id]) => id));
+  }
+  assert.ok(asked.length > 50, 'the ids were found in app.js');
+  for (const id of asked) assert.ok(ids.has(id), `app.js asks for #${id}, which index.html does not have`);
+});
+
 test('the page has no inline script, style or handler, and loads nothing from another origin', () => {
   assert.doesNotMatch(html, /<script(?![^>]*\bsrc=)[^>]*>/);
   assert.doesNotMatch(html, /<style|\sstyle=|\son[a-z]+=/i);

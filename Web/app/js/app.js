@@ -1,3 +1,4 @@
+// @ts-check
 // The web vault's page: unlock (from this browser's encrypted copy, or the server), then cards (search, tags, validity,
 // near me), a full-screen barcode, codes, masked credentials and notes, each added and edited here and pushed as the
 // CLI pushes (or kept until the server can be reached), and the items only the CLI can serve.
@@ -14,30 +15,84 @@ import { addPasskey, removePasskey } from './passkey.js';
 import { IndexedStore } from './store.js';
 import { readSettings, rememberEmail, rememberedEmail, writeSettings } from './settings.js';
 
-const $ = (id) => document.getElementById(id);
+/**
+ * @typedef {import('./device.js').Device} Device
+ * @typedef {import('./format.js').Card} Card
+ * @typedef {import('./format.js').Token} Token
+ * @typedef {import('./format.js').Credential} Credential
+ * @typedef {import('./format.js').Note} Note
+ * @typedef {import('./format.js').SigningKey} SigningKey
+ * @typedef {import('./format.js').Kept} Kept
+ * @typedef {import('./content.js').Writable} Writable
+ * @typedef {import('./content.js').Draft<Token>} TokenDraft
+ * @typedef {import('./editor.js').Action} Action
+ * @typedef {ReturnType<typeof encode>} Grid
+ * @typedef {{ item: Item<Token & Kept>, code: HTMLSpanElement, remaining: HTMLSpanElement, row: HTMLLIElement,
+ *   counted: boolean }} CodeRow a token's row in the list of codes
+ */
+
+/**
+ * @template [C=import('./format.js').Content]
+ * @typedef {import('./format.js').Item<C>} Item
+ */
+
+/**
+ * An element of index.html by its id; every id asked for is in the page (app.test.mjs checks).
+ * @param {string} id
+ */
+const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
 const LINEAR = new Set(['code128', 'gs1_128', 'ean13', 'ean8', 'upc_a', 'upc_e', 'code39', 'code93', 'itf', 'itf14', 'codabar']);
 
+/**
+ * The open vault, null while locked. The lists, the status line and the forms are drawn only while it is open: lock()
+ * hides them first, and render() and renderStatus() draw nothing once it has. The casts to Device below rest on that.
+ * @type {Device | null}
+ */
 let vault = null;
+/** @type {IndexedStore | null} */
 let store = null;
+/** @type {import('./barcode.js').EncoderExports | null} */
 let barcodes = null;
+/** @type {{ grid: Grid, linear: boolean } | null} */
 let shown = null;
+/** @type {{ text: string, tag: string | null, archived: boolean }} */
 let filter = { text: '', tag: null, archived: false };
 let codeFilter = '';
+/** @type {Map<string, number> | null} */
 let distances = null;
+/** @type {number | null} */
 let codeTimer = null;
+/** @type {CodeRow[]} */
 let codeRows = [];
+/** @type {Set<CodeRow>} */
 let visibleCodes = new Set();
+/** @type {IntersectionObserver | null} */
 let codeObserver = null;
+/** @type {WakeLockSentinel | null} */
 let wakeLock = null;
+/** @type {(() => void) | null} */
 let stopWatching = null;
+/** @type {Promise<void> | null} */
 let syncing = null;
+/** @type {{ timer: number | null, delay: number }} */
 let retry = { timer: null, delay: 0 };
+/** @type {Set<number | null>} */
 const secretTimers = new Set();
+/** @type {string[]} */
 let photoURLs = [];
-/** HOTP codes on screen, by token id, so that a redraw of the list after a sync keeps them: `{ code, timer }`. */
+/**
+ * HOTP codes on screen, by token id, so that a redraw of the list after a sync keeps them: `{ code, timer }`.
+ * @type {Map<string, { code: string, timer: number }>}
+ */
 const countedCodes = new Map();
 let settings = readSettings(window.localStorage);
 
+/**
+ * @template {keyof HTMLElementTagNameMap} Tag
+ * @param {Tag} tag
+ * @param {string} [className]
+ * @param {string | null} [content]
+ */
 function element(tag, className, content) {
   const node = document.createElement(tag);
   if (className) node.className = className;
@@ -45,6 +100,7 @@ function element(tag, className, content) {
   return node;
 }
 
+/** @param {unknown} error */
 function showError(error) {
   const message = error instanceof CofferError ? error.message : 'something went wrong in this page';
   $('error').textContent = message;
@@ -58,17 +114,24 @@ function clearError() {
   $('notice').textContent = '';
 }
 
-/** A line that says what just happened, until the next action. */
+/**
+ * A line that says what just happened, until the next action.
+ * @param {string} message
+ */
 function showNotice(message) {
   $('notice').textContent = message;
   $('notice').hidden = false;
 }
 
+/** @param {number} ms */
 function day(ms) {
   return new Date(ms).toISOString().slice(0, 10);
 }
 
-/** "just now", "5 min ago", "3 h ago", or the day. */
+/**
+ * "just now", "5 min ago", "3 h ago", or the day.
+ * @param {number} ms
+ */
 function ago(ms, now = Date.now()) {
   const minutes = Math.floor((now - ms) / 60_000);
   if (minutes < 1) return 'just now';
@@ -77,7 +140,11 @@ function ago(ms, now = Date.now()) {
   return `on ${day(ms)}`;
 }
 
-/** What a card's validity says now: `{ label, kind, usable }`. */
+/**
+ * What a card's validity says now: `{ label, kind, usable }`.
+ * @param {Card} card
+ * @param {number} now
+ */
 function validity(card, now) {
   if (card.one_time && card.used_at !== null) return { label: `used ${day(card.used_at)}`, kind: 'used', usable: false };
   if (card.valid_to !== null && now > card.valid_to) return { label: `expired ${day(card.valid_to)}`, kind: 'expired', usable: false };
@@ -86,17 +153,22 @@ function validity(card, now) {
   return { label: card.one_time ? 'one-time' : '', kind: 'valid', usable: true };
 }
 
+/** @param {Card} card */
 function payloadText(card) {
   if (card.payload_charset === 'binary') return null;
   return card.payload_charset === 'utf-8' ? text(card.payload) : String.fromCharCode(...card.payload);
 }
 
+/** @returns {Item<Card & Kept>[]} */
 function cards() {
-  return vault.items.filter((item) => item.kind === 'card' && item.content.archived_at === null);
+  return /** @type {Item<Card & Kept>[]} */ (/** @type {Device} */ (vault).items
+    .filter((item) => item.kind === 'card' && /** @type {Card} */ (item.content).archived_at === null));
 }
 
+/** @returns {Item<Card & Kept>[]} */
 function archivedCards() {
-  return vault.items.filter((item) => item.kind === 'card' && item.content.archived_at !== null);
+  return /** @type {Item<Card & Kept>[]} */ (/** @type {Device} */ (vault).items
+    .filter((item) => item.kind === 'card' && /** @type {Card} */ (item.content).archived_at !== null));
 }
 
 function renderTags() {
@@ -122,7 +194,7 @@ function renderCards() {
     .filter(({ content }) => !query || content.name.toLowerCase().includes(query)
       || content.tags.some((tag) => tag.toLowerCase().includes(query)) || (content.card_number ?? '').includes(query))
     .map((item) => ({ item, state: validity(item.content, now), distance: distances?.get(item.id) }))
-    .sort((a, b) => (b.state.usable - a.state.usable) || ((a.distance ?? Infinity) - (b.distance ?? Infinity))
+    .sort((a, b) => (Number(b.state.usable) - Number(a.state.usable)) || ((a.distance ?? Infinity) - (b.distance ?? Infinity))
       || a.item.content.name.localeCompare(b.item.content.name));
   $('cards').replaceChildren(...listed.map(({ item, state, distance }) => {
     const row = element('li', 'open');
@@ -153,6 +225,9 @@ function renderCards() {
  * Draws the grid as large as the barcode area allows with whole device pixels per module, so every edge is crisp. A
  * linear code gets the width and bars a third as tall; a 2D one the largest square. Returns the module size in device
  * pixels, and whether turning the screen would make it larger.
+ * @param {HTMLCanvasElement} canvas
+ * @param {Grid} grid
+ * @param {boolean} linear
  */
 function drawGrid(canvas, grid, linear) {
   const ratio = window.devicePixelRatio || 1;
@@ -167,7 +242,8 @@ function drawGrid(canvas, grid, linear) {
   canvas.height = linear ? Math.min(height, Math.max(grid.height * scale, Math.round(canvas.width / 3))) : grid.height * scale;
   canvas.style.width = `${canvas.width / ratio}px`;
   canvas.style.height = `${canvas.height / ratio}px`;
-  const context = canvas.getContext('2d');
+  // A canvas of the page, only ever drawn in 2D.
+  const context = /** @type {CanvasRenderingContext2D} */ (canvas.getContext('2d'));
   context.fillStyle = '#fff';
   context.fillRect(0, 0, canvas.width, canvas.height);
   context.fillStyle = '#000';
@@ -189,12 +265,13 @@ function drawGrid(canvas, grid, linear) {
 
 function drawShown() {
   if (!shown) return;
-  const { scale, turn } = drawGrid($('barcode-canvas'), shown.grid, shown.linear);
+  const { scale, turn } = drawGrid(/** @type {HTMLCanvasElement} */ ($('barcode-canvas')), shown.grid, shown.linear);
   $('barcode-turn').hidden = !turn;
   document.body.dataset.barcodeScale = String(scale);
   document.body.dataset.barcodeModules = String(shown.grid.width);
 }
 
+/** @param {Item<Card & Kept>} item */
 async function showBarcode(item) {
   clearError();
   const card = item.content;
@@ -203,7 +280,7 @@ async function showBarcode(item) {
     try {
       const started = performance.now();
       barcodes ??= await load(fetch('coffer-barcode.wasm'));
-      grid = encode(barcodes, card.symbology, card.payload, card.payload_charset);
+      grid = encode(/** @type {import('./barcode.js').EncoderExports} */ (barcodes), card.symbology, card.payload, card.payload_charset);
       document.body.dataset.barcodeMs = String(performance.now() - started);
     } catch (error) {
       showError(error);
@@ -222,13 +299,17 @@ async function showBarcode(item) {
   $('barcode').hidden = false;
   document.body.dataset.screen = 'barcode';
   showPhotos(item);
-  shown = grid ? { grid, linear: LINEAR.has(card.symbology) } : null;
+  // A grid is drawn only for a card with a symbology.
+  shown = grid ? { grid, linear: LINEAR.has(/** @type {string} */ (card.symbology)) } : null;
   drawShown();
   // The screen stays on while the cashier scans; a browser without the API just dims as usual.
   wakeLock = await navigator.wakeLock?.request('screen').catch(() => null) ?? null;
 }
 
-/** The card's photos, each joined and checked (device.photo) and shown from a blob URL dropped on close. */
+/**
+ * The card's photos, each joined and checked (device.photo) and shown from a blob URL dropped on close.
+ * @param {Item<Card & Kept>} item
+ */
 async function showPhotos(item) {
   const box = $('barcode-photos');
   for (const side of item.content.photos.map((photo) => photo.side)) {
@@ -257,7 +338,7 @@ function closeBarcode() {
   photoURLs = [];
   $('barcode-photos').replaceChildren();
   delete $('barcode').dataset.id;
-  const canvas = $('barcode-canvas');
+  const canvas = /** @type {HTMLCanvasElement} */ ($('barcode-canvas'));
   canvas.width = 0;
   canvas.height = 0;
   canvas.style.width = '0px';
@@ -269,19 +350,23 @@ function closeBarcode() {
   document.body.dataset.screen = vault ? 'vault' : 'login';
 }
 
+/** @param {Token} content */
 function tokenLabel(content) {
   return `${content.issuer} ${content.account}`.toLowerCase();
 }
 
-/** The line a token is listed under: its issuer, or its account when it has none. */
+/**
+ * The line a token is listed under: its issuer, or its account when it has none.
+ * @param {Token} content
+ */
 function tokenTitle(content) {
   return content.issuer || content.account;
 }
 
 function renderCodes() {
   const query = codeFilter.trim().toLowerCase();
-  const tokens = vault.items
-    .filter((item) => item.kind === 'otp')
+  const tokens = /** @type {Item<Token & Kept>[]} */ (/** @type {Device} */ (vault).items
+    .filter((item) => item.kind === 'otp'))
     .filter((item) => !query || tokenLabel(item.content).includes(query))
     .sort((a, b) => tokenTitle(a.content).localeCompare(tokenTitle(b.content)) || a.content.account.localeCompare(b.content.account));
   codeObserver?.disconnect();
@@ -333,6 +418,10 @@ async function tickCodes() {
   }
 }
 
+/**
+ * @param {CodeRow} entry
+ * @param {string | null} [code]
+ */
 async function copyCode(entry, code = null) {
   const text = code ?? (await currentCode(entry.item.content, Date.now())).code;
   try {
@@ -343,14 +432,18 @@ async function copyCode(entry, code = null) {
   }
 }
 
-/** An HOTP code: the next counter is stored first (device.nextHOTP), then this one's code is shown for 30 s. */
+/**
+ * An HOTP code: the next counter is stored first (device.nextHOTP), then this one's code is shown for 30 s.
+ * @param {CodeRow} entry
+ */
 async function showCountedCode(entry) {
   try {
     const id = entry.item.id;
-    const counter = await vault.nextHOTP(id);
+    const counter = await /** @type {Device} */ (vault).nextHOTP(id);
     // Locked while the counter was stored: the code is not shown.
     if (!vault) return;
-    entry.item = vault.items.find((item) => item.id === id);
+    // The token is there: nextHOTP has just written it.
+    entry.item = /** @type {Item<Token & Kept>} */ (vault.items.find((item) => item.id === id));
     const code = await hotpCode(entry.item.content, counter);
     clearTimeout(countedCodes.get(id)?.timer);
     const timer = setTimeout(() => {
@@ -372,7 +465,10 @@ async function showCountedCode(entry) {
   }
 }
 
-/** `sk-proj-…`: the value's leading words, never more than 8 characters of it. */
+/**
+ * `sk-proj-…`: the value's leading words, never more than 8 characters of it.
+ * @param {string} value
+ */
 function masked(value) {
   const prefix = value.slice(0, 8).match(/^(?:[A-Za-z0-9]+[-_])+/)?.[0] ?? '';
   return `${prefix}…`;
@@ -380,13 +476,15 @@ function masked(value) {
 
 function renderSecrets() {
   const rows = [];
-  for (const item of vault.items.filter((candidate) => candidate.kind === 'credential')) {
+  const credentials = /** @type {Device} */ (vault).items.filter((candidate) => candidate.kind === 'credential');
+  for (const item of /** @type {Item<Credential & Kept>[]} */ (credentials)) {
     const row = element('li', 'open');
     const left = element('div');
     const meta = [item.content.provider ?? 'credential', item.content.username].filter(Boolean).join(' · ');
     left.append(element('div', 'title', item.content.name), element('div', 'meta', meta));
     const value = element('span', 'masked', masked(item.content.value));
     const edit = editButton('credential', item);
+    /** @type {number | null} */
     let timer = null;
     row.addEventListener('click', (event) => {
       if (!vault || event.target === edit) return;
@@ -404,7 +502,8 @@ function renderSecrets() {
     row.append(left, value, edit);
     rows.push(row);
   }
-  for (const item of vault.items.filter((candidate) => candidate.kind === 'note')) {
+  const notes = /** @type {Device} */ (vault).items.filter((candidate) => candidate.kind === 'note');
+  for (const item of /** @type {Item<Note & Kept>[]} */ (notes)) {
     const row = element('li', 'open');
     const left = element('div');
     left.append(element('div', 'title', item.content.name), element('div', 'meta', `note (${item.content.template})`));
@@ -423,20 +522,27 @@ function renderSecrets() {
 
 function renderCLI() {
   const rows = [];
-  for (const item of vault.items) {
+  for (const item of /** @type {Device} */ (vault).items) {
+    /** @type {string | null} */
     let title = null;
+    /** @type {string | null} */
     let how = null;
+    const key = /** @type {SigningKey} */ (item.content);
     if (item.unsupported) [title, how] = [`an item of kind ${item.kind}`, 'a newer coffer'];
-    else if (item.kind === 'signing_key') [title, how] = [item.content.name, `${item.content.flavor} key: coffer sign`];
+    else if (item.kind === 'signing_key') [title, how] = [key.name, `${key.flavor} key: coffer sign`];
     if (!title) continue;
     const row = element('li');
     row.append(element('div', 'title', title), element('span', 'meta', how));
     rows.push(row);
   }
   $('cli').replaceChildren(...rows);
-  $('tabs').querySelector('[data-tab=cli]').textContent = `In the CLI (${rows.length})`;
+  /** @type {HTMLElement} */ ($('tabs').querySelector('[data-tab=cli]')).textContent = `In the CLI (${rows.length})`;
 }
 
+/**
+ * @param {string} kind
+ * @param {Item} item
+ */
 function editButton(kind, item) {
   const button = element('button', 'edit', 'Edit');
   button.type = 'button';
@@ -444,10 +550,15 @@ function editButton(kind, item) {
   return button;
 }
 
-/** Saves an item written in a form or an action here: kept in this browser first, then pushed when the server answers. */
+/**
+ * Saves an item written in a form or an action here: kept in this browser first, then pushed when the server answers.
+ * @param {string} kind
+ * @param {Writable} content
+ * @param {string | null} [id]
+ */
 async function saveItem(kind, content, id) {
   const started = performance.now();
-  await vault.write(kind, content, id);
+  await /** @type {Device} */ (vault).write(kind, content, id);
   document.body.dataset.writeMs = String(performance.now() - started);
   render();
   syncNow();
@@ -456,10 +567,15 @@ async function saveItem(kind, content, id) {
 /**
  * Saves several new items read at once (a scanned token export) in one write; a token the vault already holds (the
  * same kind, account and secret, as `coffer add otp --scan` and `coffer import` judge it) is skipped and named.
+ * @param {string} kind `otp`
+ * @param {TokenDraft[]} contents
  */
 async function saveItems(kind, contents) {
-  const held = new Set(vault.items.filter((item) => item.kind === kind).map((item) => duplicateKey(item.content)));
+  const held = new Set(/** @type {Device} */ (vault).items.filter((item) => item.kind === kind)
+    .map((item) => duplicateKey(/** @type {Token} */ (item.content))));
+  /** @type {TokenDraft[]} */
   const fresh = [];
+  /** @type {string[]} */
   const skipped = [];
   for (const content of contents) {
     const key = duplicateKey(content);
@@ -470,32 +586,42 @@ async function saveItems(kind, contents) {
     }
   }
   if (!fresh.length) throw new CofferError('duplicate', `${contents.length === 1 ? 'This token is' : 'Every token here is'} already in the vault`);
-  await vault.writeAll(kind, fresh);
+  await /** @type {Device} */ (vault).writeAll(kind, fresh);
   render();
   syncNow();
   showNotice(`Added ${fresh.length === 1 ? '1 token' : `${fresh.length} tokens`}${skipped.length
     ? `; skipped ${skipped.length} already in the vault: ${skipped.join(', ')}` : ''}.`);
 }
 
-/** What makes two tokens the same token (CofferKit's duplicateKey for OTP items). */
+/**
+ * What makes two tokens the same token (CofferKit's duplicateKey for OTP items).
+ * @param {Token} token
+ */
 function duplicateKey(token) {
   const kind = token.type === 'totp' ? `totp/${token.period}` : token.type;
   return `${kind}/${token.account.toLowerCase()}/${hex(token.secret)}`;
 }
 
+/**
+ * @param {string} kind
+ * @param {Item | null} [item] null for a new item
+ */
 function showEditor(kind, item = null) {
   clearError();
-  const card = kind === 'card' && item ? item.content : null;
+  const card = kind === 'card' && item ? /** @type {Card & Kept} */ (item.content) : null;
+  /** @type {Action[]} */
   const actions = [];
   if (card) {
+    // A card to edit is an item's (`item` is there).
+    const id = /** @type {Item} */ (item).id;
     actions.push(card.archived_at === null
-      ? ['Archive', () => saveItem('card', { ...card, archived_at: Date.now() }, item.id), 'editor-archive']
-      : ['Restore', () => saveItem('card', { ...card, archived_at: null }, item.id), 'editor-restore']);
+      ? ['Archive', () => saveItem('card', { ...card, archived_at: Date.now() }, id), 'editor-archive']
+      : ['Restore', () => saveItem('card', { ...card, archived_at: null }, id), 'editor-restore']);
   }
   if (item) {
     actions.push(['Delete', async () => {
       if (!window.confirm('Delete this item from every device? It cannot be undone.')) throw new CofferError('cancelled', 'nothing was deleted');
-      await vault.remove(item.id);
+      await /** @type {Device} */ (vault).remove(item.id);
       render();
       syncNow();
     }, 'editor-delete']);
@@ -518,7 +644,9 @@ function closeEditor() {
 }
 
 async function markUsed() {
-  const item = vault.items.find((candidate) => candidate.id === $('barcode').dataset.id);
+  // The barcode screen shows a card.
+  const item = /** @type {Item<Card & Kept> | undefined} */ (
+    /** @type {Device} */ (vault).items.find((candidate) => candidate.id === $('barcode').dataset.id));
   if (!item) return;
   try {
     await saveItem('card', { ...item.content, used_at: Date.now() }, item.id);
@@ -528,6 +656,7 @@ async function markUsed() {
   }
 }
 
+/** @param {CofferError | null} [problem] */
 function renderStatus(problem = null) {
   // Locked while a write or a sync was answered: there is nothing to draw.
   if (!vault) return;
@@ -553,9 +682,10 @@ function render() {
   $('fingerprint').textContent = vault.fingerprint ? `Verified vault state ${vault.fingerprint}` : 'The vault is empty';
 }
 
+/** @param {string} name */
 function showTab(name) {
   for (const button of $('tabs').querySelectorAll('button')) button.classList.toggle('active', button.dataset.tab === name);
-  for (const tab of document.querySelectorAll('.tab')) tab.hidden = tab.id !== `tab-${name}`;
+  for (const tab of /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll('.tab'))) tab.hidden = tab.id !== `tab-${name}`;
   if (name === 'codes') tickCodes();
 }
 
@@ -568,6 +698,7 @@ async function syncNow() {
   syncing = device.sync();
   document.body.dataset.sync = 'running';
   renderStatus();
+  /** @type {CofferError | null} */
   let problem = null;
   try {
     await syncing;
@@ -622,7 +753,7 @@ function lock() {
   for (const id of ['cards', 'codes', 'secrets', 'cli', 'tags', 'sync-status', 'fingerprint', 'near-status', 'progress']) {
     $(id).replaceChildren();
   }
-  for (const id of ['search', 'code-search', 'passphrase']) $(id).value = '';
+  for (const id of ['search', 'code-search', 'passphrase']) /** @type {HTMLInputElement} */ ($(id)).value = '';
   $('near-status').hidden = true;
   $('vault').hidden = true;
   $('lock').hidden = true;
@@ -634,16 +765,19 @@ function lock() {
   return locked;
 }
 
-/** Unlocks with `open()` (the passphrase or the passkey) and shows the vault. */
+/**
+ * Unlocks with `open()` (the passphrase or the passkey) and shows the vault.
+ * @param {() => Promise<Device>} open
+ */
 async function unlockWith(open) {
   clearError();
   const started = performance.now();
-  $('unlock').disabled = true;
-  $('passkey-unlock').disabled = true;
+  /** @type {HTMLButtonElement} */ ($('unlock')).disabled = true;
+  /** @type {HTMLButtonElement} */ ($('passkey-unlock')).disabled = true;
   try {
     store ??= await IndexedStore.open();
     const device = await open();
-    rememberEmail(window.localStorage, $('email').value.trim());
+    rememberEmail(window.localStorage, /** @type {HTMLInputElement} */ ($('email')).value.trim());
     vault = device;
     render();
     showTab('cards');
@@ -660,29 +794,34 @@ async function unlockWith(open) {
     showError(error);
     offerPasskey();
   } finally {
-    $('unlock').disabled = false;
-    $('passkey-unlock').disabled = false;
+    /** @type {HTMLButtonElement} */ ($('unlock')).disabled = false;
+    /** @type {HTMLButtonElement} */ ($('passkey-unlock')).disabled = false;
     $('progress').textContent = '';
   }
 }
 
+// `open()` runs once unlockWith has opened the store (the casts below).
+
+/** @param {Event} event */
 function onUnlock(event) {
   event.preventDefault();
-  const passphrase = $('passphrase').value;
-  $('passphrase').value = '';
-  return unlockWith(() => unlock({ email: $('email').value, passphrase, store, legacy: window.localStorage,
+  const passphrase = /** @type {HTMLInputElement} */ ($('passphrase')).value;
+  /** @type {HTMLInputElement} */ ($('passphrase')).value = '';
+  return unlockWith(() => unlock({ email: /** @type {HTMLInputElement} */ ($('email')).value, passphrase,
+    store: /** @type {IndexedStore} */ (store), legacy: window.localStorage,
     progress: (message) => { $('progress').textContent = message; } }));
 }
 
 function onPasskeyUnlock() {
-  return unlockWith(() => unlockByPasskey({ email: $('email').value, store, credentials: navigator.credentials }));
+  return unlockWith(() => unlockByPasskey({ email: /** @type {HTMLInputElement} */ ($('email')).value,
+    store: /** @type {IndexedStore} */ (store), credentials: navigator.credentials }));
 }
 
 /** Shows "Unlock with passkey" when this browser keeps one for the email typed. */
 async function offerPasskey() {
   try {
     store ??= await IndexedStore.open();
-    $('passkey-unlock').hidden = !(navigator.credentials && await hasPasskey(store, $('email').value));
+    $('passkey-unlock').hidden = !(navigator.credentials && await hasPasskey(store, /** @type {HTMLInputElement} */ ($('email')).value));
   } catch {
     $('passkey-unlock').hidden = true;
   }
@@ -700,7 +839,7 @@ function showPasskey() {
 async function onPasskeyAdd() {
   clearError();
   try {
-    await addPasskey(vault, { credentials: navigator.credentials, hostname: window.location.hostname });
+    await addPasskey(/** @type {Device} */ (vault), { credentials: navigator.credentials, hostname: window.location.hostname });
   } catch (error) {
     showError(error);
   }
@@ -708,7 +847,7 @@ async function onPasskeyAdd() {
 }
 
 async function onPasskeyRemove() {
-  await removePasskey(vault);
+  await removePasskey(/** @type {Device} */ (vault));
   showPasskey();
 }
 
@@ -756,19 +895,21 @@ function onVisibility() {
   if (!vault.lastSync || Date.now() - vault.lastSync > 60_000) syncNow();
 }
 
+/** @param {boolean} show */
 function showAbout(show) {
   $('about').hidden = !show;
   $(vault ? 'vault' : 'login').hidden = show;
 }
 
 function showSettings() {
-  $('idle-minutes').value = String(settings.idleMinutes);
-  $('hidden-minutes').value = String(settings.hiddenMinutes);
+  /** @type {HTMLInputElement} */ ($('idle-minutes')).value = String(settings.idleMinutes);
+  /** @type {HTMLSelectElement} */ ($('hidden-minutes')).value = String(settings.hiddenMinutes);
   showPasskey();
 }
 
 function onSettings() {
-  const next = { idleMinutes: Number($('idle-minutes').value), hiddenMinutes: Number($('hidden-minutes').value) };
+  const next = { idleMinutes: Number(/** @type {HTMLInputElement} */ ($('idle-minutes')).value),
+    hiddenMinutes: Number(/** @type {HTMLSelectElement} */ ($('hidden-minutes')).value) };
   if (writeSettings(window.localStorage, next)) {
     settings = readSettings(window.localStorage);
     $('settings-saved').textContent = `Locks after ${settings.idleMinutes} min without a touch`;
@@ -784,7 +925,8 @@ async function onForget() {
     + 'would be lost. Remove this browser’s copy anyway?')) return;
   const id = vault.vaultText;
   await lock();
-  await store.forget(id);
+  // The store was opened before the vault.
+  await /** @type {IndexedStore} */ (store).forget(id);
 }
 
 /** The app shell is kept by a service worker (sw.js); a new version waits until the user reloads for it. */
@@ -818,8 +960,8 @@ $('lock').addEventListener('click', lock);
 $('barcode-close').addEventListener('click', closeBarcode);
 // Only Close (or Escape) leaves the barcode: a tap at the till must not hide it.
 document.addEventListener('keydown', (event) => { if (event.key === 'Escape' && !$('barcode').hidden) closeBarcode(); });
-$('search').addEventListener('input', (event) => { filter.text = event.target.value; renderCards(); });
-$('code-search').addEventListener('input', (event) => { codeFilter = event.target.value; renderCodes(); });
+$('search').addEventListener('input', (event) => { filter.text = /** @type {HTMLInputElement} */ (event.target).value; renderCards(); });
+$('code-search').addEventListener('input', (event) => { codeFilter = /** @type {HTMLInputElement} */ (event.target).value; renderCodes(); });
 $('near').addEventListener('click', onNear);
 $('sync-now').addEventListener('click', syncNow);
 $('add-card').addEventListener('click', () => showEditor('card'));
@@ -832,9 +974,10 @@ $('barcode-edit').addEventListener('click', () => {
   if (item) showEditor('card', item);
 });
 $('tabs').addEventListener('click', (event) => {
-  if (!event.target.dataset.tab) return;
-  if (event.target.dataset.tab === 'settings') showSettings();
-  showTab(event.target.dataset.tab);
+  const target = /** @type {HTMLElement} */ (event.target);
+  if (!target.dataset.tab) return;
+  if (target.dataset.tab === 'settings') showSettings();
+  showTab(target.dataset.tab);
 });
 $('settings-form').addEventListener('change', onSettings);
 $('settings-form').addEventListener('submit', (event) => event.preventDefault());
@@ -849,7 +992,7 @@ for (const kind of ['pointerdown', 'keydown', 'wheel', 'touchstart']) {
 }
 window.addEventListener('resize', drawShown);
 window.addEventListener('online', syncNow);
-$('email').value = rememberedEmail(window.localStorage);
+/** @type {HTMLInputElement} */ ($('email')).value = rememberedEmail(window.localStorage);
 document.body.dataset.screen = 'login';
 offerPasskey();
 installShell();

@@ -1,3 +1,4 @@
+// @ts-check
 // Item content written in the browser (FORMAT.md §5), with the rules the CLI's model applies before it seals anything
 // (Sources/CofferModel): names trimmed and bounded, tags de-duplicated, card payloads drawable, token parameters in
 // range. Fields are written in the CLI's order, and fields this writer does not know (a later version's) are kept
@@ -5,20 +6,50 @@
 import { CofferError, concat, u64, u8, utf8 } from './bytes.js';
 import { SYMBOLOGIES } from './format.js';
 
+/**
+ * @typedef {import('./format.js').Card} Card
+ * @typedef {import('./format.js').Token} Token
+ * @typedef {import('./format.js').Credential} Credential
+ * @typedef {import('./format.js').Note} Note
+ * @typedef {import('./format.js').Field} Field
+ */
+
+/**
+ * Content as a form gives it: its kind's fields, and the fields this reader does not know kept from the item read;
+ * `created` when the item exists (the device stamps a new one).
+ * @template C
+ * @typedef {C & { unknown: Field[], created?: number }} Draft
+ */
+
+/**
+ * Content this page writes (every kind but signing keys, which only the CLI makes); the device stamps `created`.
+ * @typedef {(Card | Token | Credential | Note) & { unknown?: Field[], created?: number }} Writable
+ */
+
 const graphemes = new Intl.Segmenter('en', { granularity: 'grapheme' });
 
-/** Characters as Swift counts them (grapheme clusters). */
+/**
+ * Characters as Swift counts them (grapheme clusters).
+ * @param {string} text
+ */
 function length(text) {
   let count = 0;
   for (const _ of graphemes.segment(text)) count++;
   return count;
 }
 
+/**
+ * @param {string} field
+ * @param {string} rule
+ */
 function invalid(field, rule) {
   return new CofferError('invalid', `${field} ${rule}`);
 }
 
-/** A required name: trimmed, 1 to `limit` characters, no control characters. */
+/**
+ * A required name: trimmed, 1 to `limit` characters, no control characters.
+ * @param {unknown} value
+ */
 export function name(value, field = 'name', limit = 200) {
   const trimmed = String(value ?? '').trim();
   if (!trimmed) throw invalid(field, 'is empty');
@@ -27,14 +58,24 @@ export function name(value, field = 'name', limit = 200) {
   return trimmed;
 }
 
+/**
+ * @param {string | null | undefined} value
+ * @param {string} field
+ * @param {number} limit
+ */
 function optionalText(value, field, limit) {
   if (value === null || value === undefined || value === '') return null;
   if (length(value) > limit) throw invalid(field, `is longer than ${limit} characters`);
   return value;
 }
 
-/** Tags and network ids: trimmed, de-duplicated in order, at most 50 of 64 characters (networks lower-cased). */
+/**
+ * Tags and network ids: trimmed, de-duplicated in order, at most 50 of 64 characters (networks lower-cased).
+ * @param {Iterable<unknown> | null | undefined} values
+ * @param {string} field
+ */
 export function labels(values, field, { lowercase = false } = {}) {
+  /** @type {string[]} */
   const result = [];
   for (const value of values ?? []) {
     let label = name(value, field, 64);
@@ -46,10 +87,16 @@ export function labels(values, field, { lowercase = false } = {}) {
 }
 
 class FieldWriter {
+  /** @param {number} [version] */
   constructor(version) {
+    /** @type {Uint8Array[]} */
     this.parts = version === undefined ? [] : [u8(version)];
   }
 
+  /**
+   * @param {number} tag
+   * @param {Uint8Array} value
+   */
   bytes(tag, value) {
     const header = [tag];
     let remaining = value.length;
@@ -61,26 +108,50 @@ class FieldWriter {
     this.parts.push(Uint8Array.from(header), value);
   }
 
+  /**
+   * @param {number} tag
+   * @param {string | null | undefined} value
+   */
   text(tag, value) {
     if (value !== null && value !== undefined) this.bytes(tag, utf8(value));
   }
 
+  /**
+   * @param {number} tag
+   * @param {string[]} values
+   */
   texts(tag, values) {
     for (const value of values) this.text(tag, value);
   }
 
+  /**
+   * @param {number} tag
+   * @param {number} value
+   */
   integer(tag, value) {
     this.bytes(tag, u64(BigInt.asUintN(64, BigInt(value))));
   }
 
+  /**
+   * @param {number} tag
+   * @param {number | null | undefined} value
+   */
   time(tag, value) {
     if (value !== null && value !== undefined) this.integer(tag, value);
   }
 
+  /**
+   * @param {number} tag
+   * @param {boolean} value
+   */
   flag(tag, value) {
     if (value) this.bytes(tag, u8(1));
   }
 
+  /**
+   * @param {number} tag
+   * @param {(writer: FieldWriter) => void} build
+   */
   group(tag, build) {
     const nested = new FieldWriter();
     build(nested);
@@ -92,7 +163,11 @@ class FieldWriter {
   }
 }
 
-/** Bytes of a text payload in its charset; ISO-8859-1 holds only U+0000–U+00FF. */
+/**
+ * Bytes of a text payload in its charset; ISO-8859-1 holds only U+0000–U+00FF.
+ * @param {string} text
+ * @param {string} charset
+ */
 export function payloadBytes(text, charset) {
   if (charset === 'utf-8') return utf8(text);
   const bytes = new Uint8Array(text.length);
@@ -109,6 +184,9 @@ const strictUTF8 = new TextDecoder('utf-8', { fatal: true });
 /**
  * A card checked as the CLI checks it. `drawable(symbology, payload, charset)` throws when the encoder refuses the
  * payload (the page passes its WebAssembly encoder).
+ * @param {Draft<Card>} card
+ * @param {(symbology: string, payload: Uint8Array, charset: string) => void} drawable
+ * @returns {Draft<Card>}
  */
 export function checkCard(card, drawable) {
   const checked = { ...card, name: name(card.name) };
@@ -137,7 +215,7 @@ export function checkCard(card, drawable) {
   if (checked.symbology) {
     try {
       drawable(checked.symbology, checked.payload, checked.payload_charset);
-    } catch (error) {
+    } catch (/** @type {any} */ error) {
       throw invalid('payload', `cannot be drawn: ${String(error.message).replace(/^the barcode cannot be drawn: /, '')}`);
     }
   }
@@ -146,7 +224,11 @@ export function checkCard(card, drawable) {
 
 const OTP_ALGORITHMS = ['SHA1', 'SHA256', 'SHA512'];
 
-/** A token checked as the CLI's OTPParameters and OTPItem check it. */
+/**
+ * A token checked as the CLI's OTPParameters and OTPItem check it.
+ * @param {Draft<Token>} token
+ * @returns {Draft<Token>}
+ */
 export function checkOTP(token) {
   // An empty issuer is none (FORMAT.md revision 1.11): the account names the token.
   const issuer = String(token.issuer ?? '').trim() ? name(token.issuer, 'issuer', 100) : '';
@@ -163,11 +245,13 @@ export function checkOTP(token) {
     throw invalid('digits', 'must be 6 to 8');
   }
   if (checked.type === 'totp') {
-    if (!Number.isInteger(checked.period) || checked.period < 1 || checked.period > 86_400) throw invalid('period', 'must be 1 to 86,400 seconds');
+    const period = /** @type {number} */ (checked.period);
+    if (!Number.isInteger(period) || period < 1 || period > 86_400) throw invalid('period', 'must be 1 to 86,400 seconds');
     checked.counter = null;
   }
   if (checked.type === 'hotp') {
-    if (!Number.isSafeInteger(checked.counter) || checked.counter < 0) throw invalid('counter', 'must be a whole number from 0');
+    const counter = /** @type {number} */ (checked.counter);
+    if (!Number.isSafeInteger(counter) || counter < 0) throw invalid('counter', 'must be a whole number from 0');
     checked.period = null;
   }
   checked.tags = labels(token.tags, 'tags');
@@ -175,6 +259,10 @@ export function checkOTP(token) {
   return checked;
 }
 
+/**
+ * @param {Draft<Credential>} credential
+ * @returns {Draft<Credential>}
+ */
 export function checkCredential(credential) {
   const checked = { ...credential, name: name(credential.name) };
   checked.provider = credential.provider ? name(credential.provider, 'provider', 100) : null;
@@ -187,6 +275,10 @@ export function checkCredential(credential) {
   return checked;
 }
 
+/**
+ * @param {Draft<Note>} note
+ * @returns {Draft<Note>}
+ */
 export function checkNote(note) {
   const checked = { ...note, name: name(note.name) };
   if (!['free', 'contact', 'kyc'].includes(checked.template)) throw invalid('template', 'is not known');
@@ -201,6 +293,10 @@ export function checkNote(note) {
   return checked;
 }
 
+/**
+ * @param {FieldWriter} f
+ * @param {Card} card
+ */
 function writeCard(f, card) {
   f.text(16, card.name);
   f.text(17, card.symbology);
@@ -233,12 +329,16 @@ function writeCard(f, card) {
   }
 }
 
+/**
+ * @param {FieldWriter} f
+ * @param {Token} token checked: a TOTP token has its period, an HOTP token its counter
+ */
 function writeOTP(f, token) {
   if (token.issuer) f.text(16, token.issuer);
   f.text(17, token.account);
   f.text(18, token.type);
-  if (token.type === 'totp') f.integer(22, token.period);
-  if (token.type === 'hotp') f.integer(23, token.counter);
+  if (token.type === 'totp') f.integer(22, /** @type {number} */ (token.period));
+  if (token.type === 'hotp') f.integer(23, /** @type {number} */ (token.counter));
   f.bytes(19, token.secret);
   f.text(20, token.algorithm);
   f.integer(21, token.digits);
@@ -246,6 +346,10 @@ function writeOTP(f, token) {
   f.text(25, token.notes);
 }
 
+/**
+ * @param {FieldWriter} f
+ * @param {Credential} credential
+ */
 function writeCredential(f, credential) {
   f.text(16, credential.name);
   f.text(17, credential.provider);
@@ -256,6 +360,10 @@ function writeCredential(f, credential) {
   f.text(22, credential.url);
 }
 
+/**
+ * @param {FieldWriter} f
+ * @param {Note} note
+ */
 function writeNote(f, note) {
   f.text(16, note.name);
   f.text(17, note.template);
@@ -269,11 +377,17 @@ function writeNote(f, note) {
   f.texts(20, note.tags);
 }
 
+/**
+ * Each kind's writer; `encodeContent` hands each the content of its own kind.
+ * @type {Record<string, (f: FieldWriter, content: any) => void>}
+ */
 const WRITERS = { card: writeCard, otp: writeOTP, credential: writeCredential, note: writeNote };
 
 /**
  * `u8 1 ‖ field*` for checked content of `kind`: tag 1 (created), the kind's fields, then the fields the reader did
  * not know (`content.unknown`, as read).
+ * @param {string} kind
+ * @param {Writable & { created: number }} content
  */
 export function encodeContent(kind, content) {
   const write = WRITERS[kind];

@@ -1,3 +1,4 @@
+// @ts-check
 // The browser as a Coffer device (FORMAT.md §8.9): a copy of the synced vault kept here as ciphertext (store.js), opened
 // with the passphrase without the network, verified on every open as a pull is (§8.6), and brought up to date from the
 // server whenever it can be reached. Keys, the session's token and decrypted items live in this module's objects only.
@@ -10,11 +11,38 @@ import { login, logout, normaliseEmail, prelogin } from './session.js';
 import { openItem, pullDevice, pushDevice, readable, sealItem } from './sync.js';
 import { verifyState } from './verify.js';
 
-/** The legacy place of the verified head (§8.9, before this browser kept a copy of the vault), read once and dropped. */
+/**
+ * @typedef {import('./format.js').Card} Card
+ * @typedef {import('./format.js').Token} Token
+ * @typedef {import('./format.js').Kept} Kept
+ * @typedef {import('./format.js').Manifest} Manifest
+ * @typedef {import('./content.js').Writable} Writable
+ * @typedef {import('./store.js').Store} Store
+ * @typedef {import('./store.js').VaultRecord} VaultRecord
+ * @typedef {import('./store.js').StoredRow} StoredRow
+ * @typedef {import('./store.js').PendingRow} PendingRow
+ * @typedef {import('./verify.js').State} State
+ * @typedef {Pick<Storage, 'getItem' | 'removeItem'>} LegacyStorage where the verified head was kept (the page's local
+ *   storage)
+ */
+
+/**
+ * @template [C=import('./format.js').Content]
+ * @typedef {import('./format.js').Item<C>} Item
+ */
+
+/**
+ * The legacy place of the verified head (§8.9, before this browser kept a copy of the vault), read once and dropped.
+ * @param {string} vaultID
+ */
 export function legacyHeadKey(vaultID) {
   return `coffer.verified.${vaultID}`;
 }
 
+/**
+ * @param {Uint8Array} vaultID
+ * @param {Uint8Array} account
+ */
 function authAD(vaultID, account) {
   return associatedData('coffer/v1/web-auth', vaultID, account);
 }
@@ -23,6 +51,14 @@ function authAD(vaultID, account) {
  * Opens the vault this browser keeps for `email`, or logs in and makes a copy of it. Without the network, only the
  * copy can be opened; with it, a passphrase that does not open the copy is tried against the server (it may have been
  * changed on another device). `progress(text)` tells the user what is happening.
+ * @param {object} options
+ * @param {string} [options.base] the server's address ('' for the one that served the page)
+ * @param {string} options.email
+ * @param {string} options.passphrase
+ * @param {Store} options.store
+ * @param {LegacyStorage | null} [options.legacy]
+ * @param {(text: string) => void} [options.progress]
+ * @param {() => number} [options.now]
  */
 export async function unlock({ base = '', email, passphrase, store, legacy = null, progress = () => {}, now = Date.now }) {
   const normalised = normaliseEmail(email);
@@ -47,7 +83,15 @@ export async function unlock({ base = '', email, passphrase, store, legacy = nul
   return logIn({ base, email: normalised, passphrase, store, record, legacy, progress, now });
 }
 
-/** Opens the vault this browser keeps for `email` with its passkey (passkey.js), without the passphrase. */
+/**
+ * Opens the vault this browser keeps for `email` with its passkey (passkey.js), without the passphrase.
+ * @param {object} options
+ * @param {string} [options.base]
+ * @param {string} options.email
+ * @param {Store} options.store
+ * @param {import('./passkey.js').Credentials} options.credentials
+ * @param {() => number} [options.now]
+ */
 export async function unlockByPasskey({ base = '', email, store, credentials, now = Date.now }) {
   const record = await store.vaultByEmail(normaliseEmail(email));
   if (!record?.passkey) throw new CofferError('no-passkey', 'this browser has no passkey for the vault: unlock with the passphrase');
@@ -55,18 +99,33 @@ export async function unlockByPasskey({ base = '', email, store, credentials, no
   return Device.open({ base, store, record, master, now });
 }
 
-/** Whether this browser keeps a passkey for the vault of `email`. */
+/**
+ * Whether this browser keeps a passkey for the vault of `email`.
+ * @param {Store} store
+ * @param {string} email
+ */
 export async function hasPasskey(store, email) {
   return Boolean((await store.vaultByEmail(normaliseEmail(email)))?.passkey);
 }
 
-/** The first unlock in this browser, or one with a passphrase changed elsewhere: the server's slot and state. */
+/**
+ * The first unlock in this browser, or one with a passphrase changed elsewhere: the server's slot and state.
+ * @param {object} options
+ * @param {string} options.base
+ * @param {string} options.email normalised
+ * @param {string} options.passphrase
+ * @param {Store} options.store
+ * @param {VaultRecord | null} options.record this browser's copy of the account's vault, if any
+ * @param {LegacyStorage | null} options.legacy
+ * @param {(text: string) => void} options.progress
+ * @param {() => number} options.now
+ */
 async function logIn({ base, email, passphrase, store, record, legacy, progress, now }) {
   let parameters;
   try {
     progress('Asking the server how to stretch the passphrase…');
     parameters = await prelogin(base, email);
-  } catch (error) {
+  } catch (/** @type {any} */ error) {
     if (error.code === 'transport' && record) {
       throw new CofferError('wrong-passphrase', 'wrong passphrase for this browser’s copy of the vault (the server '
         + 'cannot be reached to ask whether it changed)');
@@ -94,6 +153,7 @@ async function logIn({ base, email, passphrase, store, record, legacy, progress,
     kek.fill(0);
     const known = record?.vault_id === vaultText ? record : null;
     const legacyHead = !known && legacy?.getItem(legacyHeadKey(vaultText));
+    /** @type {VaultRecord} */
     const fresh = {
       vault_id: vaultText, email, kdf: wireKDF, salt, slot_id: slot.id.toLowerCase(), wrapped_key: wrapped,
       head: known?.head ?? (legacyHead ? fromBase64(legacyHead, 'stored manifest') : null),
@@ -121,23 +181,58 @@ async function logIn({ base, email, passphrase, store, record, legacy, progress,
 
 /** An open vault: its items (decrypted, in memory), its stored copy, and the server session when there is one. */
 export class Device {
+  /**
+   * @param {object} options
+   * @param {string} options.base
+   * @param {Store} options.store
+   * @param {VaultRecord} options.record
+   * @param {Uint8Array} options.master
+   * @param {StoredRow[]} options.rows
+   * @param {PendingRow[]} [options.pending]
+   * @param {() => number} [options.now]
+   */
   constructor({ base, store, record, master, rows, pending = [], now = Date.now }) {
     this.base = base;
     this.store = store;
     this.record = record;
     this.master = master;
     this.vaultID = uuidBytes(record.vault_id);
+    /** @type {Map<string, StoredRow>} */
     this.rows = new Map(rows.map((row) => [row.id, row]));
+    /** @type {Map<string, PendingRow>} */
     this.pending = new Map(pending.map((row) => [row.id, row]));
+    /** @type {Item[]} */
     this.items = [];
+    /** @type {Manifest | null} */
     this.head = null;
+    /** @type {string | null} */
     this.fingerprint = null;
+    /** @type {string | null} */
     this.token = null;
-    this.account = null;
+    /**
+     * The commitment of the account slot (§8.1), set by `open` or the login before anything reads it.
+     * @type {Uint8Array}
+     */
+    this.account = /** @type {any} */ (null);
     this.now = now;
+    /**
+     * The sync under way (`sync()`), which `lock()` waits for.
+     * @type {Promise<void> | null}
+     */
+    this.busy = null;
+    /** When the last push was answered (`performance.now()`, for the page's timings); 0 before the first. */
+    this.pushedAt = 0;
   }
 
-  /** Opens the stored copy: its head must verify under this vault's key and its rows must add up to it. */
+  /**
+   * Opens the stored copy: its head must verify under this vault's key and its rows must add up to it.
+   * @param {object} options
+   * @param {string} options.base
+   * @param {Store} options.store
+   * @param {VaultRecord} options.record
+   * @param {Uint8Array} options.master
+   * @param {() => number} options.now
+   */
   static async open({ base, store, record, master, now }) {
     const device = new Device({ base, store, record, master, rows: await store.rows(record.vault_id),
       pending: await store.pending(record.vault_id), now });
@@ -162,7 +257,10 @@ export class Device {
     return this.pending.size;
   }
 
-  /** The items of a verified state, with what was written here on top. */
+  /**
+   * The items of a verified state, with what was written here on top.
+   * @param {State} state
+   */
   async show(state) {
     this.verified = { leaves: state.leaves, items: state.opened };
     const items = new Map(state.items.map((item) => [item.id, item]));
@@ -176,7 +274,10 @@ export class Device {
     this.fingerprint = state.fingerprint;
   }
 
-  /** The revision a write of `id` gets, and the server revision it replaces. */
+  /**
+   * The revision a write of `id` gets, and the server revision it replaces.
+   * @param {string} id
+   */
   revisions(id) {
     const server = this.rows.get(id)?.revision ?? 0;
     const waiting = this.pending.get(id);
@@ -186,6 +287,9 @@ export class Device {
   /**
    * Seals `content` (checked by content.js) as `kind`, a new item unless `id` names one, and keeps it pending in the
    * store before it shows; pushing is the caller's next step. Returns the item's id.
+   * @param {string} kind
+   * @param {Writable} content
+   * @param {string | null} [id]
    */
   async write(kind, content, id = null) {
     const itemID = id ?? globalThis.crypto.randomUUID();
@@ -200,7 +304,11 @@ export class Device {
     return itemID;
   }
 
-  /** Seals several new items of `kind` and keeps them pending in one store write: all of them, or none. */
+  /**
+   * Seals several new items of `kind` and keeps them pending in one store write: all of them, or none.
+   * @param {string} kind
+   * @param {Writable[]} contents
+   */
   async writeAll(kind, contents) {
     const created = this.now();
     const rows = [];
@@ -218,11 +326,14 @@ export class Device {
     return rows.map((row) => row.id);
   }
 
-  /** Deletes an item (a tombstone, §4); a card's photo parts become tombstones with it (§5b). */
+  /**
+   * Deletes an item (a tombstone, §4); a card's photo parts become tombstones with it (§5b).
+   * @param {string} id
+   */
   async remove(id) {
     const item = this.items.find((candidate) => candidate.id === id);
     if (!item) throw new CofferError('no-item', 'that item is not in this vault');
-    const parts = (item.kind === 'card' ? item.content.photos ?? [] : []).flatMap((photo) => photo.parts);
+    const parts = (item.kind === 'card' ? /** @type {Card} */ (item.content).photos ?? [] : []).flatMap((photo) => photo.parts);
     const rows = [[id, item.kind], ...parts.map((part) => [uuidText(part), PHOTO_KIND])].map(([rowID, kind]) => (
       { id: rowID, kind, ...this.revisions(rowID), updated_at: this.now(), deleted: true, box: null }))
       .map(({ base, ...row }) => ({ ...row, base_revision: base }));
@@ -231,11 +342,15 @@ export class Device {
     this.items = this.items.filter((candidate) => candidate.id !== id);
   }
 
-  /** An HOTP code: the counter is advanced and stored before the code of the current one is shown (§5). */
+  /**
+   * An HOTP code: the counter is advanced and stored before the code of the current one is shown (§5).
+   * @param {string} id
+   */
   async nextHOTP(id) {
-    const item = this.items.find((candidate) => candidate.id === id);
+    const item = /** @type {Item<Token & Kept> | undefined} */ (this.items.find((candidate) => candidate.id === id));
     if (item?.kind !== 'otp' || item.content.type !== 'hotp') throw new CofferError('no-item', 'that is not an HOTP token');
-    const counter = item.content.counter;
+    // An HOTP token has its counter (content.js, format.js).
+    const counter = /** @type {number} */ (item.content.counter);
     if (!Number.isSafeInteger(counter + 1)) throw new CofferError('invalid', 'the HOTP counter is exhausted');
     await this.write('otp', { ...item.content, counter: counter + 1 }, id);
     return counter;
@@ -245,9 +360,11 @@ export class Device {
    * A card's photo of `side` as `{ type, bytes }` (§5b): every part the card names must be a live row that opens under
    * the photo key with its AD and names this card, side, index and count, and the whole must have the recorded size
    * and SHA-256; anything else is damage, and nothing is returned.
+   * @param {string} cardID
+   * @param {string} side
    */
   async photo(cardID, side) {
-    const card = this.items.find((item) => item.id === cardID && item.kind === 'card');
+    const card = /** @type {Item<Card> | undefined} */ (this.items.find((item) => item.id === cardID && item.kind === 'card'));
     const photo = card?.content.photos.find((candidate) => candidate.side === side);
     if (!photo) return null;
     const key = await photosKey(this.master, this.vaultID);
@@ -258,7 +375,9 @@ export class Device {
         const id = uuidText(partID);
         const row = this.pending.get(id) ?? this.rows.get(id);
         if (!row || row.deleted || row.kind !== PHOTO_KIND) throw damaged();
-        const plain = await openBox(key, row.box, photoAD(this.vaultID, partID, row.revision, row.updated_at)).catch(() => {
+        // A live row has its box.
+        const box = /** @type {Uint8Array} */ (row.box);
+        const plain = await openBox(key, box, photoAD(this.vaultID, partID, row.revision, row.updated_at)).catch(() => {
           throw damaged();
         });
         const header = new DataView(plain.buffer, plain.byteOffset, 22);
@@ -281,7 +400,10 @@ export class Device {
     return this.record.conflicts ?? [];
   }
 
-  /** Keeps the auth key sealed under the vault's key, so a later unlock here can sync without the passphrase. */
+  /**
+   * Keeps the auth key sealed under the vault's key, so a later unlock here can sync without the passphrase.
+   * @param {Uint8Array} auth
+   */
   async keepAuth(auth) {
     const key = await webAuthKey(this.master, this.vaultID);
     this.record.auth_box = await sealBox(key, auth, authAD(this.vaultID, this.account));
@@ -304,8 +426,8 @@ export class Device {
         throw new CofferError('other-vault', 'the server now holds another vault for this account; nothing was changed here');
       }
       this.token = session.access_token;
-      return this.token;
-    } catch (error) {
+      return /** @type {string} */ (this.token);
+    } catch (/** @type {any} */ error) {
       if (error.code === 'wrong-passphrase') {
         throw new CofferError('passphrase-changed', 'the account’s passphrase was changed on another device: lock, '
           + 'then unlock with the new one');
@@ -323,7 +445,7 @@ export class Device {
     this.busy ??= (async () => {
       try {
         await this.syncOnce();
-      } catch (error) {
+      } catch (/** @type {any} */ error) {
         // An access token lives 15 minutes: an expired one is replaced once.
         if (error.code !== 'unauthorized' || !this.token) throw error;
         this.token = null;
@@ -353,7 +475,7 @@ export class Device {
     this.closed = true;
     if (this.busy) await this.busy.catch(() => {});
     this.master.fill(0);
-    for (const item of this.items) {
+    for (const item of /** @type {Item<Partial<Token & Card> | undefined>[]} */ (this.items)) {
       if (item.content?.secret) item.content.secret.fill(0);
       if (item.content?.payload) item.content.payload.fill(0);
     }

@@ -1,3 +1,4 @@
+// @ts-check
 // The forms that add and edit items: cards (every field, the check digit the symbol will carry shown as it is typed),
 // tokens (an otpauth URI or a bare secret), credentials and notes. Every value is checked by content.js's rules, the
 // CLI's, before the device seals it; nothing is written on an error. The form is built with DOM calls only and emptied
@@ -10,8 +11,32 @@ import { SYMBOLOGIES } from './format.js';
 import { isMigrationURI, parseMigration, parseToken } from './otpauth.js';
 import { releaseReader, ScanSession } from './scan.js';
 
+/**
+ * @typedef {import('./format.js').Card} Card
+ * @typedef {import('./format.js').Token} Token
+ * @typedef {import('./format.js').Credential} Credential
+ * @typedef {import('./format.js').Note} Note
+ * @typedef {import('./format.js').Kept} Kept
+ * @typedef {import('./content.js').Writable} Writable
+ * @typedef {import('./content.js').Draft<Token>} TokenDraft
+ * @typedef {import('./barcode.js').EncoderExports} EncoderExports
+ * @typedef {import('./otpauth.js').ParsedToken} ParsedToken
+ * @typedef {import('./otpauth.js').ExportedToken} ExportedToken
+ * @typedef {ReturnType<typeof parseMigration>} Migration
+ * @typedef {import('./scan.js').Read} Read
+ * @typedef {(symbology: string, payload: Uint8Array, charset: string) => void} Drawable throws when the encoder refuses
+ * @typedef {[label: string, run: () => unknown, id: string]} Action a button of the form: what it runs, its element id
+ */
+
 const DAY = 86_400_000;
 
+/**
+ * An element with `attributes` (true: present, false or null: absent) and text `content`.
+ * @template {keyof HTMLElementTagNameMap} Tag
+ * @param {Tag} tag
+ * @param {Record<string, unknown>} [attributes]
+ * @param {string} [content]
+ */
 function element(tag, attributes = {}, content) {
   const node = document.createElement(tag);
   for (const [name, value] of Object.entries(attributes)) {
@@ -22,6 +47,14 @@ function element(tag, attributes = {}, content) {
   return node;
 }
 
+/**
+ * `input` in a label, with `hint` under it, at the end of `form`; returns `input`.
+ * @template {HTMLElement} Input
+ * @param {HTMLFormElement} form
+ * @param {string} label
+ * @param {Input} input
+ * @param {HTMLElement} [hint]
+ */
 function field(form, label, input, hint) {
   const wrapper = element('label', {}, label);
   wrapper.append(input);
@@ -30,12 +63,22 @@ function field(form, label, input, hint) {
   return input;
 }
 
+/**
+ * @param {string} name
+ * @param {string | null} [value]
+ * @param {Record<string, unknown>} [attributes]
+ */
 function textInput(name, value = '', attributes = {}) {
   const input = element('input', { name, type: 'text', autocomplete: 'off', spellcheck: 'false', ...attributes });
   input.value = value ?? '';
   return input;
 }
 
+/**
+ * @param {string} name
+ * @param {string[][]} options `[value, label]` pairs
+ * @param {string} value
+ */
 function choice(name, options, value) {
   const select = element('select', { name });
   for (const [optionValue, label] of options) select.append(element('option', { value: optionValue }, label));
@@ -43,18 +86,26 @@ function choice(name, options, value) {
   return select;
 }
 
+/** @param {string} value */
 function list(value) {
   return value.split(',').map((entry) => entry.trim()).filter(Boolean);
 }
 
-/** `YYYY-MM-DD` of a time, in local time, as the CLI reads dates. */
+/**
+ * `YYYY-MM-DD` of a time, in local time, as the CLI reads dates.
+ * @param {number | null | undefined} ms
+ */
 function dayText(ms) {
   if (ms === null || ms === undefined) return '';
   const date = new Date(ms);
   return `${date.getFullYear()}-${String(date.getMonth() + 1).padStart(2, '0')}-${String(date.getDate()).padStart(2, '0')}`;
 }
 
-/** The start of a local day, or its last second for a last valid day (`coffer add card --valid-to`). */
+/**
+ * The start of a local day, or its last second for a last valid day (`coffer add card --valid-to`).
+ * @param {string} value
+ * @param {boolean} endOfDay
+ */
 function dayTime(value, endOfDay) {
   if (!value) return null;
   const start = new Date(`${value}T00:00:00`).getTime();
@@ -62,7 +113,10 @@ function dayTime(value, endOfDay) {
   return endOfDay ? start + DAY - 1000 : start;
 }
 
-/** The open form's scanning session, if any: stopped when the form closes, the app is hidden or locks. */
+/**
+ * The open form's scanning session, if any: stopped when the form closes, the app is hidden or locks.
+ * @type {ScanSession | null}
+ */
 let scanning = null;
 
 /** Turns the camera off; with `release`, the reader's worker ends too (the app locking). */
@@ -75,6 +129,9 @@ export function stopScanning({ release = false } = {}) {
 /**
  * The Scan and Choose-a-photo controls, with the camera's picture and what was found. `apply(read)` puts a read
  * (`{ symbology, payload }`) into the form and returns what to say, or throws when the code is not for this form.
+ * @param {HTMLFormElement} form
+ * @param {{ first?: boolean }} options
+ * @param {(read: Read) => string} apply
  */
 function scanControls(form, { first = false }, apply) {
   const panel = element('div', { class: 'scan', id: 'scan' });
@@ -93,11 +150,12 @@ function scanControls(form, { first = false }, apply) {
   if (first) form.prepend(panel);
   else form.append(panel);
 
+  /** @param {Read} read */
   const use = (read) => {
     choices.replaceChildren();
     try {
       status.textContent = apply(read);
-    } catch (error) {
+    } catch (/** @type {any} */ error) {
       status.textContent = error.message;
     }
   };
@@ -143,7 +201,7 @@ function scanControls(form, { first = false }, apply) {
     stop.hidden = false;
     try {
       await current.startCamera(video);
-    } catch (error) {
+    } catch (/** @type {any} */ error) {
       cameraOff();
       status.textContent = error.message;
     }
@@ -161,20 +219,26 @@ function scanControls(form, { first = false }, apply) {
     cameraOff();
     try {
       await session().readPhoto(file);
-    } catch (error) {
+    } catch (/** @type {any} */ error) {
       status.textContent = error.message;
     }
   });
 }
 
-/** A payload as text for a button or a status line: printable, short. */
+/**
+ * A payload as text for a button or a status line: printable, short.
+ * @param {Uint8Array} payload
+ */
 function shown(payload) {
   const readable = decodedText(payload) ?? String.fromCharCode(...payload);
   const printable = readable.replace(/[\u0000-\u001f\u007f]/g, '·');
   return printable.length > 40 ? `${printable.slice(0, 39)}…` : printable;
 }
 
-/** The payload as UTF-8 text, or null when it is not valid UTF-8. */
+/**
+ * The payload as UTF-8 text, or null when it is not valid UTF-8.
+ * @param {Uint8Array} payload
+ */
 function decodedText(payload) {
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(payload);
@@ -183,15 +247,23 @@ function decodedText(payload) {
   }
 }
 
+/** @param {string | null} value */
 function isTokenText(value) {
   return /^otpauth(-migration)?:\/\//i.test(value ?? '');
 }
 
+/** @param {Card | null} card */
 function payloadText(card) {
   if (!card || card.payload_charset === 'binary') return '';
   return card.payload_charset === 'utf-8' ? text(card.payload) : String.fromCharCode(...card.payload);
 }
 
+/**
+ * @param {HTMLFormElement} form
+ * @param {(Card & Kept) | null} card
+ * @param {EncoderExports | null} barcodes
+ * @returns {(drawable: Drawable) => Writable}
+ */
 function cardForm(form, card, barcodes) {
   const name = field(form, 'Name', textInput('name', card?.name, { required: true, maxlength: 200 }));
   const symbology = field(form, 'Barcode', choice('symbology', [['', 'no barcode (shown by its number)'],
@@ -249,7 +321,8 @@ function cardForm(form, card, barcodes) {
     ...(card ?? { archived_at: null, metadata: {}, photos: [], unknown: [] }),
     name: name.value,
     symbology: symbology.value || null,
-    payload: binary ? card.payload : payloadBytes(payload.value, charset.value),
+    // Only a card read from the vault is binary.
+    payload: binary ? /** @type {Card} */ (card).payload : payloadBytes(payload.value, charset.value),
     payload_charset: binary ? 'binary' : charset.value,
     card_number: number.value.trim() || null,
     tags: list(tags.value),
@@ -262,22 +335,31 @@ function cardForm(form, card, barcodes) {
   }, drawable);
 }
 
-/** How a token is named in a list: "issuer (account)", or the account alone when it has no issuer. */
+/**
+ * How a token is named in a list: "issuer (account)", or the account alone when it has no issuer.
+ * @param {ExportedToken} token
+ */
 function tokenName(token) {
   if (!token.issuer) return token.account;
   return token.account && token.account !== token.issuer ? `${token.issuer} (${token.account})` : token.issuer;
 }
 
+/**
+ * @param {HTMLFormElement} form
+ * @param {(Token & Kept) | null} token
+ * @returns {() => Writable | TokenDraft[]}
+ */
 function tokenForm(form, token) {
+  /** @type {ParsedToken | null} */
   let parsed = null;
-  let pasted = null;
   // A Google Authenticator export scanned in: every token in it is added, as `coffer add otp --scan` does.
+  /** @type {Migration | null} */
   let exported = null;
   const exportList = element('div', { id: 'editor-export', hidden: true });
-  if (!token) {
-    pasted = field(form, 'otpauth:// link or secret key', element('textarea', { name: 'uri', rows: 3, required: true,
-      autocomplete: 'off', spellcheck: 'false', autocapitalize: 'off' }));
-  }
+  // A new token is pasted (or scanned) in; an edited one keeps its secret.
+  const pasted = token ? null : field(form, 'otpauth:// link or secret key', element('textarea', { name: 'uri', rows: 3,
+    required: true, autocomplete: 'off', spellcheck: 'false', autocapitalize: 'off' }));
+  /** @param {Migration} read */
   const showExport = (read) => {
     exported = read;
     const names = element('ul');
@@ -293,8 +375,11 @@ function tokenForm(form, token) {
         `This is code ${read.batch.index} of ${read.batch.size}: save these, then add a token and scan the next code.`));
     }
     exportList.hidden = false;
-    // The link, issuer and account belong to one token: an export names its own.
-    for (const input of [pasted, issuer, account]) input.closest('label').hidden = true;
+    // The link, issuer and account belong to one token: an export names its own. (An export is scanned into a new
+    // token's form, which has the link; each input is in its label.)
+    for (const input of [/** @type {HTMLTextAreaElement} */ (pasted), issuer, account]) {
+      /** @type {HTMLLabelElement} */ (input.closest('label')).hidden = true;
+    }
   };
   if (pasted) {
     scanControls(form, {}, (read) => {
@@ -302,8 +387,9 @@ function tokenForm(form, token) {
       if (!isTokenText(readable)) {
         throw new CofferError('scan', `This ${read.symbology} code is not a 2FA token: add it as a card.`);
       }
+      // A token's text from here on (isTokenText).
       if (isMigrationURI(readable)) {
-        const found = parseMigration(readable);
+        const found = parseMigration(/** @type {string} */ (readable));
         if (!found.tokens.length) {
           throw new CofferError('scan', `This Google Authenticator export holds no token Coffer can add${found.problems.length
             ? ` (${found.problems.map((problem) => `${problem.entry}: ${problem.reason}`).join('; ')})` : ''}.`);
@@ -314,9 +400,9 @@ function tokenForm(form, token) {
       if (exported) {
         exported = null;
         exportList.hidden = true;
-        for (const input of [pasted, issuer, account]) input.closest('label').hidden = false;
+        for (const input of [pasted, issuer, account]) /** @type {HTMLLabelElement} */ (input.closest('label')).hidden = false;
       }
-      pasted.value = readable;
+      pasted.value = /** @type {string} */ (readable);
       pasted.dispatchEvent(new Event('input'));
       return parsed ? `Found a token${parsed.issuer ? ` for ${parsed.issuer}` : ''}.` : pasted.validationMessage;
     });
@@ -333,7 +419,7 @@ function tokenForm(form, token) {
         if (parsed.issuer && !issuer.value) issuer.value = parsed.issuer;
         if (parsed.account && !account.value) account.value = parsed.account;
         pasted.setCustomValidity('');
-      } catch (error) {
+      } catch (/** @type {any} */ error) {
         parsed = null;
         pasted.setCustomValidity(error.message);
       }
@@ -343,12 +429,18 @@ function tokenForm(form, token) {
     if (exported) {
       return exported.tokens.map((found) => checkOTP({ ...found, notes: null, unknown: [], tags: list(tags.value) }));
     }
-    const source = token ?? parseToken(pasted.value);
+    // Without a token to edit, the form has the link.
+    const source = token ?? parseToken(/** @type {HTMLTextAreaElement} */ (pasted).value);
     return checkOTP({ ...source, notes: token?.notes ?? null, unknown: token?.unknown ?? [],
       issuer: issuer.value, account: account.value || (token ? token.account : ''), tags: list(tags.value) });
   };
 }
 
+/**
+ * @param {HTMLFormElement} form
+ * @param {(Credential & Kept) | null} credential
+ * @returns {() => Writable}
+ */
 function credentialForm(form, credential) {
   const name = field(form, 'Name', textInput('name', credential?.name, { required: true }));
   const provider = field(form, 'Provider (optional)', textInput('provider', credential?.provider));
@@ -363,6 +455,11 @@ function credentialForm(form, credential) {
     notes: notes.value || null });
 }
 
+/**
+ * @param {HTMLFormElement} form
+ * @param {(Note & Kept) | null} note
+ * @returns {() => Writable}
+ */
 function noteForm(form, note) {
   const name = field(form, 'Name', textInput('name', note?.name, { required: true }));
   const template = field(form, 'Kind', choice('template', [['free', 'free text'], ['contact', 'contact'], ['kyc', 'identity (KYC)']],
@@ -383,18 +480,36 @@ function noteForm(form, note) {
   const tags = field(form, 'Tags (comma-separated)', textInput('tags', note?.tags.join(', ')));
   return () => checkNote({
     unknown: note?.unknown ?? [], name: name.value, template: template.value, text: body.value || null, tags: list(tags.value),
-    fields: [...rows.children].map((row) => ({ label: row.children[0].value, value: row.children[1].value }))
+    // Each row is two text inputs (addRow).
+    fields: [...rows.children].map((row) => ({ label: /** @type {HTMLInputElement} */ (row.children[0]).value,
+      value: /** @type {HTMLInputElement} */ (row.children[1]).value }))
       .filter((entry) => entry.label.trim() || entry.value),
   });
 }
 
+/**
+ * Each kind's form: given the item's content of that kind (or null for a new item), it returns the form's reader.
+ * @type {Record<string, (form: HTMLFormElement, content: any, barcodes: EncoderExports | null)
+ *   => (drawable: Drawable) => Writable | TokenDraft[]>}
+ */
 const FORMS = { card: cardForm, otp: tokenForm, credential: credentialForm, note: noteForm };
+/** @type {Record<string, string>} */
 const TITLES = { card: 'card', otp: 'token', credential: 'key', note: 'note' };
 
 /**
  * Shows the form for a new item of `kind`, or for `item`, in `section`. `save(kind, content, id)` seals it, and
  * `saveAll(kind, contents)` several new ones read at once (a scanned token export);
  * `actions` are extra buttons (archive, delete, …) as `[label, run]`; `close()` is called when it is done.
+ * @param {object} options
+ * @param {HTMLElement} options.section
+ * @param {string} options.kind
+ * @param {import('./format.js').Item | null} [options.item]
+ * @param {EncoderExports | null} options.barcodes
+ * @param {(kind: string, content: Writable, id: string | null) => Promise<unknown>} options.save
+ * @param {(kind: string, tokens: TokenDraft[]) => Promise<unknown>} options.saveAll
+ * @param {Action[]} [options.actions]
+ * @param {() => void} options.close
+ * @param {(error: any) => void} options.fail
  */
 export function openEditor({ section, kind, item = null, barcodes, save, saveAll, actions = [], close, fail }) {
   const form = element('form', { id: 'editor-form', autocomplete: 'off', novalidate: true });
@@ -435,5 +550,5 @@ export function openEditor({ section, kind, item = null, barcodes, save, saveAll
       fail(error);
     }
   });
-  form.querySelector('input:not([type=file]), textarea')?.focus();
+  /** @type {HTMLElement | null} */ (form.querySelector('input:not([type=file]), textarea'))?.focus();
 }

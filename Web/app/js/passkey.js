@@ -1,3 +1,4 @@
+// @ts-check
 // Passkey unlock (FORMAT.md §8.9): a passkey's WebAuthn PRF output, which the authenticator gives only after the user's
 // face, fingerprint or PIN, wraps the vault's master key in a slot kept in this browser's copy. Five failed passkey
 // unlocks remove the slot, and the passphrase is needed again. `credentials` is `navigator.credentials` in the page
@@ -6,19 +7,38 @@ import { CofferError, equal, utf8, uuidBytes } from './bytes.js';
 import { hkdf, openBox, sealBox } from './crypto.js';
 import { associatedData } from './format.js';
 
+/**
+ * `navigator.credentials`, or the tests' stand-in authenticator.
+ * @typedef {Pick<CredentialsContainer, 'create' | 'get'>} Credentials
+ * @typedef {import('./device.js').Device} Device
+ * @typedef {import('./store.js').Store} Store
+ * @typedef {import('./store.js').VaultRecord} VaultRecord
+ */
+
 /** Failed passkey unlocks after which the passkey slot is removed. */
 export const PASSKEY_TRIES = 5;
 
+/**
+ * @param {Uint8Array} vaultID
+ * @param {Uint8Array} credentialID
+ */
 function passkeyAD(vaultID, credentialID) {
   return associatedData('coffer/v1/web-passkey', vaultID, credentialID);
 }
 
-/** `KEK = HKDF(PRF output, salt, "coffer/v1/kek/passkey")`. */
+/**
+ * `KEK = HKDF(PRF output, salt, "coffer/v1/kek/passkey")`.
+ * @param {Uint8Array} prf
+ * @param {Uint8Array} salt
+ */
 function passkeyKEK(prf, salt) {
   return hkdf(prf, salt, utf8('coffer/v1/kek/passkey'));
 }
 
-/** WebAuthn refuses an IP address as a relying party: the page must be reached by a name (or `localhost`). */
+/**
+ * WebAuthn refuses an IP address as a relying party: the page must be reached by a name (or `localhost`).
+ * @param {string} hostname
+ */
 export function relyingParty(hostname) {
   if (/^[0-9.]+$/.test(hostname) || hostname.includes(':') || hostname.startsWith('[')) {
     throw new CofferError('passkey-host', 'passkeys need the server’s name in the address, not an IP address');
@@ -26,12 +46,14 @@ export function relyingParty(hostname) {
   return hostname;
 }
 
+/** @param {PublicKeyCredential | null | undefined} credential */
 function prfOutput(credential) {
   const results = credential?.getClientExtensionResults?.().prf;
   const first = results?.results?.first;
   return first ? new Uint8Array(first.slice(0)) : null;
 }
 
+/** @param {unknown} error */
 function refused(error) {
   if (error instanceof CofferError) return error;
   return new CofferError('passkey-refused', 'the passkey was not used (cancelled, or not recognised)');
@@ -40,20 +62,24 @@ function refused(error) {
 /**
  * Makes a passkey for `device` and keeps the master key wrapped under its PRF output in the stored record. Needs an
  * authenticator with the PRF extension (most platform passkeys; Chromium's virtual ones with `hasPrf`).
+ * @param {Device} device
+ * @param {{ credentials: Credentials, hostname: string, now?: () => number }} options
  */
 export async function addPasskey(device, { credentials, hostname, now = Date.now }) {
   const rpId = relyingParty(hostname);
   const salt = globalThis.crypto.getRandomValues(new Uint8Array(32));
+  /** @type {PublicKeyCredential | null} */
   let created;
   try {
-    created = await credentials.create({ publicKey: {
+    // A `publicKey` request answers with a PublicKeyCredential.
+    created = /** @type {PublicKeyCredential | null} */ (await credentials.create({ publicKey: {
       rp: { id: rpId, name: 'Coffer' },
       user: { id: globalThis.crypto.getRandomValues(new Uint8Array(16)), name: device.record.email, displayName: device.record.email },
       challenge: globalThis.crypto.getRandomValues(new Uint8Array(32)),
       pubKeyCredParams: [{ type: 'public-key', alg: -7 }, { type: 'public-key', alg: -257 }],
       authenticatorSelection: { residentKey: 'preferred', userVerification: 'required' },
       extensions: { prf: { eval: { first: salt } } },
-    } });
+    } }));
   } catch (error) {
     throw refused(error);
   }
@@ -71,16 +97,23 @@ export async function addPasskey(device, { credentials, hostname, now = Date.now
   await device.store.save(device.record);
 }
 
+/**
+ * @param {Credentials} credentials
+ * @param {string} rpId
+ * @param {Uint8Array} credentialID
+ * @param {Uint8Array} salt
+ */
 async function evaluate(credentials, rpId, credentialID, salt) {
+  /** @type {PublicKeyCredential | null} */
   let asserted;
   try {
-    asserted = await credentials.get({ publicKey: {
+    asserted = /** @type {PublicKeyCredential | null} */ (await credentials.get({ publicKey: {
       rpId,
       challenge: globalThis.crypto.getRandomValues(new Uint8Array(32)),
       allowCredentials: [{ type: 'public-key', id: credentialID }],
       userVerification: 'required',
       extensions: { prf: { eval: { first: salt } } },
-    } });
+    } }));
   } catch (error) {
     throw refused(error);
   }
@@ -95,6 +128,9 @@ async function evaluate(credentials, rpId, credentialID, salt) {
 /**
  * The master key from the record's passkey slot. A refusal or an output that does not open the slot is counted in the
  * store; the fifth removes the slot.
+ * @param {Store} store
+ * @param {VaultRecord} record
+ * @param {{ credentials: Credentials }} options
  */
 export async function unlockWithPasskey(store, record, { credentials }) {
   const slot = record.passkey;
@@ -124,7 +160,10 @@ export async function unlockWithPasskey(store, record, { credentials }) {
   }
 }
 
-/** Removes the passkey slot (the passkey itself stays in the authenticator, where the user may delete it). */
+/**
+ * Removes the passkey slot (the passkey itself stays in the authenticator, where the user may delete it).
+ * @param {Device} device
+ */
 export async function removePasskey(device) {
   delete device.record.passkey;
   await device.store.save(device.record);

@@ -1,3 +1,4 @@
+// @ts-check
 // Near me (FORMAT.md §9): the position stays in this page. The server is asked only for the public, padded tile of
 // the position's geohash-4 cell (§9.3), as `coffer places` does; each usable card is placed at the nearest of its
 // networks' stores, or of its own places (`location_N` metadata), within 50 km, by haversine distance (§9.1, §9.2).
@@ -7,12 +8,25 @@ const RADIUS = 6_371_000;
 export const SEARCH_RADIUS = 50_000;
 const GEOHASH = '0123456789bcdefghjkmnpqrstuvwxyz';
 
-/** Coordinates as every reader rounds them (§9.1). */
+/**
+ * @typedef {{ lat: number, lon: number }} Point degrees
+ * @typedef {import('./format.js').Card} Card
+ * @typedef {ReturnType<typeof parseTile>} Tile
+ */
+
+/**
+ * Coordinates as every reader rounds them (§9.1).
+ * @param {number} value
+ */
 export function rounded(value) {
   return Math.round(value * 1e7) / 1e7;
 }
 
-/** Haversine on a sphere of 6,371,000 m (§9.1). */
+/**
+ * Haversine on a sphere of 6,371,000 m (§9.1).
+ * @param {Point} a
+ * @param {Point} b
+ */
 export function distance(a, b) {
   const rad = Math.PI / 180;
   const dLat = (b.lat - a.lat) * rad;
@@ -21,7 +35,11 @@ export function distance(a, b) {
   return 2 * RADIUS * Math.asin(Math.min(1, Math.sqrt(h)));
 }
 
-/** The geohash of a point (§9.1: longitude bit first; longitude 180 is −180; latitude 90 in the top row). */
+/**
+ * The geohash of a point (§9.1: longitude bit first; longitude 180 is −180; latitude 90 in the top row).
+ * @param {Point} point
+ * @param {number} precision
+ */
 export function geohash(point, precision) {
   let [south, north, west, east] = [-90, 90, -180, 180];
   const lon = point.lon === 180 ? -180 : point.lon;
@@ -49,14 +67,23 @@ export function geohash(point, precision) {
   return cell;
 }
 
+/** @param {string} rule */
 function tileError(rule) {
   return new CofferError('tile', `the server's places tile is malformed (${rule}); nothing was used`);
 }
 
+/**
+ * @param {Uint8Array} bytes
+ * @param {number} offset
+ */
 function readI32LE(bytes, offset) {
   return new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getInt32(offset, true);
 }
 
+/**
+ * @param {Uint8Array} bytes
+ * @param {number} offset
+ */
 function readU32LE(bytes, offset) {
   return new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(offset, true);
 }
@@ -64,6 +91,8 @@ function readU32LE(bytes, offset) {
 /**
  * A tile (§9.3), checked before anything is used: `{ networks: [id], locations: [{ lat, lon, network }] }`.
  * `cell` is the cell asked for; a tile of another cell or kind is refused.
+ * @param {Uint8Array} bytes
+ * @param {string} cell
  */
 export function parseTile(bytes, cell) {
   if (bytes.length < 48 || bytes.length > 256 << 20) throw tileError('size');
@@ -76,6 +105,7 @@ export function parseTile(bytes, cell) {
   if (c !== 48 + 16 * n + 24 * l + s || c > bytes.length) throw tileError('counts');
   const strings = bytes.subarray(48 + 16 * n + 24 * l, c);
   const decoder = new TextDecoder('utf-8', { fatal: true });
+  /** @type {(offset: number, length: number) => string} */
   const string = (offset, length) => {
     if (offset + length > s) throw tileError('string range');
     try {
@@ -102,7 +132,10 @@ export function parseTile(bytes, cell) {
   return { networks, locations };
 }
 
-/** A card's own places: `location_N = "lat,lon"` metadata, in N's order (§9.2). */
+/**
+ * A card's own places: `location_N = "lat,lon"` metadata, in N's order (§9.2).
+ * @param {Card} card
+ */
 export function ownPlaces(card) {
   return Object.keys(card.metadata)
     .filter((key) => key.startsWith('location_'))
@@ -113,8 +146,14 @@ export function ownPlaces(card) {
     .filter((point) => Math.abs(point.lat) <= 90 && Math.abs(point.lon) <= 180);
 }
 
-/** For each card (`{ id, content }`), the distance to its nearest store or own place within 50 km of `position`. */
+/**
+ * For each card (`{ id, content }`), the distance to its nearest store or own place within 50 km of `position`.
+ * @param {{ id: string, content: Card }[]} cards
+ * @param {Point} position
+ * @param {Tile} tile
+ */
 export function nearest(cards, position, tile) {
+  /** @type {Map<string, number>} */
   const result = new Map();
   for (const { id, content } of cards) {
     const networks = new Set(content.network_ids);
@@ -125,8 +164,12 @@ export function nearest(cards, position, tile) {
   return result;
 }
 
-/** Calls `moved(position)` whenever the device has moved more than 200 m from the last call; returns a stop function. */
+/**
+ * Calls `moved(position)` whenever the device has moved more than 200 m from the last call; returns a stop function.
+ * @param {(position: Point) => void} moved
+ */
 export function watchMoves(moved) {
+  /** @type {Point | null} */
   let last = null;
   const id = navigator.geolocation?.watchPosition((found) => {
     const position = { lat: rounded(found.coords.latitude), lon: rounded(found.coords.longitude) };
@@ -137,6 +180,7 @@ export function watchMoves(moved) {
   return () => { if (id !== undefined) navigator.geolocation.clearWatch(id); };
 }
 
+/** @returns {Promise<Point>} */
 function currentPosition() {
   return new Promise((resolve, reject) => {
     if (!navigator.geolocation) {
@@ -150,7 +194,11 @@ function currentPosition() {
   });
 }
 
-/** The position now, the tile of its cell from the server (the only thing asked), and the cards' distances. */
+/**
+ * The position now, the tile of its cell from the server (the only thing asked), and the cards' distances.
+ * @param {{ id: string, content: Card }[]} cards
+ * @param {{ base?: string, progress?: (message: string) => void }} options
+ */
 export async function nearestStores(cards, { base = '', progress = () => {} } = {}) {
   const position = await currentPosition();
   const cell = geohash(position, 4);

@@ -1,3 +1,4 @@
+// @ts-check
 // Coffer's own barcode reader (Sources/CofferScan) compiled to WebAssembly by scripts/build-wasm.sh, and what the page
 // and the scan worker need around it: the module's answer parsed, a picture's luminance, and a scanning session that
 // feeds camera frames or a chosen photo to the worker. Nothing here runs until the camera opens or a photo is chosen:
@@ -6,19 +7,47 @@ import { load } from './barcode.js';
 import { CofferError } from './bytes.js';
 
 /**
+ * The reader's exports (Web/wasm/ScanExports.swift): pointers into `memory`, counts in bytes.
+ * @typedef {object} ReaderExports
+ * @property {WebAssembly.Memory} memory
+ * @property {(count: number) => number} coffer_scan_alloc
+ * @property {(pointer: number) => void} coffer_scan_free
+ * @property {(pixels: number, width: number, height: number, firstOnly: number) => number} coffer_scan records, or < 0
+ * @property {() => number} coffer_scan_answer
+ * @property {() => number} coffer_scan_answer_count
+ */
+
+/**
+ * A symbol read, and one refused (part `index` of `total` of a message spread over several symbols).
+ * @typedef {{ symbology: string, payload: Uint8Array }} Read
+ * @typedef {{ symbology: string, index: number, total: number | null }} Refusal
+ */
+
+/**
+ * The worker's answer to picture `id`: what it read and how long the reader took, or why it could not read.
+ * @typedef {{ id: number, found?: Read[], refused?: Refusal[], ms?: number, error?: string }} Answer
+ */
+
+/**
  * The reader's exports, from `source` (a Response, for streaming, or the module's bytes): instantiated as the encoder
  * is, with the same one import (randomness for Swift's hashing).
+ * @type {(source: Uint8Array | ArrayBuffer | Response | PromiseLike<Response>) => Promise<ReaderExports>}
  */
 export const loadReader = load;
 
 /**
  * The module's answer (FORMAT.md, "Barcode reader"): `{ found: [{ symbology, payload }], refused: [{ symbology, index,
  * total }] }`, `total` null when the symbol does not say. A malformed answer throws: it would be a bug, not an input.
+ * @param {Uint8Array} bytes
+ * @param {number} count
  */
 export function parseAnswer(bytes, count) {
+  /** @type {Read[]} */
   const found = [];
+  /** @type {Refusal[]} */
   const refused = [];
   let at = 0;
+  /** @param {number} length */
   const need = (length) => {
     if (at + length > bytes.length) throw new CofferError('scan', 'the barcode reader gave a malformed answer');
   };
@@ -51,7 +80,14 @@ export function parseAnswer(bytes, count) {
   return { found, refused };
 }
 
-/** Every symbol in a `width` × `height` grey picture (one byte a pixel); `firstOnly` stops at the first (a frame). */
+/**
+ * Every symbol in a `width` × `height` grey picture (one byte a pixel); `firstOnly` stops at the first (a frame).
+ * @param {ReaderExports} exports
+ * @param {Uint8Array} grey
+ * @param {number} width
+ * @param {number} height
+ * @param {boolean} firstOnly
+ */
 export function scanPixels(exports, grey, width, height, firstOnly) {
   const pointer = exports.coffer_scan_alloc(grey.length);
   try {
@@ -65,7 +101,10 @@ export function scanPixels(exports, grey, width, height, firstOnly) {
   }
 }
 
-/** The luminance of RGBA pixels over white, weighted as the CLI's PNG decoder weighs them (ITU-R BT.601). */
+/**
+ * The luminance of RGBA pixels over white, weighted as the CLI's PNG decoder weighs them (ITU-R BT.601).
+ * @param {ArrayLike<number>} rgba
+ */
 export function luminance(rgba) {
   const grey = new Uint8Array(rgba.length / 4);
   for (let pixel = 0, at = 0; pixel < grey.length; pixel++, at += 4) {
@@ -85,6 +124,7 @@ const FRAME_INTERVAL = 100;
 /**
  * The reader's worker, made when the camera first opens or a photo is first chosen, and kept for the next scan: the
  * browser compiles the reader again for a new worker, and its first frames run slower while it does.
+ * @type {Worker | null}
  */
 let sharedWorker = null;
 
@@ -104,14 +144,25 @@ export function releaseReader() {
  * off (the worker stays for the next scan until `releaseReader()`).
  */
 export class ScanSession {
+  /**
+   * @param {object} options
+   * @param {(reads: Read[]) => void} options.onRead
+   * @param {(text: string) => void} options.onStatus
+   * @param {(ms: number) => void} [options.onFrame]
+   */
   constructor({ onRead, onStatus, onFrame }) {
     this.onRead = onRead;
     this.onStatus = onStatus;
     this.onFrame = onFrame;
+    /** @type {Worker | null} */
     this.worker = null;
+    /** @type {MediaStream | null} */
     this.stream = null;
+    /** @type {HTMLVideoElement | null} */
     this.video = null;
+    /** @type {number | null} */
     this.timer = null;
+    /** @type {{ kind: 'frame' | 'photo', sent: number, id: number } | null} */
     this.pending = null;
   }
 
@@ -120,6 +171,7 @@ export class ScanSession {
     if (!this.worker) {
       sharedWorker ??= new Worker(new URL('./scan-worker.js', import.meta.url), { type: 'module' });
       this.worker = sharedWorker;
+      /** @param {MessageEvent<Answer>} event */
       this.listener = (event) => this.answered(event.data);
       this.errorListener = () => {
         releaseReader();
@@ -131,7 +183,10 @@ export class ScanSession {
     return this.worker;
   }
 
-  /** Opens the back camera (any camera where there is no back one) into `video` and reads its frames. */
+  /**
+   * Opens the back camera (any camera where there is no back one) into `video` and reads its frames.
+   * @param {HTMLVideoElement} video
+   */
   async startCamera(video) {
     this.stopCamera();
     if (!navigator.mediaDevices?.getUserMedia) throw new CofferError('camera', 'this browser has no camera here: choose a photo instead');
@@ -140,7 +195,7 @@ export class ScanSession {
       // `ideal`, never `exact`: a laptop's only camera, or a test's fake one, has no facing mode.
       stream = await navigator.mediaDevices.getUserMedia({ audio: false,
         video: { facingMode: { ideal: 'environment' }, width: { ideal: 1280 }, height: { ideal: 720 } } });
-    } catch (error) {
+    } catch (/** @type {any} */ error) {
       throw new CofferError('camera', error?.name === 'NotAllowedError'
         ? 'the camera was not allowed: allow it in the browser, or choose a photo instead'
         : 'no camera could be opened: choose a photo instead');
@@ -156,6 +211,7 @@ export class ScanSession {
     this.nextFrame(0);
   }
 
+  /** @param {number} delay */
   nextFrame(delay) {
     clearTimeout(this.timer);
     this.timer = setTimeout(() => this.sendFrame(), delay);
@@ -183,12 +239,16 @@ export class ScanSession {
     this.reader().postMessage({ id: this.pending.id, bitmap, firstOnly: true }, [bitmap]);
   }
 
-  /** Reads every symbol in a photo the user chose (`File` or `Blob`), upright by its EXIF orientation. */
+  /**
+   * Reads every symbol in a photo the user chose (`File` or `Blob`), upright by its EXIF orientation.
+   * @param {Blob} file
+   */
   async readPhoto(file) {
     this.stopCamera();
     let bitmap;
     try {
-      bitmap = await createImageBitmap(file, { imageOrientation: 'from-image' });
+      // 'from-image' is the HTML standard's name for the EXIF orientation; TypeScript 4.8's lib knows only 'none'.
+      bitmap = await createImageBitmap(file, /** @type {ImageBitmapOptions} */ (/** @type {unknown} */ ({ imageOrientation: 'from-image' })));
     } catch {
       throw new CofferError('photo', 'the file is not a picture this browser can open (PNG, JPEG, WebP)');
     }
@@ -205,6 +265,9 @@ export class ScanSession {
     this.reader().postMessage({ id: this.pending.id, bitmap, firstOnly: false }, [bitmap]);
   }
 
+  /**
+   * @param {Answer} answer `found`, `refused` and `ms`, or `error` (scan-worker.js)
+   */
   answered({ id, found, refused, error, ms }) {
     const pending = this.pending;
     if (!pending || id !== pending.id) return;
@@ -213,14 +276,15 @@ export class ScanSession {
       this.failed(error);
       return;
     }
-    if (pending.kind === 'frame') this.onFrame?.(ms);
-    if (found.length) {
+    // An answer without an error has what it read (the casts below).
+    if (pending.kind === 'frame') this.onFrame?.(/** @type {number} */ (ms));
+    if (/** @type {Read[]} */ (found).length) {
       this.stopCamera();
-      this.onRead(found);
+      this.onRead(/** @type {Read[]} */ (found));
       return;
     }
-    if (refused.length) {
-      const { symbology, index, total } = refused[0];
+    if (/** @type {Refusal[]} */ (refused).length) {
+      const { symbology, index, total } = /** @type {Refusal[]} */ (refused)[0];
       this.onStatus(`This ${symbology} code is part ${index}${total ? ` of ${total}` : ''} of a message spread over several codes: Coffer keeps one code per item.`);
     } else if (pending.kind === 'photo') {
       this.onStatus('No barcode found in the photo: try a sharper one, closer, in even light, with the whole code in it.');
@@ -228,6 +292,7 @@ export class ScanSession {
     if (pending.kind === 'frame' && this.stream) this.nextFrame(Math.max(0, FRAME_INTERVAL - (performance.now() - pending.sent)));
   }
 
+  /** @param {string} message */
   failed(message) {
     this.stop();
     this.onStatus(message);
@@ -251,8 +316,9 @@ export class ScanSession {
   stop() {
     this.stopCamera();
     this.pending = null;
-    this.worker?.removeEventListener('message', this.listener);
-    this.worker?.removeEventListener('error', this.errorListener);
+    // A session with a worker has its listeners (`reader()` set them).
+    this.worker?.removeEventListener('message', /** @type {(event: MessageEvent<Answer>) => void} */ (this.listener));
+    this.worker?.removeEventListener('error', /** @type {() => void} */ (this.errorListener));
     this.worker = null;
   }
 }

@@ -1,3 +1,4 @@
+// @ts-check
 // What the CLI's StateVerifier checks, done again in the browser before anything is shown (FORMAT.md §8.6): the head's
 // tag and vault, its link to the newest head this browser verified, that the rows add up to its count and root, and
 // that every live row opens under the items key with its own associated data.
@@ -8,11 +9,29 @@ import { itemsKey, manifestKey, photosKey } from './keys.js';
 
 const NOTHING = 'nothing was shown';
 
+/**
+ * @typedef {import('./format.js').Manifest} Manifest
+ * @typedef {import('./format.js').LeafRow} LeafRow
+ * @typedef {import('./format.js').Item} Item
+ * @typedef {{ leaves: Map<string, Uint8Array>, items: Map<string, Item> }} Known what an earlier verification returned
+ * @typedef {{ head: Manifest | null, fingerprint: string | null, items: Item[], leaves: Map<string, Uint8Array>,
+ *   opened: Map<string, Item> }} State a verified state
+ */
+
+/**
+ * @param {string} code
+ * @param {string} message
+ */
 function refuse(code, message) {
   return new CofferError(code, `${message}; ${NOTHING}`);
 }
 
-/** The manifest's tag verifies under `kMan` and it names this vault. */
+/**
+ * The manifest's tag verifies under `kMan` and it names this vault.
+ * @param {Manifest} manifest
+ * @param {Uint8Array} vaultID
+ * @param {Uint8Array} kMan
+ */
 async function authentic(manifest, vaultID, kMan) {
   if (!equal(manifest.vaultID, vaultID)) {
     throw refuse('other-vault', "the server's record of the vault's state belongs to another vault");
@@ -24,6 +43,11 @@ async function authentic(manifest, vaultID, kMan) {
  * `head` extends `verified` through `chain` (the manifests after `verified`, oldest first, ending with `head`). A
  * manifest of the chain made under an older master key than the head's cannot be checked by its tag here (the browser
  * holds only the current key), and need not be: the hash links down from the authentic head pin its bytes.
+ * @param {Manifest | null} verified
+ * @param {Manifest} head
+ * @param {Manifest[]} chain
+ * @param {Uint8Array} vaultID
+ * @param {Uint8Array} kMan
  */
 async function checkHistory(verified, head, chain, vaultID, kMan) {
   if (!verified) return;
@@ -66,8 +90,13 @@ async function checkHistory(verified, head, chain, vaultID, kMan) {
   }
 }
 
-/** The newest row of each id of a full read of the feed, without the server's own CardOnCue cards (§8.6). */
+/**
+ * The newest row of each id of a full read of the feed, without the server's own CardOnCue cards (§8.6).
+ * @template {{ id: string, kind: string, revision: number }} Row
+ * @param {Row[]} rows
+ */
 export function newestRows(rows) {
+  /** @type {Map<string, Row>} */
   const byID = new Map();
   for (const row of rows) {
     if (row.kind.startsWith('cardoncue.')) continue;
@@ -91,6 +120,17 @@ export function newestRows(rows) {
  *   and opened again.
  *
  * Also returns `leaves` and `opened` (item by id) for the next call's `known`.
+ *
+ * @param {object} options
+ * @param {Uint8Array} options.master
+ * @param {Uint8Array} options.vaultID
+ * @param {Uint8Array} options.account
+ * @param {Manifest | null} options.head
+ * @param {Manifest[]} [options.chain]
+ * @param {LeafRow[]} options.rows
+ * @param {Manifest | null} [options.verified]
+ * @param {Known | null} [options.known]
+ * @returns {Promise<State>}
  */
 export async function verifyState({ master, vaultID, account, head, chain = [], rows, verified = null, known = null }) {
   const current = newestRows(rows);
@@ -114,19 +154,24 @@ export async function verifyState({ master, vaultID, account, head, chain = [], 
   }
   await checkHistory(verified, head, chain, vaultID, kMan);
 
+  // A reused row's leaf and item come from `known`, which holds them (the casts below say so).
+  /** @type {(row: LeafRow) => boolean | undefined} */
   const reused = (row) => row.settled && known?.leaves.has(row.id);
-  const leaves = await Promise.all(current.map(async (row) => [row.idBytes, reused(row) ? known.leaves.get(row.id) : await leaf(row)]));
+  const leaves = await Promise.all(current.map(async (row) => /** @type {[Uint8Array, Uint8Array]} */ (
+    [row.idBytes, reused(row) ? /** @type {Known} */ (known).leaves.get(row.id) : await leaf(row)])));
   if (leaves.length < head.count) {
     throw refuse('withheld', `the server withheld items: the vault's verified state holds ${head.count} rows, the `
       + `server's answer adds up to ${leaves.length}`);
   }
   const ik = await aesKey(await itemsKey(master, vaultID));
   const phk = await aesKey(await photosKey(master, vaultID));
+  /** @type {(row: LeafRow) => Promise<Uint8Array>} a live row's box, opened */
   const open = async (row) => {
+    const box = /** @type {Uint8Array} */ (row.boxBytes);
     try {
       // Card photo parts (§5b) are checked like every row; the page does not show photos.
-      if (row.kind === PHOTO_KIND) return await openBox(phk, row.boxBytes, photoAD(vaultID, row.idBytes, row.revision, row.updated_at));
-      return await openBox(ik, row.boxBytes, itemAD(vaultID, row.idBytes, row.kind, row.revision, row.updated_at));
+      if (row.kind === PHOTO_KIND) return await openBox(phk, box, photoAD(vaultID, row.idBytes, row.revision, row.updated_at));
+      return await openBox(ik, box, itemAD(vaultID, row.idBytes, row.kind, row.revision, row.updated_at));
     } catch {
       throw refuse('altered', `item ${uuidText(row.idBytes)} from the server does not open with this vault's key: it `
         + 'was altered or swapped');
@@ -139,14 +184,17 @@ export async function verifyState({ master, vaultID, account, head, chain = [], 
       + 'or changed some');
   }
 
+  /** @type {Item[]} */
   const items = [];
+  /** @type {Map<string, Item>} */
   const opened = new Map();
   for (const row of current) {
     if (row.deleted) continue;
-    if (reused(row) && (row.kind === PHOTO_KIND || known.items.has(row.id))) {
+    if (reused(row) && (row.kind === PHOTO_KIND || /** @type {Known} */ (known).items.has(row.id))) {
       if (row.kind !== PHOTO_KIND) {
-        items.push(known.items.get(row.id));
-        opened.set(row.id, known.items.get(row.id));
+        const item = /** @type {Item} */ (/** @type {Known} */ (known).items.get(row.id));
+        items.push(item);
+        opened.set(row.id, item);
       }
       continue;
     }
