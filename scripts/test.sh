@@ -32,6 +32,7 @@ command -v setpriv >/dev/null || missing_apt+=(util-linux)
 [ -x /usr/bin/python3 ] || missing_apt+=(python3)
 # The web vault's barcode encoder runs in Node for the tests that compare it with the native one.
 command -v node >/dev/null || missing_apt+=(nodejs)
+command -v tsc >/dev/null || missing_apt+=(node-typescript)
 # KeePass databases are written at test time by KeePassXC and pykeepass (Debian's, for /usr/bin/python3, with
 # PyCryptodome as the stream-cipher oracle); Ente's encrypted export is checked against libsodium itself.
 command -v keepassxc-cli >/dev/null || missing_apt+=(keepassxc)

@@ -5,6 +5,14 @@
 # Usage: scripts/web-test.sh [--screenshots DIR] [--bench N]   (arguments go to the browser test)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The scripts the app ships, type-checked as they are served (`// @ts-check`, JSDoc types; no build step): the page's
+# in Web/tsconfig.json, the two workers' in Web/tsconfig.worker.json.
+if ! command -v tsc >/dev/null; then
+  echo "web-test.sh: tsc is missing: sudo apt-get install node-typescript (Debian's TypeScript, 4.8 on Debian 12)" >&2
+  exit 1
+fi
+tsc -p Web/tsconfig.json && tsc -p Web/tsconfig.worker.json \
+  || { echo "web-test.sh: the web vault's scripts do not type-check (tsc's errors above)" >&2; exit 1; }
 missing_apt=()
 command -v node >/dev/null || missing_apt+=(nodejs)
 command -v chromium >/dev/null || missing_apt+=(chromium)
