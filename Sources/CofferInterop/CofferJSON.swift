@@ -44,7 +44,7 @@ public enum CofferJSONImporter: Importer {
         let whole: Int
         switch versionValue {
         case .integer, .unsignedInteger:
-            guard let value = versionValue.intValue else { throw .malformedFile("\"version\" is not a whole number") }
+            guard let value = versionValue.intValue else { throw .unsupportedVersion("beyond \(Int.max)") }
             whole = value
         case .fraction(let value):
             guard let value = Int(exactly: value) else { throw .malformedFile("\"version\" is not a whole number") }

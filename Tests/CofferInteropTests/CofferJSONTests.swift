@@ -164,6 +164,8 @@ struct CofferJSONTests {
         ("version 0", Text.export(version: "0"), .unsupportedVersion("0")),
         ("version as text", Text.export(version: #""1""#), .malformedFile(#""version" is not a number"#)),
         ("fractional version", Text.export(version: "1.5"), .malformedFile(#""version" is not a whole number"#)),
+        ("whole fractional version", Text.export(version: "2.0"), .unsupportedVersion("2")),
+        ("version beyond 64 bits", Text.export(version: "18446744073709551615"), .unsupportedVersion("beyond \(Int.max)")),
         ("no version", Array(#"{"format": "coffer-export"}"#.utf8), .malformedFile(#""version" is missing"#)),
         ("unknown top-level key", Text.export(extra: #", "passwords": []"#), .malformedFile(#"the export has an unknown key "passwords""#)),
         ("odd unknown key", Text.export(extra: #", "a b\u0000": []"#), .malformedFile("the export has an unknown key (a key that is not a plain name)")),
