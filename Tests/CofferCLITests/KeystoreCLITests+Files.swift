@@ -12,7 +12,7 @@ import Glibc
 extension KeystoreCLITests {
     @Test("the file store's key lives outside the data folder: a copy of that folder alone opens nothing; a key an older coffer left beside the vault is moved and opens it")
     func fileStoreOutsideTheData() async throws {
-        try await TestSupport.onOwnThread { try Self.fileStoreOutsideTheDataRun() }
+        try Self.fileStoreOutsideTheDataRun()
     }
 
     static func fileStoreOutsideTheDataRun() throws {
@@ -49,7 +49,7 @@ extension KeystoreCLITests {
 
     @Test("a device key deleted from its store: `unlock` gives a new slot and names the dead one, `slots` marks it, and removing it leaves the vault opening")
     func deadSlots() async throws {
-        try await TestSupport.onOwnThread {
+        do {
             let cli = try CLI()
             try cli.ok(["init", "--passphrase", "--keystore", "file"], input: "\(Self.passphrase)\n\(Self.passphrase)\n")
             let first = try #require(try Self.deviceSlots(cli).first?["id"] as? String)
@@ -77,7 +77,7 @@ extension KeystoreCLITests {
 
     @Test("--keystore and COFFER_KEYSTORE are checked; an unknown name is a usage error")
     func choosing() async throws {
-        try await TestSupport.onOwnThread { try Self.choosingRun() }
+        try Self.choosingRun()
     }
 
     static func choosingRun() throws {

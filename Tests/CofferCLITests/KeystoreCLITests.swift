@@ -44,7 +44,7 @@ struct KeystoreCLITests {
         "a home folder copied to another machine: its TPM refuses the key (exit 69, never a new vault), `coffer unlock` seals one of its own",
         .enabled(if: SoftwareTPM.unavailableReason == nil, Comment(rawValue: "NOTICE: no TPM simulator: \(SoftwareTPM.unavailableReason ?? "")")))
     func copiedToAnotherTPM() async throws {
-        try await TestSupport.onOwnThread { try Self.copiedToAnotherTPMRun() }
+        try Self.copiedToAnotherTPMRun()
     }
 
     static func copiedToAnotherTPMRun() throws {
@@ -77,7 +77,7 @@ struct KeystoreCLITests {
         "a PIN-held key with a TPM: the chip checks and counts the PIN (oracles: tpm2-tools, OpenSSL), says what is left, locks out and recovers; a copied folder's key is bound elsewhere",
         .enabled(if: SoftwareTPM.unavailableReason == nil, Comment(rawValue: "NOTICE: no TPM simulator: \(SoftwareTPM.unavailableReason ?? "")")))
     func pinCheckedByTheTPM() async throws {
-        try await TestSupport.onOwnThread { try Self.pinCheckedByTheTPMRun() }
+        try Self.pinCheckedByTheTPMRun()
     }
 
     static func pinCheckedByTheTPMRun() throws {
@@ -171,7 +171,7 @@ struct KeystoreCLITests {
 
     @Test("a restore says the truth: a backup with only a recovery code asks for it, PIN-held keys bound to the old device are named before any PIN, and bad files are named as such")
     func restoreTellsTheTruth() async throws {
-        try await TestSupport.onOwnThread { try Self.restoreTellsTheTruthRun() }
+        try Self.restoreTellsTheTruthRun()
     }
 
     static func restoreTellsTheTruthRun() throws {
@@ -219,7 +219,7 @@ struct KeystoreCLITests {
 
     @Test("two devices share one vault folder: each unlock adds its own named slot, concurrent unlocks both survive, `slots remove ID` drops one")
     func twoDevices() async throws {
-        try await TestSupport.onOwnThread { try Self.twoDevicesRun() }
+        try Self.twoDevicesRun()
     }
 
     static func twoDevicesRun() throws {
@@ -262,7 +262,7 @@ struct KeystoreCLITests {
 
     @Test("Secret Service: Coffer's value is what secret-tool reads; a locked keyring is reported, and changes no slot", secretServiceTrait)
     func lockedSecretService() async throws {
-        try await TestSupport.onOwnThread {
+        do {
             let session = try SecretServiceSession()
             defer { session.stop() }
             let cli = try CLI(extraEnvironment: ["DBUS_SESSION_BUS_ADDRESS": session.address])
@@ -308,7 +308,7 @@ struct KeystoreCLITests {
 
     @Test("a keyring daemon that hangs costs a command at most about 5 seconds, with a plain message, never D-Bus's 25 s a call", secretServiceTrait)
     func hungKeyring() async throws {
-        try await TestSupport.onOwnThread {
+        do {
             let session = try SecretServiceSession()
             defer { session.stop() }
             let cli = try CLI(extraEnvironment: ["DBUS_SESSION_BUS_ADDRESS": session.address])
@@ -333,7 +333,7 @@ struct KeystoreCLITests {
                 throw CLIFailure(arguments: [], status: 0, stderr: "skipped")
             }
         }
-        try await TestSupport.onOwnThread {
+        do {
             let session = kind == "file" ? nil : try SecretServiceSession()
             defer { session?.stop() }
             let cli = try CLI(extraEnvironment: session.map { ["DBUS_SESSION_BUS_ADDRESS": $0.address] } ?? [:])
@@ -366,7 +366,7 @@ struct KeystoreCLITests {
 
     @Test("keystore migrate file → secret-service, killed after each step, leaves a vault that opens; a rerun finishes", secretServiceTrait)
     func migrateKilled() async throws {
-        try await TestSupport.onOwnThread {
+        do {
             let session = try SecretServiceSession()
             defer { session.stop() }
             for step in ["copied", "verified", "recorded", "removed"] {

@@ -59,17 +59,6 @@ public enum TestSupport {
         public var stderr: String { String(decoding: standardError, as: UTF8.self) }
     }
 
-    /// Runs blocking work (child processes, sleeps) on a thread of its own. A test that blocks for long on a thread of
-    /// Swift's cooperative pool — two threads on a two-core machine — starves the in-process servers of the tests
-    /// running beside it, whose clients then time out.
-    public static func onOwnThread<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
-        try await withCheckedThrowingContinuation { continuation in
-            let thread = Thread { continuation.resume(with: Result { try body() }) }
-            thread.stackSize = 1 << 22
-            thread.start()
-        }
-    }
-
     /// Runs `executable` with `arguments`, feeding `input` on stdin.
     public static func run(
         _ executable: String, _ arguments: [String], input: [UInt8] = [], environment: [String: String]? = nil
