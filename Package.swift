@@ -157,14 +157,20 @@ let package = Package(
         // The agent process: holds unlocked passphrase-only vaults, serves the socket, locks on timers and signals.
         .target(
             name: "CofferAgent",
-            dependencies: ["CofferKit", "CofferVault", "CofferAgentWire", "CofferCrypto", "CofferPlatform"],
+            dependencies: ["CofferKit", "CofferVault", "CofferKeystore", "CofferAgentWire", "CofferCrypto", "CofferPlatform"],
+            swiftSettings: strict),
+        // How a program's failures reach the user: one line, a hint, the exit code of the README's table. `coffer`,
+        // `coffer-full` and `coffer-server` report through it.
+        .target(
+            name: "CofferReporting",
+            dependencies: ["CofferPlatform", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict),
         // The command line's shared part: options, output, errors, and the everyday commands `coffer` runs itself.
         .target(
             name: "CofferCLI",
             dependencies: [
-                "CofferKit", "CofferLogging", "CofferPlatform", "CofferVault", "CofferKeystore", "CofferCrypto", "CofferAgentWire",
-                "CofferInterop",
+                "CofferKit", "CofferLogging", "CofferPlatform", "CofferReporting", "CofferVault", "CofferKeystore", "CofferCrypto",
+                "CofferAgentWire", "CofferInterop",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -177,7 +183,7 @@ let package = Package(
             dependencies: [
                 "CofferCLI", "CofferKit", "CofferAgent", "CofferSync", "CofferCue", "CofferLogging", "CofferScan", "CofferImage",
                 "CofferPlatform", "CofferStellar", "CofferAgentWire", "CofferBarcode", "CofferCrypto", "CofferInterop", "CofferKeystore",
-                "CofferModel", "CofferSyncAPI", "CofferVault",
+                "CofferModel", "CofferReporting", "CofferSyncAPI", "CofferVault",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict,
@@ -246,7 +252,7 @@ let package = Package(
         .executableTarget(
             name: "coffer-server",
             dependencies: [
-                "CofferServer", "CofferServerStore", "CofferLogging", "CofferPlatform", "CofferCrypto", "CofferPlaces",
+                "CofferServer", "CofferServerStore", "CofferLogging", "CofferPlatform", "CofferReporting", "CofferCrypto", "CofferPlaces",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -357,7 +363,8 @@ let package = Package(
         .testTarget(
             name: "CofferCLITests",
             dependencies: [
-                "coffer", "coffer-full", "coffer-server", "CofferCLI", "CofferKit", "CofferTestSupport", "CofferPlatform", "CofferAgentWire",
+                "coffer", "coffer-full", "coffer-server", "CofferCLI", "CofferReporting", "CofferKit", "CofferTestSupport", "CofferPlatform",
+                "CofferAgentWire",
                 "CofferCue", "CofferBarcode", "CofferCrypto", "CofferKeystore", "CofferVault",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),

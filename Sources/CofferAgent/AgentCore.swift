@@ -1,5 +1,6 @@
 import CofferAgentWire
 import CofferCrypto
+import CofferKeystore
 import CofferKit
 import CofferPlatform
 import CofferVault
@@ -76,29 +77,24 @@ public final class AgentCore {
             if let vault { held[vault] = nil } else { lockAll() }
             return .done
         case .items(let vault, let kind):
-            return serve(vault, at: now) { coffer throws(CofferError) in
-                .items(try coffer.items(kind: try Self.kind(kind)).map { (item) throws(CofferError) in try item.agentItem })
+            return serve(vault, at: now) { coffer throws in
+                .items(try coffer.items(kind: try Self.kind(kind)).map { (item) throws in try item.agentItem })
             }
         case .find(let vault, let query, let kind):
-            return serve(vault, at: now) { coffer throws(CofferError) in
+            return serve(vault, at: now) { coffer throws in
                 .items([try coffer.find(query, kind: try Self.kind(kind)).agentItem])
             }
         case .codes(let vault, let query, let at):
-            return serve(vault, at: now) { coffer throws(CofferError) in
+            return serve(vault, at: now) { coffer throws in
                 .codes(
                     try coffer.codes(matching: query, at: UnixTime.date(milliseconds: at)).map {
                         AgentCode(id: $0.id.bytes, name: $0.name, code: $0.code, secondsRemaining: $0.secondsRemaining.map { Int32(clamping: $0) })
                     })
             }
         case .add(let vault, let kind, let content):
-            return serve(vault, at: now) { coffer throws(CofferError) in
-                guard let itemKind = ItemKind(rawValue: kind) else { throw .agent(AgentFailure(.badRequest, "unknown item kind")) }
-                let decoded: ItemContent
-                do throws(ModelError) {
-                    decoded = try ItemContentCoding.decode(Data(content), kind: itemKind).content
-                } catch {
-                    throw .model(error)
-                }
+            return serve(vault, at: now) { coffer throws in
+                guard let itemKind = ItemKind(rawValue: kind) else { throw CofferError.agent(AgentFailure(.badRequest, "unknown item kind")) }
+                let decoded = try ItemContentCoding.decode(Data(content), kind: itemKind).content
                 return .items([try coffer.add(decoded).agentItem])
             }
         case .stop:
@@ -154,7 +150,7 @@ public final class AgentCore {
         }
     }
 
-    private func serve(_ vault: String, at now: UInt64, _ body: (Coffer) throws(CofferError) -> AgentResponse) -> AgentResponse {
+    private func serve(_ vault: String, at now: UInt64, _ body: (Coffer) throws -> AgentResponse) -> AgentResponse {
         guard var entry = held[vault] else {
             return .failure(AgentFailure(.notHeld, "the agent does not hold this vault"))
         }
@@ -167,26 +163,39 @@ public final class AgentCore {
         }
     }
 
-    private static func kind(_ raw: String?) throws(CofferError) -> ItemKind? {
+    private static func kind(_ raw: String?) throws -> ItemKind? {
         guard let raw else { return nil }
-        guard let kind = ItemKind(rawValue: raw) else { throw .agent(AgentFailure(.badRequest, "unknown item kind")) }
+        guard let kind = ItemKind(rawValue: raw) else { throw CofferError.agent(AgentFailure(.badRequest, "unknown item kind")) }
         return kind
     }
 
-    /// The facade's error as the wire carries it; messages are the errors' descriptions, which name rules, never
-    /// values.
-    static func failure(_ error: CofferError) -> AgentFailure {
+    /// An error of the library as the wire carries it. Messages are Coffer's errors' descriptions, which name rules,
+    /// never values; an error of any other kind is named by its type alone.
+    static func failure(_ error: any Error) -> AgentFailure {
+        let message = Self.message(error)
         switch error {
-        case .agent(let failure): return failure
-        case .noMatch: return AgentFailure(.noMatch, error.description)
-        case .ambiguous(_, let candidates):
+        case CofferError.agent(let failure): return failure
+        case CofferError.noMatch: return AgentFailure(.noMatch, message)
+        case CofferError.ambiguous(_, let candidates):
             return AgentFailure(
-                .ambiguous, error.description,
+                .ambiguous, message,
                 candidates: candidates.map { AgentCandidate(id: $0.id.bytes, kind: $0.kind.rawValue, name: $0.name) })
-        case .wrongKind: return AgentFailure(.wrongKind, error.description)
-        case .vault(.wrongPassphrase): return AgentFailure(.wrongPassphrase, error.description)
-        case .vault(.notFound), .vault(.noSlot): return AgentFailure(.cannotOpen, error.description)
-        default: return AgentFailure(.failed, error.description)
+        case CofferError.wrongKind: return AgentFailure(.wrongKind, message)
+        case VaultError.wrongPassphrase: return AgentFailure(.wrongPassphrase, message)
+        case VaultError.notFound, VaultError.noSlot: return AgentFailure(.cannotOpen, message)
+        default: return AgentFailure(.failed, message)
+        }
+    }
+
+    private static func message(_ error: any Error) -> String {
+        switch error {
+        case let error as CofferError: return error.description
+        case let error as VaultError: return error.description
+        case let error as ModelError: return error.description
+        case let error as OTPError: return error.description
+        case let error as KeystoreError: return error.description
+        case let error as CofferCryptoError: return error.description
+        default: return "unexpected failure (\(type(of: error)))"
         }
     }
 }

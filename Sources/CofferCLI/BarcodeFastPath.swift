@@ -1,5 +1,6 @@
 import ArgumentParser
 import CofferKit
+import CofferReporting
 import Foundation
 
 /// `coffer barcode --symbology S --png FILE` (and `--svg`, `--pgm`, `--ec`, `--scale`) run without ArgumentParser.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CofferPlatform
+import CofferReporting
 import Crypto
 import Foundation
 

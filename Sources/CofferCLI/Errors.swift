@@ -5,49 +5,9 @@ import CofferInterop
 import CofferKeystore
 import CofferKit
 import CofferPlatform
+import CofferReporting
 import CofferVault
 import Foundation
-
-/// The exit codes of `coffer`, one per row of the README's "Exit codes" table (sysexits(3) where one fits).
-/// `ExitCodeTests` checks the table and the codes real failures give against each other.
-package enum ExitStatus: Int32, CaseIterable, Sendable {
-    case success = 0
-    /// I/O, storage, or anything without a better code.
-    case failure = 1
-    /// Bad arguments, an unknown command, missing input, a confirmation left out, a name several items match.
-    case usage = 64
-    /// Input that cannot be used: invalid item fields, URI or seed; a damaged or newer-format vault.
-    case badData = 65
-    /// No vault, no such item or slot, no places for a position.
-    case notFound = 66
-    /// A server, gpsd or the key store cannot be reached; a library an importer needs is not installed.
-    case unavailable = 69
-    /// Already exists.
-    case alreadyExists = 73
-    /// Try again: something changed meanwhile, the key store is locked, the terminal is too narrow.
-    case tryAgain = 75
-    /// The sync server broke the protocol.
-    case protocolViolation = 76
-    /// Not permitted: a wrong passphrase, recovery code or PIN; a locked key; no device key; a session ended.
-    case notPermitted = 77
-    /// `coffer run`: the program cannot be executed.
-    case cannotExecute = 126
-    /// `coffer run`: there is no such program.
-    case noProgram = 127
-}
-
-/// An error as the command line reports it: one line that never holds a secret, an optional hint (`coffer: hint:`),
-/// and the exit code. Each domain's error conforms here, in one place, so that commands throw library errors as they
-/// come and `ErrorReporter` reports them all the same way.
-package protocol ReportableError: Error {
-    var message: String { get }
-    var hint: String? { get }
-    var status: ExitStatus { get }
-}
-
-extension ReportableError where Self: CustomStringConvertible {
-    package var message: String { description }
-}
 
 /// Errors the command line itself raises.
 package enum CLIError: ReportableError, CustomStringConvertible {
@@ -96,26 +56,18 @@ package enum CLIError: ReportableError, CustomStringConvertible {
 extension CofferError: ReportableError {
     package var hint: String? {
         switch self {
-        case .vault(let error): return error.hint
-        case .keystore(let error): return error.hint
-        case .model(let error): return error.hint
         case .needsSecret:
             return "run `coffer unlock` (passphrase) or `coffer unlock --recovery-code` once on this device, or `coffer agent start` to keep a passphrase-only vault unlocked for a while"
         case .ambiguous: return "give the full name or an id prefix (4+ characters) of the one you mean"
         case .syncedVault: return "a synced vault is rotated through its server: `coffer rotate-key` does that"
         case .keyBoundElsewhere: return "PIN-held keys never leave the device they were added on; keep the seed's own backup"
-        case .otp, .places, .noMatch, .wrongKind, .keystoreNotRecorded, .keystoreUnchanged, .keystoreCopyDiffers: return nil
+        case .noMatch, .wrongKind, .keystoreNotRecorded, .keystoreUnchanged, .keystoreCopyDiffers: return nil
         case .agentNotRunning, .agentUnusable, .agent: return nil
         }
     }
 
     package var status: ExitStatus {
         switch self {
-        case .vault(let error): return error.status
-        case .keystore(let error): return error.status
-        case .model(let error): return error.status
-        case .otp(let error): return error.status
-        case .places(let error): return error.status
         case .noMatch: return .notFound
         case .ambiguous: return .usage
         case .wrongKind: return .badData
@@ -274,34 +226,26 @@ extension PrivateFileError: ReportableError {
     }
 }
 
-/// How every failure reaches the user: `coffer: error: …` on standard error, an optional `coffer: hint: …`, and the
-/// exit code of its row in ``ExitStatus``.
-package enum ErrorReporter {
-    /// Prints `failure` (and its hint) the way every command reports errors, and exits with its code.
+extension ErrorReporter {
+    /// `coffer`'s and `coffer-full`'s reporter.
+    package static let coffer = ErrorReporter(program: "coffer")
+
+    /// Reports `failure` as `coffer: error: …` and exits with its code.
     package static func exit(reporting failure: any ReportableError) -> Never {
-        Terminal.writeError("coffer: error: \(failure.message)\n")
-        if let hint = failure.hint { Terminal.writeError("coffer: hint: \(hint)\n") }
-        Foundation.exit(failure.status.rawValue)
+        coffer.exit(reporting: failure)
     }
 
     /// Reports an error a command's work throws outside parsing: ours as above, any other as ArgumentParser would.
     package static func exit(reporting error: any Error) -> Never {
         // ArgumentParser's reporting asks for a command type; outside parsing, any gives the same answer.
-        exit(reporting: error, of: VaultOption.self, hint: { _ in nil })
+        coffer.exit(reporting: error, of: VaultOption.self)
     }
 
-    /// Reports any error a command's parsing or run throws: ours as above; ArgumentParser's help and version output
-    /// as it prints them; its parse and validation errors in our form, with the hint `hint` finds for the message.
+    /// Reports any error a command's parsing or run throws (`ErrorReporter.exit(reporting:of:hint:)`).
     package static func exit(
         reporting error: any Error, of command: any ParsableArguments.Type, hint: (String) -> String?
     ) -> Never {
-        if let failure = error as? any ReportableError { exit(reporting: failure) }
-        let code = command.exitCode(for: error)
-        if code == .success { command.exit(withError: error) }
-        // ArgumentParser's message starts with its own "Error: "; ours already says "coffer: error:".
-        var message = command.fullMessage(for: error)
-        if message.hasPrefix("Error: ") { message.removeFirst("Error: ".count) }
-        exit(reporting: CLIError.other(message, status: ExitStatus(rawValue: code.rawValue) ?? .usage, hint: hint(message)))
+        coffer.exit(reporting: error, of: command, hint: hint)
     }
 }
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import CofferKit
 import CofferLogging
 import CofferPlatform
+import CofferReporting
 import Foundation
 
 /// What `coffer` does itself, in a process that links only the vault and the everyday commands: `code`, `show`,

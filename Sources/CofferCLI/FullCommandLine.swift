@@ -1,4 +1,5 @@
 import CofferPlatform
+import CofferReporting
 
 /// `coffer-full`, the whole command tree, which `coffer` becomes for everything it does not do itself
 /// (``EverydayCommands``). It sits beside `coffer` in a build directory, and in `PREFIX/libexec/coffer/` when

@@ -2,6 +2,7 @@ import ArgumentParser
 import CofferKeystore
 import CofferKit
 import CofferPlatform
+import CofferReporting
 import CofferVault
 import Foundation
 

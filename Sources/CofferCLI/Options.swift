@@ -1,6 +1,7 @@
 import ArgumentParser
 import CofferKeystore
 import CofferKit
+import CofferReporting
 import CofferVault
 import Foundation
 
@@ -103,24 +104,23 @@ package struct VaultSelection: Equatable, Sendable {
 
     private enum DeviceKeyOpen {
         case opened(Coffer)
-        /// No device key here (`.needsSecret`), or its store cannot answer.
-        case needsPassphrase(CofferError)
+        /// No device key here (`CofferError.needsSecret`), or its store cannot answer (a `KeystoreError`).
+        case needsPassphrase(any Error)
     }
 
     private func openWithDeviceKey(_ location: CofferLocation) throws -> DeviceKeyOpen {
         do {
             return .opened(try Coffer.open(at: location))
-        } catch .needsSecret {
-            return .needsPassphrase(.needsSecret)
-        } catch {
-            guard case .keystore(let failure) = error, failure.storeCannotAnswer else { throw error }
-            return .needsPassphrase(error)
+        } catch CofferError.needsSecret {
+            return .needsPassphrase(CofferError.needsSecret)
+        } catch let failure as KeystoreError where failure.storeCannotAnswer {
+            return .needsPassphrase(failure)
         }
     }
 
-    private func openWithPassphrase(_ location: CofferLocation, because reason: CofferError) throws -> Coffer {
+    private func openWithPassphrase(_ location: CofferLocation, because reason: any Error) throws -> Coffer {
         guard SecretInput.shared.interactive else { throw reason }
-        if case .keystore(let failure) = reason {
+        if let failure = reason as? KeystoreError {
             Output.warning("\(failure.description); the passphrase opens the vault this time")
         }
         let passphrase = try SecretInput.shared.secret("Passphrase")
@@ -133,7 +133,8 @@ package struct VaultSelection: Equatable, Sendable {
         do {
             return try Agent.open(location, socket: Agent.socketPath(environment: processEnvironment))
         } catch {
-            Output.warning("\(error.description); going on without the agent")
+            let reason = (error as? any ReportableError)?.message ?? "the agent cannot be used"
+            Output.warning("\(reason); going on without the agent")
             return nil
         }
     }

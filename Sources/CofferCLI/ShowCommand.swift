@@ -1,5 +1,6 @@
 import ArgumentParser
 import CofferKit
+import CofferReporting
 import Foundation
 
 package struct Show: ParsableCommand {

@@ -1,4 +1,5 @@
 import CofferPlatform
+import CofferReporting
 import Foundation
 
 /// Text edited in the user's own editor, as `pass edit` and `git commit` do it: `$VISUAL`, else `$EDITOR`, else `vi`,

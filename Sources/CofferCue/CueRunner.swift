@@ -28,7 +28,7 @@ public struct PlacesResolver: Sendable {
         case unreachable(String)
     }
 
-    public func prepare(_ position: GeoPoint) async throws(CofferError) -> Outcome {
+    public func prepare(_ position: GeoPoint) async throws -> Outcome {
         let places = coffer.places
         let cached = try places.coveringTile(position)
         let hasLocal = (try places.localTile()?.locationCount ?? 0) > 0

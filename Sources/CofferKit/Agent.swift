@@ -30,55 +30,56 @@ public enum Agent {
     }
 
     /// The agent's status, or nil when none runs at `socket`.
-    public static func status(socket: String) throws(CofferError) -> AgentStatus? {
+    public static func status(socket: String) throws -> AgentStatus? {
         guard let response = try exchangeIfRunning(.status, socket: socket) else { return nil }
-        guard case .status(let status) = response else { throw .agentUnusable("unexpected answer") }
+        guard case .status(let status) = response else { throw CofferError.agentUnusable("unexpected answer") }
         return status
     }
 
     /// Hands the agent the vault's passphrase; the agent opens the vault and holds it.
-    public static func unlock(_ location: CofferLocation, passphrase: String, socket: String) throws(CofferError) {
+    public static func unlock(_ location: CofferLocation, passphrase: String, socket: String) throws {
         _ = try exchange(.unlock(vault: vaultKey(location), passphrase: Array(passphrase.utf8)), socket: socket)
     }
 
     /// Makes the agent forget one vault (or all, with nil); false when no agent runs.
     @discardableResult
-    public static func lock(_ location: CofferLocation?, socket: String) throws(CofferError) -> Bool {
+    public static func lock(_ location: CofferLocation?, socket: String) throws -> Bool {
         try exchangeIfRunning(.lock(vault: location.map(vaultKey)), socket: socket) != nil
     }
 
     /// Stops the agent (it wipes its keys and removes its socket); false when none runs.
     @discardableResult
-    public static func stop(socket: String) throws(CofferError) -> Bool {
+    public static func stop(socket: String) throws -> Bool {
         try exchangeIfRunning(.stop, socket: socket) != nil
     }
 
     /// The vault as the agent serves it, or nil when no agent runs or it does not hold this vault. The status
     /// request that checks this does not count as use.
-    public static func open(_ location: CofferLocation, socket: String) throws(CofferError) -> AgentVault? {
+    public static func open(_ location: CofferLocation, socket: String) throws -> AgentVault? {
         guard let status = try status(socket: socket) else { return nil }
         let key = vaultKey(location)
         guard let held = status.vaults.first(where: { $0.vault == key }), held.vaultID.count == 16 else { return nil }
         return AgentVault(socket: socket, vault: key, vaultID: UUID(bytes: held.vaultID), location: location)
     }
 
-    /// The answer, or nil when no agent runs. (A Result, because `catch .case` on a typed throw can crash the
-    /// compiler.)
-    static func exchangeIfRunning(_ request: AgentRequest, socket: String) throws(CofferError) -> AgentResponse? {
-        let result = Result { () throws(CofferError) in try exchange(request, socket: socket) }
-        if case .failure(.agentNotRunning) = result { return nil }
-        return try result.get()
+    /// The answer, or nil when no agent runs.
+    static func exchangeIfRunning(_ request: AgentRequest, socket: String) throws -> AgentResponse? {
+        do {
+            return try exchange(request, socket: socket)
+        } catch CofferError.agentNotRunning {
+            return nil
+        }
     }
 
     /// One request and its answer over a fresh connection; a failure answer becomes the facade's error.
-    static func exchange(_ request: AgentRequest, socket: String) throws(CofferError) -> AgentResponse {
+    static func exchange(_ request: AgentRequest, socket: String) throws -> AgentResponse {
         let descriptor: Int32
         do {
             descriptor = try UnixSocket.connect(to: socket)
         } catch .notRunning {
-            throw .agentNotRunning
+            throw CofferError.agentNotRunning
         } catch {
-            throw .agentUnusable(error.description)
+            throw CofferError.agentUnusable(error.description)
         }
         defer { UnixSocket.close(descriptor) }
         // Unlocking runs the KDF in the agent; everything else answers at once.
@@ -95,21 +96,21 @@ public enum Agent {
             try body.withUnsafeMutableBytes { try UnixSocket.receive(into: $0, on: descriptor) }
             response = try wire { () throws(AgentWireError) in try AgentResponse(decoding: body) }
         } catch let error as SocketError {
-            throw .agentUnusable(error.description)
+            throw CofferError.agentUnusable(error.description)
         } catch let error as CofferError {
             throw error
         } catch {
-            throw .agentUnusable(String(describing: type(of: error)))
+            throw CofferError.agentUnusable(String(describing: type(of: error)))
         }
-        if case .failure(let failure) = response { throw .agent(failure) }
+        if case .failure(let failure) = response { throw CofferError.agent(failure) }
         return response
     }
 
-    private static func wire<Result>(_ body: () throws(AgentWireError) -> Result) throws(CofferError) -> Result {
+    private static func wire<Result>(_ body: () throws(AgentWireError) -> Result) throws -> Result {
         do {
             return try body()
         } catch {
-            throw .agentUnusable(error.description)
+            throw CofferError.agentUnusable(error.description)
         }
     }
 }
@@ -121,58 +122,46 @@ public struct AgentVault: OpenVault {
     public let vaultID: UUID
     let location: CofferLocation
 
-    public func items(kind: ItemKind?) throws(CofferError) -> [Item] {
+    public func items(kind: ItemKind?) throws -> [Item] {
         try Self.items(from: Agent.exchange(.items(vault: vault, kind: kind?.rawValue), socket: socket))
     }
 
     /// The agent sends the items whole; they are transformed here as they are read from its answer.
-    public func items<T>(kind: ItemKind?, _ transform: (Item) throws -> T?) throws(CofferError) -> [T] {
-        let items = try items(kind: kind)
-        do {
-            return try items.compactMap(transform)
-        } catch let error as CofferError {
-            throw error
-        } catch {
-            throw .vault(.storage("a listing could not be made: \(type(of: error))"))
-        }
+    public func items<T>(kind: ItemKind?, _ transform: (Item) throws -> T?) throws -> [T] {
+        try items(kind: kind).compactMap(transform)
     }
 
-    public func find(_ query: String, kind: ItemKind?) throws(CofferError) -> Item {
+    public func find(_ query: String, kind: ItemKind?) throws -> Item {
         let response = try Self.exchange(.find(vault: vault, query: query, kind: kind?.rawValue), query: query, socket: socket)
-        guard let item = try Self.items(from: response).first else { throw .noMatch(query) }
+        guard let item = try Self.items(from: response).first else { throw CofferError.noMatch(query) }
         return item
     }
 
-    public func codes(matching query: String?, at now: Date) throws(CofferError) -> [OneTimeCode] {
+    public func codes(matching query: String?, at now: Date) throws -> [OneTimeCode] {
         let response = try Self.exchange(
             .codes(vault: vault, query: query, atMilliseconds: UnixTime.milliseconds(now)), query: query ?? "", socket: socket)
-        guard case .codes(let codes) = response else { throw .agentUnusable("unexpected answer") }
-        return try codes.map { (code) throws(CofferError) in
-            guard code.id.count == 16 else { throw .agentUnusable("malformed item id") }
+        guard case .codes(let codes) = response else { throw CofferError.agentUnusable("unexpected answer") }
+        return try codes.map { (code) throws in
+            guard code.id.count == 16 else { throw CofferError.agentUnusable("malformed item id") }
             return OneTimeCode(id: UUID(bytes: code.id), name: code.name, code: code.code, secondsRemaining: code.secondsRemaining.map(Int.init))
         }
     }
 
     @discardableResult
-    public func add(_ content: ItemContent) throws(CofferError) -> Item {
-        let encoded: Data
-        do {
-            encoded = try ItemContentCoding.encode(content, createdAt: location.options.clock())
-        } catch {
-            throw .model(error)
-        }
+    public func add(_ content: ItemContent) throws -> Item {
+        let encoded = try ItemContentCoding.encode(content, createdAt: location.options.clock())
         guard let item = try Self.items(from: Agent.exchange(.add(vault: vault, kind: content.kind.rawValue, content: Array(encoded)), socket: socket)).first
-        else { throw .agentUnusable("unexpected answer") }
+        else { throw CofferError.agentUnusable("unexpected answer") }
         return item
     }
 
-    public func items(named name: String, excluding: UUID?) throws(CofferError) -> [ItemLookup.Candidate] {
+    public func items(named name: String, excluding: UUID?) throws -> [ItemLookup.Candidate] {
         let candidates = try items(kind: nil).map { ItemLookup.Candidate(id: $0.id, content: $0.content) }
         return ItemLookup.sameName(name, in: candidates, excluding: excluding)
     }
 
     /// PIN secrets are device keys of their own, kept in this device's store (or its TPM), not in the agent.
-    public func pinHolder(for key: SigningKey) throws(CofferError) -> PINHolder {
+    public func pinHolder(for key: SigningKey) throws -> PINHolder {
         let store = try location.keystore(for: vaultID, creating: false).store
         switch try Coffer.pinSecretSource(for: key, location: location, keystore: store) {
         case .keystore?: return .thisDevice
@@ -181,16 +170,18 @@ public struct AgentVault: OpenVault {
         }
     }
 
-    static func items(from response: AgentResponse) throws(CofferError) -> [Item] {
-        guard case .items(let items) = response else { throw .agentUnusable("unexpected answer") }
-        return try items.map { (item) throws(CofferError) in try Item(agentItem: item) }
+    static func items(from response: AgentResponse) throws -> [Item] {
+        guard case .items(let items) = response else { throw CofferError.agentUnusable("unexpected answer") }
+        return try items.map { (item) throws in try Item(agentItem: item) }
     }
 
     /// A lookup's request; the agent's "no match" and "ambiguous" become the facade's, as a local lookup throws them.
-    static func exchange(_ request: AgentRequest, query: String, socket: String) throws(CofferError) -> AgentResponse {
-        let result = Result { () throws(CofferError) in try Agent.exchange(request, socket: socket) }
-        if case .failure(.agent(let failure)) = result { throw mapped(failure, query: query) }
-        return try result.get()
+    static func exchange(_ request: AgentRequest, query: String, socket: String) throws -> AgentResponse {
+        do {
+            return try Agent.exchange(request, socket: socket)
+        } catch CofferError.agent(let failure) {
+            throw mapped(failure, query: query)
+        }
     }
 
     static func mapped(_ failure: AgentFailure, query: String) -> CofferError {
@@ -209,14 +200,9 @@ public struct AgentVault: OpenVault {
 
 extension Item {
     /// An item as it crossed the socket; content that does not parse is refused.
-    init(agentItem: AgentItem) throws(CofferError) {
-        guard agentItem.id.count == 16, let kind = ItemKind(rawValue: agentItem.kind) else { throw .agentUnusable("malformed item") }
-        let decoded: (content: ItemContent, createdAt: Date)
-        do {
-            decoded = try ItemContentCoding.decode(Data(agentItem.content), kind: kind)
-        } catch {
-            throw .model(error)
-        }
+    init(agentItem: AgentItem) throws {
+        guard agentItem.id.count == 16, let kind = ItemKind(rawValue: agentItem.kind) else { throw CofferError.agentUnusable("malformed item") }
+        let decoded = try ItemContentCoding.decode(Data(agentItem.content), kind: kind)
         self.init(
             id: UUID(bytes: agentItem.id), revision: agentItem.revision, createdAt: decoded.createdAt,
             updatedAt: UnixTime.date(milliseconds: agentItem.updatedAtMilliseconds), content: decoded.content)
@@ -228,24 +214,15 @@ extension Item {
     /// This item as the agent answers with it: an OTP token's secret replaced by `agentSecretStandIn` (its codes are
     /// computed in the agent, and no command prints a secret), everything else as stored.
     public var agentItem: AgentItem {
-        get throws(CofferError) {
+        get throws {
             var answered = self.content
             if case .otp(var otp) = answered {
-                do throws(OTPError) {
-                    otp.parameters = try OTPParameters(
-                        secret: Self.agentSecretStandIn, algorithm: otp.parameters.algorithm, digits: otp.parameters.digits,
-                        kind: otp.parameters.kind)
-                } catch {
-                    throw .otp(error)
-                }
+                otp.parameters = try OTPParameters(
+                    secret: Self.agentSecretStandIn, algorithm: otp.parameters.algorithm, digits: otp.parameters.digits,
+                    kind: otp.parameters.kind)
                 answered = .otp(otp)
             }
-            let content: Data
-            do throws(ModelError) {
-                content = try ItemContentCoding.encode(answered, createdAt: createdAt)
-            } catch {
-                throw .model(error)
-            }
+            let content = try ItemContentCoding.encode(answered, createdAt: createdAt)
             return AgentItem(id: id.bytes, kind: kind.rawValue, revision: revision, updatedAtMilliseconds: UnixTime.milliseconds(updatedAt), content: Array(content))
         }
     }

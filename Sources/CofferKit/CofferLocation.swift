@@ -69,12 +69,8 @@ extension CofferLocation {
     public var vaultExists: Bool { Vault.exists(in: vaultDirectory) }
 
     /// The vault's id, read without opening it (no key needed).
-    public func vaultID() throws(CofferError) -> UUID {
-        do {
-            return try Vault.peekID(in: vaultDirectory, options: options)
-        } catch {
-            throw .vault(error)
-        }
+    public func vaultID() throws -> UUID {
+        try Vault.peekID(in: vaultDirectory, options: options)
     }
 
     /// The key store of `kind` for this location's directories.
@@ -91,11 +87,7 @@ extension CofferLocation {
 
 extension Coffer {
     /// Checks a new PIN's shape (6 to 64 digits) before anything else is asked.
-    public static func checkPIN(_ pin: String) throws(CofferError) {
-        do {
-            _ = try PINProtection.pinBytes(pin)
-        } catch {
-            throw .vault(.crypto(error))
-        }
+    public static func checkPIN(_ pin: String) throws {
+        _ = try PINProtection.pinBytes(pin)
     }
 }

@@ -73,29 +73,29 @@ public struct DeviceRecords: Sendable {
     }
 
     /// The recorded store of vault `vaultID`, or nil when this device has no record of it.
-    public func keystore(for vaultID: UUID) throws(CofferError) -> KeystoreKind? {
+    public func keystore(for vaultID: UUID) throws -> KeystoreKind? {
         try record(for: vaultID)?.keystore
     }
 
     /// This device's record of vault `vaultID`, or nil.
-    public func record(for vaultID: UUID) throws(CofferError) -> Record? {
+    public func record(for vaultID: UUID) throws -> Record? {
         let bytes: [UInt8]
         do {
             bytes = try PrivateFiles.read(path(vaultID), limit: 4096)
         } catch .notFound {
             return nil
         } catch {
-            throw .vault(.file(error))
+            throw VaultError.file(error)
         }
         guard let record = try? JSONDecoder().decode(Record.self, from: Data(bytes)) else {
-            throw .vault(.tampered("the device record \(path(vaultID))"))
+            throw VaultError.tampered("the device record \(path(vaultID))")
         }
         return record
     }
 
     /// Records that vault `vaultID`'s keys live in a store of `kind` (atomically: the old record or the new one);
     /// `previous` names the store a move has yet to delete them from.
-    public func record(_ kind: KeystoreKind, previous: KeystoreKind? = nil, for vaultID: UUID) throws(CofferError) {
+    public func record(_ kind: KeystoreKind, previous: KeystoreKind? = nil, for vaultID: UUID) throws {
         let existing = try? record(for: vaultID)
         try write(Record(keystore: kind, previous: previous, slot: existing?.slot, replaced: existing?.replaced), for: vaultID)
     }
@@ -103,7 +103,7 @@ public struct DeviceRecords: Sendable {
     /// Records that this device's key opens device slot `slot`; a different slot recorded before is kept as dead
     /// (its key is gone from this device's store). Writes nothing when `slot` is already the one recorded, or when
     /// there is no record yet.
-    public func recordSlot(_ slot: UUID, for vaultID: UUID) throws(CofferError) {
+    public func recordSlot(_ slot: UUID, for vaultID: UUID) throws {
         guard var current = try record(for: vaultID), current.slot != slot else { return }
         if let earlier = current.slot, !(current.replaced ?? []).contains(earlier) {
             current.replaced = (current.replaced ?? []) + [earlier]
@@ -112,12 +112,12 @@ public struct DeviceRecords: Sendable {
         try write(current, for: vaultID)
     }
 
-    private func write(_ record: Record, for vaultID: UUID) throws(CofferError) {
+    private func write(_ record: Record, for vaultID: UUID) throws {
         do {
             try PrivateFiles.createDirectory(directory)
             try PrivateFiles.write(Array(record.text.utf8), to: path(vaultID))
         } catch {
-            throw .vault(.file(error))
+            throw VaultError.file(error)
         }
     }
 
@@ -151,7 +151,7 @@ extension CofferLocation {
     }
 
     /// The store that holds (or, with `creating`, will hold) vault `vaultID`'s keys on this device.
-    public func keystore(for vaultID: UUID, creating: Bool) throws(CofferError) -> ResolvedKeystore {
+    public func keystore(for vaultID: UUID, creating: Bool) throws -> ResolvedKeystore {
         guard case .chosen(let explicit, let directories, let sessionBus, let tcti) = selection, let records = deviceRecords else {
             return ResolvedKeystore(store: keystore, source: "default")
         }

@@ -24,7 +24,7 @@ extension Coffer {
     public func addImported(
         _ contents: [ItemContent], photos: [Int: [PhotoSide: Data]] = [:],
         progress: (_ done: Int, _ total: Int) -> Void = { _, _ in }
-    ) throws(CofferError) -> ImportSummary {
+    ) throws -> ImportSummary {
         // Only the keys are kept, read a batch of items at a time: holding every item of a vault of 111,000 as well
         // doubled an import's memory.
         var seen = Set(try items { $0.content.duplicateKey })
@@ -42,9 +42,7 @@ extension Coffer {
         }
         progress(duplicates.count, contents.count)
         let handled = duplicates.count
-        let added = try Self.vaultCall { () throws(VaultError) in
-            try vault.addAll(fresh, photos: freshPhotos) { written, _ in progress(handled + written, contents.count) }
-        }
+        let added = try vault.addAll(fresh, photos: freshPhotos) { written, _ in progress(handled + written, contents.count) }
         progress(contents.count, contents.count)
         return ImportSummary(added: fresh.count, duplicates: duplicates, items: added)
     }

@@ -8,19 +8,15 @@ extension Coffer {
     /// a new device key for this device, and a local passphrase slot when `passphrase` is given.
     public static func join(
         at location: CofferLocation, vaultID: UUID, masterKey: SecretBytes, passphrase: String?
-    ) throws(CofferError) -> Coffer {
-        guard !Vault.exists(in: location.vaultDirectory) else { throw .vault(.alreadyExists(path: location.vaultDirectory)) }
+    ) throws -> Coffer {
+        guard !Vault.exists(in: location.vaultDirectory) else { throw VaultError.alreadyExists(path: location.vaultDirectory) }
         let store = try location.keystore(for: vaultID, creating: true).store
         try requireAnswer(from: store)
         try location.deviceRecords?.record(store.kind, for: vaultID)
-        let deviceKey = try keystore { () throws(KeystoreError) in
-            try store.secretCreatingIfAbsent(for: deviceAccount(vaultID), random: location.options.random)
-        }
-        let vault = try vaultCall { () throws(VaultError) in
-            try Vault.create(
-                in: location.vaultDirectory, vaultID: vaultID, masterKey: masterKey, deviceKey: deviceKey,
-                deviceLabel: location.deviceLabel(store), passphrase: passphrase, options: location.options)
-        }
+        let deviceKey = try store.secretCreatingIfAbsent(for: deviceAccount(vaultID), random: location.options.random)
+        let vault = try Vault.create(
+            in: location.vaultDirectory, vaultID: vaultID, masterKey: masterKey, deviceKey: deviceKey,
+            deviceLabel: location.deviceLabel(store), passphrase: passphrase, options: location.options)
         return Coffer(vault: vault, location: location, keystore: store)
     }
 

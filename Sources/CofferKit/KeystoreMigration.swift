@@ -29,44 +29,42 @@ extension Coffer {
     /// (`finishKeystoreMove`), or says there is nothing to do.
     public func migrateKeys(
         to target: any DeviceKeystore, checkpoint: (KeystoreMigrationStep) -> Void = { _ in }
-    ) throws(CofferError) -> Int {
-        guard let records = location.deviceRecords else { throw .keystoreNotRecorded }
+    ) throws -> Int {
+        guard let records = location.deviceRecords else { throw CofferError.keystoreNotRecorded }
         guard target.kind != keystore.kind else {
-            guard try finishKeystoreMove() else { throw .keystoreUnchanged(target.kind) }
+            guard try finishKeystoreMove() else { throw CofferError.keystoreUnchanged(target.kind) }
             return 0
         }
         var moved: [(String, SecretBytes)] = []
         for account in keystoreAccounts {
-            if let value = try Self.keystore({ () throws(KeystoreError) in try keystore.secret(for: account) }) {
+            if let value = try keystore.secret(for: account) {
                 moved.append((account, value))
             }
         }
         for (account, value) in moved {
-            try Self.keystore { () throws(KeystoreError) in try target.replaceSecret(value, for: account) }
+            try target.replaceSecret(value, for: account)
         }
         checkpoint(.copied)
         for (account, value) in moved {
-            let copy = try Self.keystore { () throws(KeystoreError) in try target.secret(for: account) }
-            guard let copy, copy.isEqual(to: value) else { throw .keystoreCopyDiffers(account: account) }
+            let copy = try target.secret(for: account)
+            guard let copy, copy.isEqual(to: value) else { throw CofferError.keystoreCopyDiffers(account: account) }
         }
-        let hasDeviceSlot = try Self.vaultCall { () throws(VaultError) in try vault.slots().contains { $0.type == .device } }
+        let hasDeviceSlot = try vault.slots().contains { $0.type == .device }
         var deviceSlot: UUID?
         if hasDeviceSlot {
-            let key = try Self.keystore { () throws(KeystoreError) in try target.secret(for: Self.deviceAccount(vault.vaultID)) }
-            deviceSlot = try key.flatMap { key throws(CofferError) in try Self.vaultCall { () throws(VaultError) in try vault.deviceSlotID(opening: key) } }
-            guard deviceSlot != nil else { throw .keystoreCopyDiffers(account: Self.deviceAccount(vault.vaultID)) }
+            let key = try target.secret(for: Self.deviceAccount(vault.vaultID))
+            deviceSlot = try key.flatMap { key throws in try vault.deviceSlotID(opening: key) }
+            guard deviceSlot != nil else { throw CofferError.keystoreCopyDiffers(account: Self.deviceAccount(vault.vaultID)) }
         }
         checkpoint(.verified)
         try records.record(target.kind, previous: keystore.kind, for: vault.vaultID)
         if let deviceSlot {
             // What `coffer slots` shows; the record above is what opening reads.
-            try Self.vaultCall { () throws(VaultError) in
-                try vault.relabelDeviceSlot(deviceSlot, keystore: target.kind.rawValue, name: location.deviceName)
-            }
+            try vault.relabelDeviceSlot(deviceSlot, keystore: target.kind.rawValue, name: location.deviceName)
         }
         checkpoint(.recorded)
         for (account, _) in moved {
-            try Self.keystore { () throws(KeystoreError) in try keystore.deleteSecret(for: account) }
+            try keystore.deleteSecret(for: account)
         }
         try records.record(target.kind, for: vault.vaultID)
         checkpoint(.removed)
@@ -74,7 +72,7 @@ extension Coffer {
     }
 
     /// The store a move recorded but has not finished deleting from, if any.
-    public func unfinishedKeystoreMove() throws(CofferError) -> KeystoreKind? {
+    public func unfinishedKeystoreMove() throws -> KeystoreKind? {
         guard let records = location.deviceRecords, let record = try records.record(for: vault.vaultID),
             record.keystore == keystore.kind
         else { return nil }
@@ -83,18 +81,18 @@ extension Coffer {
 
     /// Deletes this vault's keys from the store an interrupted move came from, once this vault's store is shown to
     /// hold a device key that opens the vault (never the only copy). Returns whether there was a move to finish.
-    public func finishKeystoreMove() throws(CofferError) -> Bool {
+    public func finishKeystoreMove() throws -> Bool {
         guard let previous = try unfinishedKeystoreMove(), let records = location.deviceRecords else { return false }
-        let hasDeviceSlot = try Self.vaultCall { () throws(VaultError) in try vault.slots().contains { $0.type == .device } }
+        let hasDeviceSlot = try vault.slots().contains { $0.type == .device }
         if hasDeviceSlot {
-            let key = try Self.keystore { () throws(KeystoreError) in try keystore.secret(for: Self.deviceAccount(vault.vaultID)) }
-            guard let key, try Self.vaultCall({ () throws(VaultError) in try vault.deviceSlotID(opening: key) }) != nil else {
-                throw .keystoreCopyDiffers(account: Self.deviceAccount(vault.vaultID))
+            let key = try keystore.secret(for: Self.deviceAccount(vault.vaultID))
+            guard let key, try vault.deviceSlotID(opening: key) != nil else {
+                throw CofferError.keystoreCopyDiffers(account: Self.deviceAccount(vault.vaultID))
             }
         }
         let old = location.keystore(previous)
         for account in keystoreAccounts {
-            try Self.keystore { () throws(KeystoreError) in try old.deleteSecret(for: account) }
+            try old.deleteSecret(for: account)
         }
         try records.record(keystore.kind, for: vault.vaultID)
         return true

@@ -23,25 +23,25 @@ public protocol OpenVault: Sendable {
     /// The vault's id.
     var vaultID: UUID { get }
     /// The live items, optionally of one kind.
-    func items(kind: ItemKind?) throws(CofferError) -> [Item]
+    func items(kind: ItemKind?) throws -> [Item]
     /// The live items (of `kind`) as `transform` makes them, keeping only what it returns (`Coffer.items(kind:_:)`).
-    func items<T>(kind: ItemKind?, _ transform: (Item) throws -> T?) throws(CofferError) -> [T]
+    func items<T>(kind: ItemKind?, _ transform: (Item) throws -> T?) throws -> [T]
     /// One item found the way `ItemLookup` says.
-    func find(_ query: String, kind: ItemKind?) throws(CofferError) -> Item
+    func find(_ query: String, kind: ItemKind?) throws -> Item
     /// The named token's code, or every time-based token's when `query` is nil (HOTP counters are stored before
     /// their code is returned).
-    func codes(matching query: String?, at now: Date) throws(CofferError) -> [OneTimeCode]
+    func codes(matching query: String?, at now: Date) throws -> [OneTimeCode]
     /// Adds an item; returns it with its new id and revision 1.
     @discardableResult
-    func add(_ content: ItemContent) throws(CofferError) -> Item
+    func add(_ content: ItemContent) throws -> Item
     /// Other items already named `name`, for a warning before adding another.
-    func items(named name: String, excluding: UUID?) throws(CofferError) -> [ItemLookup.Candidate]
+    func items(named name: String, excluding: UUID?) throws -> [ItemLookup.Candidate]
     /// What checks a signing key's PIN on this device (nothing is asked, the TPM is not used).
-    func pinHolder(for key: SigningKey) throws(CofferError) -> PINHolder
+    func pinHolder(for key: SigningKey) throws -> PINHolder
 }
 
 extension Coffer: OpenVault {
-    public func codes(matching query: String?, at now: Date) throws(CofferError) -> [OneTimeCode] {
+    public func codes(matching query: String?, at now: Date) throws -> [OneTimeCode] {
         let tokens: [Item]
         if let query {
             tokens = [try find(query, kind: .otp)]
@@ -63,5 +63,5 @@ extension Coffer: OpenVault {
 
 extension OpenVault {
     /// One item of any kind found the way `ItemLookup` says.
-    public func find(_ query: String) throws(CofferError) -> Item { try find(query, kind: nil) }
+    public func find(_ query: String) throws -> Item { try find(query, kind: nil) }
 }

@@ -24,24 +24,24 @@ public struct VaultPlaces: Sendable {
 
     /// Every network known here: imported ones, then the server's directory (which also takes in any network a
     /// cached tile brought that it lacked, so no tile is opened here); first source wins.
-    public func networks() throws(CofferError) -> [Network] {
+    public func networks() throws -> [Network] {
         var byID: [String: Network] = [:]
         for network in try storedNetworks() + serverDirectory() where byID[network.id] == nil { byID[network.id] = network }
         return byID.values.sorted { $0.id < $1.id }
     }
 
-    func storedNetworks() throws(CofferError) -> [Network] {
+    func storedNetworks() throws -> [Network] {
         guard let data = try value(Self.directoryName) else { return [] }
         return try decode([Network].self, data)
     }
 
     /// The places imported into the vault, as one tile.
-    public func localTile() throws(CofferError) -> PlaceTile? {
+    public func localTile() throws -> PlaceTile? {
         guard let data = try value(Self.localName) else { return nil }
         do {
             return try PlaceTile(bytes: Array(data))
         } catch {
-            throw .vault(.tampered("the vault's places"))
+            throw VaultError.tampered("the vault's places")
         }
     }
 
@@ -51,16 +51,11 @@ public struct VaultPlaces: Sendable {
     @discardableResult
     public func importPlaces(
         _ bytes: [UInt8], format: PlaceFormat? = nil, network: String? = nil, replacing: Bool = false
-    ) throws(CofferError) -> PlaceImport {
+    ) throws -> PlaceImport {
         var networks = try storedNetworks()
         let current = try localTile()
         for network in current?.networks ?? [] where !networks.contains(where: { $0.id == network.id }) { networks.append(network) }
-        let batch: PlaceImport
-        do throws(PlacesError) {
-            batch = try PlaceImporter.read(bytes, format: format, network: network, known: networks)
-        } catch {
-            throw .places(error)
-        }
+        let batch = try PlaceImporter.read(bytes, format: format, network: network, known: networks)
         for network in batch.networks {
             if let index = networks.firstIndex(where: { $0.id == network.id }) { networks[index] = network } else { networks.append(network) }
         }
@@ -75,14 +70,9 @@ public struct VaultPlaces: Sendable {
                 locations.append(location)
             }
         }
-        let tile: PlaceTile
-        do throws(PlacesError) {
-            tile = try PlaceTile.encode(
-                kind: .local, cell: "", radius: 0, dataVersion: UnixTime.milliseconds(coffer.location.options.clock()),
-                networks: networks, locations: locations)
-        } catch {
-            throw .places(error)
-        }
+        let tile = try PlaceTile.encode(
+            kind: .local, cell: "", radius: 0, dataVersion: UnixTime.milliseconds(coffer.location.options.clock()),
+            networks: networks, locations: locations)
         try setValues([Self.directoryName: try encode(networks), Self.localName: Data(tile.bytes)])
         return batch
     }
@@ -90,13 +80,13 @@ public struct VaultPlaces: Sendable {
     // MARK: Server and tiles
 
     /// The server whose public places this vault uses, if any.
-    public func server() throws(CofferError) -> URL? {
+    public func server() throws -> URL? {
         try value(Self.serverName).flatMap { URL(string: String(decoding: $0, as: UTF8.self)) }
     }
 
     /// Uses `url`'s public places from now on, with its directory of networks (replacing the previous server's
     /// directory and cached tiles).
-    public func useServer(_ url: URL, directory: [Network]) throws(CofferError) {
+    public func useServer(_ url: URL, directory: [Network]) throws {
         var values: [String: Data?] = [Self.serverName: Data(url.absoluteString.utf8), Self.directoryName + "/server": try encode(directory)]
         for entry in try cachedEntries() { values[Self.tileName(entry.cell)] = .some(nil) }
         values[Self.tilesIndexName] = .some(nil)
@@ -104,7 +94,7 @@ public struct VaultPlaces: Sendable {
     }
 
     /// The server's directory, as fetched by `useServer`.
-    public func serverDirectory() throws(CofferError) -> [Network] {
+    public func serverDirectory() throws -> [Network] {
         guard let data = try value(Self.directoryName + "/server") else { return [] }
         return try decode([Network].self, data)
     }
@@ -117,7 +107,7 @@ public struct VaultPlaces: Sendable {
     }
 
     /// The cached tile of `cell`, if any.
-    public func cachedTile(_ cell: String) throws(CofferError) -> CachedTile? {
+    public func cachedTile(_ cell: String) throws -> CachedTile? {
         guard let data = try value(Self.tileName(cell)) else { return nil }
         return try Self.decodeCached(data)
     }
@@ -148,7 +138,7 @@ public struct VaultPlaces: Sendable {
     /// tiles not fetched for `tileMaximumAge`, then the longest-unfetched beyond `cacheBytes`, are dropped.
     public func storeTile(
         _ tile: PlaceTile, etag: String?, fetchedAt: Date, cacheBytes: Int = VaultPlaces.tileCacheBytes
-    ) throws(CofferError) {
+    ) throws {
         let now = max(0, UnixTime.milliseconds(fetchedAt))
         var entries = try cachedEntries().filter { $0.cell != tile.cell }
         let oldest = now - Int64(Self.tileMaximumAge * 1000)
@@ -179,7 +169,7 @@ public struct VaultPlaces: Sendable {
 
     /// The index of cached tiles. An index written before it kept sizes (a list of cells) is read by opening
     /// those tiles once; the next fetch writes it anew.
-    public func cachedEntries() throws(CofferError) -> [CachedTileEntry] {
+    public func cachedEntries() throws -> [CachedTileEntry] {
         guard let data = try value(Self.tilesIndexName) else { return [] }
         if let entries = try? JSONDecoder().decode([CachedTileEntry].self, from: data) { return entries }
         var entries: [CachedTileEntry] = []
@@ -193,7 +183,7 @@ public struct VaultPlaces: Sendable {
     }
 
     /// The tile that covers `position` among those cached: its geohash-4 cell's, else a pack of its geohash-2 cell.
-    public func coveringTile(_ position: GeoPoint) throws(CofferError) -> CachedTile? {
+    public func coveringTile(_ position: GeoPoint) throws -> CachedTile? {
         let cell = Geohash.encode(position, precision: 4)
         if let tile = try cachedTile(cell) { return tile }
         return try cachedTile(String(cell.prefix(2)))
@@ -211,19 +201,19 @@ public struct VaultPlaces: Sendable {
         return data
     }
 
-    static func decodeCached(_ data: Data) throws(CofferError) -> CachedTile {
+    static func decodeCached(_ data: Data) throws -> CachedTile {
         let bytes = Array(data)
-        guard bytes.count >= 10 else { throw .vault(.tampered("a cached places tile")) }
+        guard bytes.count >= 10 else { throw VaultError.tampered("a cached places tile") }
         let ms = bytes[0..<8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
         let length = Int(bytes[8]) << 8 | Int(bytes[9])
-        guard bytes.count >= 10 + length else { throw .vault(.tampered("a cached places tile")) }
+        guard bytes.count >= 10 + length else { throw VaultError.tampered("a cached places tile") }
         let etag = String(decoding: bytes[10..<(10 + length)], as: UTF8.self)
         do {
             return CachedTile(
                 tile: try PlaceTile(bytes: Array(bytes[(10 + length)...])), etag: etag.isEmpty ? nil : etag,
                 fetchedAt: UnixTime.date(milliseconds: Int64(clamping: ms)))
         } catch {
-            throw .vault(.tampered("a cached places tile"))
+            throw VaultError.tampered("a cached places tile")
         }
     }
 
@@ -231,7 +221,7 @@ public struct VaultPlaces: Sendable {
 
     /// The cards as the surfacing rules see them at `now`: validity, networks, own places (Wallet pass locations),
     /// preference per network, last use.
-    public func cueCards(at now: Date) throws(CofferError) -> [CueCard] {
+    public func cueCards(at now: Date) throws -> [CueCard] {
         try coffer.items(kind: .card).compactMap { item in
             guard case .card(let card) = item.content else { return nil }
             return CueCard(
@@ -245,13 +235,13 @@ public struct VaultPlaces: Sendable {
     /// cards' own places), by the region rules.
     public func regions(
         at position: GeoPoint, cards: [CueCard], limit: Int = RegionRules.defaultLimit, radius: Double = RegionRules.searchRadius
-    ) throws(CofferError) -> [MonitoredRegion] {
+    ) throws -> [MonitoredRegion] {
         Self.regions(at: position, cards: cards, limit: limit, radius: radius, tiles: try tiles(covering: position))
     }
 
     /// The tiles that hold places for `position`: the vault's own and the covering cached tile. Each is a sealed value
     /// opened and checked in full, so callers asking several questions read them once.
-    func tiles(covering position: GeoPoint) throws(CofferError) -> [PlaceTile] {
+    func tiles(covering position: GeoPoint) throws -> [PlaceTile] {
         [try localTile(), try coveringTile(position)?.tile].compactMap { $0 }
     }
 
@@ -280,7 +270,7 @@ public struct VaultPlaces: Sendable {
 
     /// The valid cards with a store within `radius` of `position`, nearest first. The nearest store of each of the
     /// cards' networks is chosen on its own (one pass each, keeping one place), so a large tile costs little.
-    public func near(_ position: GeoPoint, cards: [CueCard], radius: Double) throws(CofferError) -> [NearCard] {
+    public func near(_ position: GeoPoint, cards: [CueCard], radius: Double) throws -> [NearCard] {
         let valid = cards.filter(\.isValid)
         let tiles = try tiles(covering: position)
         var nearest: [String: MonitoredRegion] = [:]
@@ -315,17 +305,17 @@ public struct VaultPlaces: Sendable {
         }
     }
 
-    public func cueState() throws(CofferError) -> CueState {
+    public func cueState() throws -> CueState {
         guard let data = try value(Self.cueName) else { return CueState() }
         return try decode(CueState.self, data)
     }
 
-    public func setCueState(_ state: CueState) throws(CofferError) {
+    public func setCueState(_ state: CueState) throws {
         try setValues([Self.cueName: try encode(state)])
     }
 
     /// Forgets the server, its directory, cached tiles and the cue state; with `importedToo`, the imported places.
-    public func clear(importedToo: Bool) throws(CofferError) {
+    public func clear(importedToo: Bool) throws {
         var values: [String: Data?] = [
             Self.serverName: nil, Self.directoryName + "/server": nil, Self.cueName: nil, Self.tilesIndexName: nil,
         ]
@@ -339,27 +329,27 @@ public struct VaultPlaces: Sendable {
 
     // MARK: Plumbing
 
-    private func value(_ name: String) throws(CofferError) -> Data? {
-        try Coffer.vaultCall { () throws(VaultError) in try coffer.vault.localValue(name) }
+    private func value(_ name: String) throws -> Data? {
+        try coffer.vault.localValue(name)
     }
 
-    private func setValues(_ values: [String: Data?]) throws(CofferError) {
-        try Coffer.vaultCall { () throws(VaultError) in try coffer.vault.setLocalValues(values) }
+    private func setValues(_ values: [String: Data?]) throws {
+        try coffer.vault.setLocalValues(values)
     }
 
-    private func encode(_ value: some Encodable) throws(CofferError) -> Data {
+    private func encode(_ value: some Encodable) throws -> Data {
         do {
             return try JSONEncoder().encode(value)
         } catch {
-            throw .vault(.storage("cannot encode places state"))
+            throw VaultError.storage("cannot encode places state")
         }
     }
 
-    private func decode<T: Decodable>(_ type: T.Type, _ data: Data) throws(CofferError) -> T {
+    private func decode<T: Decodable>(_ type: T.Type, _ data: Data) throws -> T {
         do {
             return try JSONDecoder().decode(type, from: data)
         } catch {
-            throw .vault(.tampered("the vault's places state"))
+            throw VaultError.tampered("the vault's places state")
         }
     }
 }

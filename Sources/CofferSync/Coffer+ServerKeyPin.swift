@@ -7,26 +7,16 @@ extension Coffer {
     public static let serverKeyPinName = "sync/pin"
 
     /// The pin this vault's sync client checks the server's key against, or nil.
-    public func serverKeyPin() throws(SyncError) -> ServerKeyPin? {
-        let stored: Data?
-        do {
-            stored = try vault.localValue(Self.serverKeyPinName)
-        } catch {
-            throw .coffer(.vault(error))
-        }
-        guard let stored else { return nil }
+    public func serverKeyPin() throws -> ServerKeyPin? {
+        guard let stored = try vault.localValue(Self.serverKeyPinName) else { return nil }
         guard let pin = ServerKeyPin(String(decoding: stored, as: UTF8.self)) else {
-            throw .coffer(.vault(.tampered("the sync key pin")))
+            throw VaultError.tampered("the sync key pin")
         }
         return pin
     }
 
     /// Stores `pin` (`sha256//` and base64, UTF-8), or removes it with nil.
-    public func setServerKeyPin(_ pin: ServerKeyPin?) throws(SyncError) {
-        do {
-            try vault.setLocalValue(Self.serverKeyPinName, pin.map { Data($0.description.utf8) })
-        } catch {
-            throw .coffer(.vault(error))
-        }
+    public func setServerKeyPin(_ pin: ServerKeyPin?) throws {
+        try vault.setLocalValue(Self.serverKeyPinName, pin.map { Data($0.description.utf8) })
     }
 }

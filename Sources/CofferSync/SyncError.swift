@@ -6,9 +6,6 @@ import Foundation
 
 /// Failures of sync as a whole: the server's, the vault's, or the account's state.
 public enum SyncError: Error, Sendable, CustomStringConvertible {
-    case client(SyncClientError)
-    case coffer(CofferError)
-    case crypto(CofferCryptoError)
     /// The vault is not linked to a sync account.
     case notLinked
     /// The vault is linked already (to this account on this server).
@@ -39,9 +36,6 @@ public enum SyncError: Error, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .client(let error): return error.description
-        case .coffer(let error): return error.description
-        case .crypto(let error): return error.description
         case .notLinked: return "this vault is not linked to a sync account"
         case .alreadyLinked(let server, let account): return "this vault is already linked to \(account) on \(server)"
         case .differentVault: return "that account syncs a different vault than the one here"

@@ -29,57 +29,49 @@ extension SyncSession {
     /// meanwhile make the commit fail; the rotation is then prepared again, a bounded number of times.
     public func rotateMasterKey(
         accountPassphrase: String, vaultPassphrase: String?, progress: @Sendable (Int, Int) -> Void = { _, _ in }
-    ) async throws(SyncError) -> SyncRotationReport {
-        guard let linked = try vault({ try $0.syncAccount() }) else { throw .notLinked }
+    ) async throws -> SyncRotationReport {
+        guard let linked = try coffer.vault.syncAccount() else { throw SyncError.notLinked }
         var access = try await freshAccessToken()
         _ = try await resumeRotation(access: access)
         let limits = coffer.location.options.limits
-        let parameters = try await client { () throws(SyncClientError) in try await client.prelogin(email: linked.account) }
+        let parameters = try await client.prelogin(email: linked.account)
         let kdf = try Self.serverKDF(parameters.kdf, limits: limits)
-        guard let salt = Data(base64Encoded: parameters.salt) else { throw .client(.malformedResponse) }
+        guard let salt = Data(base64Encoded: parameters.salt) else { throw SyncClientError.malformedResponse }
         let commitment = AccountCommitment.of(kdf: kdf, salt: Array(salt))
-        if let known = linked.accountCommitment, known != commitment { throw .accountParametersChanged }
-        let keys = try crypto { () throws(CofferCryptoError) in
-            try SyncKeys(passphrase: accountPassphrase, kdf: kdf, salt: Array(salt), limits: limits)
-        }
+        if let known = linked.accountCommitment, known != commitment { throw SyncError.accountParametersChanged }
+        let keys = try SyncKeys(passphrase: accountPassphrase, kdf: kdf, salt: Array(salt), limits: limits)
         // A login checks the passphrase with the server before anything is prepared, and hands out the account slot,
         // which must hold this vault's key: the new slot is wrapped under the same key-encryption key.
-        let answer = try await client { () throws(SyncClientError) in
-            try await client.login(LoginRequest(email: linked.account, authKey: keys.authKeyBase64))
-        }
+        let answer = try await client.login(LoginRequest(email: linked.account, authKey: keys.authKeyBase64))
         try storeRefreshToken(answer.refreshToken)
         access = answer.accessToken
-        guard let slot = answer.slot else { throw .client(.malformedResponse) }
-        let header = try crypto { () throws(CofferCryptoError) in try slot.header(limits: limits) }
+        guard let slot = answer.slot else { throw SyncClientError.malformedResponse }
+        let header = try slot.header(limits: limits)
         guard header.kdf == kdf, header.salt == Array(salt), let wrapped = Data(base64Encoded: slot.wrappedKey) else {
-            throw .wrongPassphrase
+            throw SyncError.wrongPassphrase
         }
         let current: SecretBytes
         do {
             current = try header.unwrap(wrapped, vaultID: coffer.vault.vaultID.bytes, kek: keys.keyEncryptionKey)
         } catch {
-            throw .wrongPassphrase
+            throw SyncError.wrongPassphrase
         }
         for _ in 0..<5 {
             var report = SyncReport()
             try await pull(access: access, expect: nil, into: &report)
             try await pushPending(access: access, restoring: nil, progress: { _, _ in }, into: &report)
             // After the pull: a slot holding another key than this vault's is another device's rotation.
-            guard coffer.vault.hasMasterKey(current) else { throw .verification(.slotReverted) }
-            guard let account = try vault({ try $0.syncAccount() }) else { throw .notLinked }
+            guard coffer.vault.hasMasterKey(current) else { throw SyncError.verification(.slotReverted) }
+            guard let account = try coffer.vault.syncAccount() else { throw SyncError.notLinked }
             let verified = try account.head.map(Self.manifest)
             let accountKeyEpoch = verified.map { Int64($0.keyEpoch) } ?? coffer.vault.keyEpoch
-            let prepared = try cofferCall { () throws(CofferError) in
-                try coffer.prepareSyncedRotation(passphrase: vaultPassphrase, accountKeyEpoch: accountKeyEpoch)
-            }
-            let rows = try vault { try $0.preparedRotationRows() }
-            let known = try vault { try $0.syncedRows() }
+            let prepared = try coffer.prepareSyncedRotation(passphrase: vaultPassphrase, accountKeyEpoch: accountKeyEpoch)
+            let rows = try coffer.vault.preparedRotationRows()
+            let known = try coffer.vault.syncedRows()
             var staged = 0
             for batch in Self.batches(rows) {
                 let request = RotationItemsRequest(items: batch.map { PushItem(item: $0, baseRevision: known.revisions[$0.id] ?? 0) })
-                _ = try await client { () throws(SyncClientError) in
-                    try await client.stageRotation(prepared.id, request, accessToken: access)
-                }
+                _ = try await client.stageRotation(prepared.id, request, accessToken: access)
                 staged += batch.count
                 progress(staged, rows.count)
             }
@@ -90,13 +82,13 @@ extension SyncSession {
                 root: StateRoot.root(leaves), count: UInt32(leaves.count), device: account.device,
                 madeAt: UnixTime.milliseconds(Date()), keyEpoch: UInt32(clamping: prepared.keyEpoch), account: commitment)
             let epoch = manifest.epoch
-            let newKeys = try vault { try $0.preparedManifestKeys(rotationEpoch: epoch) }
+            let newKeys = try coffer.vault.preparedManifestKeys(rotationEpoch: epoch)
             manifest.tag = newKeys.tags(body: manifest.body, epoch: manifest.epoch)[0]
             let made = manifest
-            try vault { try $0.recordPreparedManifest(epoch: made.epoch, bytes: made.bytes) }
+            try coffer.vault.recordPreparedManifest(epoch: made.epoch, bytes: made.bytes)
             let newHeader = SlotHeader(
                 slotID: coffer.location.options.random.bytes(16), type: .passphrase, kdf: kdf, salt: Array(salt))
-            let newWrapped = try vault { try $0.wrapPreparedMasterKey(for: newHeader, kek: keys.keyEncryptionKey) }
+            let newWrapped = try coffer.vault.wrapPreparedMasterKey(for: newHeader, kek: keys.keyEncryptionKey)
             let request = RotationCommitRequest(
                 authKey: keys.authKeyBase64,
                 slot: WrappedSlot(
@@ -111,7 +103,7 @@ extension SyncSession {
             }
             switch outcome {
             case .success(let answer):
-                let result = try cofferCall { () throws(CofferError) in try coffer.commitPreparedRotation(cursor: answer.cursor) }
+                let result = try coffer.commitPreparedRotation(cursor: answer.cursor)
                 return SyncRotationReport(rotation: result, head: manifest)
             case .failure(.staleHead), .failure(.conflict):
                 // Another device changed the vault meanwhile, or this very commit landed and its answer was lost (a
@@ -122,45 +114,43 @@ extension SyncSession {
                 }
             case .failure(let error):
                 // The server may or may not have taken it: the next sync or rotation here finds out.
-                throw .client(error)
+                throw error
             }
         }
-        throw .tooManyConflicts
+        throw SyncError.tooManyConflicts
     }
 
     /// Finishes or forgets a rotation prepared here by a run that did not end: when the server holds the rotation's
     /// manifest, the rotation committed there and is put in use here (its result is returned, with the new recovery
     /// code); otherwise it never landed, and is dropped on both sides.
-    func resumeRotation(access: String) async throws(SyncError) -> Vault.RotationResult? {
-        guard let prepared = try vault({ try $0.preparedRotation() }) else { return nil }
+    func resumeRotation(access: String) async throws -> Vault.RotationResult? {
+        guard let prepared = try coffer.vault.preparedRotation() else { return nil }
         if let manifest = prepared.manifest {
             if try await serverHolds(manifest, access: access) { return try commitPreparedHere() }
             // A commit sent by a run that was killed may still be on its way, or running on the server: the discard
             // settles it (the server takes one of the two for the rotation's staged rows, and a commit without them
             // is refused), so only after it is the server asked again, and its answer is final.
-            try await client { () throws(SyncClientError) in try await client.discardRotation(prepared.id, accessToken: access) }
+            try await client.discardRotation(prepared.id, accessToken: access)
             if try await serverHolds(manifest, access: access) { return try commitPreparedHere() }
         } else {
             try? await client.discardRotation(prepared.id, accessToken: access)
         }
-        try cofferCall { () throws(CofferError) in try coffer.discardPreparedRotation() }
+        try coffer.discardPreparedRotation()
         return nil
     }
 
     /// Whether the server's history holds `manifest` at its epoch: the rotation it ends committed there.
-    private func serverHolds(_ manifest: (epoch: Int64, bytes: [UInt8]), access: String) async throws(SyncError) -> Bool {
-        let page = try await client { () throws(SyncClientError) in
-            try await client.manifests(after: manifest.epoch - 1, limit: 1, accessToken: access)
-        }
+    private func serverHolds(_ manifest: (epoch: Int64, bytes: [UInt8]), access: String) async throws -> Bool {
+        let page = try await client.manifests(after: manifest.epoch - 1, limit: 1, accessToken: access)
         guard let first = page.manifests.first else { return false }
         return Data(base64Encoded: first).map(Array.init) == manifest.bytes
     }
 
     /// Puts the rotation the server committed in use here. The feed is read again from where this device was: the
     /// rotation's rows are among the changes.
-    private func commitPreparedHere() throws(SyncError) -> Vault.RotationResult {
-        guard let account = try vault({ try $0.syncAccount() }) else { throw .notLinked }
-        return try cofferCall { () throws(CofferError) in try coffer.commitPreparedRotation(cursor: account.cursor) }
+    private func commitPreparedHere() throws -> Vault.RotationResult {
+        guard let account = try coffer.vault.syncAccount() else { throw SyncError.notLinked }
+        return try coffer.commitPreparedRotation(cursor: account.cursor)
     }
 
     // MARK: Taking another device's rotation
@@ -173,36 +163,34 @@ extension SyncSession {
     static func takeRotatedKey(
         coffer: Coffer, client: SyncClient, accessToken: String, masterKey: SecretBytes, accountCommitment: [UInt8],
         accountPassphrase: String, vaultPassphrase: String?
-    ) async throws(SyncError) -> Vault.RotationResult? {
+    ) async throws -> Vault.RotationResult? {
         let session = SyncSession(coffer: coffer, client: client)
-        if try vaultCall(coffer, { try $0.preparedRotation() }) != nil {
+        if try coffer.vault.preparedRotation() != nil {
             // This device's own rotation, which the server took before the device could finish it.
             _ = try await session.resumeRotation(access: accessToken)
             if coffer.vault.hasMasterKey(masterKey) { return nil }
         }
         let vaultID = coffer.vault.vaultID
-        let account = try vaultCall(coffer) { try $0.syncAccount() }
+        let account = try coffer.vault.syncAccount()
         let verified = try account?.head.map(manifest)
-        let page = try await clientCall { () throws(SyncClientError) in
-            try await client.changes(since: Int64.max, limit: 1, accessToken: accessToken)
-        }
-        guard let text = page.head else { throw .verification(.headMissing(verifiedEpoch: verified?.epoch ?? 0)) }
+        let page = try await client.changes(since: Int64.max, limit: 1, accessToken: accessToken)
+        guard let text = page.head else { throw SyncError.verification(.headMissing(verifiedEpoch: verified?.epoch ?? 0)) }
         let head = try manifest(Array(Data(base64Encoded: text) ?? Data()))
         let newKey = KeySchedule.hkdf(masterKey, salt: vaultID.bytes, label: KeySchedule.manifestKeyLabel)
         let madeByNewKey = { (manifest: Manifest) -> Bool in
             ConstantTime.equal(Array(HMAC<SHA256>.authenticationCode(for: manifest.body, using: newKey)), manifest.tag)
         }
-        guard head.vaultID == vaultID else { throw .verification(.otherVault) }
-        guard madeByNewKey(head) else { throw .verification(.forgedManifest(epoch: head.epoch)) }
-        guard head.account == accountCommitment else { throw .verification(.slotReverted) }
+        guard head.vaultID == vaultID else { throw SyncError.verification(.otherVault) }
+        guard madeByNewKey(head) else { throw SyncError.verification(.forgedManifest(epoch: head.epoch)) }
+        guard head.account == accountCommitment else { throw SyncError.verification(.slotReverted) }
         var rotationEpoch = head.epoch
         if let verified {
-            if head.epoch < verified.epoch { throw .verification(.rolledBack(serverEpoch: head.epoch, verifiedEpoch: verified.epoch)) }
-            if head.epoch == verified.epoch { throw .verification(.forked(epoch: verified.epoch)) }
+            if head.epoch < verified.epoch { throw SyncError.verification(.rolledBack(serverEpoch: head.epoch, verifiedEpoch: verified.epoch)) }
+            if head.epoch == verified.epoch { throw SyncError.verification(.forked(epoch: verified.epoch)) }
             // The head, made under the new key, must extend what this device verified: manifests under the old key
             // up to the first rotation, then under keys this device never held (rotations it missed; the hash links
             // to the head prove them), then under the new key.
-            let oldKeys = try vaultCall(coffer) { try $0.manifestKeys() }
+            let oldKeys = try coffer.vault.manifestKeys()
             let madeByOldKey = { (manifest: Manifest) -> Bool in
                 oldKeys.tags(body: manifest.body, epoch: manifest.epoch).contains { ConstantTime.equal($0, manifest.tag) }
             }
@@ -211,38 +199,23 @@ extension SyncSession {
                     + oldKeys.tags(body: manifest.body, epoch: manifest.epoch)
             }
             let chain = try await session.chain(after: verified, upTo: head, access: accessToken)
-            do {
+            do throws(VerificationFailure) {
                 try verifier.checkHistory(verified: verified, head: head, chain: chain)
             } catch {
-                throw .verification(error)
+                throw SyncError.verification(error)
             }
             // The old key retired at the first manifest it did not make; no manifest after that one may be its.
             guard let retired = chain.firstIndex(where: { !madeByOldKey($0) }),
                   !chain[retired...].contains(where: madeByOldKey)
-            else { throw .verification(.forgedManifest(epoch: head.epoch)) }
+            else { throw SyncError.verification(.forgedManifest(epoch: head.epoch)) }
             rotationEpoch = chain[retired].epoch
         }
-        let hasPassphraseSlot = try vaultCall(coffer) { try $0.slots().contains { $0.type == .passphrase } }
-        let result: Result<Vault.RotationResult, CofferError>
+        let hasPassphraseSlot = try coffer.vault.slots().contains { $0.type == .passphrase }
         do {
-            result = .success(try coffer.rekey(
-                to: masterKey, rotationEpoch: rotationEpoch,
-                passphrase: hasPassphraseSlot ? vaultPassphrase ?? accountPassphrase : nil))
-        } catch {
-            result = .failure(error)
-        }
-        switch result {
-        case .success(let rotation): return rotation
-        case .failure(.vault(.wrongPassphrase)): throw .vaultPassphraseNeeded
-        case .failure(let error): throw .coffer(error)
-        }
-    }
-
-    func cofferCall<T>(_ body: () throws(CofferError) -> T) throws(SyncError) -> T {
-        do {
-            return try body()
-        } catch {
-            throw .coffer(error)
+            return try coffer.rekey(
+                to: masterKey, rotationEpoch: rotationEpoch, passphrase: hasPassphraseSlot ? vaultPassphrase ?? accountPassphrase : nil)
+        } catch VaultError.wrongPassphrase {
+            throw SyncError.vaultPassphraseNeeded
         }
     }
 }

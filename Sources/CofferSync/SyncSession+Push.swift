@@ -13,8 +13,8 @@ extension SyncSession {
     /// verified none yet.
     public func sync(
         expect: String? = nil, progress: @Sendable (Int, Int) -> Void = { _, _ in }
-    ) async throws(SyncError) -> SyncReport {
-        guard try vault({ try $0.syncAccount() }) != nil else { throw .notLinked }
+    ) async throws -> SyncReport {
+        guard try coffer.vault.syncAccount() != nil else { throw SyncError.notLinked }
         let access = try await freshAccessToken()
         var report = SyncReport()
         report.finishedRotation = try await resumeRotation(access: access)
@@ -30,7 +30,7 @@ extension SyncSession {
     func pushPending(
         access: String, restoring: (base: Int64, chain: [Manifest])?, progress: @Sendable (Int, Int) -> Void,
         into report: inout SyncReport
-    ) async throws(SyncError) {
+    ) async throws {
         var restoring = restoring
         var attempts = 0
         // The leaves of the rows the server holds, as this device recorded them: read once and brought up to date by
@@ -43,14 +43,14 @@ extension SyncSession {
         var total = 0
         while true {
             if queue.isEmpty {
-                queue = ArraySlice(try vault { try $0.pendingQueue() })
+                queue = ArraySlice(try coffer.vault.pendingQueue())
                 total = report.pushed + queue.count
             }
             let planned = queue.prefix(Self.batchLength(queue.lazy.map(\.bytes)))
             // The rows as they are now; one that grew since it was queued waits for the next batch.
-            let current = try vault { try $0.pendingChanges(planned.map(\.id)) }
+            let current = try coffer.vault.pendingChanges(planned.map(\.id))
             let pending = Array(current.prefix(Self.batchLength(current.lazy.map { $0.row.box?.count ?? 0 })))
-            guard let account = try vault({ try $0.syncAccount() }) else { throw .notLinked }
+            guard let account = try coffer.vault.syncAccount() else { throw SyncError.notLinked }
             if pending.isEmpty, !planned.isEmpty {
                 // Everything planned was pushed or synced meanwhile.
                 queue.removeFirst(planned.count)
@@ -63,7 +63,7 @@ extension SyncSession {
             if let serverLeaves {
                 leaves = serverLeaves
             } else {
-                leaves = try vault { try $0.syncedRows() }.leaves
+                leaves = try coffer.vault.syncedRows().leaves
             }
             for change in pending { leaves[change.row.id] = change.row.leaf }
             let manifest = try await nextManifest(after: verified, account: account, leaves: leaves)
@@ -79,11 +79,9 @@ extension SyncSession {
             }
             switch outcome {
             case .success(let answer):
-                try vault {
-                    try $0.recordPush(
-                        pending.map(\.row), head: (manifest.epoch, manifest.bytes), cursor: answer.cursor, device: account.device,
-                        at: Date())
-                }
+                try coffer.vault.recordPush(
+                    pending.map(\.row), head: (manifest.epoch, manifest.bytes), cursor: answer.cursor, device: account.device,
+                    at: Date())
                 restoring = nil
                 serverLeaves = leaves
                 queue.removeFirst(planned.count)
@@ -94,28 +92,28 @@ extension SyncSession {
                 serverLeaves = nil
                 queue = []
                 attempts += 1
-                guard attempts <= 5 else { throw .tooManyConflicts }
+                guard attempts <= 5 else { throw SyncError.tooManyConflicts }
                 // The rows of a 409 are the server's word: nothing of them is applied. The verified pull brings the
                 // real state, and each claimed row must be in it. It reads the whole set: a conflict without a row
                 // (a write based on a row the server no longer holds) is a lost row, which only a full read shows.
                 try await pull(access: access, expect: nil, readAll: true, into: &report)
-                let known = try vault { try $0.syncedRows() }
+                let known = try coffer.vault.syncedRows()
                 for row in claimed where !StateRoot.isServerFace(kind: row.kind) {
                     guard let revision = known.revisions[row.id], revision >= row.revision else {
-                        throw .verification(.unverifiedConflict(row.id))
+                        throw SyncError.verification(.unverifiedConflict(row.id))
                     }
                 }
             case .failure(.staleHead) where restoring == nil:
                 serverLeaves = nil
                 queue = []
                 attempts += 1
-                guard attempts <= 5 else { throw .tooManyConflicts }
+                guard attempts <= 5 else { throw SyncError.tooManyConflicts }
                 try await pull(access: access, expect: nil, into: &report)
             case .failure(.conflict), .failure(.staleHead):
                 // Another device wrote to the restored server meanwhile: its state is no longer the one checked.
-                throw .tooManyConflicts
+                throw SyncError.tooManyConflicts
             case .failure(let error):
-                throw .client(error)
+                throw error
             }
         }
     }
@@ -124,9 +122,9 @@ extension SyncSession {
     /// state must be one this device verified earlier (anything else is refused as an attack). The manifests the
     /// server lost go back from this device's record, followed by a manifest of this device's current state and the
     /// rows that differ. Devices that were up to date continue as before; the others report what they need.
-    public func republish(progress: @Sendable (Int, Int) -> Void = { _, _ in }) async throws(SyncError) -> SyncReport {
-        guard let account = try vault({ try $0.syncAccount() }) else { throw .notLinked }
-        guard let verifiedBytes = account.head else { throw .nothingToRepublish }
+    public func republish(progress: @Sendable (Int, Int) -> Void = { _, _ in }) async throws -> SyncReport {
+        guard let account = try coffer.vault.syncAccount() else { throw SyncError.notLinked }
+        guard let verifiedBytes = account.head else { throw SyncError.nothingToRepublish }
         let verified = try Self.manifest(verifiedBytes)
         let access = try await freshAccessToken()
         let feed = try await readFeed(since: 0, access: access)
@@ -136,22 +134,22 @@ extension SyncSession {
         if let headText {
             let head = try Self.manifest(Array(Data(base64Encoded: headText) ?? Data()))
             try verification { () throws(VerificationFailure) in try verifier.authenticate(head) }
-            guard head.epoch < verified.epoch else { throw .nothingToRepublish }
+            guard head.epoch < verified.epoch else { throw SyncError.nothingToRepublish }
             // Only onto a state this device verified before: a restore, not a state the server made up.
-            guard try vault({ try $0.verifiedManifest(epoch: head.epoch) }) == head.bytes else {
-                throw .verification(.rolledBack(serverEpoch: head.epoch, verifiedEpoch: verified.epoch))
+            guard try coffer.vault.verifiedManifest(epoch: head.epoch) == head.bytes else {
+                throw SyncError.verification(.rolledBack(serverEpoch: head.epoch, verifiedEpoch: verified.epoch))
             }
             try verification { () throws(VerificationFailure) in
                 try verifier.checkState(known: SyncedRows(), staged: serverRows, head: head, fullRead: true)
             }
             base = head.epoch
         } else if !serverRows.isEmpty {
-            throw .verification(.headMissing(verifiedEpoch: verified.epoch))
+            throw SyncError.verification(.headMissing(verifiedEpoch: verified.epoch))
         }
-        let lost = try vault { try $0.verifiedManifests(after: base) }.map { bytes throws(SyncError) in try Self.manifest(bytes) }
-        guard lost.map(\.epoch) == Array((base + 1)...verified.epoch) else { throw .historyIncomplete(from: base + 1) }
+        let lost = try coffer.vault.verifiedManifests(after: base).map { bytes throws in try Self.manifest(bytes) }
+        guard lost.map(\.epoch) == Array((base + 1)...verified.epoch) else { throw SyncError.historyIncomplete(from: base + 1) }
         // The server's rows are now the ones it holds; every local row that differs becomes a change to push.
-        try vault { try $0.replaceServerRows(serverRows, cursor: cursor) }
+        try coffer.vault.replaceServerRows(serverRows, cursor: cursor)
         var report = SyncReport()
         try await pushPending(access: access, restoring: (base, lost), progress: progress, into: &report)
         return report
@@ -160,23 +158,19 @@ extension SyncSession {
     /// Replaces the account passphrase: a new slot wrapping the master key, a new auth key, and a manifest committing
     /// to the new slot, which the server stores in one step (so no device can be handed the old slot as current). The
     /// current passphrase is checked by the server; the vault's own local slots do not change.
-    public func changePassphrase(current: String, new: String, kdf: PassphraseKDF = .defaultPBKDF2) async throws(SyncError) {
-        guard let linked = try vault({ try $0.syncAccount() }) else { throw .notLinked }
+    public func changePassphrase(current: String, new: String, kdf: PassphraseKDF = .defaultPBKDF2) async throws {
+        guard let linked = try coffer.vault.syncAccount() else { throw SyncError.notLinked }
         let limits = coffer.location.options.limits
-        let parameters = try await client { () throws(SyncClientError) in try await client.prelogin(email: linked.account) }
+        let parameters = try await client.prelogin(email: linked.account)
         let currentKDF = try Self.serverKDF(parameters.kdf, limits: limits)
-        guard let currentSalt = Data(base64Encoded: parameters.salt) else { throw .client(.malformedResponse) }
+        guard let currentSalt = Data(base64Encoded: parameters.salt) else { throw SyncClientError.malformedResponse }
         if let known = linked.accountCommitment, known != AccountCommitment.of(kdf: currentKDF, salt: Array(currentSalt)) {
-            throw .accountParametersChanged
+            throw SyncError.accountParametersChanged
         }
-        let currentKeys = try crypto { () throws(CofferCryptoError) in
-            try SyncKeys(passphrase: current, kdf: currentKDF, salt: Array(currentSalt), limits: limits)
-        }
+        let currentKeys = try SyncKeys(passphrase: current, kdf: currentKDF, salt: Array(currentSalt), limits: limits)
         let header = SlotHeader.new(.passphrase, kdf: kdf, random: coffer.location.options.random)
-        let newKeys = try crypto { () throws(CofferCryptoError) in
-            try SyncKeys(passphrase: new, kdf: kdf, salt: header.salt, limits: limits)
-        }
-        let wrapped = try vault { try $0.wrapMasterKey(for: header, kek: newKeys.keyEncryptionKey) }
+        let newKeys = try SyncKeys(passphrase: new, kdf: kdf, salt: header.salt, limits: limits)
+        let wrapped = try coffer.vault.wrapMasterKey(for: header, kek: newKeys.keyEncryptionKey)
         let slot = WrappedSlot(
             id: UUID(bytes: header.slotID), kdf: KDFParameters(kdf), salt: Data(header.salt).base64EncodedString(),
             wrappedKey: wrapped.base64EncodedString())
@@ -185,9 +179,9 @@ extension SyncSession {
         var report = SyncReport()
         for _ in 0..<5 {
             try await pull(access: access, expect: nil, into: &report)
-            guard let account = try vault({ try $0.syncAccount() }) else { throw .notLinked }
+            guard let account = try coffer.vault.syncAccount() else { throw SyncError.notLinked }
             let verified = try account.head.map(Self.manifest)
-            let leaves = try vault { try $0.syncedRows() }.leaves
+            let leaves = try coffer.vault.syncedRows().leaves
             let manifest = try await nextManifest(after: verified, account: account, leaves: leaves, commitment: commitment)
             let request = PassphraseChangeRequest(
                 authKey: currentKeys.authKeyBase64, newAuthKey: newKeys.authKeyBase64, slot: slot,
@@ -198,31 +192,30 @@ extension SyncSession {
             } catch .staleHead {
                 continue
             } catch {
-                throw .client(error)
+                // Written out: leaving the rest of a typed catch to propagate crashes Swift 6.3's SILGen.
+                throw error
             }
             try storeRefreshToken(answer.refreshToken)
-            try vault {
-                try $0.recordPush(
-                    [], head: (manifest.epoch, manifest.bytes), cursor: account.cursor, device: account.device,
-                    accountCommitment: commitment, at: Date())
-            }
+            try coffer.vault.recordPush(
+                [], head: (manifest.epoch, manifest.bytes), cursor: account.cursor, device: account.device,
+                accountCommitment: commitment, at: Date())
             return
         }
-        throw .tooManyConflicts
+        throw SyncError.tooManyConflicts
     }
 
     /// The manifest of the state whose rows have `leaves`, following `verified`; `commitment` replaces the account
     /// slot's (a passphrase change).
     func nextManifest(
         after verified: Manifest?, account: SyncAccount, leaves: [UUID: [UInt8]], commitment replacement: [UInt8]? = nil
-    ) async throws(SyncError) -> Manifest {
+    ) async throws -> Manifest {
         var commitment = replacement ?? account.accountCommitment ?? verified?.account
         if commitment == nil {
             // Linked by a version that did not record the account's parameters: take them as a new login would.
-            let parameters = try await client { () throws(SyncClientError) in try await client.prelogin(email: account.account) }
+            let parameters = try await client.prelogin(email: account.account)
             let limits = coffer.location.options.limits
             let kdf = try Self.serverKDF(parameters.kdf, limits: limits)
-            guard let salt = Data(base64Encoded: parameters.salt) else { throw .client(.malformedResponse) }
+            guard let salt = Data(base64Encoded: parameters.salt) else { throw SyncClientError.malformedResponse }
             commitment = AccountCommitment.of(kdf: kdf, salt: Array(salt))
         }
         var manifest = Manifest(

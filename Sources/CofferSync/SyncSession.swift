@@ -27,22 +27,18 @@ public struct SyncSession: Sendable {
 
     /// Creates an account for this vault: a new passphrase slot wrapping the master key goes to the server with the
     /// auth key derived from the same stretch. The server never sees the passphrase or the wrapping key.
-    public func register(email: String, passphrase: String, kdf: PassphraseKDF = .defaultPBKDF2) async throws(SyncError) {
-        if let linked = try vault({ try $0.syncAccount() }) {
-            throw .alreadyLinked(server: linked.server, account: linked.account)
+    public func register(email: String, passphrase: String, kdf: PassphraseKDF = .defaultPBKDF2) async throws {
+        if let linked = try coffer.vault.syncAccount() {
+            throw SyncError.alreadyLinked(server: linked.server, account: linked.account)
         }
         let header = SlotHeader.new(.passphrase, kdf: kdf, random: coffer.location.options.random)
-        let keys = try crypto { () throws(CofferCryptoError) in
-            try SyncKeys(passphrase: passphrase, kdf: kdf, salt: header.salt, limits: coffer.location.options.limits)
-        }
-        let wrapped = try vault { try $0.wrapMasterKey(for: header, kek: keys.keyEncryptionKey) }
+        let keys = try SyncKeys(passphrase: passphrase, kdf: kdf, salt: header.salt, limits: coffer.location.options.limits)
+        let wrapped = try coffer.vault.wrapMasterKey(for: header, kek: keys.keyEncryptionKey)
         let slot = WrappedSlot(
             id: UUID(bytes: header.slotID), kdf: KDFParameters(kdf), salt: Data(header.salt).base64EncodedString(),
             wrappedKey: wrapped.base64EncodedString())
-        let answer = try await client { () throws(SyncClientError) in
-            try await client.register(
-                RegisterRequest(email: email, authKey: keys.authKeyBase64, vaultID: coffer.vault.vaultID, slot: slot))
-        }
+        let answer = try await client.register(
+            RegisterRequest(email: email, authKey: keys.authKeyBase64, vaultID: coffer.vault.vaultID, slot: slot))
         try link(answer, email: email, accountCommitment: AccountCommitment.of(kdf: kdf, salt: header.salt))
     }
 
@@ -61,48 +57,37 @@ public struct SyncSession: Sendable {
     public static func login(
         location: CofferLocation, client: SyncClient, email: String, passphrase: String, localPassphrase: String?,
         allowWeakKDF: Bool = false, acceptParameterChange: Bool = false, expect: String? = nil
-    ) async throws(SyncError) -> SyncSession {
+    ) async throws -> SyncSession {
         let limits = location.options.limits
-        let existing: Coffer?
-        do {
-            existing = Vault.exists(in: location.vaultDirectory) ? try Coffer.open(at: location) : nil
-        } catch {
-            throw .coffer(error)
-        }
-        let parameters = try await clientCall { () throws(SyncClientError) in try await client.prelogin(email: email) }
+        let existing = Vault.exists(in: location.vaultDirectory) ? try Coffer.open(at: location) : nil
+        let parameters = try await client.prelogin(email: email)
         let kdf = try Self.serverKDF(parameters.kdf, limits: limits)
-        guard let salt = Data(base64Encoded: parameters.salt) else { throw .client(.malformedResponse) }
-        if !allowWeakKDF, !kdf.meetsDefaults { throw .weakKDF(kdf) }
+        guard let salt = Data(base64Encoded: parameters.salt) else { throw SyncClientError.malformedResponse }
+        if !allowWeakKDF, !kdf.meetsDefaults { throw SyncError.weakKDF(kdf) }
         let commitment = AccountCommitment.of(kdf: kdf, salt: Array(salt))
-        if let known = try existing.flatMap({ coffer throws(SyncError) in
-            try vaultCall(coffer) { try $0.syncAccount() }
-        }), known.server == client.server, known.account == email, let remembered = known.accountCommitment,
-           remembered != commitment, !acceptParameterChange
+        if let known = try existing?.vault.syncAccount(), known.server == client.server, known.account == email,
+           let remembered = known.accountCommitment, remembered != commitment, !acceptParameterChange
         {
-            throw .accountParametersChanged
+            throw SyncError.accountParametersChanged
         }
-        let keys = try cryptoCall { () throws(CofferCryptoError) in
-            try SyncKeys(passphrase: passphrase, kdf: kdf, salt: Array(salt), limits: limits)
-        }
-        let answer = try await clientCall { () throws(SyncClientError) in
-            try await client.login(LoginRequest(email: email, authKey: keys.authKeyBase64))
-        }
-        guard let vaultID = answer.vaultID, let slot = answer.slot else { throw .client(.malformedResponse) }
+        let keys = try SyncKeys(passphrase: passphrase, kdf: kdf, salt: Array(salt), limits: limits)
+        let answer = try await client.login(LoginRequest(email: email, authKey: keys.authKeyBase64))
+        guard let vaultID = answer.vaultID, let slot = answer.slot else { throw SyncClientError.malformedResponse }
         // The slot must be the one whose parameters were used; its AD binds vault id, slot id, KDF and salt.
-        let header = try cryptoCall { () throws(CofferCryptoError) in try slot.header(limits: limits) }
+        let header = try slot.header(limits: limits)
         guard header.kdf == kdf, header.salt == Array(salt), let wrapped = Data(base64Encoded: slot.wrappedKey) else {
-            throw .wrongPassphrase
+            throw SyncError.wrongPassphrase
         }
         let masterKey: SecretBytes
         do {
             masterKey = try header.unwrap(wrapped, vaultID: vaultID.bytes, kek: keys.keyEncryptionKey)
         } catch {
-            throw .wrongPassphrase
+            throw SyncError.wrongPassphrase
         }
         let coffer: Coffer
         var keyChange: Vault.RotationResult?
         if let existing {
-            guard existing.vault.vaultID == vaultID else { throw .differentVault }
+            guard existing.vault.vaultID == vaultID else { throw SyncError.differentVault }
             coffer = existing
             if !existing.vault.hasMasterKey(masterKey) {
                 keyChange = try await takeRotatedKey(
@@ -113,11 +98,7 @@ public struct SyncSession: Sendable {
             try await checkHeadBeforeJoining(
                 client: client, accessToken: answer.accessToken, vaultID: vaultID, masterKey: masterKey,
                 accountCommitment: commitment, expect: expect)
-            do {
-                coffer = try Coffer.join(at: location, vaultID: vaultID, masterKey: masterKey, passphrase: localPassphrase)
-            } catch {
-                throw .coffer(error)
-            }
+            coffer = try Coffer.join(at: location, vaultID: vaultID, masterKey: masterKey, passphrase: localPassphrase)
         }
         var session = SyncSession(coffer: coffer, client: client)
         session.keyChange = keyChange
@@ -130,13 +111,11 @@ public struct SyncSession: Sendable {
     static func checkHeadBeforeJoining(
         client: SyncClient, accessToken: String, vaultID: UUID, masterKey: SecretBytes, accountCommitment: [UInt8],
         expect: String?
-    ) async throws(SyncError) {
+    ) async throws {
         // The feed read past its end: no rows, and the newest head.
-        let page = try await clientCall { () throws(SyncClientError) in
-            try await client.changes(since: Int64.max, limit: 1, accessToken: accessToken)
-        }
+        let page = try await client.changes(since: Int64.max, limit: 1, accessToken: accessToken)
         guard let text = page.head else {
-            if let expect { throw .verification(.unexpectedFingerprint(expected: expect, found: "no state")) }
+            if let expect { throw SyncError.verification(.unexpectedFingerprint(expected: expect, found: "no state")) }
             return
         }
         let head = try manifest(Array(Data(base64Encoded: text) ?? Data()))
@@ -147,46 +126,44 @@ public struct SyncSession: Sendable {
         do {
             try verifier.authenticate(head)
         } catch {
-            throw .verification(error)
+            throw SyncError.verification(error)
         }
         if let expect, !matches(expect, head) {
-            throw .verification(.unexpectedFingerprint(expected: expect, found: head.fingerprint))
+            throw SyncError.verification(.unexpectedFingerprint(expected: expect, found: head.fingerprint))
         }
-        guard head.account == accountCommitment else { throw .verification(.slotReverted) }
+        guard head.account == accountCommitment else { throw SyncError.verification(.slotReverted) }
     }
 
     /// Stores the session and links the vault. Logging in again to the same account keeps the device's id and the
     /// state it verified: a new login must not let a server roll the device back.
-    func link(_ answer: AuthResponse, email: String, accountCommitment: [UInt8]) throws(SyncError) {
+    func link(_ answer: AuthResponse, email: String, accountCommitment: [UInt8]) throws {
         try storeRefreshToken(answer.refreshToken)
-        let current = try vault { try $0.syncAccount() }
+        let current = try coffer.vault.syncAccount()
         if var current, current.server == client.server, current.account == email, current.userID == answer.user.id {
             // The slot handed out at this login is checked against the head at the next pull (`slotReverted`).
             current.accountCommitment = accountCommitment
             let relinked = current
-            try vault { try $0.setSyncAccount(relinked, keepingVerifiedState: true) }
+            try coffer.vault.setSyncAccount(relinked, keepingVerifiedState: true)
             return
         }
-        try vault {
-            try $0.setSyncAccount(
-                SyncAccount(server: client.server, account: email, userID: answer.user.id, accountCommitment: accountCommitment))
-        }
+        try coffer.vault.setSyncAccount(
+            SyncAccount(server: client.server, account: email, userID: answer.user.id, accountCommitment: accountCommitment))
     }
 
     /// Forgets the state this device verified, so that the next sync accepts the server's current state as a new
     /// device would (after a revoke, or a server restored from a backup); with `expect`, only that state.
-    public func adopt() throws(SyncError) {
-        guard try vault({ try $0.syncAccount() }) != nil else { throw .notLinked }
-        try vault { try $0.resetVerifiedState() }
+    public func adopt() throws {
+        guard try coffer.vault.syncAccount() != nil else { throw SyncError.notLinked }
+        try coffer.vault.resetVerifiedState()
     }
 
     // MARK: Status, logout, revoke
 
     /// The account, the server's view of it (nil when offline), local changes not yet pushed, and conflict copies.
-    public func status() async throws(SyncError) -> SyncStatusReport {
-        guard let account = try vault({ try $0.syncAccount() }) else { throw .notLinked }
-        let pending = try vault { try $0.pendingCount() }
-        let conflicts = try vault { try $0.syncConflicts() }
+    public func status() async throws -> SyncStatusReport {
+        guard let account = try coffer.vault.syncAccount() else { throw SyncError.notLinked }
+        let pending = try coffer.vault.pendingCount()
+        let conflicts = try coffer.vault.syncConflicts()
         var server: AccountResponse?
         do {
             let access = try await freshAccessToken()
@@ -198,26 +175,24 @@ public struct SyncSession: Sendable {
     }
 
     /// Ends the session on the server (when reachable) and unlinks the vault here; the items stay.
-    public func logout() async throws(SyncError) {
-        guard try vault({ try $0.syncAccount() }) != nil else { throw .notLinked }
+    public func logout() async throws {
+        guard try coffer.vault.syncAccount() != nil else { throw SyncError.notLinked }
         if let access = try? await freshAccessToken() {
             try? await client.logout(accessToken: access)
         }
-        try keystore { () throws(KeystoreError) in try coffer.keystore.deleteSecret(for: coffer.syncTokenAccount) }
-        try vault { try $0.setSyncAccount(nil) }
+        try coffer.keystore.deleteSecret(for: coffer.syncTokenAccount)
+        try coffer.vault.setSyncAccount(nil)
     }
 
     /// Deletes every server copy of this account's items; the account and the items here stay. Returns how many.
-    public func revoke() async throws(SyncError) -> Int {
-        guard let account = try vault({ try $0.syncAccount() }) else { throw .notLinked }
+    public func revoke() async throws -> Int {
+        guard let account = try coffer.vault.syncAccount() else { throw SyncError.notLinked }
         let access = try await freshAccessToken()
-        let deleted = try await client { () throws(SyncClientError) in try await client.revoke(accessToken: access) }
+        let deleted = try await client.revoke(accessToken: access)
         // Nothing is on the server now: forget what it had, so a later sync pushes everything again.
-        try vault {
-            try $0.setSyncAccount(SyncAccount(
-                server: account.server, account: account.account, userID: account.userID, device: account.device,
-                accountCommitment: account.accountCommitment))
-        }
+        try coffer.vault.setSyncAccount(SyncAccount(
+            server: account.server, account: account.account, userID: account.userID, device: account.device,
+            accountCommitment: account.accountCommitment))
         return deleted
     }
 
@@ -229,20 +204,18 @@ public struct SyncSession: Sendable {
     /// found stored is such a refresh's, and is sent again. Reading the entry and storing a new key happen under the
     /// vault's refresh lock (docs/FORMAT.md §1), so that two processes of this device refreshing at once send one
     /// token with one key: the second gets the successor the first did, where it would otherwise end the session.
-    func freshAccessToken() async throws(SyncError) -> String {
-        let pending = try FileLock.withLock(coffer.location.vaultDirectory + "/" + Self.refreshLockName) { () throws(SyncError) in
-            guard let stored = try keystore({ () throws(KeystoreError) in try coffer.keystore.secret(for: coffer.syncTokenAccount) }),
+    func freshAccessToken() async throws -> String {
+        let pending = try FileLock.withLock(coffer.location.vaultDirectory + "/" + Self.refreshLockName) { () throws in
+            guard let stored = try coffer.keystore.secret(for: coffer.syncTokenAccount),
                   var entry = SyncTokenEntry(stored)
-            else { throw .client(.server(status: 401, code: "unauthorized", message: "log in again: coffer sync login")) }
+            else { throw SyncClientError.server(status: 401, code: "unauthorized", message: "log in again: coffer sync login") }
             if entry.retryKey == nil {
                 entry.retryKey = RefreshRetryKey(random: coffer.location.options.random)
                 try store(entry)
             }
             return entry
         }
-        let answer = try await client { () throws(SyncClientError) in
-            try await client.refresh(pending.refreshToken, retryKey: pending.retryKey)
-        }
+        let answer = try await client.refresh(pending.refreshToken, retryKey: pending.retryKey)
         try storeRefreshToken(answer.refreshToken)
         return answer.accessToken
     }
@@ -251,80 +224,32 @@ public struct SyncSession: Sendable {
     static let refreshLockName = "sync-refresh.lock"
 
     /// Stores a new refresh token, which clears a retry key stored with the one before.
-    func storeRefreshToken(_ token: String) throws(SyncError) {
+    func storeRefreshToken(_ token: String) throws {
         try store(SyncTokenEntry(refreshToken: token))
     }
 
-    private func store(_ entry: SyncTokenEntry) throws(SyncError) {
-        try keystore { () throws(KeystoreError) in
-            try coffer.keystore.replaceSecret(entry.secret, for: coffer.syncTokenAccount)
-        }
+    private func store(_ entry: SyncTokenEntry) throws {
+        try coffer.keystore.replaceSecret(entry.secret, for: coffer.syncTokenAccount)
     }
 
     // MARK: Plumbing
 
-    func vault<T>(_ body: (Vault) throws -> T) throws(SyncError) -> T {
-        try Self.vaultCall(coffer, body)
-    }
-
-    static func vaultCall<T>(_ coffer: Coffer, _ body: (Vault) throws -> T) throws(SyncError) -> T {
-        do {
-            return try body(coffer.vault)
-        } catch let error as VaultError {
-            throw .coffer(.vault(error))
-        } catch {
-            throw .coffer(.vault(.storage("unexpected failure")))
-        }
-    }
-
-    func verification<T>(_ body: () throws(VerificationFailure) -> T) throws(SyncError) -> T {
+    /// `body`'s verification failure, as the sync failure callers act on (refused state: nothing was applied).
+    func verification<T>(_ body: () throws(VerificationFailure) -> T) throws -> T {
         do {
             return try body()
         } catch {
-            throw .verification(error)
+            throw SyncError.verification(error)
         }
-    }
-
-    func keystore<T>(_ body: () throws(KeystoreError) -> T) throws(SyncError) -> T {
-        do {
-            return try body()
-        } catch {
-            throw .coffer(.keystore(error))
-        }
-    }
-
-    func crypto<T>(_ body: () throws(CofferCryptoError) -> T) throws(SyncError) -> T {
-        try Self.cryptoCall(body)
     }
 
     /// The stretching parameters the server names for an account, or `unusableKDF` when no Coffer would use them:
     /// one refusal, with `weakKDF`'s exit status, whatever is wrong with them.
-    static func serverKDF(_ parameters: KDFParameters, limits: KDFLimits) throws(SyncError) -> PassphraseKDF {
+    static func serverKDF(_ parameters: KDFParameters, limits: KDFLimits) throws -> PassphraseKDF {
         do {
             return try parameters.kdf(limits: limits)
         } catch {
-            throw .unusableKDF(error.description)
+            throw SyncError.unusableKDF(error.description)
         }
     }
-
-    static func cryptoCall<T>(_ body: () throws(CofferCryptoError) -> T) throws(SyncError) -> T {
-        do {
-            return try body()
-        } catch {
-            throw .crypto(error)
-        }
-    }
-
-    func client<T>(_ body: () async throws(SyncClientError) -> T) async throws(SyncError) -> T {
-        try await Self.clientCall(body)
-    }
-
-    static func clientCall<T>(_ body: () async throws(SyncClientError) -> T) async throws(SyncError) -> T {
-        do {
-            return try await body()
-        } catch {
-            throw .client(error)
-        }
-    }
-
 }

@@ -4,6 +4,7 @@ import CofferCrypto
 import CofferInterop
 import CofferKit
 import CofferPlatform
+import CofferReporting
 import Foundation
 
 extension Add {

@@ -4,6 +4,7 @@ import CofferCrypto
 import CofferInterop
 import CofferKit
 import CofferPlatform
+import CofferReporting
 import Foundation
 
 /// A card's `--symbology`: a symbology, or `none` for a card without a barcode (shown by its number).

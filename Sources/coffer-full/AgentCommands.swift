@@ -80,9 +80,8 @@ extension AgentCommand {
                 _ = try Coffer.open(at: location)
                 Output.note("This vault opens with this device's key, without a passphrase: the agent is not needed for it.")
                 return
-            } catch .needsSecret {
-            } catch {
-                guard case .keystore(let failure) = error, failure.storeCannotAnswer else { throw error }
+            } catch CofferError.needsSecret {
+            } catch let failure as KeystoreError where failure.storeCannotAnswer {
             }
             // The passphrase first: an agent started for a passphrase never typed would be left running for nothing.
             let passphrase = try SecretInput.shared.secret("Passphrase")

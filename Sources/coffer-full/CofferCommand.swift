@@ -5,6 +5,7 @@ import CofferKeystore
 import CofferKit
 import CofferLogging
 import CofferPlatform
+import CofferReporting
 import CofferVault
 import Foundation
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import CofferCLI
 import CofferCue
 import CofferKit
+import CofferReporting
 import CofferSync
 import Dispatch
 import Foundation

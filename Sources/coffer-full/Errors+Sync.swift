@@ -1,6 +1,7 @@
 import CofferCLI
 import CofferCue
 import CofferKit
+import CofferReporting
 import CofferSync
 import Foundation
 
@@ -44,8 +45,6 @@ extension SyncClientError: ReportableError {
 extension SyncError: ReportableError {
     package var hint: String? {
         switch self {
-        case .client(let error): return error.hint
-        case .coffer(let error): return error.hint
         case .notLinked: return "run `coffer sync register` or `coffer sync login`"
         case .alreadyLinked, .differentVault: return "`coffer sync logout` unlinks this vault"
         case .verification(.newerKeyEpoch): return "it asks for the sync passphrase once; nothing here was changed"
@@ -57,14 +56,12 @@ extension SyncError: ReportableError {
 
     package var status: ExitStatus {
         switch self {
-        case .client(let error): return error.status
-        case .coffer(let error): return error.status
         case .notLinked: return .usage
         case .alreadyLinked, .differentVault: return .alreadyExists
         case .wrongPassphrase, .verification(.newerKeyEpoch): return .notPermitted
         case .tooManyConflicts: return .tryAgain
         case .verification, .weakKDF, .unusableKDF, .accountParametersChanged: return .protocolViolation
-        case .crypto, .nothingToRepublish, .historyIncomplete, .vaultPassphraseNeeded: return .failure
+        case .nothingToRepublish, .historyIncomplete, .vaultPassphraseNeeded: return .failure
         }
     }
 }

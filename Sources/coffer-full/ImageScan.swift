@@ -3,6 +3,7 @@ import CofferCLI
 import CofferImage
 import CofferInterop
 import CofferPlatform
+import CofferReporting
 import CofferScan
 import Foundation
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import CofferCLI
 import CofferCue
 import CofferKit
+import CofferReporting
 import CofferSync
 import Dispatch
 import Foundation
@@ -103,10 +104,8 @@ extension PlacesCommand {
                 do {
                     result = try coffer.places.importPlaces(
                         Array(data), format: format.flatMap(PlaceFormat.init(rawValue:)), network: network, replacing: replace)
-                } catch .places(let error) {
+                } catch let error as PlacesError {
                     throw CLIError.badData("\(file): \(error)")
-                } catch {
-                    throw error
                 }
                 if SecretInput.shared.interactive || !result.skipped.isEmpty {
                     Output.note("\(file): \(Output.count(result.networks.count, "network")), \(Output.count(result.locations.count, "location"))"

@@ -1,5 +1,6 @@
 import CofferCLI
 import CofferPlatform
+import CofferReporting
 
 /// The CLI's one place for starting programs.
 enum ProcessLauncher {

@@ -2,6 +2,7 @@ import CofferCLI
 import CofferKit
 import CofferPlatform
 import CofferModel
+import CofferReporting
 import CofferStellar
 import Foundation
 

@@ -51,7 +51,7 @@ extension SyncCommand {
             let coffer = try vaultOption.open()
             var session = try SyncCLI.session(coffer)
             let bar = SyncCLI.Progress("syncing")
-            let first: Result<SyncReport, SyncError>
+            let first: Result<SyncReport, any Error>
             do {
                 first = .success(try await session.sync(progress: bar.update))
             } catch {
@@ -63,7 +63,7 @@ extension SyncCommand {
             case .success(let done):
                 report = done
             case .failure(let error):
-                guard case .verification(.newerKeyEpoch) = error, Terminal.standardInputIsTTY else { throw error }
+                guard case SyncError.verification(.newerKeyEpoch) = error, Terminal.standardInputIsTTY else { throw error }
                 // Another device rotated the master key: at a terminal, the sync passphrase takes the new one here.
                 Output.note("another device changed the vault's master key: your sync passphrase takes the new one")
                 guard let account = try coffer.syncAccount() else { throw SyncError.notLinked }
@@ -255,7 +255,7 @@ enum SyncCLI {
     ) async throws -> SyncSession {
         var vaultPassphrase: String?
         while true {
-            let attempt: Result<SyncSession, SyncError>
+            let attempt: Result<SyncSession, any Error>
             do {
                 attempt = .success(try await SyncSession.login(
                     location: location, client: client, email: email, passphrase: passphrase, localPassphrase: vaultPassphrase,
@@ -264,7 +264,7 @@ enum SyncCLI {
                 attempt = .failure(error)
             }
             if case .failure(let error) = attempt {
-                guard case .vaultPassphraseNeeded = error else { throw error }
+                guard case SyncError.vaultPassphraseNeeded = error else { throw error }
                 guard vaultPassphrase == nil else { throw VaultError.wrongPassphrase }
                 // The master key was rotated on another device; this vault's own passphrase slot needs its passphrase.
                 Output.note("this vault has a passphrase of its own: it is needed to re-wrap it under the new key")

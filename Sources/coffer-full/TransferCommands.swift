@@ -4,6 +4,7 @@ import CofferCrypto
 import CofferInterop
 import CofferKit
 import CofferPlatform
+import CofferReporting
 import CofferSync
 import CofferVault
 import Foundation
@@ -310,11 +311,11 @@ struct Import: ParsableCommand {
     private func importBackup() throws {
         do {
             try restoreOrImportBackup()
-        } catch CofferError.vault(.wrongPassphrase) {
+        } catch VaultError.wrongPassphrase {
             throw CLIError.other(
                 "wrong passphrase for this backup", status: .notPermitted,
                 hint: "a backup opens with the passphrase or the recovery code it was made with (--recovery-code)")
-        } catch CofferError.vault(.wrongRecoveryCode) {
+        } catch VaultError.wrongRecoveryCode {
             throw CLIError.other(
                 "wrong recovery code for this backup", status: .notPermitted,
                 hint: "a backup opens with the passphrase or the recovery code it was made with (--recovery-code)")
@@ -355,9 +356,9 @@ struct Import: ParsableCommand {
             opens = try Coffer.backupOpensWith(file)
         } catch {
             switch error {
-            case .vault(.notFound): throw CLIError.other("\(file) does not exist", status: .notFound, hint: nil)
-            case .vault(.newerFormat): throw error
-            case .vault(.notAVault), .vault(.tampered), .vault(.crypto):
+            case VaultError.notFound: throw CLIError.other("\(file) does not exist", status: .notFound, hint: nil)
+            case VaultError.newerFormat: throw error
+            case VaultError.notAVault, VaultError.tampered, VaultError.crypto:
                 throw CLIError.other("\(file) is not a Coffer backup, or it is damaged", status: .badData, hint: nil)
             // The file could not be read that way (a directory this user cannot write to, with the file mid-WAL):
             // opening it with a secret still says what it is.

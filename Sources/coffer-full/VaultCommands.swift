@@ -188,8 +188,8 @@ struct Run: ParsableCommand {
             guard let equals = mapping.firstIndex(of: "=") else { continue }
             let variable = String(mapping[..<equals])
             let name = String(mapping[mapping.index(after: equals)...])
-            let credential = Result { () throws(CofferError) in try coffer.find(name, kind: .credential) }
-            if case .failure(.noMatch) = credential {
+            let credential = Result { try coffer.find(name, kind: .credential) }
+            if case .failure(CofferError.noMatch) = credential {
                 // Named, but not a credential: say what it is rather than "no item matches".
                 throw CofferError.wrongKind(expected: .credential, found: try coffer.find(name).kind)
             }

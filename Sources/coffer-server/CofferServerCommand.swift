@@ -2,6 +2,7 @@ import ArgumentParser
 import CofferCrypto
 import CofferLogging
 import CofferPlatform
+import CofferReporting
 import CofferServer
 import CofferServerStore
 import Foundation
@@ -22,8 +23,9 @@ struct CofferServerCommand: AsyncParsableCommand {
         subcommands: [Serve.self, RotateSigningKey.self, Places.self, OperatorTokenCommand.self, Purge.self, Audit.self],
         defaultSubcommand: Serve.self)
 
-    /// Set-up and storage failures are reported as one line, `coffer-server: error: …`, with exit code 78 (EX_CONFIG)
-    /// or 69 (EX_UNAVAILABLE); usage errors the same way (exit 64), followed by ArgumentParser's usage line.
+    /// Failures are reported as `coffer` reports them, one line `coffer-server: error: …` with the exit code of the
+    /// README's table: set-up 78 (EX_CONFIG), storage 69, places files 65, usage 64 (followed by ArgumentParser's
+    /// usage line).
     static func main() async {
         AllocatorTuning.reuseLargeBlocks()
         do {
@@ -33,29 +35,30 @@ struct CofferServerCommand: AsyncParsableCommand {
             } else {
                 try command.run()
             }
-        } catch let error as ServerSetupError {
-            FileHandle.standardError.write(Data("coffer-server: error: \(error)\n".utf8))
-            Foundation.exit(78)
-        } catch let error as ServerStoreError {
-            FileHandle.standardError.write(Data("coffer-server: error: \(error)\n".utf8))
-            Foundation.exit(69)
-        } catch let error as PlacesCommandError {
-            FileHandle.standardError.write(Data("coffer-server: error: \(error)\n".utf8))
-            Foundation.exit(65)
-        } catch let error as PostgresURLError {
-            FileHandle.standardError.write(Data("coffer-server: error: \(error)\n".utf8))
-            Foundation.exit(78)
         } catch {
-            // ArgumentParser's own errors: help and --version as it prints them; its parse and validation errors
-            // without its "Error: " prefix, as coffer's are.
-            let code = exitCode(for: error)
-            guard code != .success else { exit(withError: error) }
-            var message = fullMessage(for: error)
-            if message.hasPrefix("Error: ") { message.removeFirst("Error: ".count) }
-            FileHandle.standardError.write(Data("coffer-server: error: \(message)\n".utf8))
-            Foundation.exit(code.rawValue)
+            ErrorReporter(program: "coffer-server").exit(reporting: error, of: Self.self)
         }
     }
+}
+
+extension ServerSetupError: ReportableError {
+    package var hint: String? { nil }
+    package var status: ExitStatus { .configuration }
+}
+
+extension PostgresURLError: ReportableError {
+    package var hint: String? { nil }
+    package var status: ExitStatus { .configuration }
+}
+
+extension ServerStoreError: ReportableError {
+    package var hint: String? { nil }
+    package var status: ExitStatus { .unavailable }
+}
+
+extension PlacesCommandError: ReportableError {
+    package var hint: String? { nil }
+    package var status: ExitStatus { .badData }
 }
 
 struct CommonOptions: ParsableArguments {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CofferReporting
 import CofferTestSupport
 import Foundation
 import Testing

@@ -112,7 +112,7 @@ struct HostileServerTests {
         do {
             _ = try await session.sync()
             Issue.record("the attack was not detected", sourceLocation: sourceLocation)
-        } catch .verification(let found) {
+        } catch SyncError.verification(let found) {
             #expect(found == failure, sourceLocation: sourceLocation)
         } catch {
             Issue.record("failed with \(error) instead of \(failure)", sourceLocation: sourceLocation)

@@ -85,7 +85,7 @@ struct SyncTests {
             #expect(try Self.contents(b) == Self.contents(a))
 
             // A wrong passphrase gets nothing.
-            await #expect(throws: SyncError.self) {
+            await #expect(throws: SyncClientError.self) {
                 _ = try await SyncSession.login(location: try Self.location(), client: client, email: email, passphrase: "wrong", localPassphrase: nil, allowWeakKDF: true)
             }
 
@@ -170,7 +170,7 @@ struct SyncTests {
             try await session.register(email: email, passphrase: Self.passphrase, kdf: Self.kdf)
             try a.vault.add(try Self.note("Written offline", "queued"))
             let offline = SyncSession(coffer: a, client: try SyncClient(server: "http://127.0.0.1:9", timeout: .seconds(2)))
-            await #expect(throws: SyncError.self) { _ = try await offline.sync() }
+            await #expect(throws: SyncClientError.self) { _ = try await offline.sync() }
             #expect(try a.vault.pendingChanges().count == 1)
             #expect(try await session.sync().pushed == 1)
             #expect(try a.vault.pendingChanges().isEmpty)

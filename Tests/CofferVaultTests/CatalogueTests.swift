@@ -46,7 +46,7 @@ struct CatalogueTests {
         #expect(try reopened.find("openai").content.name == "OpenAI")
         #expect(try reopened.find("kyc").content.name == "KYC record")
         // Control: the damaged item itself, and a listing, still refuse it.
-        #expect(throws: CofferError.self) { _ = try reopened.find("GitHub") }
+        #expect(throws: VaultError.self) { _ = try reopened.find("GitHub") }
         #expect(throws: VaultError.self) { _ = try test.reopen().items() }
     }
 
@@ -119,7 +119,7 @@ struct CatalogueTests {
         // Control: a single add leaves the catch-up to the next lookup, which opens the new row and so meets the damage.
         let added = try test.vault.add(.note(try Note(name: "Added later", text: "text")))
         try damage(added.id)
-        #expect(throws: CofferError.self) { _ = try reopen().find("Imported 151") }
+        #expect(throws: VaultError.self) { _ = try reopen().find("Imported 151") }
     }
 
     @Test("a lookup by a name opens its bucket, not the catalogue: a damaged catalogue is not even read")

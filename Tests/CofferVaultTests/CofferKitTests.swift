@@ -52,7 +52,7 @@ struct CofferKitTests {
         let signature = try fixture.coffer.sign(Data(), with: key, pin: "246810")
         #expect(TestSupport.hex(signature).hasPrefix("e5564300c360ac72"))
         for attempt in 1...3 {
-            #expect(throws: CofferError.self) { _ = try fixture.coffer.sign(Data(), with: key, pin: "000000") }
+            #expect(throws: ModelError.self) { _ = try fixture.coffer.sign(Data(), with: key, pin: "000000") }
             guard case .signingKey(let stored) = try fixture.coffer.vault.item(id: key.id).content else {
                 Issue.record("not a signing key")
                 return
@@ -66,13 +66,13 @@ struct CofferKitTests {
         }
         #expect(reset.failedAttempts == 0)
         for _ in 1...10 {
-            #expect(throws: CofferError.self) { _ = try fixture.coffer.sign(Data(), with: key, pin: "111111") }
+            #expect(throws: ModelError.self) { _ = try fixture.coffer.sign(Data(), with: key, pin: "111111") }
         }
         // Locked: even the right PIN is refused now.
         #expect {
             _ = try fixture.coffer.sign(Data(), with: key, pin: "246810")
         } throws: { error in
-            guard case CofferError.model(.keyLocked) = error else { return false }
+            guard case ModelError.keyLocked = error else { return false }
             return true
         }
     }

@@ -99,13 +99,13 @@ struct DeviceSlotTests {
         let before = try coffer.vault.slots()
         for state in [KeystoreStatus.locked, .unreachable("no bus")] {
             store.setStatus(state)
-            #expect(throws: CofferError.self) { _ = try Coffer.open(at: location) }
+            #expect(throws: KeystoreError.self) { _ = try Coffer.open(at: location) }
             do {
                 _ = try Coffer.open(at: location)
-            } catch {
+            } catch let error as KeystoreError {
                 #expect(error.description.contains(state == .locked ? "locked" : "no bus"), "never 'no device key'")
             }
-            #expect(throws: CofferError.self) { _ = try Coffer.open(at: location, unlock: .passphrase("pass phrase")) }
+            #expect(throws: KeystoreError.self) { _ = try Coffer.open(at: location, unlock: .passphrase("pass phrase")) }
             store.setStatus(.available)
             #expect(try coffer.vault.slots() == before)
         }
