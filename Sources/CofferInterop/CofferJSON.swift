@@ -29,13 +29,7 @@ public enum CofferJSONImporter: Importer {
 
     public static func read(_ data: [UInt8], password: String?) throws(InteropError) -> ImportResult {
         guard data.count <= importSizeLimit else { throw .tooLarge(limit: importSizeLimit) }
-        let root: JSONValue
-        do {
-            root = try JSONDecoder().decode(JSONValue.self, from: Data(data))
-        } catch {
-            // The decoder's own message may quote the file: only the rule is named.
-            throw .malformedFile("not valid JSON (truncated or damaged)")
-        }
+        guard let root = JSONValue.parse(data) else { throw .malformedFile("not valid JSON (truncated or damaged)") }
         guard case .object(let top) = root else { throw .malformedFile("the export is not a JSON object") }
         guard case .string(let format)? = top["format"], format == formatTag else {
             throw .malformedFile("\"format\" is not \"\(formatTag)\"")

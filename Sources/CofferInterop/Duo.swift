@@ -1,3 +1,4 @@
+import CofferCrypto
 import CofferModel
 import CofferOTP
 import Foundation

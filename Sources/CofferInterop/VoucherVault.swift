@@ -1,4 +1,5 @@
 import CofferBarcode
+import CofferCrypto
 import CofferModel
 import Foundation
 

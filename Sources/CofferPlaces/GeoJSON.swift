@@ -1,3 +1,4 @@
+import CofferCrypto
 import Foundation
 
 /// Collects branded places from GeoJSON or Overpass records: networks keyed by their brand's Wikidata item, one
@@ -31,7 +32,7 @@ struct BrandedPlaces {
     /// Adds one record's place. `properties` are the feature's properties or the element's tags; `osmID` is
     /// `type/id` for OpenStreetMap objects; `fromLine` marks a centroid taken from a closed line.
     mutating func add(
-        record: Int, properties: [String: Any], osmID: String?, featureID: String?, point: GeoPoint, fromLine: Bool
+        record: Int, properties: [String: JSONValue], osmID: String?, featureID: String?, point: GeoPoint, fromLine: Bool
     ) throws(PlacesError) {
         let network: Network
         if let forcedNetwork, let forced = networksByID[forcedNetwork] {
@@ -88,19 +89,20 @@ struct BrandedPlaces {
         return network
     }
 
-    static func text(_ value: Any?) -> String? {
+    /// A property as text: a string trimmed (nil when blank), a number as written in decimal; nil for anything else.
+    static func text(_ value: JSONValue?) -> String? {
         switch value {
-        case let text as String:
+        case .string(let text)?:
             let trimmed = text.trimmingCharacters(in: .whitespaces)
             return trimmed.isEmpty ? nil : trimmed
-        case let number as NSNumber:
-            return number.stringValue
-        default:
-            return nil
+        case .integer(let number)?: return String(number)
+        case .unsignedInteger(let number)?: return String(number)
+        case .fraction(let number)?: return String(number)
+        default: return nil
         }
     }
 
-    static func address(_ properties: [String: Any]) -> String? {
+    static func address(_ properties: [String: JSONValue]) -> String? {
         if let full = text(properties["addr:full"]) { return full }
         let street = [text(properties["addr:housenumber"]), text(properties["addr:street"])].compactMap { $0 }
             .joined(separator: " ")
@@ -114,15 +116,15 @@ struct BrandedPlaces {
 /// GeoJSON (RFC 7946) FeatureCollections and text sequences (RFC 8142, and osmium's line-per-record form).
 enum GeoJSONReader {
     static func collection(_ bytes: [UInt8], into places: inout BrandedPlaces) throws(PlacesError) {
-        guard let root = try json(bytes) as? [String: Any] else { throw .malformed("GeoJSON must be an object") }
-        if Self.text(root["type"]) == "Feature" {
+        guard let root = try json(bytes).objectValue else { throw .malformed("GeoJSON must be an object") }
+        if root["type"]?.stringValue == "Feature" {
             return try feature(root, record: 1, into: &places)
         }
-        guard Self.text(root["type"]) == "FeatureCollection", let features = root["features"] as? [Any] else {
+        guard root["type"]?.stringValue == "FeatureCollection", let features = root["features"]?.arrayValue else {
             throw .malformed("GeoJSON must be a FeatureCollection with a features array")
         }
         for (index, feature) in features.enumerated() {
-            guard let object = feature as? [String: Any] else { throw .record(index + 1, .malformed("a feature must be an object")) }
+            guard let object = feature.objectValue else { throw .record(index + 1, .malformed("a feature must be an object")) }
             try self.feature(object, record: index + 1, into: &places)
         }
     }
@@ -133,22 +135,22 @@ enum GeoJSONReader {
             let trimmed = line.drop { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
             guard !trimmed.isEmpty, !trimmed.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) else { continue }
             record += 1
-            let object: Any
+            let object: JSONValue
             do throws(PlacesError) {
-                object = try json(Array(trimmed))
+                object = try json(trimmed)
             } catch {
                 throw .record(record, error)
             }
-            guard let feature = object as? [String: Any] else { throw .record(record, .malformed("a record must be a feature")) }
+            guard let feature = object.objectValue else { throw .record(record, .malformed("a record must be a feature")) }
             try self.feature(feature, record: record, into: &places)
         }
         guard record > 0 else { throw .malformed("the sequence holds no record") }
     }
 
-    static func feature(_ feature: [String: Any], record: Int, into places: inout BrandedPlaces) throws(PlacesError) {
-        guard text(feature["type"]) == "Feature" else { throw .record(record, .malformed("a record must be a Feature")) }
-        let properties = feature["properties"] as? [String: Any] ?? [:]
-        guard let geometry = feature["geometry"] as? [String: Any] else { return places.skip(record, "no geometry") }
+    static func feature(_ feature: [String: JSONValue], record: Int, into places: inout BrandedPlaces) throws(PlacesError) {
+        guard feature["type"]?.stringValue == "Feature" else { throw .record(record, .malformed("a record must be a Feature")) }
+        let properties = feature["properties"]?.objectValue ?? [:]
+        guard let geometry = feature["geometry"]?.objectValue else { return places.skip(record, "no geometry") }
         let centroid: (point: GeoPoint, fromLine: Bool)?
         do throws(PlacesError) {
             centroid = try Centroid.of(geometry)
@@ -165,41 +167,35 @@ enum GeoJSONReader {
             point: centroid.point, fromLine: centroid.fromLine)
     }
 
-    static func json(_ bytes: [UInt8]) throws(PlacesError) -> Any {
-        do {
-            return try JSONSerialization.jsonObject(with: Data(bytes), options: [])
-        } catch {
-            throw .malformed("the JSON is malformed")
-        }
+    static func json(_ bytes: some Collection<UInt8>) throws(PlacesError) -> JSONValue {
+        guard let value = JSONValue.parse(bytes) else { throw .malformed("the JSON is malformed") }
+        return value
     }
-
-    static func text(_ value: Any?) -> String? { value as? String }
 }
 
 /// Overpass API JSON: nodes with `lat`/`lon`, ways and relations with `center` (`out center;`).
 enum OverpassReader {
     static func read(_ bytes: [UInt8], into places: inout BrandedPlaces) throws(PlacesError) {
-        guard let root = try GeoJSONReader.json(bytes) as? [String: Any], let elements = root["elements"] as? [Any] else {
+        guard let elements = try GeoJSONReader.json(bytes)["elements"]?.arrayValue else {
             throw .malformed("Overpass JSON must be an object with an elements array")
         }
         for (index, element) in elements.enumerated() {
             let record = index + 1
-            guard let element = element as? [String: Any], let type = element["type"] as? String,
+            guard let element = element.objectValue, let type = element["type"]?.stringValue,
                   let id = BrandedPlaces.text(element["id"])
             else { throw .record(record, .malformed("an element needs a type and an id")) }
-            guard let tags = element["tags"] as? [String: Any], !tags.isEmpty else {
+            guard let tags = element["tags"]?.objectValue, !tags.isEmpty else {
                 places.skip(record, "no tags")
                 continue
             }
-            let position = (element["center"] as? [String: Any]) ?? element
+            let position = element["center"]?.objectValue ?? element
             guard position["lat"] != nil || position["lon"] != nil else {
                 places.skip(record, "no position (use out center;)")
                 continue
             }
             let point: GeoPoint
             do throws(PlacesError) {
-                point = try Coordinates.point(
-                    latitude: (position["lat"] as? NSNumber)?.doubleValue, longitude: (position["lon"] as? NSNumber)?.doubleValue)
+                point = try Coordinates.point(latitude: position["lat"]?.doubleValue, longitude: position["lon"]?.doubleValue)
             } catch {
                 throw .record(record, error)
             }
@@ -213,9 +209,9 @@ enum OverpassReader {
 /// Holes are ignored: a store's position need not be exact to a few metres.
 enum Centroid {
     /// `nil` for geometries that are neither a point nor an area (an open line).
-    static func of(_ geometry: [String: Any]) throws(PlacesError) -> (point: GeoPoint, fromLine: Bool)? {
+    static func of(_ geometry: [String: JSONValue]) throws(PlacesError) -> (point: GeoPoint, fromLine: Bool)? {
         let coordinates = geometry["coordinates"]
-        switch geometry["type"] as? String {
+        switch geometry["type"]?.stringValue {
         case "Point":
             return (try position(coordinates), false)
         case "Polygon":
@@ -254,7 +250,7 @@ enum Centroid {
     }
 
     /// A ring's centroid and absolute area (square degrees); a ring of no area gives the mean of its distinct positions.
-    static func ring(_ value: Any?) throws(PlacesError) -> (point: GeoPoint, area: Double) {
+    static func ring(_ value: JSONValue?) throws(PlacesError) -> (point: GeoPoint, area: Double) {
         var points: [GeoPoint] = []
         for item in try list(value) { points.append(try position(item)) }
         guard points.count >= 4, points.first == points.last else { throw .invalid("a ring needs at least four positions, closed") }
@@ -288,15 +284,15 @@ enum Centroid {
             longitude: distinct.map(\.longitude).reduce(0, +) / Double(distinct.count))
     }
 
-    static func position(_ value: Any?) throws(PlacesError) -> GeoPoint {
-        guard let numbers = value as? [Any], numbers.count >= 2,
-              let longitude = (numbers[0] as? NSNumber)?.doubleValue, let latitude = (numbers[1] as? NSNumber)?.doubleValue
+    static func position(_ value: JSONValue?) throws(PlacesError) -> GeoPoint {
+        guard let numbers = value?.arrayValue, numbers.count >= 2,
+              let longitude = numbers[0].doubleValue, let latitude = numbers[1].doubleValue
         else { throw .invalid("a position must be [longitude, latitude]") }
         return try Coordinates.point(latitude: latitude, longitude: longitude)
     }
 
-    static func list(_ value: Any?) throws(PlacesError) -> [Any] {
-        guard let list = value as? [Any] else { throw .invalid("coordinates must be arrays") }
+    static func list(_ value: JSONValue?) throws(PlacesError) -> [JSONValue] {
+        guard let list = value?.arrayValue else { throw .invalid("coordinates must be arrays") }
         return list
     }
 }

@@ -1,3 +1,4 @@
+import CofferCrypto
 import Foundation
 
 /// One position from a receiver or a file, with the time it was taken when the source says.
@@ -91,13 +92,12 @@ public enum GPSDReport {
     public static let watchCommand = #"?WATCH={"enable":true,"json":true};"# + "\n"
 
     public static func parse(_ line: some StringProtocol) -> PositionFix? {
-        guard line.utf8.count <= 64 * 1024,
-              let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-              object["class"] as? String == "TPV", let mode = (object["mode"] as? NSNumber)?.intValue, mode >= 2,
-              let lat = (object["lat"] as? NSNumber)?.doubleValue, let lon = (object["lon"] as? NSNumber)?.doubleValue,
+        guard line.utf8.count <= 64 * 1024, let report = JSONValue.parse(Array(line.utf8)),
+              report["class"]?.stringValue == "TPV", let mode = report["mode"]?.intValue, mode >= 2,
+              let lat = report["lat"]?.doubleValue, let lon = report["lon"]?.doubleValue,
               let point = GeoPoint(latitude: lat, longitude: lon)
         else { return nil }
-        let time = (object["time"] as? String).flatMap(Self.time)
+        let time = report["time"]?.stringValue.flatMap(Self.time)
         return PositionFix(point: point, time: time)
     }
 

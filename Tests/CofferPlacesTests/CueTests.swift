@@ -90,6 +90,8 @@ struct PositionReportTests {
         "$GPRMC,120000.00,A,37ab.322298,N,12225.381212,W,287.7,45.0,241126,,,A",
         "91,0", "37.7", "# a comment", "", "hello",
         #"{"class":"TPV","mode":1,"lat":37.7,"lon":-122.4}"#, #"{"class":"SKY"}"#, #"{"class":"TPV","mode":3,"lat":95,"lon":0}"#,
+        #"{"class":"TPV","mode":3,"lat":true,"lon":false}"#, #"{"class":"TPV","mode":true,"lat":37.7,"lon":-122.4}"#,
+        #"{"class":"TPV","mode":3,"lat":37.7,"lon":-122.4} trailing"#,
     ])
     func refused(_ line: String) {
         #expect(PositionLine.parse(line) == nil)

@@ -136,4 +136,23 @@ struct ImportTests {
         let forced = try PlaceImporter.read(try Self.bytes("stores.geojson"), network: "costco", known: try Self.knownNetworks())
         #expect(!forced.locations.isEmpty && forced.locations.allSatisfy { $0.networkID == "costco" } && forced.networks.isEmpty)
     }
+
+    /// `JSONSerialization` read `true` as 1 wherever a number was asked for, so `[true, false]` was a place at 0, 1.
+    @Test("a boolean is never a coordinate, in GeoJSON or Overpass; a number is text where a property wants text")
+    func booleansAreNotCoordinates() throws {
+        let brand = #""brand":"Costco","brand:wikidata":"Q715583""#
+        let point = { (coordinates: String) in
+            Array(#"{"type":"Feature","properties":{\#(brand),"ref":1777},"geometry":{"type":"Point","coordinates":\#(coordinates)}}"#.utf8)
+        }
+        #expect(throws: PlacesError.record(1, .invalid("a position must be [longitude, latitude]"))) {
+            try PlaceImporter.read(point("[true, false]"), format: .geoJSON)
+        }
+        let read = try PlaceImporter.read(point("[-122.4, 37.7]"), format: .geoJSON)
+        #expect(read.locations.count == 1 && read.locations[0].id.hasSuffix(":1777"), "the number 1777 is the reference")
+        let overpass = { (lat: String) in
+            Array(#"{"elements":[{"type":"node","id":1,"lat":\#(lat),"lon":-122.4,"tags":{\#(brand)}}]}"#.utf8)
+        }
+        #expect(try PlaceImporter.read(overpass("37.7"), format: .overpass).locations.count == 1)
+        #expect(throws: PlacesError.self) { try PlaceImporter.read(overpass("true"), format: .overpass) }
+    }
 }
