@@ -330,10 +330,53 @@ let package = Package(
                 .linkedLibrary("tss2-esys", .when(platforms: [.linux])), .linkedLibrary("tss2-tctildr", .when(platforms: [.linux])),
                 .linkedLibrary("tss2-mu", .when(platforms: [.linux])),
             ]),
+        // The in-process server, PostgreSQL and sync fixtures the server's and the sync client's suites share.
+        .target(
+            name: "CofferServerTestSupport",
+            dependencies: [
+                "CofferServer", "CofferServerStore", "CofferSyncAPI", "CofferKit", "CofferTestSupport", "CofferCrypto", "CofferVault",
+                "CofferKeystore", "CofferModel",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationEssentialsCompat", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/CofferServerTestSupport",
+            swiftSettings: strict),
+        // The sync client against a live server: devices syncing, rotation, retries, manifests, pinning, and the hostile
+        // server.
+        .testTarget(
+            name: "CofferSyncTests",
+            dependencies: [
+                "coffer-server", "CofferSync", "CofferSyncAPI", "CofferServer", "CofferServerStore", "CofferServerTestSupport", "CofferKit",
+                "CofferTestSupport", "CofferCrypto", "CofferVault", "CofferKeystore", "CofferModel", "CofferOTP",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: strict),
+        // The facade: opening, lookups, codes, signing keys, places, and the getting-started article.
+        .testTarget(
+            name: "CofferKitTests",
+            dependencies: [
+                "CofferKit", "CofferVault", "CofferKeystore", "CofferTestSupport", "CofferCrypto", "CofferModel", "CofferOTP",
+                "CofferPlaces", "CofferBarcode", "CofferPlatform",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: strict),
         .testTarget(
             name: "CofferServerTests",
             dependencies: [
-                "coffer-server", "CofferServer", "CofferServerStore", "CofferSyncAPI", "CofferSync", "CofferKit",
+                "coffer-server", "CofferServer", "CofferServerStore", "CofferServerTestSupport", "CofferSyncAPI", "CofferSync", "CofferKit",
                 "CofferTestSupport", "CofferCrypto", "CofferVault", "CofferKeystore", "CofferModel", "CofferPlaces", "CofferOTP", "CofferPlatform",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),

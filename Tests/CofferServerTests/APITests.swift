@@ -1,6 +1,7 @@
 @_spi(Testing) import CofferCrypto
 import CofferServer
 import CofferServerStore
+import CofferServerTestSupport
 import CofferSyncAPI
 import Foundation
 import CofferTestSupport

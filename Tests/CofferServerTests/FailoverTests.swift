@@ -1,5 +1,6 @@
 @testable import CofferServer
 import CofferServerStore
+import CofferServerTestSupport
 import CofferSyncAPI
 import CofferTestSupport
 import Foundation

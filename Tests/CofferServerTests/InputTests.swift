@@ -1,6 +1,7 @@
 import CofferCrypto
 import CofferServer
 import CofferServerStore
+import CofferServerTestSupport
 import CofferSyncAPI
 import CofferTestSupport
 import Crypto

@@ -1,5 +1,6 @@
 @testable import CofferServer
 import CofferServerStore
+import CofferServerTestSupport
 import CofferSyncAPI
 import CofferTestSupport
 import Foundation
@@ -164,13 +165,13 @@ struct AuditAlertsCommandTests {
                 at: at, kind: kind, userID: user, address: "10.0.0.7", detail: kind == .loginAlert ? "more than 5 failed logins in 5 minutes" : nil))
         }
         let result = try TestSupport.run(
-            ServerCrashTests.binary, ["audit", "--alerts", "--data", "\(directory)/data"],
+            serverBinary, ["audit", "--alerts", "--data", "\(directory)/data"],
             environment: ["PATH": "/usr/bin:/bin", "SWIFT_BACKTRACE": "enable=no"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout == "2027-01-15T08:00:00Z\tlogin_alert\t\(user.uuidString.lowercased())\t10.0.0.7\tmore than 5 failed logins in 5 minutes\n")
         #expect(result.stderr == "login alerts: 1 among the newest 10000 events\n")
         let all = try TestSupport.run(
-            ServerCrashTests.binary, ["audit", "--data", "\(directory)/data"], environment: ["PATH": "/usr/bin:/bin", "SWIFT_BACKTRACE": "enable=no"])
+            serverBinary, ["audit", "--data", "\(directory)/data"], environment: ["PATH": "/usr/bin:/bin", "SWIFT_BACKTRACE": "enable=no"])
         #expect(all.stdout.split(separator: "\n").count == 4)
     }
 }

@@ -1,5 +1,6 @@
 @_spi(Testing) import CofferCrypto
 @_spi(Sync) import CofferKit
+import CofferServerTestSupport
 import CofferSync
 import CofferSyncAPI
 import CofferTestSupport
@@ -17,7 +18,7 @@ struct MultiInstanceTests {
         private let process = Process()
 
         init(data: String, urls: (app: String, admin: String), requestsPerMinute: Int) throws {
-            process.executableURL = URL(fileURLWithPath: ServerCrashTests.binary)
+            process.executableURL = URL(fileURLWithPath: serverBinary)
             process.arguments = [
                 "serve", "--data", data, "--port", "\(port)", "--database-url", urls.app, "--admin-database-url", urls.admin,
                 "--requests-per-minute", "\(requestsPerMinute)", "--database-connections", "4",
@@ -81,29 +82,29 @@ struct MultiInstanceTests {
         let two = try SyncClient(server: second.url)
 
         // Sync: a device on each instance; both verify every state the other made.
-        let a = try Coffer.initialize(at: try SyncTests.location())
-        let note = try a.vault.add(try SyncTests.note("Shared", "written through the first"))
+        let a = try Coffer.initialize(at: try SyncTesting.location())
+        let note = try a.vault.add(try SyncTesting.note("Shared", "written through the first"))
         let sessionA = SyncSession(coffer: a, client: one)
         let email = "instances-\(UUID().uuidString.prefix(8).lowercased())@example.org"
         // A real server takes production stretching only.
-        try await sessionA.register(email: email, passphrase: SyncTests.passphrase, kdf: .defaultPBKDF2)
+        try await sessionA.register(email: email, passphrase: SyncTesting.passphrase, kdf: .defaultPBKDF2)
         _ = try await sessionA.sync()
         let b = try await SyncSession.login(
-            location: try SyncTests.location(), client: two, email: email, passphrase: SyncTests.passphrase,
+            location: try SyncTesting.location(), client: two, email: email, passphrase: SyncTesting.passphrase,
             localPassphrase: nil)
         _ = try await b.sync()
-        _ = try b.coffer.vault.modify(id: note.id) { $0 = try SyncTests.note("Shared", "edited through the second") }
-        _ = try a.vault.add(try SyncTests.note("Other", "through the first"))
+        _ = try b.coffer.vault.modify(id: note.id) { $0 = try SyncTesting.note("Shared", "edited through the second") }
+        _ = try a.vault.add(try SyncTesting.note("Other", "through the first"))
         _ = try await b.sync()
         _ = try await sessionA.sync()
         _ = try await b.sync()
-        #expect(try SyncTests.contents(a) == SyncTests.contents(b.coffer))
+        #expect(try SyncTesting.contents(a) == SyncTesting.contents(b.coffer))
         #expect(try sessionA.verifiedHead()?.manifest == b.verifiedHead()?.manifest)
 
         // Refresh-token families: rotated on one instance, a reuse on the other revokes the whole family.
         let prelogin = try await one.prelogin(email: email)
         let keys = try SyncKeys(
-            passphrase: SyncTests.passphrase, kdf: try prelogin.kdf.kdf(limits: .production),
+            passphrase: SyncTesting.passphrase, kdf: try prelogin.kdf.kdf(limits: .production),
             salt: Array(try #require(Data(base64Encoded: prelogin.salt))), limits: .production)
         let login = try await one.login(LoginRequest(email: email, authKey: keys.authKeyBase64))
         let rotated = try await two.refresh(login.refreshToken)

@@ -1,6 +1,7 @@
 @testable import CofferServer
 import CofferPlaces
 import CofferServerStore
+import CofferServerTestSupport
 import CofferTestSupport
 import Foundation
 import Logging

@@ -1,5 +1,6 @@
 import CofferPlaces
 import CofferServerStore
+import CofferServerTestSupport
 import CofferTestSupport
 import Foundation
 import Testing

@@ -1,6 +1,7 @@
 import CofferPlaces
 import CofferServer
 import CofferServerStore
+import CofferServerTestSupport
 import CofferSyncAPI
 import CofferTestSupport
 import Foundation

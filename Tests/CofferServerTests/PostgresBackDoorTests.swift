@@ -1,5 +1,6 @@
 import CofferCrypto
 import CofferServerStore
+import CofferServerTestSupport
 import CofferSyncAPI
 import CofferTestSupport
 import Crypto

@@ -1,4 +1,5 @@
 import CofferServerStore
+import CofferServerTestSupport
 import CofferTestSupport
 import Foundation
 import Logging

@@ -1,4 +1,5 @@
 import CofferServer
+import CofferServerTestSupport
 import CofferSyncAPI
 import CofferTestSupport
 import Foundation

@@ -1,4 +1,5 @@
 import CofferCrypto
+import CofferServerTestSupport
 import CofferSync
 import CofferSyncAPI
 import CofferTestSupport
@@ -10,18 +11,6 @@ import Testing
 /// and every acknowledged batch survives.
 @Suite("Server crash safety", .serialized)
 struct ServerCrashTests {
-    /// The `coffer-server` executable built next to this test bundle.
-    static let binary: String = {
-        let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        var directory = bundle.deletingLastPathComponent()
-        for _ in 0..<4 {
-            let candidate = directory.appendingPathComponent("coffer-server").path
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-            directory = directory.deletingLastPathComponent()
-        }
-        return TestSupport.repositoryRoot.appendingPathComponent(".build/debug/coffer-server").path
-    }()
-
     /// Batches the pushers tried and those the server acknowledged.
     final class Ledger: Sendable {
         let attempted = Mutex<[[UUID]]>([])
@@ -34,7 +23,7 @@ struct ServerCrashTests {
 
         init(backend: Backend, data: String) throws {
             port = TestSupport.unusedPort()
-            process.executableURL = URL(fileURLWithPath: ServerCrashTests.binary)
+            process.executableURL = URL(fileURLWithPath: serverBinary)
             var arguments = ["--data", data, "--port", "\(port)", "--requests-per-minute", "1000000"]
             if backend == .postgres {
                 let environment = ProcessInfo.processInfo.environment
@@ -84,7 +73,7 @@ struct ServerCrashTests {
 
     @Test("SIGKILL during concurrent batch pushes leaves every batch all-or-nothing", arguments: Backend.allCases)
     func killDuringPushes(backend: Backend) async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: Self.binary), "build coffer-server first (swift build)")
+        try #require(FileManager.default.isExecutableFile(atPath: serverBinary), "build coffer-server first (swift build)")
         let data = try TestSupport.temporaryDirectory("crash")
         var server = try ServerProcess(backend: backend, data: data)
         try await server.ready()

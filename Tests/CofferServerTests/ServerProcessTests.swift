@@ -1,5 +1,6 @@
 import CofferPlatform
 @testable import CofferServer
+import CofferServerTestSupport
 import CofferTestSupport
 import Foundation
 import NIOCore
@@ -21,7 +22,7 @@ struct ServerProcessTests {
         try #require(openssl.status == 0, "openssl is needed (apt-get install openssl)")
         let port = TestSupport.unusedPort()
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: ServerCrashTests.binary)
+        process.executableURL = URL(fileURLWithPath: serverBinary)
         process.arguments = ["--data", "\(directory)/data", "--port", "\(port)", "--tls-cert", "\(directory)/cert.pem", "--tls-key", "\(directory)/key.pem"]
         process.environment = ["PATH": "/usr/bin:/bin", "SWIFT_BACKTRACE": "enable=no"]
         process.standardOutput = FileHandle.nullDevice
@@ -68,7 +69,7 @@ struct ServerProcessTests {
     func configurationErrors(arguments: [String], message: String) throws {
         let directory = try Self.temporary()
         let result = try TestSupport.run(
-            ServerCrashTests.binary, ["--data", "\(directory)/data", "--port", "\(TestSupport.unusedPort())"] + arguments,
+            serverBinary, ["--data", "\(directory)/data", "--port", "\(TestSupport.unusedPort())"] + arguments,
             environment: ["PATH": "/usr/bin:/bin", "SWIFT_BACKTRACE": "enable=no"])
         #expect(result.status == 78)
         #expect(result.stderr == "coffer-server: error: \(message)\n")
@@ -77,16 +78,16 @@ struct ServerProcessTests {
     @Test("a usage error reads like every other: one `coffer-server: error:` line, then the usage; exit 64")
     func usageErrors() throws {
         let result = try TestSupport.run(
-            ServerCrashTests.binary, ["serve", "--data-dir", "/tmp/x"], environment: ["PATH": "/usr/bin:/bin", "SWIFT_BACKTRACE": "enable=no"])
+            serverBinary, ["serve", "--data-dir", "/tmp/x"], environment: ["PATH": "/usr/bin:/bin", "SWIFT_BACKTRACE": "enable=no"])
         #expect(result.status == 64)
         #expect(result.stderr.hasPrefix("coffer-server: error: Unknown option '--data-dir'\nUsage: coffer-server serve"))
         #expect(!result.stderr.contains("Error: "))
-        let help = try TestSupport.run(ServerCrashTests.binary, ["--help"], environment: ["PATH": "/usr/bin:/bin"])
+        let help = try TestSupport.run(serverBinary, ["--help"], environment: ["PATH": "/usr/bin:/bin"])
         #expect(help.status == 0 && help.stdout.hasPrefix("OVERVIEW: Coffer's zero-knowledge sync server."))
-        let version = try TestSupport.run(ServerCrashTests.binary, ["--version"], environment: ["PATH": "/usr/bin:/bin"])
+        let version = try TestSupport.run(serverBinary, ["--version"], environment: ["PATH": "/usr/bin:/bin"])
         #expect(version.status == 0 && version.stdout == CofferVersion.current + "\n", "the one version every Coffer program reports")
         for count in ["0", "257"] {
-            let loops = try TestSupport.run(ServerCrashTests.binary, ["serve", "--event-loops", count], environment: ["PATH": "/usr/bin:/bin"])
+            let loops = try TestSupport.run(serverBinary, ["serve", "--event-loops", count], environment: ["PATH": "/usr/bin:/bin"])
             #expect(loops.status == 64)
             #expect(loops.stderr.hasPrefix("coffer-server: error: --event-loops must be 1 to 256\n"))
         }
@@ -107,11 +108,11 @@ struct ServerProcessTests {
         let directory = try Self.temporary()
         let environment = ["PATH": "/usr/bin:/bin", "SWIFT_BACKTRACE": "enable=no"]
         let data = ["--data", "\(directory)/data"]
-        #expect(try TestSupport.run(ServerCrashTests.binary, ["rotate-signing-key"] + data, environment: environment).status == 0)
-        let sqliteAudit = try TestSupport.run(ServerCrashTests.binary, ["audit"] + data, environment: environment)
+        #expect(try TestSupport.run(serverBinary, ["rotate-signing-key"] + data, environment: environment).status == 0)
+        let sqliteAudit = try TestSupport.run(serverBinary, ["audit"] + data, environment: environment)
         #expect(sqliteAudit.status == 0)
         #expect(sqliteAudit.stdout.hasSuffix("\tsigning_key_rotated\t-\t-\tadmin\n"))
-        let sqlitePurge = try TestSupport.run(ServerCrashTests.binary, ["purge"] + data, environment: environment)
+        let sqlitePurge = try TestSupport.run(serverBinary, ["purge"] + data, environment: environment)
         #expect(sqlitePurge.status == 0 && sqlitePurge.stdout == "0\n")
 
         let (app, admin) = try PostgresFixture.urls()
@@ -120,16 +121,16 @@ struct ServerProcessTests {
             ("purge", "purging on PostgreSQL needs --maintenance-database-url"),
             ("audit", "reading the audit log on PostgreSQL needs --maintenance-database-url"),
         ] {
-            let refused = try TestSupport.run(ServerCrashTests.binary, [command] + postgres, environment: environment)
+            let refused = try TestSupport.run(serverBinary, [command] + postgres, environment: environment)
             #expect(refused.status == 78)
             #expect(refused.stderr == "coffer-server: error: \(message)\n")
         }
         let maintenance = postgres + ["--maintenance-database-url", try PostgresFixture.maintenanceURL()]
-        #expect(try TestSupport.run(ServerCrashTests.binary, ["rotate-signing-key"] + postgres, environment: environment).status == 0)
-        let audit = try TestSupport.run(ServerCrashTests.binary, ["audit", "--limit", "1000"] + maintenance, environment: environment)
+        #expect(try TestSupport.run(serverBinary, ["rotate-signing-key"] + postgres, environment: environment).status == 0)
+        let audit = try TestSupport.run(serverBinary, ["audit", "--limit", "1000"] + maintenance, environment: environment)
         #expect(audit.status == 0, "\(audit.stderr)")
         #expect(audit.stdout.contains("\tsigning_key_rotated\t-\t-\tadmin\n"))
-        let purge = try TestSupport.run(ServerCrashTests.binary, ["purge"] + maintenance, environment: environment)
+        let purge = try TestSupport.run(serverBinary, ["purge"] + maintenance, environment: environment)
         #expect(purge.status == 0 && Int(purge.stdout.dropLast()) != nil, "\(purge.stderr)")
     }
 }

@@ -1,5 +1,6 @@
 import CofferServer
 import CofferServerStore
+import CofferServerTestSupport
 import CofferSyncAPI
 import Crypto
 import Foundation

@@ -1,4 +1,5 @@
 import CofferServer
+import CofferServerTestSupport
 import CofferTestSupport
 import Foundation
 import HTTPTypes
@@ -158,12 +159,12 @@ struct WebVaultLocationTests {
     @Test("a built coffer-server serves the source tree's app; an installed one the app installed beside it")
     func locations() async throws {
         try #require(FileManager.default.fileExists(atPath: Self.app + "/coffer-barcode.wasm"), "run scripts/build-wasm.sh first")
-        #expect(try await page(ServerCrashTests.binary).contains("<title>Coffer</title>"))
+        #expect(try await page(serverBinary).contains("<title>Coffer</title>"))
 
         let prefix = try TestSupport.temporaryDirectory("web-vault-prefix")
         try FileManager.default.createDirectory(atPath: prefix + "/bin", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: prefix + "/share/coffer", withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: ServerCrashTests.binary, toPath: prefix + "/bin/coffer-server")
+        try FileManager.default.copyItem(atPath: serverBinary, toPath: prefix + "/bin/coffer-server")
         try FileManager.default.copyItem(atPath: Self.app, toPath: prefix + "/share/coffer/web-vault")
         let marker = "<!-- installed \(UUID().uuidString) -->"
         let index = prefix + "/share/coffer/web-vault/index.html"

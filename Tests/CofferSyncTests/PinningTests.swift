@@ -1,4 +1,5 @@
 import CofferCrypto
+import CofferServerTestSupport
 import CofferSync
 import CofferSyncAPI
 import CofferTestSupport
@@ -49,7 +50,7 @@ struct PinningTests {
         func start(_ certificate: Certificate, trusting tls: TLSConfiguration) async throws {
             stop()
             let process = Process()
-            process.executableURL = URL(fileURLWithPath: ServerCrashTests.binary)
+            process.executableURL = URL(fileURLWithPath: serverBinary)
             process.arguments = [
                 "--data", data, "--port", "\(port)", "--tls-cert", certificate.certificate, "--tls-key", certificate.key,
                 "--requests-per-minute", "1000000",

@@ -3,6 +3,7 @@ import CofferKeystore
 @_spi(Sync) import CofferKit
 import CofferModel
 import CofferServerStore
+import CofferServerTestSupport
 import CofferSync
 import CofferSyncAPI
 import CofferTestSupport
@@ -53,8 +54,8 @@ struct HostileServerTests {
 
         func newDevice() async throws -> SyncSession {
             try await SyncSession.login(
-                location: try SyncTests.location(), client: try SyncClient(server: server), email: email,
-                passphrase: SyncTests.passphrase, localPassphrase: nil, allowWeakKDF: true)
+                location: try SyncTesting.location(), client: try SyncClient(server: server), email: email,
+                passphrase: SyncTesting.passphrase, localPassphrase: nil, allowWeakKDF: true)
         }
     }
 
@@ -79,22 +80,22 @@ struct HostileServerTests {
 
     static func withWorld(_ body: @escaping @Sendable (World) async throws -> Void) async throws {
         let file = try TestSupport.temporaryDirectory("hostile") + "/server.sqlite"
-        try await SyncTests.withLiveServer(.sqlite, sqliteFile: file) { server, _, _ in
+        try await SyncTesting.withLiveServer(.sqlite, sqliteFile: file) { server, _, _ in
             let client = try SyncClient(server: server)
-            let a = try Coffer.initialize(at: try SyncTests.location())
+            let a = try Coffer.initialize(at: try SyncTesting.location())
             var notes: [UUID] = []
             for name in ["First", "Second", "Third"] {
-                notes.append(try a.vault.add(try SyncTests.note(name, "text of \(name)")).id)
+                notes.append(try a.vault.add(try SyncTesting.note(name, "text of \(name)")).id)
             }
             try a.vault.add(.otp(try OTPItem(
                 issuer: "Bank", account: "ada",
                 parameters: try OTPParameters(secret: Array("12345678901234567890".utf8), kind: .hotp(counter: 0)))))
             let sessionA = SyncSession(coffer: a, client: client)
             let email = "hostile-\(UUID().uuidString.prefix(8).lowercased())@example.org"
-            try await sessionA.register(email: email, passphrase: SyncTests.passphrase, kdf: SyncTests.kdf)
+            try await sessionA.register(email: email, passphrase: SyncTesting.passphrase, kdf: SyncTesting.kdf)
             _ = try await sessionA.sync()
             let sessionB = try await SyncSession.login(
-                location: try SyncTests.location(), client: client, email: email, passphrase: SyncTests.passphrase,
+                location: try SyncTesting.location(), client: client, email: email, passphrase: SyncTesting.passphrase,
                 localPassphrase: nil, allowWeakKDF: true)
             _ = try await sessionB.sync()
             var configuration = Configuration()
@@ -135,7 +136,7 @@ struct HostileServerTests {
     }
 
     static func edit(_ session: SyncSession, _ id: UUID, _ text: String) async throws {
-        _ = try session.coffer.vault.modify(id: id) { $0 = try SyncTests.note("Edited", text) }
+        _ = try session.coffer.vault.modify(id: id) { $0 = try SyncTesting.note("Edited", text) }
         _ = try await session.sync()
     }
 
@@ -150,21 +151,21 @@ struct HostileServerTests {
             let headB = try #require(try world.b.verifiedHead())
             #expect(headA.manifest == headB.manifest && headA.manifest.epoch == 3)
             #expect(headB.madeHere && !headA.madeHere)
-            #expect(try SyncTests.contents(world.a.coffer) == SyncTests.contents(world.b.coffer))
+            #expect(try SyncTesting.contents(world.a.coffer) == SyncTesting.contents(world.b.coffer))
             // A third device told to expect the head's fingerprint accepts it; told another, it creates nothing.
-            let elsewhere = try SyncTests.location()
+            let elsewhere = try SyncTesting.location()
             let wrong = "3:0000-0000-0000-0000"
             await Self.expectFailure(.unexpectedFingerprint(expected: wrong, found: headA.manifest.fingerprint)) {
                 _ = try await SyncSession.login(
                     location: elsewhere, client: try SyncClient(server: world.server), email: world.email,
-                    passphrase: SyncTests.passphrase, localPassphrase: nil, allowWeakKDF: true, expect: wrong)
+                    passphrase: SyncTesting.passphrase, localPassphrase: nil, allowWeakKDF: true, expect: wrong)
             }
             #expect(!Vault.exists(in: elsewhere.vaultDirectory))
             let c = try await SyncSession.login(
-                location: try SyncTests.location(), client: try SyncClient(server: world.server), email: world.email,
-                passphrase: SyncTests.passphrase, localPassphrase: nil, allowWeakKDF: true, expect: headA.manifest.fingerprint)
+                location: try SyncTesting.location(), client: try SyncClient(server: world.server), email: world.email,
+                passphrase: SyncTesting.passphrase, localPassphrase: nil, allowWeakKDF: true, expect: headA.manifest.fingerprint)
             _ = try await c.sync(expect: headA.manifest.fingerprint)
-            #expect(try SyncTests.contents(c.coffer) == SyncTests.contents(world.a.coffer))
+            #expect(try SyncTesting.contents(c.coffer) == SyncTesting.contents(world.a.coffer))
         }
     }
 
@@ -194,31 +195,31 @@ struct HostileServerTests {
             #expect(pulled.merge.conflictCopies == 0 && pulled.pushed == 0)
             _ = try await c.sync()
             #expect(try world.b.verifiedHead()?.manifest == world.a.verifiedHead()?.manifest)
-            #expect(try SyncTests.contents(world.b.coffer) == SyncTests.contents(world.a.coffer))
-            #expect(try SyncTests.contents(c.coffer) == SyncTests.contents(world.a.coffer))
+            #expect(try SyncTesting.contents(world.b.coffer) == SyncTesting.contents(world.a.coffer))
+            #expect(try SyncTesting.contents(c.coffer) == SyncTesting.contents(world.a.coffer))
         }
     }
 
     @Test("a vault whose key was rotated before it was linked syncs with devices that joined later")
     func rotatedBeforeLinking() async throws {
-        try await SyncTests.withLiveServer(.sqlite) { server, _, _ in
+        try await SyncTesting.withLiveServer(.sqlite) { server, _, _ in
             let client = try SyncClient(server: server)
-            let a = try Coffer.initialize(at: try SyncTests.location())
-            let note = try a.vault.add(try SyncTests.note("Rotated", "before linking"))
+            let a = try Coffer.initialize(at: try SyncTesting.location())
+            let note = try a.vault.add(try SyncTesting.note("Rotated", "before linking"))
             _ = try a.rotateMasterKey(passphrase: nil)
             let sessionA = SyncSession(coffer: a, client: client)
-            try await sessionA.register(email: "rotated-\(UUID().uuidString.prefix(8).lowercased())@example.org", passphrase: SyncTests.passphrase, kdf: SyncTests.kdf)
+            try await sessionA.register(email: "rotated-\(UUID().uuidString.prefix(8).lowercased())@example.org", passphrase: SyncTesting.passphrase, kdf: SyncTesting.kdf)
             _ = try await sessionA.sync()
             let email = try #require(try a.vault.syncAccount()).account
             let b = try await SyncSession.login(
-                location: try SyncTests.location(), client: client, email: email, passphrase: SyncTests.passphrase,
+                location: try SyncTesting.location(), client: client, email: email, passphrase: SyncTesting.passphrase,
                 localPassphrase: nil, allowWeakKDF: true)
             _ = try await b.sync()
             // Each copy counts its own key epochs; the tag decides.
             #expect(a.vault.keyEpoch == 2 && b.coffer.vault.keyEpoch == 1)
             try await Self.edit(b, note.id, "edited on B")
             _ = try await sessionA.sync()
-            #expect(try SyncTests.contents(a) == SyncTests.contents(b.coffer))
+            #expect(try SyncTesting.contents(a) == SyncTesting.contents(b.coffer))
         }
     }
 
@@ -270,7 +271,7 @@ struct HostileServerTests {
             _ = try await world.b.sync()
             // B edits the lost item: the server calls the push a conflict (it holds no row the edit is based on), and
             // the pull that answers a conflict reads everything.
-            _ = try world.b.coffer.vault.modify(id: lost) { $0 = try SyncTests.note("Edited", "on B") }
+            _ = try world.b.coffer.vault.modify(id: lost) { $0 = try SyncTesting.note("Edited", "on B") }
             try await Self.expectRefusal(world.b, .withheldRows(expected: 4, received: 3))
             // A moves the head: B reads everything and refuses, applying nothing.
             try await Self.edit(world.a, try #require(world.notes.first { $0 != lost }), "one")
@@ -347,10 +348,10 @@ struct HostileServerTests {
                 token += 1
                 switch random.next() % 6 {
                 case 0:
-                    try device.coffer.vault.add(try SyncTests.note("note \(token)", "token-\(token)"))
+                    try device.coffer.vault.add(try SyncTesting.note("note \(token)", "token-\(token)"))
                 case 1...2 where !notes.isEmpty:
                     let id = notes[Int(random.next() % UInt64(notes.count))]
-                    _ = try device.coffer.vault.modify(id: id) { $0 = try SyncTests.note("edited \(token)", "token-\(token)") }
+                    _ = try device.coffer.vault.modify(id: id) { $0 = try SyncTesting.note("edited \(token)", "token-\(token)") }
                 case 3 where notes.count > 2:
                     try device.coffer.vault.purge(id: notes[Int(random.next() % UInt64(notes.count))])
                 default:
@@ -370,8 +371,8 @@ struct HostileServerTests {
             }
             let heads = try devices.map { try #require(try $0.verifiedHead()).manifest }
             #expect(Set(heads.map(\.bytes)).count == 1, "seed \(seed): the devices did not converge on one head")
-            let contents = try SyncTests.contents(world.a.coffer)
-            #expect(try SyncTests.contents(world.b.coffer) == contents && SyncTests.contents(c.coffer) == contents, "seed \(seed)")
+            let contents = try SyncTesting.contents(world.a.coffer)
+            #expect(try SyncTesting.contents(world.b.coffer) == contents && SyncTesting.contents(c.coffer) == contents, "seed \(seed)")
             let survivors = Set(try Self.noteTexts(world.a.coffer).values)
             #expect(unpushed.isSubset(of: survivors), "seed \(seed): lost \(unpushed.subtracting(survivors))")
 

@@ -19,6 +19,10 @@ struct KitFixture {
     }
 }
 
+/// Cheap settings, as the vault's own suites use them: the KDF cost is lowered in tests only.
+private let testOptions = VaultOptions(limits: .testing)
+private let cheapKDF = PassphraseKDF.pbkdf2SHA256(iterations: 1000)
+
 @Suite("Coffer facade")
 struct CofferKitTests {
     @Test("HOTP: the advanced counter is stored before the code is returned")

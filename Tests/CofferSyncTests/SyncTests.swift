@@ -6,6 +6,7 @@ import CofferModel
 import CofferOTP
 import CofferServer
 import CofferServerStore
+import CofferServerTestSupport
 import CofferSync
 import CofferSyncAPI
 import CofferTestSupport
@@ -19,87 +20,49 @@ import Testing
 /// Two vault directories ("devices") syncing through a live server on 127.0.0.1, on both stores.
 @Suite("Sync between devices")
 struct SyncTests {
-    static let passphrase = "sync passphrase for tests"
-    static let kdf = PassphraseKDF.pbkdf2SHA256(iterations: 1_000)
-
-    static func location() throws -> CofferLocation {
-        CofferLocation(
-            vaultDirectory: try TestSupport.temporaryDirectory("device") + "/vault", keystore: InMemoryKeystore(),
-            options: VaultOptions(limits: .testing))
-    }
-
-    /// Runs `body` with a live server (real sockets) and its base URL.
-    static func withLiveServer(
-        _ backend: Backend, logs: LogCollector = LogCollector(), sqliteFile: String? = nil,
-        _ body: @escaping @Sendable (String, any ServerStore, ServerConfiguration) async throws -> Void
-    ) async throws {
-        let configuration = try testConfiguration(clock: TestClock(Date()))
-        // PostgreSQL's driver logs into the same collector, at the same (trace) level as the server.
-        try await DedicatedExecutor.run { try await backend.withStore(sqliteFile: sqliteFile, logger: logs.logger("postgres")) { store in
-            let router = try await CofferServerApplication.router(configuration: configuration, store: store, logger: logs.logger())
-            let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
-            try await app.test(.live) { client in
-                let port = try #require(client.port)
-                try await body("http://127.0.0.1:\(port)", store, configuration)
-            }
-        } }
-    }
-
-    static func names(_ coffer: Coffer) throws -> [String] {
-        try coffer.vault.items().map(\.content.name).sorted()
-    }
-
-    static func contents(_ coffer: Coffer) throws -> [UUID: ItemContent] {
-        Dictionary(uniqueKeysWithValues: try coffer.vault.items().map { ($0.id, $0.content) })
-    }
-
-    static func note(_ name: String, _ text: String) throws -> ItemContent {
-        .note(try Note(name: name, text: text))
-    }
-
     @Test("a second device logs in with the passphrase, pulls everything, and both converge", arguments: Backend.allCases)
     func twoDevices(backend: Backend) async throws {
-        try await Self.withLiveServer(backend) { server, _, _ in
+        try await SyncTesting.withLiveServer(backend) { server, _, _ in
             let client = try SyncClient(server: server)
-            let a = try Coffer.initialize(at: try Self.location())
+            let a = try Coffer.initialize(at: try SyncTesting.location())
             let card = try Card(name: "Library", symbology: .qr, payload: Array("https://sfpl.org/card/987654321".utf8))
             try a.vault.add(.card(card))
             let hotp = try a.vault.add(.otp(try OTPItem(
                 issuer: "Bank", account: "ada", parameters: try OTPParameters(secret: Array("12345678901234567890".utf8), kind: .hotp(counter: 0)))))
-            let shared = try a.vault.add(try Self.note("Shared", "first"))
-            let doomed = try a.vault.add(try Self.note("Doomed", "delete me"))
+            let shared = try a.vault.add(try SyncTesting.note("Shared", "first"))
+            let doomed = try a.vault.add(try SyncTesting.note("Doomed", "delete me"))
             let sessionA = SyncSession(coffer: a, client: client)
             let email = "device-\(UUID().uuidString.prefix(8).lowercased())@example.org"
-            try await sessionA.register(email: email, passphrase: Self.passphrase, kdf: Self.kdf)
+            try await sessionA.register(email: email, passphrase: SyncTesting.passphrase, kdf: SyncTesting.kdf)
             let first = try await sessionA.sync()
             // The new account's feed was read whole while empty: the pull after the push does not read back all it sent.
             #expect(first.pushed == 4 && first.pulled == 0)
 
             // The second device has nothing but the passphrase.
             let sessionB = try await SyncSession.login(
-                location: try Self.location(), client: client, email: email, passphrase: Self.passphrase, localPassphrase: nil, allowWeakKDF: true)
+                location: try SyncTesting.location(), client: client, email: email, passphrase: SyncTesting.passphrase, localPassphrase: nil, allowWeakKDF: true)
             let b = sessionB.coffer
             #expect(b.vault.vaultID == a.vault.vaultID)
             let pulled = try await sessionB.sync()
             #expect(pulled.merge.applied == 4 && pulled.head?.epoch == 1)
-            #expect(try Self.contents(b) == Self.contents(a))
+            #expect(try SyncTesting.contents(b) == SyncTesting.contents(a))
 
             // A wrong passphrase gets nothing.
             await #expect(throws: SyncClientError.self) {
-                _ = try await SyncSession.login(location: try Self.location(), client: client, email: email, passphrase: "wrong", localPassphrase: nil, allowWeakKDF: true)
+                _ = try await SyncSession.login(location: try SyncTesting.location(), client: client, email: email, passphrase: "wrong", localPassphrase: nil, allowWeakKDF: true)
             }
 
             // Edits and deletions travel.
-            _ = try a.vault.modify(id: shared.id) { $0 = try Self.note("Shared", "second") }
+            _ = try a.vault.modify(id: shared.id) { $0 = try SyncTesting.note("Shared", "second") }
             try a.vault.purge(id: doomed.id)
             _ = try await sessionA.sync()
             _ = try await sessionB.sync()
-            #expect(try Self.contents(b) == Self.contents(a))
-            #expect(try Self.names(b) == ["Bank (ada)", "Library", "Shared"])
+            #expect(try SyncTesting.contents(b) == SyncTesting.contents(a))
+            #expect(try SyncTesting.names(b) == ["Bank (ada)", "Library", "Shared"])
 
             // Both edit the same note: the server's (first) version takes the item, the other is kept as a copy.
-            _ = try a.vault.modify(id: shared.id) { $0 = try Self.note("Shared", "edited on A") }
-            _ = try b.vault.modify(id: shared.id) { $0 = try Self.note("Shared", "edited on B") }
+            _ = try a.vault.modify(id: shared.id) { $0 = try SyncTesting.note("Shared", "edited on A") }
+            _ = try b.vault.modify(id: shared.id) { $0 = try SyncTesting.note("Shared", "edited on B") }
             // Both use the HOTP token: A twice, B once; the merge keeps the higher counter.
             _ = try a.code(for: try a.vault.item(id: hotp.id), at: Date())
             _ = try a.code(for: try a.vault.item(id: hotp.id), at: Date())
@@ -108,7 +71,7 @@ struct SyncTests {
             let merge = try await sessionB.sync()
             #expect(merge.merge.conflictCopies == 1 && merge.merge.mergedCounters == 1)
             _ = try await sessionA.sync()
-            #expect(try Self.contents(b) == Self.contents(a))
+            #expect(try SyncTesting.contents(b) == SyncTesting.contents(a))
             let texts = try b.vault.items().compactMap { item -> String? in
                 if case .note(let note) = item.content { return note.text }
                 return nil
@@ -129,16 +92,16 @@ struct SyncTests {
     /// so conflicts on both sides of a batch's end must be found as in one batch.
     @Test("a pull larger than one merge batch finds conflicts on both sides of the batch's end", arguments: [Backend.sqlite])
     func mergeAcrossBatches(backend: Backend) async throws {
-        try await Self.withLiveServer(backend) { server, _, _ in
+        try await SyncTesting.withLiveServer(backend) { server, _, _ in
             let client = try SyncClient(server: server)
-            let a = try Coffer.initialize(at: try Self.location())
-            let notes = try a.vault.addAll((0..<2_100).map { try Self.note("Note \($0)", "text \($0)") })
+            let a = try Coffer.initialize(at: try SyncTesting.location())
+            let notes = try a.vault.addAll((0..<2_100).map { try SyncTesting.note("Note \($0)", "text \($0)") })
             let sessionA = SyncSession(coffer: a, client: client)
             let email = "batches-\(UUID().uuidString.prefix(8).lowercased())@example.org"
-            try await sessionA.register(email: email, passphrase: Self.passphrase, kdf: Self.kdf)
+            try await sessionA.register(email: email, passphrase: SyncTesting.passphrase, kdf: SyncTesting.kdf)
             _ = try await sessionA.sync()
             let sessionB = try await SyncSession.login(
-                location: try Self.location(), client: client, email: email, passphrase: Self.passphrase, localPassphrase: nil,
+                location: try SyncTesting.location(), client: client, email: email, passphrase: SyncTesting.passphrase, localPassphrase: nil,
                 allowWeakKDF: true)
             let b = sessionB.coffer
             #expect(try await sessionB.sync().merge.applied == 2_100)
@@ -147,14 +110,14 @@ struct SyncTests {
             let ordered = notes.map(\.id).sorted { $0.byteOrder < $1.byteOrder }
             let edited = [ordered[5], ordered[2_095]]
             for id in edited {
-                _ = try a.vault.modify(id: id) { $0 = try Self.note("Edited", "on A") }
-                _ = try b.vault.modify(id: id) { $0 = try Self.note("Edited", "on B") }
+                _ = try a.vault.modify(id: id) { $0 = try SyncTesting.note("Edited", "on A") }
+                _ = try b.vault.modify(id: id) { $0 = try SyncTesting.note("Edited", "on B") }
             }
             _ = try await sessionA.sync()
             let merge = try await sessionB.sync()
             #expect(merge.merge.conflictCopies == 2 && merge.merge.applied == 2)
             _ = try await sessionA.sync()
-            #expect(try Self.contents(b) == Self.contents(a))
+            #expect(try SyncTesting.contents(b) == SyncTesting.contents(a))
             #expect(try b.vault.items().count == 2_102)
             let status = try await sessionB.status()
             #expect(Set(status.conflicts.map(\.originalID)) == Set(edited))
@@ -163,12 +126,12 @@ struct SyncTests {
 
     @Test("changes made offline wait and go out with the next sync", arguments: [Backend.sqlite])
     func offlineQueue(backend: Backend) async throws {
-        try await Self.withLiveServer(backend) { server, _, _ in
-            let a = try Coffer.initialize(at: try Self.location())
+        try await SyncTesting.withLiveServer(backend) { server, _, _ in
+            let a = try Coffer.initialize(at: try SyncTesting.location())
             let session = SyncSession(coffer: a, client: try SyncClient(server: server))
             let email = "offline-\(UUID().uuidString.prefix(8).lowercased())@example.org"
-            try await session.register(email: email, passphrase: Self.passphrase, kdf: Self.kdf)
-            try a.vault.add(try Self.note("Written offline", "queued"))
+            try await session.register(email: email, passphrase: SyncTesting.passphrase, kdf: SyncTesting.kdf)
+            try a.vault.add(try SyncTesting.note("Written offline", "queued"))
             let offline = SyncSession(coffer: a, client: try SyncClient(server: "http://127.0.0.1:9", timeout: .seconds(2)))
             await #expect(throws: SyncClientError.self) { _ = try await offline.sync() }
             #expect(try a.vault.pendingChanges().count == 1)
@@ -185,9 +148,9 @@ struct SyncTests {
         // it fits the 32 bytes of a row's start that postgres-nio prints in hex at trace level.
         let emailCanary = "m" + UUID().uuidString.lowercased().prefix(7)
         let directory = try TestSupport.temporaryDirectory("canary-store")
-        try await Self.withLiveServer(backend, logs: logs, sqliteFile: "\(directory)/server.sqlite") { server, store, configuration in
+        try await SyncTesting.withLiveServer(backend, logs: logs, sqliteFile: "\(directory)/server.sqlite") { server, store, configuration in
             let client = try SyncClient(server: server)
-            let a = try Coffer.initialize(at: try Self.location())
+            let a = try Coffer.initialize(at: try SyncTesting.location())
             try a.vault.add(.card(try Card(
                 name: "\(canary)-card", symbology: .code128, payload: Array("\(canary)PAYLOAD".utf8), cardNumber: "\(canary)NUMBER",
                 tags: ["\(canary)-tag"], notes: "\(canary)-notes", metadata: ["\(canary)key": "\(canary)value"])))
@@ -195,16 +158,16 @@ struct SyncTests {
                 issuer: "\(canary)-issuer", account: "\(canary)-account",
                 parameters: try OTPParameters(secret: Array("\(canary)SECRETSECRET".utf8)))))
             try a.vault.add(.credential(try Credential(name: "\(canary)-api", value: "\(canary)-credential-value-0123456789")))
-            try a.vault.add(try Self.note("\(canary)-note", "\(canary)-text"))
+            try a.vault.add(try SyncTesting.note("\(canary)-note", "\(canary)-text"))
             let session = SyncSession(coffer: a, client: client)
             let email = "\(emailCanary)@example.org"
-            try await session.register(email: email, passphrase: "\(canary)-passphrase", kdf: Self.kdf)
+            try await session.register(email: email, passphrase: "\(canary)-passphrase", kdf: SyncTesting.kdf)
             _ = try await session.sync()
             let b = try await SyncSession.login(
-                location: try Self.location(), client: client, email: email, passphrase: "\(canary)-passphrase", localPassphrase: nil, allowWeakKDF: true)
+                location: try SyncTesting.location(), client: client, email: email, passphrase: "\(canary)-passphrase", localPassphrase: nil, allowWeakKDF: true)
             _ = try await b.sync()
             _ = try await b.status()
-            #expect(try Self.names(b.coffer).contains("\(canary)-note"))
+            #expect(try SyncTesting.names(b.coffer).contains("\(canary)-note"))
 
             let dump: Data
             switch backend {

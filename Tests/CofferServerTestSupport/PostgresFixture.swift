@@ -7,27 +7,31 @@ import Logging
 import PostgresNIO
 import Testing
 
-enum PostgresFixtureError: Error {
+package enum PostgresFixtureError: Error {
     case noServerKey
 }
 
 /// A migrated store on the cluster named by the environment, with its pool running for the test's duration.
-struct PostgresFixture {
+package struct PostgresFixture {
     /// Errors only: the pool warns when a test leases before its `run()` task has started, which is harmless.
-    static let logger: Logger = {
+    package static let logger: Logger = {
         var logger = Logger(label: "coffer.tests.postgres")
         logger.logLevel = .error
         return logger
     }()
-    let store: PostgresServerStore
+    package let store: PostgresServerStore
+
+    package init(store: PostgresServerStore) {
+        self.store = store
+    }
 
     /// The app and owner URLs; the test fails (never skips) when they are not set.
-    static func urls() throws -> (app: String, admin: String) {
+    package static func urls() throws -> (app: String, admin: String) {
         (try required("COFFER_TEST_POSTGRES_URL"), try required("COFFER_TEST_POSTGRES_ADMIN_URL"))
     }
 
     /// The maintenance role's URL.
-    static func maintenanceURL() throws -> String {
+    package static func maintenanceURL() throws -> String {
         try required("COFFER_TEST_POSTGRES_MAINTENANCE_URL")
     }
 
@@ -36,7 +40,7 @@ struct PostgresFixture {
         return try #require(ProcessInfo.processInfo.environment[name], "\(name) is unset: \(hint)")
     }
 
-    static func with(_ body: (PostgresFixture) async throws -> Void) async throws {
+    package static func with(_ body: (PostgresFixture) async throws -> Void) async throws {
         let (url, adminURL) = try urls()
         let store = try PostgresServerStore(url: url, migrationURL: adminURL, maintenanceURL: try maintenanceURL(), logger: logger)
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -48,7 +52,7 @@ struct PostgresFixture {
     }
 
     /// A new user with a session whose first token was rotated once, `items` items and one audit event.
-    func seedUser(items: Int) async throws -> UUID {
+    package func seedUser(items: Int) async throws -> UUID {
         let id = UUID()
         let now = Date(timeIntervalSince1970: 1_700_000_000)
         try await store.createUser(NewUser(id: id, email: "\(id.uuidString.lowercased())@example.com", createdAt: now))
@@ -72,7 +76,7 @@ struct PostgresFixture {
 
     /// Runs `body` through the app role in a transaction acting as `user` as the store does (proved); when nil, in a
     /// transaction that proves nothing, as anyone holding the app role can open.
-    func inTransaction<T: Sendable>(
+    package func inTransaction<T: Sendable>(
         as user: UUID?, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
     ) async throws -> T {
         guard let user else {
@@ -82,12 +86,12 @@ struct PostgresFixture {
     }
 
     /// Runs `body` in a transaction the store opens as the server for nobody (proved).
-    func asServer<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+    package func asServer<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         try await store.rawTransaction(acting: .server) { connection in try await body(connection) }
     }
 
     /// The server key, read as the owner.
-    static func serverKey() async throws -> SymmetricKey {
+    package static func serverKey() async throws -> SymmetricKey {
         let admin = PostgresClient(configuration: try PostgresURL(try urls().admin).configuration, backgroundLogger: logger)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await admin.run() }
@@ -101,7 +105,7 @@ struct PostgresFixture {
 
     /// Sets the claim of `acting` on `connection` with a proof made under `key` for `binding` (this transaction's, or
     /// another's to try a replay); returns whether the database accepted it.
-    static func act(_ connection: PostgresConnection, as acting: PostgresServerStore.Acting, key: SymmetricKey, binding: String? = nil) async throws -> Bool {
+    package static func act(_ connection: PostgresConnection, as acting: PostgresServerStore.Acting, key: SymmetricKey, binding: String? = nil) async throws -> Bool {
         var own = ""
         for try await value in try await connection.query("SELECT coffer_binding()", logger: logger).decode(String.self) {
             own = value
@@ -121,7 +125,7 @@ struct PostgresFixture {
     }
 
     /// `SELECT count(*) FROM table` with no filter at all.
-    func count(_ table: String, as user: UUID?) async throws -> Int {
+    package func count(_ table: String, as user: UUID?) async throws -> Int {
         try await inTransaction(as: user) { connection in
             var count = 0
             for try await value in try await connection.query(
@@ -134,7 +138,7 @@ struct PostgresFixture {
     }
 
     /// The count on one connection right after a transaction on it set `app.user_id` (which leaves it '').
-    func countAfterReset(_ table: String) async throws -> Int {
+    package func countAfterReset(_ table: String) async throws -> Int {
         try await store.client.withConnection { connection in
             try await connection.query("BEGIN", logger: Self.logger)
             try await connection.query(
@@ -151,7 +155,7 @@ struct PostgresFixture {
     }
 
     /// The SQLSTATE `body` failed with, or nil when it succeeded.
-    func sqlState(as user: UUID?, _ body: @escaping @Sendable (PostgresConnection) async throws -> Void) async -> String? {
+    package func sqlState(as user: UUID?, _ body: @escaping @Sendable (PostgresConnection) async throws -> Void) async -> String? {
         do {
             try await inTransaction(as: user, body)
             return nil
@@ -163,7 +167,7 @@ struct PostgresFixture {
     }
 
     /// Every row of `query`.
-    func all<each Column: PostgresDecodable & Sendable>(
+    package func all<each Column: PostgresDecodable & Sendable>(
         _ query: PostgresQuery, as type: (repeat each Column).Type
     ) async throws -> [(repeat each Column)] {
         var rows: [(repeat each Column)] = []
@@ -173,18 +177,18 @@ struct PostgresFixture {
         return rows
     }
 
-    func first<Column: PostgresDecodable & Sendable>(_ query: PostgresQuery, as type: Column.Type) async throws -> Column? {
+    package func first<Column: PostgresDecodable & Sendable>(_ query: PostgresQuery, as type: Column.Type) async throws -> Column? {
         for try await value in try await store.client.query(query, logger: Self.logger).decode(type) {
             return value
         }
         return nil
     }
 
-    static func quoted(_ identifier: String) -> String {
+    package static func quoted(_ identifier: String) -> String {
         "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
-    func first<each Column: PostgresDecodable & Sendable>(
+    package func first<each Column: PostgresDecodable & Sendable>(
         _ query: PostgresQuery, as type: (repeat each Column).Type
     ) async throws -> (repeat each Column)? {
         for try await row in try await store.client.query(query, logger: Self.logger).decode(type) {
@@ -196,7 +200,7 @@ struct PostgresFixture {
 
 extension PostgresFixture {
     /// The first column of every row of `query`, as text, run through the app role acting as `user`.
-    func strings(_ query: PostgresQuery, as user: UUID?) async throws -> [String] {
+    package func strings(_ query: PostgresQuery, as user: UUID?) async throws -> [String] {
         try await inTransaction(as: user) { connection in
             var values: [String] = []
             for try await value in try await connection.query(query, logger: Self.logger).decode(String?.self) {

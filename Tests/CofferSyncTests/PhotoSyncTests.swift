@@ -1,4 +1,5 @@
 @_spi(Sync) import CofferKit
+import CofferServerTestSupport
 import CofferSync
 import CofferSyncAPI
 import CofferTestSupport
@@ -28,11 +29,11 @@ struct PhotoSyncTests {
     func travel(backend: Backend) async throws {
         let logs = LogCollector()
         let directory = try TestSupport.temporaryDirectory("photo-sync")
-        try await SyncTests.withLiveServer(backend, logs: logs, sqliteFile: "\(directory)/server.sqlite") { server, _, _ in
+        try await SyncTesting.withLiveServer(backend, logs: logs, sqliteFile: "\(directory)/server.sqlite") { server, _, _ in
             // 8 MiB pushes while the rest of the suite loads the machine: how long one request may take is not what this
             // test checks (a 15 s bound timed out once on CI with PostgreSQL).
             let client = try SyncClient(server: server, timeout: .seconds(90))
-            let a = try Coffer.initialize(at: try SyncTests.location())
+            let a = try Coffer.initialize(at: try SyncTesting.location())
             // Three cards with two photos of nearly 2 MiB each: 12 MiB of boxes, more than one push can carry (8 MiB).
             var images: [UUID: (front: [UInt8], back: [UInt8])] = [:]
             for index in 0..<3 {
@@ -45,12 +46,12 @@ struct PhotoSyncTests {
             #expect(try a.vault.pendingCount() == a.vault.pendingChanges().count)
             let session = SyncSession(coffer: a, client: client)
             let email = "photos-\(UUID().uuidString.prefix(8).lowercased())@example.org"
-            try await session.register(email: email, passphrase: SyncTests.passphrase, kdf: SyncTests.kdf)
+            try await session.register(email: email, passphrase: SyncTesting.passphrase, kdf: SyncTesting.kdf)
             let report = try await session.sync()
             #expect(report.pushed == 3 + 3 * 2 * CardPhoto.partCount(size: CardPhoto.maximumBytes))
             #expect(try a.vault.pendingCount() == 0)
             let b = try await SyncSession.login(
-                location: try SyncTests.location(), client: client, email: email, passphrase: SyncTests.passphrase,
+                location: try SyncTesting.location(), client: client, email: email, passphrase: SyncTesting.passphrase,
                 localPassphrase: nil, allowWeakKDF: true)
             _ = try await b.sync()
             let cards = try b.coffer.vault.items()
@@ -151,7 +152,7 @@ struct PhotoSyncTests {
                     back: TestPhotos.jpeg(size: CardPhoto.maximumBytes))
             }
             _ = try await world.a.sync()
-            let report = try await world.a.rotateMasterKey(accountPassphrase: SyncTests.passphrase, vaultPassphrase: nil)
+            let report = try await world.a.rotateMasterKey(accountPassphrase: SyncTesting.passphrase, vaultPassphrase: nil)
             #expect(report.rotation.itemCount == 7)
             #expect(try photo(world.a.coffer) == image)
             let b = try await SyncRotationTests.login(world.b, world)

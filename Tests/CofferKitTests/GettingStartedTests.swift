@@ -44,7 +44,7 @@ struct GettingStartedTests {
     func articleMatches() throws {
         let root = TestSupport.repositoryRoot
         let article = try String(contentsOf: root.appendingPathComponent("Sources/CofferKit/CofferKit.docc/GettingStarted.md"), encoding: .utf8)
-        let test = try String(contentsOf: root.appendingPathComponent("Tests/CofferVaultTests/GettingStartedTests.swift"), encoding: .utf8)
+        let test = try String(contentsOf: root.appendingPathComponent("Tests/CofferKitTests/GettingStartedTests.swift"), encoding: .utf8)
         let testLines = test.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
         let blocks = article.components(separatedBy: "```swift\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
         #expect(blocks.count == 4)

@@ -3,6 +3,7 @@ import CofferKeystore
 @_spi(Sync) import CofferKit
 import CofferModel
 import CofferServerStore
+import CofferServerTestSupport
 import CofferSync
 import CofferSyncAPI
 import CofferTestSupport
@@ -101,7 +102,7 @@ extension HostileServerTests {
             let c = try await world.newDevice()
             _ = try await c.sync()
             // B has an edit queued when the server comes back from the backup (epoch 2, its feed numbered anew).
-            _ = try world.b.coffer.vault.modify(id: world.notes[0]) { $0 = try SyncTests.note("Edited", "on B") }
+            _ = try world.b.coffer.vault.modify(id: world.notes[0]) { $0 = try SyncTesting.note("Edited", "on B") }
             try await world.tamper { db, _ in try Self.restore(db, backup) }
             try await Self.expectRefusal(world.b, .restored(serverEpoch: 2, verifiedEpoch: 4))
             let report = try await world.b.republish()
@@ -111,9 +112,9 @@ extension HostileServerTests {
             _ = try await c.sync()
             let heads = try [world.a, world.b, c].map { try #require(try $0.verifiedHead()).manifest }
             #expect(Set(heads.map(\.fingerprint)).count == 1 && heads[0].epoch == 5)
-            let contents = try SyncTests.contents(world.b.coffer)
-            #expect(try SyncTests.contents(world.a.coffer) == contents && SyncTests.contents(c.coffer) == contents)
-            #expect(try SyncTests.names(world.a.coffer).contains("Edited"))
+            let contents = try SyncTesting.contents(world.b.coffer)
+            #expect(try SyncTesting.contents(world.a.coffer) == contents && SyncTesting.contents(c.coffer) == contents)
+            #expect(try SyncTesting.names(world.a.coffer).contains("Edited"))
         }
     }
 
@@ -196,7 +197,7 @@ extension HostileServerTests {
                     sql: "UPDATE items SET revision = revision + 5 WHERE user_id = ? AND id = ?",
                     arguments: [user, id.uuidString.lowercased()])
             }
-            _ = try world.b.coffer.vault.modify(id: id) { $0 = try SyncTests.note("Edited", "on B") }
+            _ = try world.b.coffer.vault.modify(id: id) { $0 = try SyncTesting.note("Edited", "on B") }
             let before = try Snapshot(world.b.coffer)
             await Self.expectFailure(.alteredRow(id)) { _ = try await world.b.sync() }
             #expect(try Snapshot(world.b.coffer) == before)
@@ -208,10 +209,10 @@ extension HostileServerTests {
     func otherVault() async throws {
         try await Self.withWorld { world in
             // Another account, another vault, with its own manifest.
-            let other = try Coffer.initialize(at: try SyncTests.location())
-            try other.vault.add(try SyncTests.note("Other", "vault"))
+            let other = try Coffer.initialize(at: try SyncTesting.location())
+            try other.vault.add(try SyncTesting.note("Other", "vault"))
             let session = SyncSession(coffer: other, client: try SyncClient(server: world.server))
-            try await session.register(email: "other-\(world.email)", passphrase: SyncTests.passphrase, kdf: SyncTests.kdf)
+            try await session.register(email: "other-\(world.email)", passphrase: SyncTesting.passphrase, kdf: SyncTesting.kdf)
             _ = try await session.sync()
             let otherUser = try #require(try other.vault.syncAccount()).userID
             try await Self.edit(world.a, world.notes[0], "one")
@@ -243,7 +244,7 @@ extension HostileServerTests {
                 let row = try Row.fetchOne(db, sql: "SELECT slot, auth_hash FROM users WHERE email = ?", arguments: [world.email])
                 return (row?["slot"] ?? "", row?["auth_hash"] ?? "")
             }
-            try await world.a.changePassphrase(current: SyncTests.passphrase, new: "a new passphrase", kdf: SyncTests.kdf)
+            try await world.a.changePassphrase(current: SyncTesting.passphrase, new: "a new passphrase", kdf: SyncTesting.kdf)
             // The change ends B's session; B logs in again, told that the account's parameters changed, keeps the state
             // it verified, and takes the new slot from the verified head.
             let location = world.b.coffer.location
@@ -258,11 +259,11 @@ extension HostileServerTests {
                 try db.execute(sql: "UPDATE users SET slot = ?, auth_hash = ? WHERE id = ?", arguments: [old.slot, old.hash, user])
             }
             // A new device checks the head before it creates anything.
-            let fresh = try SyncTests.location()
+            let fresh = try SyncTesting.location()
             await Self.expectFailure(.slotReverted) {
                 _ = try await SyncSession.login(
                     location: fresh, client: try SyncClient(server: world.server), email: world.email,
-                    passphrase: SyncTests.passphrase, localPassphrase: nil, allowWeakKDF: true)
+                    passphrase: SyncTesting.passphrase, localPassphrase: nil, allowWeakKDF: true)
             }
             #expect(!Vault.exists(in: fresh.vaultDirectory))
         }
@@ -284,8 +285,8 @@ extension HostileServerTests {
             }
             await #expect {
                 _ = try await SyncSession.login(
-                    location: try SyncTests.location(), client: try SyncClient(server: world.server), email: world.email,
-                    passphrase: SyncTests.passphrase, localPassphrase: nil)
+                    location: try SyncTesting.location(), client: try SyncClient(server: world.server), email: world.email,
+                    passphrase: SyncTesting.passphrase, localPassphrase: nil)
             } throws: { error in
                 guard case SyncError.weakKDF(let kdf) = error else { return false }
                 return kdf == .pbkdf2SHA256(iterations: 250_000)
@@ -302,8 +303,8 @@ extension HostileServerTests {
                 }
                 await #expect {
                     _ = try await SyncSession.login(
-                        location: try SyncTests.location(), client: try SyncClient(server: world.server), email: world.email,
-                        passphrase: SyncTests.passphrase, localPassphrase: nil)
+                        location: try SyncTesting.location(), client: try SyncClient(server: world.server), email: world.email,
+                        passphrase: SyncTesting.passphrase, localPassphrase: nil)
                 } throws: { error in
                     guard case SyncError.unusableKDF = error else { return false }
                     let weak = SyncError.weakKDF(.pbkdf2SHA256(iterations: 250_000)).description
@@ -322,7 +323,7 @@ extension HostileServerTests {
             await #expect {
                 _ = try await SyncSession.login(
                     location: location, client: try SyncClient(server: world.server), email: world.email,
-                    passphrase: SyncTests.passphrase, localPassphrase: nil)
+                    passphrase: SyncTesting.passphrase, localPassphrase: nil)
             } throws: { error in
                 guard case SyncError.accountParametersChanged = error else { return false }
                 return true

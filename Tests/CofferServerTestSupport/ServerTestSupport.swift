@@ -15,14 +15,14 @@ import Testing
 
 /// The two storage backends every server test runs against. PostgreSQL needs a live cluster: `.ci/run` and
 /// `scripts/test.sh` start one with `scripts/postgres.sh` and export its URLs; without them these tests fail.
-enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
+package enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case sqlite, postgres
 
-    var testDescription: String { rawValue }
+    package var testDescription: String { rawValue }
 
     /// Runs `body` with a fresh, migrated store of this backend; SQLite in memory unless `sqliteFile` names a file.
     /// PostgreSQL's driver logs through `logger`.
-    func withStore<T: Sendable>(
+    package func withStore<T: Sendable>(
         sqliteFile: String? = nil, logger: Logger = Logger(label: "test.postgres"),
         _ body: @Sendable (any ServerStore) async throws -> T
     ) async throws -> T {
@@ -49,12 +49,12 @@ enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
         }
     }
 
-    enum TestSkip: Error { case noPostgres }
+    package enum TestSkip: Error { case noPostgres }
 }
 
 /// Runs `body` with the store for the work that spans users beside `store` (one of `withStore`'s): the SQLite store
 /// itself, or on PostgreSQL a pool of the test cluster's maintenance role.
-func withMaintenance<T: Sendable>(
+package func withMaintenance<T: Sendable>(
     of store: any ServerStore, _ body: @Sendable (any MaintenanceStore) async throws -> T
 ) async throws -> T {
     if let sqlite = store as? SQLiteServerStore { return try await body(sqlite) }
@@ -73,61 +73,63 @@ func withMaintenance<T: Sendable>(
 }
 
 /// A clock tests move by hand.
-final class TestClock: Sendable {
+package final class TestClock: Sendable {
     private let current: Mutex<Date>
 
-    init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) {
+    package init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) {
         current = Mutex(start)
     }
 
-    var now: Date { current.withLock { $0 } }
+    package var now: Date { current.withLock { $0 } }
 
-    func advance(_ seconds: TimeInterval) {
+    package func advance(_ seconds: TimeInterval) {
         current.withLock { $0 = $0.addingTimeInterval(seconds) }
     }
 
-    var function: @Sendable () -> Date { { [self] in now } }
+    package var function: @Sendable () -> Date { { [self] in now } }
 }
 
 /// Collects every log line the server writes, to scan for canaries.
-final class LogCollector: Sendable {
+package final class LogCollector: Sendable {
     private let lines = Mutex<[String]>([])
 
-    var text: String { lines.withLock { $0.joined(separator: "\n") } }
+    package init() {}
 
-    func logger(_ label: String = "coffer-server") -> Logger {
+    package var text: String { lines.withLock { $0.joined(separator: "\n") } }
+
+    package func logger(_ label: String = "coffer-server") -> Logger {
         var logger = Logger(label: label) { _ in Handler(collector: self) }
         logger.logLevel = .trace
         return logger
     }
 
-    func append(_ line: String) { lines.withLock { $0.append(line) } }
+    package func append(_ line: String) { lines.withLock { $0.append(line) } }
 
-    struct Handler: LogHandler {
-        let collector: LogCollector
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
+    package struct Handler: LogHandler {
+        package let collector: LogCollector
+        package var metadata: Logger.Metadata = [:]
+        package var logLevel: Logger.Level = .trace
 
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
             get { metadata[key] }
             set { metadata[key] = newValue }
         }
 
-        func log(event: LogEvent) {
+        package func log(event: LogEvent) {
             collector.append("\(event.level) \(event.message) \(metadata.merging(event.metadata ?? [:]) { $1 })")
         }
     }
 }
 
 /// Configuration for tests: cheap auth hashing, test KDF limits, an injected clock, a fresh data directory.
-func testConfiguration(clock: TestClock, requestsPerMinute: Int = 10_000) throws -> ServerConfiguration {
+package func testConfiguration(clock: TestClock, requestsPerMinute: Int = 10_000) throws -> ServerConfiguration {
     ServerConfiguration(
         dataDirectory: try TestSupport.temporaryDirectory("server"), requestsPerMinute: requestsPerMinute,
         authHashIterations: 1_000, kdfLimits: .testing, clock: clock.function)
 }
 
 /// Runs `body` against the server's router in process (no sockets).
-func withServer(
+package func withServer(
     _ backend: Backend, clock: TestClock = TestClock(), requestsPerMinute: Int = 10_000, logs: LogCollector = LogCollector(),
     configure: (inout ServerConfiguration) -> Void = { _ in },
     _ body: @escaping @Sendable (APIClient, any ServerStore) async throws -> Void
@@ -145,23 +147,28 @@ func withServer(
 }
 
 /// JSON in, status and JSON out.
-struct APIClient: Sendable {
-    let client: any TestClientProtocol
+package struct APIClient: Sendable {
+    package let client: any TestClientProtocol
     /// The server's data directory (its signing keys live there).
-    let dataDirectory: String
+    package let dataDirectory: String
 
-    struct Answer: Sendable {
-        let status: HTTPResponse.Status
-        let headers: HTTPFields
-        let body: Data
+    package init(client: any TestClientProtocol, dataDirectory: String) {
+        self.client = client
+        self.dataDirectory = dataDirectory
+    }
 
-        func decode<T: Decodable>(_ type: T.Type) throws -> T { try WireJSON.decoder().decode(T.self, from: body) }
-        var error: ErrorBody? { try? decode(ErrorBody.self) }
-        var json: [String: Any]? { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] }
+    package struct Answer: Sendable {
+        package let status: HTTPResponse.Status
+        package let headers: HTTPFields
+        package let body: Data
+
+        package func decode<T: Decodable>(_ type: T.Type) throws -> T { try WireJSON.decoder().decode(T.self, from: body) }
+        package var error: ErrorBody? { try? decode(ErrorBody.self) }
+        package var json: [String: Any]? { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] }
     }
 
     @discardableResult
-    func send(_ method: HTTPRequest.Method, _ path: String, token: String? = nil, json: (any Encodable)? = nil, raw: Data? = nil) async throws -> Answer {
+    package func send(_ method: HTTPRequest.Method, _ path: String, token: String? = nil, json: (any Encodable)? = nil, raw: Data? = nil) async throws -> Answer {
         var headers: HTTPFields = [:]
         if let token { headers[.authorization] = "Bearer \(token)" }
         var body: ByteBuffer?
@@ -175,7 +182,7 @@ struct APIClient: Sendable {
         return try await sendRaw(method, path, headers: headers, body: body)
     }
 
-    func sendRaw(_ method: HTTPRequest.Method, _ path: String, headers: HTTPFields, body: ByteBuffer?) async throws -> Answer {
+    package func sendRaw(_ method: HTTPRequest.Method, _ path: String, headers: HTTPFields, body: ByteBuffer?) async throws -> Answer {
         try await client.execute(uri: path, method: method, headers: headers, body: body) { response in
             Answer(status: response.status, headers: response.headers, body: Data(buffer: response.body))
         }
@@ -183,20 +190,20 @@ struct APIClient: Sendable {
 }
 
 /// A registered test account with its keys.
-struct TestAccount: Sendable {
-    let email: String
-    let passphrase: String
-    let authKey: String
-    let vaultID: UUID
-    let slot: WrappedSlot
-    var auth: AuthResponse
+package struct TestAccount: Sendable {
+    package let email: String
+    package let passphrase: String
+    package let authKey: String
+    package let vaultID: UUID
+    package let slot: WrappedSlot
+    package var auth: AuthResponse
 
-    var access: String { auth.accessToken }
-    var refresh: String { auth.refreshToken }
-    var userID: UUID { UUID(uuidString: auth.user.id)! }
+    package var access: String { auth.accessToken }
+    package var refresh: String { auth.refreshToken }
+    package var userID: UUID { UUID(uuidString: auth.user.id)! }
 
     /// A register body with a real slot (wrapping a random master key) under test KDF parameters.
-    static func registration(
+    package static func registration(
         email: String = "user-\(UUID().uuidString.prefix(8).lowercased())@example.org", passphrase: String = "correct horse battery staple",
         kdf: PassphraseKDF = .pbkdf2SHA256(iterations: 1_000)
     ) throws -> (RegisterRequest, passphrase: String) {
@@ -210,7 +217,7 @@ struct TestAccount: Sendable {
         return (RegisterRequest(email: email, authKey: keys.authKeyBase64, vaultID: vaultID, slot: slot), passphrase)
     }
 
-    static func register(_ api: APIClient, email: String? = nil) async throws -> TestAccount {
+    package static func register(_ api: APIClient, email: String? = nil) async throws -> TestAccount {
         let (request, passphrase) = try registration(email: email ?? "user-\(UUID().uuidString.prefix(8).lowercased())@example.org")
         let answer = try await api.send(.post, "/v1/auth/register", json: request)
         try #require(answer.status == .created, "register: \(answer.status) \(String(decoding: answer.body, as: UTF8.self))")
@@ -219,7 +226,7 @@ struct TestAccount: Sendable {
             auth: try answer.decode(AuthResponse.self))
     }
 
-    func login(_ api: APIClient) async throws -> AuthResponse {
+    package func login(_ api: APIClient) async throws -> AuthResponse {
         let answer = try await api.send(.post, "/v1/auth/login", json: LoginRequest(email: email, authKey: authKey))
         try #require(answer.status == .ok)
         return try answer.decode(AuthResponse.self)
@@ -227,7 +234,7 @@ struct TestAccount: Sendable {
 }
 
 /// A push body of `count` fake boxes (random bytes: the server cannot tell).
-func fakeItems(_ count: Int, kind: String = "note", revision: Int64 = 1, base: Int64 = 0, ids: [UUID]? = nil) -> PushRequest {
+package func fakeItems(_ count: Int, kind: String = "note", revision: Int64 = 1, base: Int64 = 0, ids: [UUID]? = nil) -> PushRequest {
     PushRequest(items: (0..<count).map { index in
         let box = Data((0..<64).map { _ in UInt8.random(in: 0...255) })
         return PushItem(
@@ -235,3 +242,15 @@ func fakeItems(_ count: Int, kind: String = "note", revision: Int64 = 1, base: I
             baseRevision: base)
     })
 }
+
+/// The `coffer-server` executable built next to this test bundle.
+package let serverBinary: String = {
+    let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+    var directory = bundle.deletingLastPathComponent()
+    for _ in 0..<4 {
+        let candidate = directory.appendingPathComponent("coffer-server").path
+        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        directory = directory.deletingLastPathComponent()
+    }
+    return TestSupport.repositoryRoot.appendingPathComponent(".build/debug/coffer-server").path
+}()

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 @_spi(Sync) import CofferKit
 import CofferServer
 import CofferServerStore
+import CofferServerTestSupport
 import CofferSync
 import CofferSyncAPI
 import CofferTestSupport
@@ -108,7 +109,7 @@ struct SyncRetryTests {
 
     @Test("a 503 is retried with backoff until the server answers, and each wait is told")
     func busyThenServed() async throws {
-        try await SyncTests.withLiveServer(.sqlite) { server, _, _ in
+        try await SyncTesting.withLiveServer(.sqlite) { server, _, _ in
             try await FlakyFront.with(upstream: server) { front, url in
                 let notices = Notices()
                 let client = try SyncClient(server: url, retry: notices.policy())
@@ -123,7 +124,7 @@ struct SyncRetryTests {
 
     @Test("a request that may not be sent twice is not retried after a 503; every retry stops at the window")
     func notResent() async throws {
-        try await SyncTests.withLiveServer(.sqlite) { server, _, _ in
+        try await SyncTesting.withLiveServer(.sqlite) { server, _, _ in
             try await FlakyFront.with(upstream: server) { front, url in
                 let client = try SyncClient(server: url, retry: Notices().policy())
                 front.busy(1)
@@ -160,18 +161,18 @@ struct SyncRetryTests {
     /// server refuses the copy as stale, the device pulls its own items back, and nothing is duplicated or lost.
     @Test("a push whose answer was lost is sent again safely", arguments: Backend.allCases)
     func lostPushAnswer(backend: Backend) async throws {
-        try await SyncTests.withLiveServer(backend) { server, _, _ in
+        try await SyncTesting.withLiveServer(backend) { server, _, _ in
             try await FlakyFront.with(upstream: server) { front, url in
                 let notices = Notices()
                 let client = try SyncClient(server: url, retry: notices.policy())
-                let device = try Coffer.initialize(at: try SyncTests.location())
-                _ = try device.vault.add(try SyncTests.note("Before", "one"))
+                let device = try Coffer.initialize(at: try SyncTesting.location())
+                _ = try device.vault.add(try SyncTesting.note("Before", "one"))
                 let session = SyncSession(coffer: device, client: client)
                 let email = "lost-\(UUID().uuidString.prefix(8).lowercased())@example.org"
-                try await session.register(email: email, passphrase: SyncTests.passphrase, kdf: SyncTests.kdf)
+                try await session.register(email: email, passphrase: SyncTesting.passphrase, kdf: SyncTesting.kdf)
                 _ = try await session.sync()
 
-                let added = try device.vault.add(try SyncTests.note("During", "two"))
+                let added = try device.vault.add(try SyncTesting.note("During", "two"))
                 front.loseNextPushAnswer()
                 _ = try await session.sync()
                 #expect(notices.all.contains { $0.reason == .busy(status: 502) })
@@ -180,11 +181,11 @@ struct SyncRetryTests {
 
                 _ = try await session.sync()
                 let other = try await SyncSession.login(
-                    location: try SyncTests.location(), client: try SyncClient(server: server), email: email,
-                    passphrase: SyncTests.passphrase, localPassphrase: nil, allowWeakKDF: true)
+                    location: try SyncTesting.location(), client: try SyncClient(server: server), email: email,
+                    passphrase: SyncTesting.passphrase, localPassphrase: nil, allowWeakKDF: true)
                 _ = try await other.sync()
-                #expect(try SyncTests.names(other.coffer) == ["Before", "During"])
-                #expect(try SyncTests.contents(other.coffer) == SyncTests.contents(device))
+                #expect(try SyncTesting.names(other.coffer) == ["Before", "During"])
+                #expect(try SyncTesting.contents(other.coffer) == SyncTesting.contents(device))
                 #expect(try device.vault.item(id: added.id).revision == 1)
             }
         }

@@ -2,6 +2,7 @@
 @_spi(Sync) import CofferKit
 import CofferServerStore
 @testable import CofferSync
+import CofferServerTestSupport
 import CofferSyncAPI
 import CofferTestSupport
 import CofferVault
@@ -22,7 +23,7 @@ struct SyncRotationTests {
 
     static func login(_ session: SyncSession, _ world: World, vaultPassphrase: String? = nil) async throws -> SyncSession {
         try await SyncSession.login(
-            location: session.coffer.location, client: session.client, email: world.email, passphrase: SyncTests.passphrase,
+            location: session.coffer.location, client: session.client, email: world.email, passphrase: SyncTesting.passphrase,
             localPassphrase: vaultPassphrase, allowWeakKDF: true)
     }
 
@@ -32,7 +33,7 @@ struct SyncRotationTests {
         let parameters = try await client.prelogin(email: world.email)
         let kdf = try parameters.kdf.kdf(limits: .testing)
         let salt = Array(try #require(Data(base64Encoded: parameters.salt)))
-        let keys = try SyncKeys(passphrase: SyncTests.passphrase, kdf: kdf, salt: salt, limits: .testing)
+        let keys = try SyncKeys(passphrase: SyncTesting.passphrase, kdf: kdf, salt: salt, limits: .testing)
         let answer = try await client.login(LoginRequest(email: world.email, authKey: keys.authKeyBase64))
         let slot = try #require(answer.slot)
         let header = try slot.header(limits: .testing)
@@ -43,21 +44,21 @@ struct SyncRotationTests {
     @Test("one device rotates; another notices, logs in once, keeps its unpushed edit without a conflict copy; a new device joins")
     func rotateAndFollow() async throws {
         try await HostileServerTests.withWorld { world in
-            let before = try SyncTests.contents(world.a.coffer)
+            let before = try SyncTesting.contents(world.a.coffer)
             let oldKey = try await Self.accountKey(world)
             #expect(world.a.coffer.vault.hasMasterKey(oldKey))
             // B edits while A rotates: the edit is not pushed yet.
-            _ = try world.b.coffer.vault.modify(id: world.notes[0]) { $0 = try SyncTests.note("Edited on B", "during the rotation") }
+            _ = try world.b.coffer.vault.modify(id: world.notes[0]) { $0 = try SyncTesting.note("Edited on B", "during the rotation") }
 
-            let report = try await world.a.rotateMasterKey(accountPassphrase: SyncTests.passphrase, vaultPassphrase: nil)
+            let report = try await world.a.rotateMasterKey(accountPassphrase: SyncTesting.passphrase, vaultPassphrase: nil)
             #expect(report.rotation.itemCount == before.count)
-            #expect(try SyncTests.contents(world.a.coffer) == before)
+            #expect(try SyncTesting.contents(world.a.coffer) == before)
             let newKey = try await Self.accountKey(world)
             #expect(world.a.coffer.vault.hasMasterKey(newKey) && !newKey.isEqual(to: oldKey))
             #expect(Int64(report.head.keyEpoch) > 1)
             // A's vault opens from disk with the promoted device key.
             let reopenedA = try Self.reopened(world.a)
-            #expect(try SyncTests.contents(reopenedA.coffer) == before)
+            #expect(try SyncTesting.contents(reopenedA.coffer) == before)
 
             // B finds a head made under a key it does not hold: refused, nothing changed.
             try await HostileServerTests.expectRefusal(world.b, .newerKeyEpoch(Int64(report.head.keyEpoch)))
@@ -68,15 +69,15 @@ struct SyncRotationTests {
             #expect(synced.merge.conflictCopies == 0)
             #expect(try b.coffer.vault.syncConflicts().isEmpty)
             _ = try await world.a.sync()
-            let expected = try SyncTests.contents(world.a.coffer)
-            #expect(try SyncTests.contents(b.coffer) == expected)
-            #expect(expected[world.notes[0]] == (try SyncTests.note("Edited on B", "during the rotation")))
+            let expected = try SyncTesting.contents(world.a.coffer)
+            #expect(try SyncTesting.contents(b.coffer) == expected)
+            #expect(expected[world.notes[0]] == (try SyncTesting.note("Edited on B", "during the rotation")))
             #expect(try world.a.verifiedHead()?.manifest == (try b.verifiedHead()?.manifest))
 
             // A new device gets the new key from the slot and the whole state.
             let c = try await world.newDevice()
             _ = try await c.sync()
-            #expect(try SyncTests.contents(c.coffer) == expected)
+            #expect(try SyncTesting.contents(c.coffer) == expected)
             #expect(c.coffer.vault.hasMasterKey(newKey))
         }
     }
@@ -84,19 +85,19 @@ struct SyncRotationTests {
     @Test("a device that missed two rotations and edits in between takes the newest key at one login")
     func missedTwoRotations() async throws {
         try await HostileServerTests.withWorld { world in
-            _ = try await world.a.rotateMasterKey(accountPassphrase: SyncTests.passphrase, vaultPassphrase: nil)
+            _ = try await world.a.rotateMasterKey(accountPassphrase: SyncTesting.passphrase, vaultPassphrase: nil)
             try await HostileServerTests.edit(world.a, world.notes[2], "between the rotations")
-            let second = try await world.a.rotateMasterKey(accountPassphrase: SyncTests.passphrase, vaultPassphrase: nil)
+            let second = try await world.a.rotateMasterKey(accountPassphrase: SyncTesting.passphrase, vaultPassphrase: nil)
             #expect(second.head.keyEpoch == 3)
             try await HostileServerTests.expectRefusal(world.b, .newerKeyEpoch(3))
             let b = try await Self.login(world.b, world)
             _ = try await b.sync()
-            #expect(try SyncTests.contents(b.coffer) == (try SyncTests.contents(world.a.coffer)))
+            #expect(try SyncTesting.contents(b.coffer) == (try SyncTesting.contents(world.a.coffer)))
             #expect(try b.verifiedHead()?.manifest == second.head)
             // B goes on pushing under the new key, and A verifies it.
             try await HostileServerTests.edit(b, world.notes[0], "after catching up")
             _ = try await world.a.sync()
-            #expect(try SyncTests.contents(world.a.coffer) == (try SyncTests.contents(b.coffer)))
+            #expect(try SyncTesting.contents(world.a.coffer) == (try SyncTesting.contents(b.coffer)))
         }
     }
 
@@ -104,7 +105,7 @@ struct SyncRotationTests {
     func followerWithOwnPassphrase() async throws {
         try await HostileServerTests.withWorld { world in
             try world.b.coffer.vault.setPassphrase("b's own vault passphrase", kdf: .pbkdf2SHA256(iterations: 1_000))
-            _ = try await world.a.rotateMasterKey(accountPassphrase: SyncTests.passphrase, vaultPassphrase: nil)
+            _ = try await world.a.rotateMasterKey(accountPassphrase: SyncTesting.passphrase, vaultPassphrase: nil)
             do {
                 _ = try await Self.login(world.b, world)
                 Issue.record("a login took the new key without this vault's own passphrase")
@@ -113,10 +114,10 @@ struct SyncRotationTests {
                 Issue.record("expected vaultPassphraseNeeded, got \(error)")
             }
             // Nothing changed here: the old key still opens the vault.
-            #expect(try SyncTests.contents(try Self.reopened(world.b).coffer).count == 4)
+            #expect(try SyncTesting.contents(try Self.reopened(world.b).coffer).count == 4)
             let b = try await Self.login(world.b, world, vaultPassphrase: "b's own vault passphrase")
             _ = try await b.sync()
-            #expect(try SyncTests.contents(b.coffer) == (try SyncTests.contents(world.a.coffer)))
+            #expect(try SyncTesting.contents(b.coffer) == (try SyncTesting.contents(world.a.coffer)))
             // The passphrase slot was re-wrapped under the new key.
             let location = b.coffer.location
             let opened = try Coffer.open(at: location, unlock: .passphrase("b's own vault passphrase"), addDeviceSlot: false)
@@ -127,7 +128,7 @@ struct SyncRotationTests {
     @Test("a crash after the server committed the rotation: the next sync finishes it here")
     func crashAfterServerCommit() async throws {
         try await HostileServerTests.withWorld { world in
-            let before = try SyncTests.contents(world.a.coffer)
+            let before = try SyncTesting.contents(world.a.coffer)
             // Everything `rotateMasterKey` does up to the server's commit, then the process "dies".
             let manifest = try await Self.prepareAndCommitOnServer(world)
             let a = try Self.reopened(world.a)
@@ -135,19 +136,19 @@ struct SyncRotationTests {
             let report = try await a.sync()
             #expect(report.finishedRotation != nil)
             #expect(try a.coffer.vault.preparedRotation() == nil)
-            #expect(try SyncTests.contents(a.coffer) == before)
+            #expect(try SyncTesting.contents(a.coffer) == before)
             #expect(try a.verifiedHead()?.manifest == manifest)
             #expect(a.coffer.vault.hasMasterKey(try await Self.accountKey(world)))
             let b = try await Self.login(world.b, world)
             _ = try await b.sync()
-            #expect(try SyncTests.contents(b.coffer) == before)
+            #expect(try SyncTesting.contents(b.coffer) == before)
         }
     }
 
     @Test("a crash before the server committed: the next sync drops the rotation on both sides, the old key goes on")
     func crashBeforeServerCommit() async throws {
         try await HostileServerTests.withWorld { world in
-            let before = try SyncTests.contents(world.a.coffer)
+            let before = try SyncTesting.contents(world.a.coffer)
             let oldKey = try await Self.accountKey(world)
             _ = try await Self.prepareAndCommitOnServer(world, commit: false)
             let staged = try await world.database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM rotation_items") }
@@ -157,11 +158,11 @@ struct SyncRotationTests {
             #expect(report.finishedRotation == nil)
             #expect(try a.coffer.vault.preparedRotation() == nil)
             #expect(a.coffer.vault.hasMasterKey(oldKey))
-            #expect(try SyncTests.contents(a.coffer) == before)
+            #expect(try SyncTesting.contents(a.coffer) == before)
             let left = try await world.database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM rotation_items") }
             #expect(left == 0)
             _ = try await world.b.sync()
-            #expect(try SyncTests.contents(world.b.coffer) == before)
+            #expect(try SyncTesting.contents(world.b.coffer) == before)
         }
     }
 
@@ -179,13 +180,13 @@ struct SyncRotationTests {
                     accessToken: access)
             }
             // The server's state is B's push, whole: the staged rows did not land.
-            let report = try await world.a.rotateMasterKey(accountPassphrase: SyncTests.passphrase, vaultPassphrase: nil)
+            let report = try await world.a.rotateMasterKey(accountPassphrase: SyncTesting.passphrase, vaultPassphrase: nil)
             #expect(report.rotation.itemCount == 4)
             let b = try await Self.login(world.b, world)
             _ = try await b.sync()
-            let contents = try SyncTests.contents(b.coffer)
-            #expect(contents == (try SyncTests.contents(world.a.coffer)))
-            #expect(contents[world.notes[1]] == (try SyncTests.note("Edited", "pushed by B first")))
+            let contents = try SyncTesting.contents(b.coffer)
+            #expect(contents == (try SyncTesting.contents(world.a.coffer)))
+            #expect(contents[world.notes[1]] == (try SyncTesting.note("Edited", "pushed by B first")))
         }
     }
 
@@ -195,7 +196,7 @@ struct SyncRotationTests {
             let oldSlot = try await world.database.read { db in
                 try String.fetchOne(db, sql: "SELECT slot FROM users WHERE email = ?", arguments: [world.email])
             }
-            _ = try await world.a.rotateMasterKey(accountPassphrase: SyncTests.passphrase, vaultPassphrase: nil)
+            _ = try await world.a.rotateMasterKey(accountPassphrase: SyncTesting.passphrase, vaultPassphrase: nil)
             try await world.tamper { db, user in
                 try db.execute(sql: "UPDATE users SET slot = ? WHERE id = ?", arguments: [oldSlot, user])
             }
@@ -213,7 +214,7 @@ struct SyncRotationTests {
     @Test("a server that breaks the chain to the rotated head is refused at login, and the vault keeps its key and items")
     func brokenChainAtLogin() async throws {
         try await HostileServerTests.withWorld { world in
-            let rotation = try await world.a.rotateMasterKey(accountPassphrase: SyncTests.passphrase, vaultPassphrase: nil)
+            let rotation = try await world.a.rotateMasterKey(accountPassphrase: SyncTesting.passphrase, vaultPassphrase: nil)
             try await HostileServerTests.edit(world.a, world.notes[0], "after the rotation")
             // The rotation's manifest goes: the head (epoch 3) no longer links to what B verified (epoch 1).
             try await world.tamper { db, user in
@@ -267,7 +268,7 @@ struct SyncRotationTests {
         let parameters = try await SyncClient(server: world.server).prelogin(email: world.email)
         let kdf = try parameters.kdf.kdf(limits: .testing)
         let salt = Array(try #require(Data(base64Encoded: parameters.salt)))
-        let keys = try SyncKeys(passphrase: SyncTests.passphrase, kdf: kdf, salt: salt, limits: .testing)
+        let keys = try SyncKeys(passphrase: SyncTesting.passphrase, kdf: kdf, salt: salt, limits: .testing)
         let header = SlotHeader(slotID: SystemRandom().bytes(16), type: .passphrase, kdf: kdf, salt: salt)
         let wrapped = try vault.wrapPreparedMasterKey(for: header, kek: keys.keyEncryptionKey)
         return RotationCommitRequest(
