@@ -303,7 +303,7 @@ let package = Package(
             exclude: ["Fixtures"],
             swiftSettings: strict),
         .testTarget(
-            name: "CofferPlacesTests", dependencies: ["CofferPlaces", "CofferTestSupport"], exclude: ["Fixtures", "Golden"],
+            name: "CofferPlacesTests", dependencies: ["CofferPlaces", "CofferTestSupport"], exclude: ["Fixtures"],
             swiftSettings: strict),
         .testTarget(
             name: "CofferModelTests", dependencies: ["CofferModel", "CofferTestSupport", "CofferBarcode", "CofferCrypto", "CofferOTP"],
@@ -323,7 +323,6 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
-            exclude: ["Golden"],
             swiftSettings: strict,
             // The TPM tests assign the linked ESAPI functions to the types CofferKeystore loads them as (dlopen).
             linkerSettings: [
@@ -394,14 +393,12 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
-            exclude: ["Golden"],
             swiftSettings: strict),
         .testTarget(
             name: "CofferAgentTests",
             dependencies: [
                 "CofferAgent", "CofferAgentWire", "CofferKit", "CofferPlatform", "CofferTestSupport", "CofferCrypto", "CofferKeystore", "CofferVault",
             ],
-            exclude: ["Golden"],
             swiftSettings: strict),
         .testTarget(
             name: "CofferCLITests",

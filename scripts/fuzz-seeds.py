@@ -130,7 +130,7 @@ def item_content_seeds():
     after the kind's position in ItemKind.allCases."""
     from openssl_oracle import AESGCM, aad, hkdf, passphrase_kek
     kinds = ["card", "otp", "credential", "signing_key", "note"]
-    db = sqlite3.connect(f"file:{os.path.join(ROOT, 'Tests/CofferVaultTests/Golden/v1/vault.sqlite')}?mode=ro", uri=True)
+    db = sqlite3.connect(f"file:{os.path.join(ROOT, 'Tests/Vectors/vault/v1/vault.sqlite')}?mode=ro", uri=True)
     vault_id = db.execute("SELECT vault_id FROM vault").fetchone()[0]
     slot_id, kdf, salt, wrapped = db.execute("SELECT id, kdf, salt, wrapped_key FROM slot WHERE type = 2").fetchone()
     kek = passphrase_kek(kdf, salt, "golden passphrase v1")
@@ -144,7 +144,7 @@ def item_content_seeds():
     # Card photos (§5b): the golden card content with its photo record, and the golden short part's plaintext
     # after 0xFF (FuzzItemContent's photo part selector).
     import json
-    with open(os.path.join(ROOT, "Tests", "CofferVaultTests", "Golden", "photo_v1.json")) as handle:
+    with open(os.path.join(ROOT, "Tests", "Vectors", "vault", "photo_v1.json")) as handle:
         photo = json.load(handle)
     yield bytes([kinds.index("card")]) + bytes.fromhex(photo["card_content"])
     photo_key = hkdf(bytes.fromhex(photo["master_key"]), bytes.fromhex(photo["vault_id"].replace("-", "")), b"coffer/v1/photos")
@@ -166,7 +166,7 @@ _ITEM = {"id": "00000000-0000-4000-8000-000000000001", "kind": "note", "revision
 _TOMBSTONE = {"id": "00000000-0000-4000-8000-000000000002", "kind": "card", "revision": 3, "updated_at": 0, "deleted": True}
 def _golden_manifests():
     import json
-    path = os.path.join(ROOT, "Tests", "CofferServerTests", "Golden", "manifest_v1.json")
+    path = os.path.join(ROOT, "Tests", "Vectors", "manifests", "manifest_v1.json")
     with open(path) as golden:
         return [entry["base64"] for entry in json.load(golden)["manifests"]]
 

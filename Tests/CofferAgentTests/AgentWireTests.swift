@@ -36,7 +36,7 @@ import Testing
         ("failure", .failure(AgentFailure(.ambiguous, "m", candidates: [AgentCandidate(id: id, kind: "otp", name: "n")]))),
     ]
 
-    static let goldenPath = TestSupport.repositoryRoot.appendingPathComponent("Tests/CofferAgentTests/Golden/agent-wire.hex").path
+    static let goldenPath = TestSupport.repositoryRoot.appendingPathComponent("Tests/Vectors/agent/agent-wire.hex").path
 
     /// `name: hex` lines, in the order above. `COFFER_WRITE_GOLDEN=1` writes the file (once, when the format is made).
     static func encodedLines() -> String {

@@ -351,7 +351,7 @@ struct TileTests {
 
 @Suite("Tile format v1, locked", .offCooperativePool)
 struct GoldenTileTests {
-    static let golden = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden/golden_tile_v1.bin")
+    static let golden = TestSupport.repositoryRoot.appendingPathComponent("Tests/Vectors/places/golden_tile_v1.bin")
 
     static let network = Network(
         id: "costco", wikidata: "Q715583", name: "Costco", canonicalNames: ["Costco", "Costco Wholesale"], category: .grocery,
@@ -363,7 +363,7 @@ struct GoldenTileTests {
         Location(id: "loc_costco_002", networkID: "costco", name: "Costco South SF", point: GeoPoint(latitude: 37.6526, longitude: -122.4079)!, radius: 150),
     ]
 
-    @Test("the tile written by hand from FORMAT.md §9.3 (Golden/make_golden_tile.py) decodes to its values, and they encode to it")
+    @Test("the tile written by hand from FORMAT.md §9.3 (Tests/oracles/make_golden_tile.py) decodes to its values, and they encode to it")
     func golden() throws {
         let bytes = Array(try Data(contentsOf: Self.golden))
         let tile = try PlaceTile(bytes: bytes)

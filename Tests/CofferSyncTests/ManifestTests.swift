@@ -54,7 +54,7 @@ struct ManifestTests {
     }
 
     static let golden: Golden = {
-        let url = TestSupport.repositoryRoot.appendingPathComponent("Tests/CofferServerTests/Golden/manifest_v1.json")
+        let url = TestSupport.repositoryRoot.appendingPathComponent("Tests/Vectors/manifests/manifest_v1.json")
         // The file is committed: failing to read it is a broken checkout, worth a crash with its path.
         return try! JSONDecoder().decode(Golden.self, from: Data(contentsOf: url))
     }()

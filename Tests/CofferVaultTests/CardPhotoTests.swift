@@ -177,7 +177,7 @@ struct CardPhotoTests {
 
     @Test("golden: parts sealed and a card content written by the Python oracle from FORMAT.md (photo_v1.json)")
     func golden() throws {
-        let url = TestSupport.repositoryRoot.appendingPathComponent("Tests/CofferVaultTests/Golden/photo_v1.json")
+        let url = TestSupport.repositoryRoot.appendingPathComponent("Tests/Vectors/vault/photo_v1.json")
         let golden = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
         func string(_ key: String) throws -> String { try #require(golden[key] as? String) }
         let master = SecretBytes(TestSupport.hex(try string("master_key")))

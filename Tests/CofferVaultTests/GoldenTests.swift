@@ -19,7 +19,7 @@ enum Golden {
     static let signingSeed = TestSupport.hex("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60")
 
     static var directory: URL {
-        TestSupport.repositoryRoot.appendingPathComponent("Tests/CofferVaultTests/Golden/v1")
+        TestSupport.repositoryRoot.appendingPathComponent("Tests/Vectors/vault/v1")
     }
 
     static func itemID(_ index: Int) -> UUID {

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes Tests/CofferServerTests/Golden/manifest_v1.json: vault-state manifests computed from docs/FORMAT.md §8.6
+"""Writes Tests/Vectors/manifests/manifest_v1.json: vault-state manifests computed from docs/FORMAT.md §8.6
 alone, with Python's hashlib/hmac and `cryptography`'s HKDF, never with Coffer's code. The Swift tests must produce
 the same leaves, roots, manifest bytes, tags and fingerprints, and parse these bytes back.
 
@@ -118,7 +118,7 @@ def main() -> None:
         "kdf": kdf, "salt": salt.hex(), "account": commitment.hex(), "manifest_key": key.hex(),
         "manifests": manifests,
     }
-    path = os.path.join(os.path.dirname(__file__), "..", "CofferServerTests", "Golden", "manifest_v1.json")
+    path = os.path.join(os.path.dirname(__file__), "..", "Vectors", "manifests", "manifest_v1.json")
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as out:
         json.dump(golden, out, indent=2, sort_keys=True)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes Tests/CofferVaultTests/Golden/photo_v1.json: a card photo sealed as docs/FORMAT.md §2, §3 and §5b say,
+"""Writes Tests/Vectors/vault/photo_v1.json: a card photo sealed as docs/FORMAT.md §2, §3 and §5b say,
 with Python's hashlib, zlib and `cryptography` alone, never with Coffer's code. The image is a real PNG made here
 (stored deflate blocks of a fixed pattern), cut into parts of 60 KiB; the card's content (§5, tag 30) names them.
 
@@ -85,7 +85,7 @@ def main():
         "image": image.hex(), "image_sha256": hashlib.sha256(image).hexdigest(), "parts": parts,
         "card_content": content.hex(),
     }
-    path = os.path.join(os.path.dirname(__file__), "..", "CofferVaultTests", "Golden", "photo_v1.json")
+    path = os.path.join(os.path.dirname(__file__), "..", "Vectors", "vault", "photo_v1.json")
     with open(path, "w") as out:
         json.dump(golden, out, indent=1, sort_keys=True)
         out.write("\n")

@@ -14,7 +14,7 @@ import { itemsKey, manifestKey, photosKey } from '../app/js/keys.js';
 import { verifyState } from '../app/js/verify.js';
 import { bitFlips, root } from './support.mjs';
 
-const golden = JSON.parse(readFileSync(join(root, 'Tests/CofferServerTests/Golden/manifest_v1.json'), 'utf8'));
+const golden = JSON.parse(readFileSync(join(root, 'Tests/Vectors/manifests/manifest_v1.json'), 'utf8'));
 const goldenVaultID = uuidBytes(golden.vault_id);
 
 function wireRow(row) {

@@ -1,5 +1,5 @@
 // Near me's geometry and tiles against Tests/oracles/places_oracle.py (PyPI haversine, pygeohash) and the golden tile
-// written from FORMAT.md §9.3 by Tests/CofferPlacesTests/Golden/make_golden_tile.py.
+// written from FORMAT.md §9.3 by Tests/oracles/make_golden_tile.py.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -25,7 +25,7 @@ test('geohash cells and haversine distances equal the places oracle', () => {
 });
 
 test('the golden tile reads as written, and a tile of another cell or with a bad count is refused', () => {
-  const bytes = new Uint8Array(readFileSync(join(root, 'Tests/CofferPlacesTests/Golden/golden_tile_v1.bin')));
+  const bytes = new Uint8Array(readFileSync(join(root, 'Tests/Vectors/places/golden_tile_v1.bin')));
   const cell = String.fromCharCode(...bytes.subarray(8, 20)).replace(/\0+$/, '');
   const tile = parseTile(bytes, cell);
   assert.deepEqual(tile.networks, ['costco']);
@@ -43,7 +43,7 @@ test('the golden tile reads as written, and a tile of another cell or with a bad
 });
 
 test('cards are placed at their nearest store or own place within 50 km, others left out', () => {
-  const bytes = new Uint8Array(readFileSync(join(root, 'Tests/CofferPlacesTests/Golden/golden_tile_v1.bin')));
+  const bytes = new Uint8Array(readFileSync(join(root, 'Tests/Vectors/places/golden_tile_v1.bin')));
   const tile = parseTile(bytes, String.fromCharCode(...bytes.subarray(8, 20)).replace(/\0+$/, ''));
   const card = (id, networks, metadata = {}) => ({ id, content: { network_ids: networks, metadata } });
   const here = { lat: 37.66, lon: -122.41 };

@@ -9,7 +9,7 @@ import { kdfFromEncoding, SLOT_PASSPHRASE } from '../app/js/format.js';
 import { accountKeys, unwrapMaster } from '../app/js/keys.js';
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const goldenVault = join(root, 'Tests/CofferVaultTests/Golden/v1/vault.sqlite');
+export const goldenVault = join(root, 'Tests/Vectors/vault/v1/vault.sqlite');
 export const goldenPassphrase = 'golden passphrase v1';
 
 /** Answers from Tests/oracles/openssl_oracle.py (OpenSSL through Python's `cryptography`). */

@@ -1,4 +1,4 @@
-"""Writes golden_tile_v1.bin from docs/FORMAT.md §9.3 alone (no code shared with Coffer): one network, two
+"""Writes Tests/Vectors/places/golden_tile_v1.bin from docs/FORMAT.md §9.3 alone (no code shared with Coffer): one network, two
 locations, padded to the 16 KiB class. PlaceTile must decode it to the values below and encode those values to
 exactly these bytes."""
 
@@ -34,5 +34,5 @@ header += struct.pack("<IqIIII", 50000, 1795521600000, len(networks), len(locati
 assert len(header) == 48
 tile = header + network_records + location_records + strings
 tile += bytes(size - len(tile))
-Path(__file__).with_name("golden_tile_v1.bin").write_bytes(tile)
+(Path(__file__).parent.parent / "Vectors" / "places" / "golden_tile_v1.bin").write_bytes(tile)
 print(len(tile), content)
