@@ -168,33 +168,27 @@ extension KeystoreError: ReportableError {
 }
 
 extension OTPError: ReportableError {
-    package var hint: String? { nil }
     package var status: ExitStatus { .badData }
 }
 
 extension BarcodeError: ReportableError {
-    package var hint: String? { nil }
     package var status: ExitStatus { .badData }
 }
 
 extension CofferCryptoError: ReportableError {
-    package var hint: String? { nil }
     package var status: ExitStatus { .badData }
 }
 
 extension StellarStrKey.StrKeyError: ReportableError {
     package var message: String { "seed: \(description)" }
-    package var hint: String? { nil }
     package var status: ExitStatus { .badData }
 }
 
 extension PlacesError: ReportableError {
-    package var hint: String? { nil }
     package var status: ExitStatus { .badData }
 }
 
 extension InteropError: ReportableError {
-    package var hint: String? { nil }
     package var status: ExitStatus {
         switch self {
         case .wrongPassword, .wrongKey: return .notPermitted
@@ -206,7 +200,6 @@ extension InteropError: ReportableError {
 }
 
 extension AegisExporter.ExportError: ReportableError {
-    package var hint: String? { nil }
     package var status: ExitStatus { .failure }
 }
 

@@ -46,6 +46,11 @@ extension ReportableError where Self: CustomStringConvertible {
     package var message: String { description }
 }
 
+extension ReportableError {
+    /// Most errors say all there is in their one line.
+    package var hint: String? { nil }
+}
+
 /// How every failure reaches the user: `PROGRAM: error: …` on standard error, an optional `PROGRAM: hint: …`, and
 /// the exit code of its row in ``ExitStatus``. `coffer`, `coffer-full` and `coffer-server` report through it.
 package struct ErrorReporter: Sendable {

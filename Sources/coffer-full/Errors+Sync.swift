@@ -6,7 +6,6 @@ import CofferSync
 import Foundation
 
 extension PositionSourceError: ReportableError {
-    package var hint: String? { nil }
     package var status: ExitStatus { .unavailable }
 }
 

@@ -42,22 +42,18 @@ struct CofferServerCommand: AsyncParsableCommand {
 }
 
 extension ServerSetupError: ReportableError {
-    package var hint: String? { nil }
     package var status: ExitStatus { .configuration }
 }
 
 extension PostgresURLError: ReportableError {
-    package var hint: String? { nil }
     package var status: ExitStatus { .configuration }
 }
 
 extension ServerStoreError: ReportableError {
-    package var hint: String? { nil }
     package var status: ExitStatus { .unavailable }
 }
 
 extension PlacesCommandError: ReportableError {
-    package var hint: String? { nil }
     package var status: ExitStatus { .badData }
 }
 

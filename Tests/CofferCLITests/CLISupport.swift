@@ -7,17 +7,7 @@ struct CLI {
     let environment: [String: String]
 
     /// The `coffer` executable built next to this test bundle.
-    static let binary: String = {
-        if let override = ProcessInfo.processInfo.environment["COFFER_BIN"] { return override }
-        let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        var directory = bundle.deletingLastPathComponent()
-        for _ in 0..<4 {
-            let candidate = directory.appendingPathComponent("coffer").path
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-            directory = directory.deletingLastPathComponent()
-        }
-        return TestSupport.repositoryRoot.appendingPathComponent(".build/debug/coffer").path
-    }()
+    static let binary = ProcessInfo.processInfo.environment["COFFER_BIN"] ?? TestSupport.builtExecutable("coffer")
 
     init(extraEnvironment: [String: String] = [:]) throws {
         home = try TestSupport.temporaryDirectory("cli")

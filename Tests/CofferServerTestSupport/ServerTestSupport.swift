@@ -244,13 +244,4 @@ package func fakeItems(_ count: Int, kind: String = "note", revision: Int64 = 1,
 }
 
 /// The `coffer-server` executable built next to this test bundle.
-package let serverBinary: String = {
-    let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-    var directory = bundle.deletingLastPathComponent()
-    for _ in 0..<4 {
-        let candidate = directory.appendingPathComponent("coffer-server").path
-        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        directory = directory.deletingLastPathComponent()
-    }
-    return TestSupport.repositoryRoot.appendingPathComponent(".build/debug/coffer-server").path
-}()
+package let serverBinary = TestSupport.builtExecutable("coffer-server")

@@ -59,6 +59,18 @@ public enum TestSupport {
         public var stderr: String { String(decoding: standardError, as: UTF8.self) }
     }
 
+    /// The path of the executable `name` built next to this test bundle (or in `.build/debug`).
+    public static func builtExecutable(_ name: String) -> String {
+        let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var directory = bundle.deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = directory.appendingPathComponent(name).path
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+            directory = directory.deletingLastPathComponent()
+        }
+        return repositoryRoot.appendingPathComponent(".build/debug/\(name)").path
+    }
+
     /// Runs `executable` with `arguments`, feeding `input` on stdin.
     public static func run(
         _ executable: String, _ arguments: [String], input: [UInt8] = [], environment: [String: String]? = nil
