@@ -95,7 +95,7 @@ let package = Package(
         .executableTarget(name: "FuzzImport", dependencies: ["CofferInterop", "FuzzSupport"], swiftSettings: strict),
         .executableTarget(name: "FuzzItemContent", dependencies: ["CofferModel", "FuzzSupport"], swiftSettings: strict),
         .executableTarget(name: "FuzzAgentWire", dependencies: ["CofferAgentWire", "FuzzSupport"], swiftSettings: strict),
-        .executableTarget(name: "FuzzStellarXDR", dependencies: ["CofferStellar", "FuzzSupport"], swiftSettings: strict),
+        .executableTarget(name: "FuzzStellarXDR", dependencies: ["CofferStellar", "CofferCrypto", "FuzzSupport"], swiftSettings: strict),
         .executableTarget(name: "FuzzScan", dependencies: ["CofferScan", "CofferImage", "FuzzSupport"], swiftSettings: strict),
         .executableTarget(name: "FuzzWire", dependencies: ["CofferSyncAPI", "CofferCrypto", "FuzzSupport"], swiftSettings: strict),
         // Places and the on-cue rules: geometry, geohash cells, region choice, surfacing, tiles and importers.

@@ -309,3 +309,89 @@ private struct JSONParser {
         return offset - start
     }
 }
+
+extension JSONValue: ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral, ExpressibleByStringLiteral,
+    ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
+{
+    package init(booleanLiteral value: Bool) { self = .bool(value) }
+    package init(integerLiteral value: Int64) { self = .integer(value) }
+    package init(stringLiteral value: String) { self = .string(value) }
+    package init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+
+    package init(dictionaryLiteral members: (String, JSONValue)...) {
+        self = .object(Dictionary(members, uniquingKeysWith: { _, last in last }))
+    }
+
+    /// A whole number of any integer type, as `integer` or, above `Int64.max`, `unsignedInteger`.
+    package static func number(_ value: some BinaryInteger) -> JSONValue {
+        if let signed = Int64(exactly: value) { return .integer(signed) }
+        if let unsigned = UInt64(exactly: value) { return .unsignedInteger(unsigned) }
+        return .fraction(Double(value))
+    }
+
+    /// A string, or `null` for nil.
+    package static func string(_ value: String?) -> JSONValue {
+        value.map(JSONValue.string) ?? .null
+    }
+
+    /// The document as JSON text: members in key order, strings escaped only where JSON requires it (slashes and
+    /// non-ASCII as they are), and with `pretty` on lines indented by two spaces, as the command line's `--json`
+    /// prints (`"key" : value`). A number that is not finite, which no JSON holds, is written as `null`.
+    package func text(pretty: Bool = false) -> String {
+        var output = ""
+        write(to: &output, pretty: pretty, indent: 0)
+        return output
+    }
+
+    private func write(to output: inout String, pretty: Bool, indent: Int) {
+        switch self {
+        case .null: output += "null"
+        case .bool(let flag): output += flag ? "true" : "false"
+        case .integer(let number): output += String(number)
+        case .unsignedInteger(let number): output += String(number)
+        case .fraction(let number): output += number.isFinite ? String(number) : "null"
+        case .string(let text): Self.writeString(text, to: &output)
+        case .array(let items):
+            guard !items.isEmpty else { return output += "[]" }
+            output += "["
+            for (index, item) in items.enumerated() {
+                if index > 0 { output += "," }
+                if pretty { output += "\n" + String(repeating: " ", count: indent + 2) }
+                item.write(to: &output, pretty: pretty, indent: indent + 2)
+            }
+            if pretty { output += "\n" + String(repeating: " ", count: indent) }
+            output += "]"
+        case .object(let members):
+            guard !members.isEmpty else { return output += "{}" }
+            output += "{"
+            for (index, key) in members.keys.sorted().enumerated() {
+                if index > 0 { output += "," }
+                if pretty { output += "\n" + String(repeating: " ", count: indent + 2) }
+                Self.writeString(key, to: &output)
+                output += pretty ? " : " : ":"
+                members[key]!.write(to: &output, pretty: pretty, indent: indent + 2)
+            }
+            if pretty { output += "\n" + String(repeating: " ", count: indent) }
+            output += "}"
+        }
+    }
+
+    private static func writeString(_ text: String, to output: inout String) {
+        output += "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": output += "\\\""
+            case "\\": output += "\\\\"
+            case "\n": output += "\\n"
+            case "\r": output += "\\r"
+            case "\t": output += "\\t"
+            case "\u{08}": output += "\\b"
+            case "\u{0C}": output += "\\f"
+            case "\u{00}"..."\u{1F}":
+                output += "\\u00" + (scalar.value < 0x10 ? "0" : "") + String(scalar.value, radix: 16)
+            default: output.unicodeScalars.append(scalar)
+            }
+        }
+        output += "\""
+    }
+}

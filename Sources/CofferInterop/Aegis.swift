@@ -300,23 +300,23 @@ public enum AegisExporter {
         _ items: [OTPItem], password: String, random: some RandomSource
     ) throws(ExportError) -> Data {
         var groupIDs: [String: String] = [:]
-        var groups: [[String: Any]] = []
-        var entries: [[String: Any]] = []
+        var groups: [JSONValue] = []
+        var entries: [JSONValue] = []
         for item in items {
             var entryGroups: [String] = []
             for tag in item.tags {
                 if groupIDs[tag] == nil {
                     let uuid = uuidString(random)
                     groupIDs[tag] = uuid
-                    groups.append(["uuid": uuid, "name": tag])
+                    groups.append(["uuid": .string(uuid), "name": .string(tag)])
                 }
                 if let uuid = groupIDs[tag] { entryGroups.append(uuid) }
             }
             entries.append(entry(item, groups: entryGroups, uuid: uuidString(random)))
         }
-        let content: [String: Any] = ["version": 3, "entries": entries, "groups": groups]
+        let content: JSONValue = ["version": 3, "entries": .array(entries), "groups": .array(groups)]
 
-        let contentJSON = try json(content)
+        let contentJSON = Data(content.text().utf8)
         let masterKey = SymmetricKey(data: random.bytes(32))
         let salt = random.bytes(32)
         let slotNonce = random.bytes(12)
@@ -335,51 +335,45 @@ public enum AegisExporter {
             throw .failed("encryption")
         }
 
-        let slot: [String: Any] = [
-            "type": 1, "uuid": uuidString(random), "key": Hex.encode(slotBox.ciphertext),
-            "key_params": ["nonce": Hex.encode(slotNonce), "tag": Hex.encode(slotBox.tag)],
-            "n": scryptN, "r": scryptR, "p": scryptP, "salt": Hex.encode(salt),
+        let slot: JSONValue = [
+            "type": 1, "uuid": .string(uuidString(random)), "key": .string(Hex.encode(slotBox.ciphertext)),
+            "key_params": ["nonce": .string(Hex.encode(slotNonce)), "tag": .string(Hex.encode(slotBox.tag))],
+            "n": .number(scryptN), "r": .number(scryptR), "p": .number(scryptP), "salt": .string(Hex.encode(salt)),
             "repaired": true, "is_backup": false,
         ]
-        let vault: [String: Any] = [
+        let vault: JSONValue = [
             "version": 1,
             "header": [
-                "slots": [slot], "params": ["nonce": Hex.encode(dbNonce), "tag": Hex.encode(dbBox.tag)],
+                "slots": [slot], "params": ["nonce": .string(Hex.encode(dbNonce)), "tag": .string(Hex.encode(dbBox.tag))],
             ],
-            "db": dbBox.ciphertext.base64EncodedString(),
+            "db": .string(dbBox.ciphertext.base64EncodedString()),
         ]
-        return try json(vault)
+        return Data(vault.text().utf8)
     }
 
-    private static func entry(_ item: OTPItem, groups: [String], uuid: String) -> [String: Any] {
+    private static func entry(_ item: OTPItem, groups: [String], uuid: String) -> JSONValue {
         let parameters = item.parameters
-        var info: [String: Any] = [
-            "secret": Base32.encode(parameters.secret), "algo": parameters.algorithm.name, "digits": parameters.digits,
+        var info: [String: JSONValue] = [
+            "secret": .string(Base32.encode(parameters.secret)), "algo": .string(parameters.algorithm.name),
+            "digits": .number(parameters.digits),
         ]
         let type: String
         switch parameters.kind {
         case .totp(let period):
             type = "totp"
-            info["period"] = period
+            info["period"] = .number(period)
         case .hotp(let counter):
             type = "hotp"
-            info["counter"] = counter
+            info["counter"] = .number(counter)
         case .steam:
             type = "steam"
-            info["period"] = OTPParameters.steamPeriod
+            info["period"] = .number(OTPParameters.steamPeriod)
         }
         return [
-            "type": type, "uuid": uuid, "name": item.account, "issuer": item.issuer, "note": item.notes ?? "",
-            "favorite": false, "icon": NSNull(), "info": info, "groups": groups,
+            "type": .string(type), "uuid": .string(uuid), "name": .string(item.account), "issuer": .string(item.issuer),
+            "note": .string(item.notes ?? ""), "favorite": false, "icon": .null, "info": .object(info),
+            "groups": .array(groups.map(JSONValue.string)),
         ]
-    }
-
-    private static func json(_ object: Any) throws(ExportError) -> Data {
-        do {
-            return try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
-        } catch {
-            throw .failed("JSON encoding")
-        }
     }
 
     /// A random version-4 UUID in Aegis' lower-case form.

@@ -205,85 +205,90 @@ public enum StellarSummary {
     // MARK: JSON
 
     /// The summary for scripts: every field, amounts as exact decimal strings, 64-bit numbers as strings.
-    public static func json(_ envelope: StellarEnvelope, network: StellarNetwork) -> [String: Any] {
+    package static func json(_ envelope: StellarEnvelope, network: StellarNetwork) -> JSONValue {
         let transaction = envelope.transaction
         let conditions = transaction.preconditions
-        var summary: [String: Any] = [
-            "network_passphrase": network.passphrase,
+        var summary: [String: JSONValue] = [
+            "network_passphrase": .string(network.passphrase),
             "envelope_type": envelope.kind == .v0 ? "v0" : envelope.kind == .v1 ? "v1" : "fee_bump",
-            "hash": Hex.encode(envelope.hash(on: network)),
-            "source": transaction.source,
-            "sequence": String(transaction.sequence),
-            "fee": Int(transaction.fee),
-            "time_bounds": ["min_time": conditions.minTime, "max_time": conditions.maxTime],
+            "hash": .string(Hex.encode(envelope.hash(on: network))),
+            "source": .string(transaction.source),
+            "sequence": .string(String(transaction.sequence)),
+            "fee": .number(transaction.fee),
+            "time_bounds": ["min_time": .number(conditions.minTime), "max_time": .number(conditions.maxTime)],
             "memo": memoJSON(transaction.memo),
-            "operations": transaction.operations.map(json),
-            "signatures": envelope.signatureCount,
+            "operations": .array(transaction.operations.map(json)),
+            "signatures": .number(envelope.signatureCount),
         ]
-        if let bounds = conditions.ledgerBounds { summary["ledger_bounds"] = ["min_ledger": bounds.min, "max_ledger": bounds.max] }
-        if let minimum = conditions.minSequence { summary["min_sequence_number"] = String(minimum) }
-        if conditions.minSequenceAge > 0 { summary["min_sequence_age"] = conditions.minSequenceAge }
-        if conditions.minSequenceLedgerGap > 0 { summary["min_sequence_ledger_gap"] = conditions.minSequenceLedgerGap }
-        if !conditions.extraSigners.isEmpty { summary["extra_signers"] = conditions.extraSigners }
-        if let bump = envelope.feeBump {
-            summary["fee_bump"] = ["fee_source": bump.feeSource, "fee": String(bump.fee), "inner_signatures": bump.innerSignatureCount]
+        if let bounds = conditions.ledgerBounds {
+            summary["ledger_bounds"] = ["min_ledger": .number(bounds.min), "max_ledger": .number(bounds.max)]
         }
-        return summary
+        if let minimum = conditions.minSequence { summary["min_sequence_number"] = .string(String(minimum)) }
+        if conditions.minSequenceAge > 0 { summary["min_sequence_age"] = .number(conditions.minSequenceAge) }
+        if conditions.minSequenceLedgerGap > 0 { summary["min_sequence_ledger_gap"] = .number(conditions.minSequenceLedgerGap) }
+        if !conditions.extraSigners.isEmpty { summary["extra_signers"] = .array(conditions.extraSigners.map(JSONValue.string)) }
+        if let bump = envelope.feeBump {
+            summary["fee_bump"] = [
+                "fee_source": .string(bump.feeSource), "fee": .string(String(bump.fee)),
+                "inner_signatures": .number(bump.innerSignatureCount),
+            ]
+        }
+        return .object(summary)
     }
 
-    private static func memoJSON(_ memo: StellarMemo) -> [String: Any] {
+    private static func memoJSON(_ memo: StellarMemo) -> JSONValue {
         switch memo {
         case .none: ["type": "none"]
-        case .text(let text): ["type": "text", "value": jsonText(text)]
-        case .id(let id): ["type": "id", "value": String(id)]
-        case .hash(let hash): ["type": "hash", "value": Hex.encode(hash)]
-        case .return(let hash): ["type": "return", "value": Hex.encode(hash)]
+        case .text(let text): ["type": "text", "value": .string(jsonText(text))]
+        case .id(let id): ["type": "id", "value": .string(String(id))]
+        case .hash(let hash): ["type": "hash", "value": .string(Hex.encode(hash))]
+        case .return(let hash): ["type": "return", "value": .string(Hex.encode(hash))]
         }
     }
 
-    static func json(_ operation: StellarOperation) -> [String: Any] {
-        var object: [String: Any] = ["type": operation.name, "source": operation.source ?? NSNull()]
+    static func json(_ operation: StellarOperation) -> JSONValue {
+        var object: [String: JSONValue] = ["type": .string(operation.name), "source": .string(operation.source)]
         for field in operation.fields { object[field.name] = json(field.value) }
-        return object
+        return .object(object)
     }
 
-    static func json(_ value: StellarValue) -> Any {
+    static func json(_ value: StellarValue) -> JSONValue {
         switch value {
-        case .account(let address): return address
-        case .amount(let stroops): return amount(stroops).replacingOccurrences(of: ",", with: "")
-        case .asset(let asset): return json(asset)
-        case .integer(let number): return String(number)
-        case .unsigned(let number): return number
-        case .text(let bytes): return jsonText(bytes)
-        case .bytes(let bytes): return Data(bytes).base64EncodedString()
-        case .hex(let bytes): return Hex.encode(bytes)
-        case .price(let numerator, let denominator): return ["n": numerator, "d": denominator]
-        case .flags(let flags, _): return flags
-        case .time(let seconds): return seconds
-        case .predicate(let predicate): return json(predicate)
-        case .list(let values): return values.map(json)
-        case .fields(let fields): return Dictionary(fields.map { ($0.name, json($0.value)) }, uniquingKeysWith: { a, _ in a })
-        case .absent: return NSNull()
+        case .account(let address): .string(address)
+        case .amount(let stroops): .string(amount(stroops).replacingOccurrences(of: ",", with: ""))
+        case .asset(let asset): json(asset)
+        case .integer(let number): .string(String(number))
+        case .unsigned(let number): .number(number)
+        case .text(let bytes): .string(jsonText(bytes))
+        case .bytes(let bytes): .string(Data(bytes).base64EncodedString())
+        case .hex(let bytes): .string(Hex.encode(bytes))
+        case .price(let numerator, let denominator): ["n": .number(numerator), "d": .number(denominator)]
+        case .flags(let flags, _): .number(flags)
+        case .time(let seconds): .number(seconds)
+        case .predicate(let predicate): json(predicate)
+        case .list(let values): .array(values.map(json))
+        case .fields(let fields): .object(Dictionary(fields.map { ($0.name, json($0.value)) }, uniquingKeysWith: { first, _ in first }))
+        case .absent: .null
         }
     }
 
-    static func json(_ asset: StellarAsset) -> Any {
+    static func json(_ asset: StellarAsset) -> JSONValue {
         switch asset {
         case .native: "native"
-        case .credit(let code, let issuer): "\(jsonText(code)):\(issuer)"
-        case .pool(let a, let b, let fee): ["asset_a": json(a), "asset_b": json(b), "fee": fee] as [String: Any]
-        case .poolID(let id): ["liquidity_pool_id": Hex.encode(id)]
+        case .credit(let code, let issuer): .string("\(jsonText(code)):\(issuer)")
+        case .pool(let a, let b, let fee): ["asset_a": json(a), "asset_b": json(b), "fee": .number(fee)]
+        case .poolID(let id): ["liquidity_pool_id": .string(Hex.encode(id))]
         }
     }
 
-    static func json(_ predicate: StellarPredicate) -> Any {
+    static func json(_ predicate: StellarPredicate) -> JSONValue {
         switch predicate {
         case .unconditional: ["unconditional": true]
         case .and(let a, let b): ["and": [json(a), json(b)]]
         case .or(let a, let b): ["or": [json(a), json(b)]]
         case .not(let a): ["not": json(a)]
-        case .beforeAbsoluteTime(let seconds): ["before_absolute_time": String(seconds)]
-        case .beforeRelativeTime(let seconds): ["before_relative_time": String(seconds)]
+        case .beforeAbsoluteTime(let seconds): ["before_absolute_time": .string(String(seconds))]
+        case .beforeRelativeTime(let seconds): ["before_relative_time": .string(String(seconds))]
         }
     }
 

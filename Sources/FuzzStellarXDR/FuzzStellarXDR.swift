@@ -1,3 +1,4 @@
+import CofferCrypto
 import CofferStellar
 
 #if !FUZZING
@@ -18,7 +19,7 @@ func exercise(_ input: [UInt8], tally: inout Tally) {
         let envelope = try StellarEnvelope.read(input)
         let network = StellarNetwork.testnet
         precondition(!StellarSummary.lines(envelope, network: network).isEmpty)
-        _ = StellarSummary.json(envelope, network: network)
+        _ = StellarSummary.json(envelope, network: network).text()
         let hash = envelope.hash(on: network)
         precondition(hash.count == 32)
         if envelope.signatureCount < 20 {

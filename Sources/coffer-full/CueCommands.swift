@@ -1,5 +1,6 @@
 import ArgumentParser
 import CofferCLI
+import CofferCrypto
 import CofferCue
 import CofferKit
 import CofferReporting
@@ -206,15 +207,18 @@ enum CueOutput {
     static func report(_ event: CueEvent, notifier: DesktopNotifier?, json: Bool) {
         switch event {
         case .refreshed(let regions, let fix):
-            if json { line(["event": "refreshed", "fix": fix, "regions": regions.count]) }
+            if json { line(["event": "refreshed", "fix": .number(fix), "regions": .number(regions.count)]) }
         case .notice(let message):
-            if json { line(["event": "notice", "message": message]) } else { Output.warning(message) }
+            if json { line(["event": "notice", "message": .string(message)]) } else { Output.warning(message) }
         case .arrived(let cue, let fix):
             let first = cue.cards[0]
             let place = cue.region.name + (cue.region.networkName.map { " (\($0))" } ?? "")
             if json {
-                line(["event": "arrived", "fix": fix, "region": cue.region.id, "place": place, "network": cue.region.networkID ?? "",
-                      "cards": cue.cards.map(\.id), "card": first.name])
+                line([
+                    "event": "arrived", "fix": .number(fix), "region": .string(cue.region.id), "place": .string(place),
+                    "network": .string(cue.region.networkID ?? ""), "cards": .array(cue.cards.map { .string($0.id) }),
+                    "card": .string(first.name),
+                ])
             } else {
                 let others = cue.cards.count > 1 ? "  (+\(cue.cards.count - 1) more)" : ""
                 Output.line("\(place): \(first.name)  coffer show \(first.id.prefix(8))\(others)")
@@ -223,9 +227,8 @@ enum CueOutput {
         }
     }
 
-    static func line(_ object: [String: any Sendable]) {
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
-        Output.line(String(decoding: data, as: UTF8.self))
+    static func line(_ object: JSONValue) {
+        Output.line(object.text())
     }
 }
 

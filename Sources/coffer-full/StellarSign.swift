@@ -1,4 +1,5 @@
 import CofferCLI
+import CofferCrypto
 import CofferKit
 import CofferPlatform
 import CofferModel
@@ -65,11 +66,11 @@ struct StellarTransactionSigner {
         let signature = try coffer.sign(envelope.hash(on: network), with: item, pin: pin)
         let signed = Data(try envelope.adding(signature: signature, by: key.publicKey)).base64EncodedString()
         if json {
-            let object: [String: Any] = [
-                "summary": StellarSummary.json(envelope, network: network), "signed_envelope": signed, "public_key": signer,
+            let object: JSONValue = [
+                "summary": StellarSummary.json(envelope, network: network), "signed_envelope": .string(signed),
+                "public_key": .string(signer),
             ]
-            let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
-            Output.line(String(decoding: data, as: UTF8.self))
+            Output.line(object.text(pretty: true))
         } else {
             Output.line(signed)
         }

@@ -35,7 +35,13 @@ import Testing
             let text = try #require(document["text"]?.stringValue.flatMap { Hex.decode($0) })
             let expected = document["reading"]?.stringValue
             if expected == nil { refused += 1 }
-            #expect(JSONValue.parse(text).map(Self.canonical) == expected, "\(String(decoding: text, as: UTF8.self).debugDescription)")
+            let parsed = JSONValue.parse(text)
+            #expect(parsed.map(Self.canonical) == expected, "\(String(decoding: text, as: UTF8.self).debugDescription)")
+            // What the writer makes of it reads back to the same value, compact and pretty.
+            if let parsed {
+                #expect(JSONValue.parse(Array(parsed.text().utf8)) == parsed)
+                #expect(JSONValue.parse(Array(parsed.text(pretty: true).utf8)) == parsed)
+            }
         }
         #expect(refused >= 40, "the malformed documents are there")
     }
@@ -50,5 +56,25 @@ import Testing
         #expect(JSONValue.parse(Array("{\"a\":1,\"a\":true}".utf8)) == .object(["a": .bool(true)]))
         #expect(JSONValue.parse(Array("[true, 1, 1.5]".utf8)) == .array([.bool(true), .integer(1), .fraction(1.5)]))
         #expect(JSONValue.parse(Array("[true]".utf8))?.arrayValue?.first?.doubleValue == nil, "a boolean is never a number")
+    }
+
+    @Test("the writer escapes only what JSON requires, sorts members, and indents as --json does")
+    func writer() {
+        let value: JSONValue = ["b": [1, "x/y", true], "a": .string("quote \" back \\ tab \t bell \u{07} é"), "c": [:], "d": []]
+        #expect(value.text() == #"{"a":"quote \" back \\ tab \t bell \u0007 é","b":[1,"x/y",true],"c":{},"d":[]}"#)
+        #expect(value.text(pretty: true) == """
+            {
+              "a" : "quote \\" back \\\\ tab \\t bell \\u0007 é",
+              "b" : [
+                1,
+                "x/y",
+                true
+              ],
+              "c" : {},
+              "d" : []
+            }
+            """)
+        #expect(JSONValue.fraction(.infinity).text() == "null")
+        #expect(JSONValue.number(UInt64.max) == .unsignedInteger(.max) && JSONValue.number(Int32.min) == .integer(-2_147_483_648))
     }
 }
