@@ -3,8 +3,9 @@
 /// tell a wrong type from a missing field.
 ///
 /// `parse` reads the bytes itself rather than through `JSONDecoder`: a decoder has no way to ask a value's type, and
-/// trying each type in turn made a 20,000-store GeoJSON file take 2.5 times as long as `JSONSerialization` (whose
-/// numbers cannot tell `true` from `1`). It is checked against Python's `json` module (`JSONValueTests`).
+/// trying each type in turn made a 20,000-store GeoJSON file (6.9 MB) take 1.8 s, five times `JSONSerialization`'s
+/// (whose numbers cannot tell `true` from `1`); this reader takes about 0.15 s. It is checked against Python's `json`
+/// module (`JSONValueTests`).
 package enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)

@@ -9,7 +9,7 @@ import Crypto
 import Foundation
 import Testing
 
-/// Vault-state manifests against `Golden/manifest_v1.json`, which `Tests/oracles/make_manifest_golden.py` computed from
+/// Vault-state manifests against `Tests/Vectors/manifests/manifest_v1.json`, which `Tests/oracles/make_manifest_golden.py` computed from
 /// docs/FORMAT.md §8.6 with Python's hashlib, hmac and `cryptography` alone.
 @Suite("Vault-state manifests, format v1")
 struct ManifestTests {
