@@ -221,7 +221,8 @@ extension AgentResponse {
                         vault: try reader.string(), vaultID: try reader.data(), idleRemainingMilliseconds: try reader.integer(),
                         absoluteRemainingMilliseconds: try reader.integer()))
             }
-            self = .status(AgentStatus(processID: processID, idleTimeoutMilliseconds: idle, maximumMilliseconds: maximum, protections: protections, vaults: vaults))
+            self = .status(
+                AgentStatus(processID: processID, idleTimeoutMilliseconds: idle, maximumMilliseconds: maximum, protections: protections, vaults: vaults))
         case .items:
             var items: [AgentItem] = []
             for _ in 0..<(try reader.count()) {

@@ -34,12 +34,14 @@ public enum AztecEncoder {
             throw BarcodeError(.aztec, "payload exceeds the capacity of the largest Aztec symbol")
         }
         let bits = AztecHighLevel.encode(bytes)
-        let candidates: [AztecSymbol] = switch format {
-        case .automatic: (1...4).map { AztecSymbol(compact: true, layers: $0) }
-            + (4...32).map { AztecSymbol(compact: false, layers: $0) }
-        case .compact: (1...4).map { AztecSymbol(compact: true, layers: $0) }
-        case .full: (1...32).map { AztecSymbol(compact: false, layers: $0) }
-        }
+        let candidates: [AztecSymbol] =
+            switch format {
+            case .automatic:
+                (1...4).map { AztecSymbol(compact: true, layers: $0) }
+                    + (4...32).map { AztecSymbol(compact: false, layers: $0) }
+            case .compact: (1...4).map { AztecSymbol(compact: true, layers: $0) }
+            case .full: (1...32).map { AztecSymbol(compact: false, layers: $0) }
+            }
         for symbol in candidates {
             let words = AztecSymbol.stuff(bits, wordSize: symbol.wordSize)
             guard words.count <= symbol.maximumDataWords else { continue }
@@ -166,8 +168,10 @@ package struct AztecSymbol: Sendable {
     /// The dark orientation marks on the mode-message ring at `radius` (5 compact, 7 full), as offsets from the centre:
     /// three modules at the top-left corner, two at the top-right, one at the bottom-right, none at the bottom-left.
     package static func orientationMarks(radius: Int) -> [(x: Int, y: Int)] {
-        [(-radius, -radius), (-radius + 1, -radius), (-radius, -radius + 1), (radius, -radius), (radius, -radius + 1),
-         (radius, radius - 1)]
+        [
+            (-radius, -radius), (-radius + 1, -radius), (-radius, -radius + 1), (radius, -radius), (radius, -radius + 1),
+            (radius, radius - 1),
+        ]
     }
 
     /// The module (`y * size + x`) that carries each bit of the data layers, in bit-stream order.

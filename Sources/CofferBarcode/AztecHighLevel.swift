@@ -81,12 +81,12 @@ package enum AztecHighLevel {
     /// How the state (position, mode) was reached from the latched state (`from`, same mode).
     private enum Step {
         case none
-        case character(from: Int)        // one character in the mode itself
-        case punctPair(from: Int)        // two characters as one Punct code, latched in Punct
-        case punctShift(from: Int)       // P/S then one Punct code
-        case punctShiftPair(from: Int)   // P/S then a two-character Punct code
-        case upperShift(from: Int)       // U/S then one Upper code (from Lower or Digit)
-        case binary(from: Int)           // B/S run of bytes from..<position
+        case character(from: Int)  // one character in the mode itself
+        case punctPair(from: Int)  // two characters as one Punct code, latched in Punct
+        case punctShift(from: Int)  // P/S then one Punct code
+        case punctShiftPair(from: Int)  // P/S then a two-character Punct code
+        case upperShift(from: Int)  // U/S then one Upper code (from Lower or Digit)
+        case binary(from: Int)  // B/S run of bytes from..<position
     }
 
     /// The encoded bit stream (true = 1), most significant bit of each code first.
@@ -184,7 +184,7 @@ package enum AztecHighLevel {
             switch step {
             case .none: start = 0
             case .character(let from), .punctPair(let from), .punctShift(let from), .punctShiftPair(let from),
-                 .upperShift(let from), .binary(let from):
+                .upperShift(let from), .binary(let from):
                 start = from
             }
             let previous = Mode(rawValue: latchedFrom[start * modes + mode.rawValue]) ?? .upper

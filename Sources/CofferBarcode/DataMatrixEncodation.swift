@@ -47,12 +47,12 @@ struct DataMatrixEncodation {
     /// How a state was reached; enough to replay the path forwards.
     private enum Step {
         case start
-        case asciiByte(Int)          // from position index - 1
-        case asciiDigitPair(Int)     // from position index - 2
-        case tripletChar(Int, State) // C40/Text character from (index - 1, state)
-        case latch(State)            // same position, from ASCII
-        case unlatch(State)          // same position, from a C40/Text state with no pending values
-        case base256(from: Int)      // whole Base 256 run ending at this position, from ASCII
+        case asciiByte(Int)  // from position index - 1
+        case asciiDigitPair(Int)  // from position index - 2
+        case tripletChar(Int, State)  // C40/Text character from (index - 1, state)
+        case latch(State)  // same position, from ASCII
+        case unlatch(State)  // same position, from a C40/Text state with no pending values
+        case base256(from: Int)  // whole Base 256 run ending at this position, from ASCII
     }
 
     private init(codewords: [Int], trailingUnlatchIsOptional: Bool) {
@@ -265,7 +265,6 @@ struct DataMatrixEncodation {
             return DataMatrixEncodation(codewords: out, trailingUnlatchIsOptional: optionalUnlatch)
         }
     }
-
 
     /// C40 (or Text) values for one byte (ISO/IEC 16022 Tables 7 and 8).
     static func tripletValues(_ byte: UInt8, text: Bool) -> [Int] {

@@ -27,10 +27,12 @@ public enum DataMatrixEncoder {
         var best: (data: [Int], symbol: DataMatrixSymbol)?
         for encodation in DataMatrixEncodation.candidates(bytes, gs1: gs1) {
             let count = encodation.codewords.count
-            guard let symbol = DataMatrixSymbol.all.first(where: { symbol in
-                count <= symbol.dataCodewords
-                    || (encodation.trailingUnlatchIsOptional && count - 1 == symbol.dataCodewords)
-            }) else { continue }
+            guard
+                let symbol = DataMatrixSymbol.all.first(where: { symbol in
+                    count <= symbol.dataCodewords
+                        || (encodation.trailingUnlatchIsOptional && count - 1 == symbol.dataCodewords)
+                })
+            else { continue }
             if let current = best, current.symbol.size <= symbol.size { continue }
             best = (encodation.codewords, symbol)
         }

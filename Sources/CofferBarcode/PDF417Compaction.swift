@@ -150,8 +150,7 @@ package enum PDF417Compaction {
     private static let ll = 27, ml = 28, ps = 29, alphaShift = 27, al = 28, pl = 25, punctuationAL = 29
 
     /// Appends Text Compaction codewords for `text` and returns the submode the decoder is left in.
-    private static func appendText(_ text: ArraySlice<UInt8>, submode start: TextSubmode, to out: inout [Int])
-        -> TextSubmode {
+    private static func appendText(_ text: ArraySlice<UInt8>, submode start: TextSubmode, to out: inout [Int]) -> TextSubmode {
         var values: [Int] = []
         values.reserveCapacity(text.count * 2)
         var submode = start
@@ -200,8 +199,7 @@ package enum PDF417Compaction {
                 } else if lowerValues[c] != nil {
                     values.append(ll)
                     submode = .lower
-                } else if index + 1 < text.endIndex, mixedValues[Int(text[index + 1])] == nil,
-                          punctuationValues[Int(text[index + 1])] != nil {
+                } else if index + 1 < text.endIndex, mixedValues[Int(text[index + 1])] == nil, punctuationValues[Int(text[index + 1])] != nil {
                     values.append(pl)
                     submode = .punctuation
                 } else {

@@ -20,8 +20,7 @@ public enum PDF417Encoder {
     ///   `rowHeight` times so that square modules give a standard-conforming row height.
     /// - Throws: `BarcodeError` for an empty payload, an out-of-range level or column count, or a payload that does
     ///   not fit (928 codewords, 90 rows).
-    public static func encode(_ bytes: [UInt8], ecLevel: Int? = nil, columns: Int? = nil) throws(BarcodeError)
-        -> BitMatrix {
+    public static func encode(_ bytes: [UInt8], ecLevel: Int? = nil, columns: Int? = nil) throws(BarcodeError) -> BitMatrix {
         guard !bytes.isEmpty else { throw BarcodeError(.pdf417, "payload is empty") }
         if let ecLevel, !(0...8).contains(ecLevel) {
             throw BarcodeError(.pdf417, "error-correction level must be 0 to 8")
@@ -49,30 +48,34 @@ public enum PDF417Encoder {
 
     /// Level, rows and columns for `dataCount` data codewords (length descriptor included). Without a requested
     /// level, the recommended one is tried first and lowered only until a layout exists.
-    private static func dimensions(dataCount: Int, level requested: Int?, columns: Int?) throws(BarcodeError)
-        -> (level: Int, rows: Int, columns: Int) {
+    private static func dimensions(dataCount: Int, level requested: Int?, columns: Int?) throws(BarcodeError) -> (level: Int, rows: Int, columns: Int) {
         if let requested {
             guard let (rows, cols) = layout(codewords: dataCount + (2 << requested), columns: columns) else {
-                throw BarcodeError(.pdf417, columns == nil
-                    ? "payload exceeds the capacity of a PDF417 symbol at this error-correction level"
-                    : "payload does not fit in 90 rows and 928 codewords at this column count and level")
+                throw BarcodeError(
+                    .pdf417,
+                    columns == nil
+                        ? "payload exceeds the capacity of a PDF417 symbol at this error-correction level"
+                        : "payload does not fit in 90 rows and 928 codewords at this column count and level")
             }
             return (requested, rows, cols)
         }
-        let recommended = switch dataCount {
-        case ...40: 2
-        case ...160: 3
-        case ...320: 4
-        default: 5
-        }
+        let recommended =
+            switch dataCount {
+            case ...40: 2
+            case ...160: 3
+            case ...320: 4
+            default: 5
+            }
         for level in stride(from: recommended, through: 0, by: -1) {
             if let (rows, cols) = layout(codewords: dataCount + (2 << level), columns: columns) {
                 return (level, rows, cols)
             }
         }
-        throw BarcodeError(.pdf417, columns == nil
-            ? "payload exceeds the capacity of a PDF417 symbol (928 codewords)"
-            : "payload does not fit in 90 rows and 928 codewords at this column count")
+        throw BarcodeError(
+            .pdf417,
+            columns == nil
+                ? "payload exceeds the capacity of a PDF417 symbol (928 codewords)"
+                : "payload does not fit in 90 rows and 928 codewords at this column count")
     }
 
     /// Rows and columns holding `codewords` (data, length descriptor and check codewords) within the limits of
@@ -129,11 +132,12 @@ public enum PDF417Encoder {
             let rowsValue = (rows - 1) / 3
             let levelValue = 3 * level + (rows - 1) % 3
             let columnsValue = columns - 1
-            let (left, right) = switch cluster {
-            case 0: (base + rowsValue, base + columnsValue)
-            case 1: (base + levelValue, base + rowsValue)
-            default: (base + columnsValue, base + levelValue)
-            }
+            let (left, right) =
+                switch cluster {
+                case 0: (base + rowsValue, base + columnsValue)
+                case 1: (base + levelValue, base + rowsValue)
+                default: (base + columnsValue, base + levelValue)
+                }
             var x = 0
             func put(_ bits: UInt32, _ count: Int) {
                 for k in 0..<count where (bits >> UInt32(count - 1 - k)) & 1 == 1 {

@@ -23,9 +23,11 @@ public struct RasterOptions: Sendable, Equatable {
         if let barHeight, !(1...1000).contains(barHeight) {
             throw BarcodeError(symbology, "the bar height must be between 1 and 1000 modules")
         }
-        if let quietZone, [quietZone.left, quietZone.right, quietZone.top, quietZone.bottom].contains(where: {
-            !(0...1000).contains($0)
-        }) {
+        if let quietZone,
+            [quietZone.left, quietZone.right, quietZone.top, quietZone.bottom].contains(where: {
+                !(0...1000).contains($0)
+            })
+        {
             throw BarcodeError(symbology, "quiet-zone sides must be between 0 and 1000 modules")
         }
     }
@@ -76,7 +78,9 @@ extension EncodedBarcode {
 /// Binary greymap (Netpbm P5), 8-bit: 0 for dark modules, 255 for light.
 public enum PGMWriter {
     /// The image file's bytes. Throws for a bad option or an image over 16,384 pixels on a side.
-    public static func data(for barcode: EncodedBarcode, options: RasterOptions = RasterOptions()) throws(BarcodeError)
+    public static func data(
+        for barcode: EncodedBarcode, options: RasterOptions = RasterOptions()
+    ) throws(BarcodeError)
         -> [UInt8]
     {
         let grid = try barcode.rasterGrid(options)
@@ -100,14 +104,18 @@ public enum PGMWriter {
 /// symbols), drawn with `crispEdges` so viewers do not anti-alias module edges.
 public enum SVGWriter {
     /// The document as UTF-8 bytes; `options.scale` sets the pixel size, the view box is in modules.
-    public static func data(for barcode: EncodedBarcode, options: RasterOptions = RasterOptions()) throws(BarcodeError)
+    public static func data(
+        for barcode: EncodedBarcode, options: RasterOptions = RasterOptions()
+    ) throws(BarcodeError)
         -> [UInt8]
     {
         Array(try string(for: barcode, options: options).utf8)
     }
 
     /// The document as text.
-    public static func string(for barcode: EncodedBarcode, options: RasterOptions = RasterOptions()) throws(BarcodeError)
+    public static func string(
+        for barcode: EncodedBarcode, options: RasterOptions = RasterOptions()
+    ) throws(BarcodeError)
         -> String
     {
         let grid = try barcode.rasterGrid(options)

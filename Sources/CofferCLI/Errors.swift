@@ -57,7 +57,8 @@ extension CofferError: ReportableError {
     package var hint: String? {
         switch self {
         case .needsSecret:
-            return "run `coffer unlock` (passphrase) or `coffer unlock --recovery-code` once on this device, or `coffer agent start` to keep a passphrase-only vault unlocked for a while"
+            return
+                "run `coffer unlock` (passphrase) or `coffer unlock --recovery-code` once on this device, or `coffer agent start` to keep a passphrase-only vault unlocked for a while"
         case .ambiguous: return "give the full name or an id prefix (4+ characters) of the one you mean"
         case .syncedVault: return "a synced vault is rotated through its server: `coffer rotate-key` does that"
         case .keyBoundElsewhere: return "PIN-held keys never leave the device they were added on; keep the seed's own backup"

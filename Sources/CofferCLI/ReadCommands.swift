@@ -97,7 +97,8 @@ package struct ItemSummary: Encodable {
 package struct List: ParsableCommand {
     package init() {}
 
-    package static let configuration = CommandConfiguration(abstract: "List items (archived cards only with --archived).",
+    package static let configuration = CommandConfiguration(
+        abstract: "List items (archived cards only with --archived).",
         discussion: """
             Words given search names, tags, issuers, accounts, providers, user names, URLs, store networks, \
             note fields and notes, without case or accents; an item is listed when it has every word.

@@ -11,7 +11,8 @@ package struct Show: ParsableCommand {
         query.allSatisfy { $0.isLetter || $0.isNumber || "-_.".contains($0) } ? query : "'" + query.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 
-    package static let configuration = CommandConfiguration(abstract: "Show one item's fields (credential values masked unless --reveal).",
+    package static let configuration = CommandConfiguration(
+        abstract: "Show one item's fields (credential values masked unless --reveal).",
         discussion: """
             A name finds its item when it is the exact name, the name without case or accents, an id prefix, or a \
             unique prefix or part of a name. A card's barcode is drawn below its fields.

@@ -95,7 +95,7 @@ public enum Argon2 {
             throw .kdfParametersOutOfBounds("the Argon2 salt must be 8 to \(maxInputByteCount) bytes")
         }
         guard secret.count <= maxInputByteCount, associatedData.count <= maxInputByteCount,
-              password.count <= maxInputByteCount
+            password.count <= maxInputByteCount
         else {
             throw .kdfParametersOutOfBounds("an Argon2 input is longer than \(maxInputByteCount) bytes")
         }

@@ -50,8 +50,10 @@ public struct ItemRow: Sendable, Hashable {
         // computes 10,000 leaves, and copying every box into the encoding cost more than hashing it.
         var head = KeySchedule.associatedData(
             label: KeySchedule.leafLabel,
-            fields: [id.bytes, Array(kind.utf8), BigEndian.bytes(UInt64(bitPattern: revision)),
-                     BigEndian.bytes(UInt64(bitPattern: updatedAt)), [deleted ? 1 : 0]])
+            fields: [
+                id.bytes, Array(kind.utf8), BigEndian.bytes(UInt64(bitPattern: revision)),
+                BigEndian.bytes(UInt64(bitPattern: updatedAt)), [deleted ? 1 : 0],
+            ])
         head += BigEndian.bytes(UInt32(box?.count ?? 0))
         var hasher = SHA256()
         hasher.update(data: head)

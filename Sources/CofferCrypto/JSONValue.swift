@@ -83,7 +83,8 @@ package enum JSONValue: Sendable, Equatable {
 
     /// A key from a file as an error may show it: quoted when short and plain, else described.
     package static func quotedKey(_ key: String) -> String {
-        let plain = !key.isEmpty && key.count <= 40
+        let plain =
+            !key.isEmpty && key.count <= 40
             && key.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_") }
         return plain ? "\"\(key)\"" : "(a key that is not a plain name)"
     }
@@ -353,7 +354,10 @@ extension JSONValue: ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral, E
         case .fraction(let number): output += number.isFinite ? String(number) : "null"
         case .string(let text): Self.writeString(text, to: &output)
         case .array(let items):
-            guard !items.isEmpty else { return output += "[]" }
+            guard !items.isEmpty else {
+                output += "[]"
+                return
+            }
             output += "["
             for (index, item) in items.enumerated() {
                 if index > 0 { output += "," }
@@ -363,7 +367,10 @@ extension JSONValue: ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral, E
             if pretty { output += "\n" + String(repeating: " ", count: indent) }
             output += "]"
         case .object(let members):
-            guard !members.isEmpty else { return output += "{}" }
+            guard !members.isEmpty else {
+                output += "{}"
+                return
+            }
             output += "{"
             for (index, key) in members.keys.sorted().enumerated() {
                 if index > 0 { output += "," }

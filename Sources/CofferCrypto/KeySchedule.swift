@@ -102,8 +102,10 @@ public enum KeySchedule {
     ) -> [UInt8] {
         associatedData(
             label: itemAssociatedDataLabel,
-            fields: [vaultID, itemID, Array(kind.utf8), BigEndian.bytes(revision), BigEndian.bytes(updatedAt),
-                     BigEndian.bytes(formatVersion)])
+            fields: [
+                vaultID, itemID, Array(kind.utf8), BigEndian.bytes(revision), BigEndian.bytes(updatedAt),
+                BigEndian.bytes(formatVersion),
+            ])
     }
 
     /// Associated data of a photo part box: vault id, the part's row id, revision, update time (Unix milliseconds)

@@ -80,7 +80,8 @@ public enum PassphraseKDF: Sendable, Hashable, CustomStringConvertible {
             }
             guard limits.scryptR.contains(r), limits.scryptP.contains(p) else {
                 throw .kdfParametersOutOfBounds(
-                    "scrypt r must be \(limits.scryptR.lowerBound)...\(limits.scryptR.upperBound), p \(limits.scryptP.lowerBound)...\(limits.scryptP.upperBound)")
+                    "scrypt r must be \(limits.scryptR.lowerBound)...\(limits.scryptR.upperBound), p \(limits.scryptP.lowerBound)...\(limits.scryptP.upperBound)"
+                )
             }
             let memory = 128 * Int(r) << Int(logN)
             guard memory <= limits.scryptMaxMemory else {
@@ -206,8 +207,10 @@ public enum PBKDF2 {
 
 enum BigEndian {
     static func bytes(_ value: UInt32) -> [UInt8] {
-        [UInt8(truncatingIfNeeded: value >> 24), UInt8(truncatingIfNeeded: value >> 16),
-         UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value)]
+        [
+            UInt8(truncatingIfNeeded: value >> 24), UInt8(truncatingIfNeeded: value >> 16),
+            UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value),
+        ]
     }
 
     static func bytes(_ value: UInt64) -> [UInt8] {

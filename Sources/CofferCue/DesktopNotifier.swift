@@ -41,8 +41,9 @@ public final class DesktopNotifier: @unchecked Sendable {
     }
 
     private func send(title: String, body: String, timeout: Duration, replacing lastID: inout UInt32) -> Bool {
-        guard let message = api.newMethodCall(
-            "org.freedesktop.Notifications", "/org/freedesktop/Notifications", "org.freedesktop.Notifications", "Notify")
+        guard
+            let message = api.newMethodCall(
+                "org.freedesktop.Notifications", "/org/freedesktop/Notifications", "org.freedesktop.Notifications", "Notify")
         else { return false }
         defer { api.messageUnref(message) }
         let arguments = IteratorBuffer()
@@ -144,26 +145,26 @@ struct DBusAPI: @unchecked Sendable {
         guard let library = DynamicLibrary("libdbus-1.so.3") else { return nil }
         func symbol<T>(_ name: String, _ type: T.Type) -> T? { library.function(name, as: type) }
         guard let errorInit = symbol("dbus_error_init", (@convention(c) (Raw) -> Void).self),
-              let errorFree = symbol("dbus_error_free", (@convention(c) (Raw) -> Void).self),
-              let busGetPrivate = symbol("dbus_bus_get_private", (@convention(c) (Int32, Raw) -> OpaquePointer?).self),
-              let setExit = symbol("dbus_connection_set_exit_on_disconnect", (@convention(c) (OpaquePointer, UInt32) -> Void).self),
-              let close = symbol("dbus_connection_close", (@convention(c) (OpaquePointer) -> Void).self),
-              let unref = symbol("dbus_connection_unref", (@convention(c) (OpaquePointer) -> Void).self),
-              let newCall = symbol(
+            let errorFree = symbol("dbus_error_free", (@convention(c) (Raw) -> Void).self),
+            let busGetPrivate = symbol("dbus_bus_get_private", (@convention(c) (Int32, Raw) -> OpaquePointer?).self),
+            let setExit = symbol("dbus_connection_set_exit_on_disconnect", (@convention(c) (OpaquePointer, UInt32) -> Void).self),
+            let close = symbol("dbus_connection_close", (@convention(c) (OpaquePointer) -> Void).self),
+            let unref = symbol("dbus_connection_unref", (@convention(c) (OpaquePointer) -> Void).self),
+            let newCall = symbol(
                 "dbus_message_new_method_call",
                 (@convention(c) (UnsafePointer<CChar>, UnsafePointer<CChar>, UnsafePointer<CChar>, UnsafePointer<CChar>) -> OpaquePointer?).self),
-              let messageUnref = symbol("dbus_message_unref", (@convention(c) (OpaquePointer) -> Void).self),
-              let initAppend = symbol("dbus_message_iter_init_append", (@convention(c) (OpaquePointer, Raw) -> Void).self),
-              let appendBasic = symbol("dbus_message_iter_append_basic", (@convention(c) (Raw, Int32, UnsafeRawPointer) -> UInt32).self),
-              let open = symbol(
+            let messageUnref = symbol("dbus_message_unref", (@convention(c) (OpaquePointer) -> Void).self),
+            let initAppend = symbol("dbus_message_iter_init_append", (@convention(c) (OpaquePointer, Raw) -> Void).self),
+            let appendBasic = symbol("dbus_message_iter_append_basic", (@convention(c) (Raw, Int32, UnsafeRawPointer) -> UInt32).self),
+            let open = symbol(
                 "dbus_message_iter_open_container", (@convention(c) (Raw, Int32, UnsafePointer<CChar>?, Raw) -> UInt32).self),
-              let closeContainer = symbol("dbus_message_iter_close_container", (@convention(c) (Raw, Raw) -> UInt32).self),
-              let send = symbol(
+            let closeContainer = symbol("dbus_message_iter_close_container", (@convention(c) (Raw, Raw) -> UInt32).self),
+            let send = symbol(
                 "dbus_connection_send_with_reply_and_block",
                 (@convention(c) (OpaquePointer, OpaquePointer, Int32, Raw) -> OpaquePointer?).self),
-              let iterInit = symbol("dbus_message_iter_init", (@convention(c) (OpaquePointer, Raw) -> UInt32).self),
-              let argType = symbol("dbus_message_iter_get_arg_type", (@convention(c) (Raw) -> Int32).self),
-              let getBasic = symbol("dbus_message_iter_get_basic", (@convention(c) (Raw, UnsafeMutableRawPointer) -> Void).self)
+            let iterInit = symbol("dbus_message_iter_init", (@convention(c) (OpaquePointer, Raw) -> UInt32).self),
+            let argType = symbol("dbus_message_iter_get_arg_type", (@convention(c) (Raw) -> Int32).self),
+            let getBasic = symbol("dbus_message_iter_get_basic", (@convention(c) (Raw, UnsafeMutableRawPointer) -> Void).self)
         else { return nil }
         return DBusAPI(
             errorInit: errorInit, errorFree: errorFree, busGetPrivate: busGetPrivate, setExitOnDisconnect: setExit,

@@ -48,7 +48,8 @@ public enum ImageFile {
         for y in 0..<height {
             let top = 2 * y * image.width, bottom = top + image.width
             for x in 0..<width {
-                let sum = Int(image.pixels[top + 2 * x]) + Int(image.pixels[top + 2 * x + 1]) + Int(image.pixels[bottom + 2 * x])
+                let sum =
+                    Int(image.pixels[top + 2 * x]) + Int(image.pixels[top + 2 * x + 1]) + Int(image.pixels[bottom + 2 * x])
                     + Int(image.pixels[bottom + 2 * x + 1])
                 pixels[y * width + x] = UInt8((sum + 2) / 4)
             }

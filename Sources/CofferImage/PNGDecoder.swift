@@ -185,8 +185,10 @@ enum PNGDecoder {
 
     /// The luminance of one pixel of an unfiltered row, composited over white where it is transparent.
     @inline(__always)
-    private static func luminance(_ row: [UInt8], column: Int, header: Header, palette: [(UInt8, UInt8, UInt8)],
-                                  paletteAlpha: [UInt8], transparent: [Int]?) throws(ImageDecodeError) -> UInt8 {
+    private static func luminance(
+        _ row: [UInt8], column: Int, header: Header, palette: [(UInt8, UInt8, UInt8)],
+        paletteAlpha: [UInt8], transparent: [Int]?
+    ) throws(ImageDecodeError) -> UInt8 {
         let base = column * header.channels
         let maximum = (1 << header.bitDepth) - 1
         func raw(_ channel: Int) -> Int { Int(sample(row, index: base + channel, depth: header.bitDepth)) }

@@ -197,9 +197,11 @@ public enum AuthyImporter: Importer {
         } catch {
             throw ImportEntryError(error.description)
         }
-        guard let plain = try? key.withUnsafeBytes({ raw in
-            Array(try AES._CBC.decrypt(sealed, using: SymmetricKey(data: raw), iv: AES._CBC.IV(ivBytes: ivBytes)))
-        }) else { return nil }
+        guard
+            let plain = try? key.withUnsafeBytes({ raw in
+                Array(try AES._CBC.decrypt(sealed, using: SymmetricKey(data: raw), iv: AES._CBC.IV(ivBytes: ivBytes)))
+            })
+        else { return nil }
         // Under a wrong key, the odd plaintext that passes the padding check is not printable text.
         guard !plain.isEmpty, plain.allSatisfy({ (0x20...0x7E).contains($0) }) else { return nil }
         return String(decoding: plain, as: UTF8.self)

@@ -22,7 +22,7 @@ enum BitwardenEncryptedExport {
             throw .malformedFile("salt is missing, empty or too long")
         }
         guard let validation = document["encKeyValidation_DO_NOT_EDIT"]?.stringValue,
-              let data = document["data"]?.stringValue
+            let data = document["data"]?.stringValue
         else {
             throw .malformedFile("encKeyValidation_DO_NOT_EDIT or data is missing")
         }
@@ -33,7 +33,8 @@ enum BitwardenEncryptedExport {
             let key = SymmetricKey(data: raw)
             return (
                 encryption: HKDF<SHA256>.expand(pseudoRandomKey: key, info: Array("enc".utf8), outputByteCount: 32),
-                mac: HKDF<SHA256>.expand(pseudoRandomKey: key, info: Array("mac".utf8), outputByteCount: 32))
+                mac: HKDF<SHA256>.expand(pseudoRandomKey: key, info: Array("mac".utf8), outputByteCount: 32)
+            )
         }
         guard validationString.authenticates(with: keys.mac) else { throw .wrongPassword }
         guard dataString.authenticates(with: keys.mac) else {
@@ -87,8 +88,8 @@ enum BitwardenEncryptedExport {
             guard text.hasPrefix("2.") else { throw .malformedFile("an encrypted string is not of type 2 (AES-CBC with HMAC)") }
             let parts = text.dropFirst(2).split(separator: "|", omittingEmptySubsequences: false)
             guard parts.count == 3, let iv = Data(base64Encoded: String(parts[0])),
-                  let ciphertext = Data(base64Encoded: String(parts[1])), let mac = Data(base64Encoded: String(parts[2])),
-                  iv.count == 16, mac.count == 32, !ciphertext.isEmpty, ciphertext.count % 16 == 0
+                let ciphertext = Data(base64Encoded: String(parts[1])), let mac = Data(base64Encoded: String(parts[2])),
+                iv.count == 16, mac.count == 32, !ciphertext.isEmpty, ciphertext.count % 16 == 0
             else {
                 throw .malformedFile("an encrypted string is not base64 IV, ciphertext and MAC of the right lengths")
             }

@@ -106,7 +106,9 @@ public enum CatimaImporter: Importer {
 
     /// Reads a card table (header record first); `groups` maps a card's `_id` to its group names, `images` is the
     /// backup's zip (nil for a bare CSV).
-    private static func readCards(_ records: [CSV.Record], groups: [String: [String]], images: ZipArchive?) throws(InteropError)
+    private static func readCards(
+        _ records: [CSV.Record], groups: [String: [String]], images: ZipArchive?
+    ) throws(InteropError)
         -> ImportResult
     {
         guard let header = records.first?.fields else { throw .malformedFile("the card table has no header") }
@@ -248,7 +250,8 @@ public enum CatimaExporter {
             "_id,store,note,validfrom,expiry,balance,balancetype,cardid,barcodeid,barcodetype,barcodeencoding,"
                 + "headercolor,starstatus,lastused,archive")
         for (index, card) in cards.enumerated() {
-            let text = card.payloadCharset == .utf8
+            let text =
+                card.payloadCharset == .utf8
                 ? String(decoding: card.payload, as: UTF8.self)
                 : String(String.UnicodeScalarView(card.payload.map { Unicode.Scalar($0) }))
             let cardID = card.cardNumber ?? text

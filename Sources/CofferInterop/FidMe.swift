@@ -35,7 +35,7 @@ public enum FidMeImporter: Importer {
         guard String(validating: body, as: UTF8.self) != nil else { throw .malformedFile("the CSV is not UTF-8") }
         let records = try ImportCSV.records(body, delimiter: UInt8(ascii: ";"))
         guard let header = records.first?.fields.map({ $0.trimmingCharacters(in: .whitespaces).lowercased() }),
-              let retailerColumn = header.firstIndex(of: "retailer"), let referenceColumn = header.firstIndex(of: "reference")
+            let retailerColumn = header.firstIndex(of: "retailer"), let referenceColumn = header.firstIndex(of: "reference")
         else {
             throw .malformedFile("the CSV has no Retailer and Reference columns")
         }
@@ -48,8 +48,9 @@ public enum FidMeImporter: Importer {
             let retailer = fields.indices.contains(retailerColumn) ? OTPImport.nonEmpty(fields[retailerColumn]) : nil
             let name = retailer ?? "line \(record.line)"
             guard fields.count == header.count else {
-                result.problems.append(ImportProblem(
-                    entry: name, reason: "the row has \(fields.count) fields, the header has \(header.count)"))
+                result.problems.append(
+                    ImportProblem(
+                        entry: name, reason: "the row has \(fields.count) fields, the header has \(header.count)"))
                 continue
             }
             guard let retailer else {
@@ -64,8 +65,10 @@ public enum FidMeImporter: Importer {
             let notes = [column("program", fields), column("added at", fields), holder.isEmpty ? nil : holder]
                 .compactMap { $0 }.joined(separator: "\n")
             do {
-                result.items.append(.card(try Card(
-                    name: retailer, symbology: nil, payload: Array(reference.utf8), notes: notes.isEmpty ? nil : notes)))
+                result.items.append(
+                    .card(
+                        try Card(
+                            name: retailer, symbology: nil, payload: Array(reference.utf8), notes: notes.isEmpty ? nil : notes)))
             } catch {
                 result.problems.append(ImportProblem(entry: name, reason: error.description))
             }

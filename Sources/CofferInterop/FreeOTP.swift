@@ -54,7 +54,7 @@ public enum FreeOTPImporter: Importer {
                 let id = String(key.dropLast("-token".count))
                 guard let sealedText = map[id] else { throw ImportEntryError("the token's secret is missing from the backup") }
                 guard let wrapper = JSONValue.parse(Array(sealedText.utf8)), let boxText = try wrapper.string("key"),
-                      let box = JSONValue.parse(Array(boxText.utf8)), case .object = box
+                    let box = JSONValue.parse(Array(boxText.utf8)), case .object = box
                 else { throw ImportEntryError("the token's secret is not a sealed key") }
                 guard let secret = try open(box, key: masterKey) else {
                     throw ImportEntryError("the token's secret does not decrypt: the backup is damaged")
@@ -81,7 +81,7 @@ public enum FreeOTPImporter: Importer {
                 "PBKDF2 iterations must be \(OTPImport.pbkdf2IterationRange.lowerBound)...\(OTPImport.pbkdf2IterationRange.upperBound)")
         }
         guard let saltValue = master["mSalt"], let salt = try? FreeOTPPlusImporter.secretBytes(saltValue), !salt.isEmpty,
-              let box = master["mEncryptedKey"], case .object = box
+            let box = master["mEncryptedKey"], case .object = box
         else { throw .malformedFile("the master key's salt or sealed key is missing") }
         let passwordKey = try OTPImport.pbkdf2(password, salt: salt, hash: hash, iterations: iterations)
         let opened: [UInt8]?
@@ -113,7 +113,7 @@ public enum FreeOTPImporter: Importer {
             bytes = bytes.dropFirst(2)
         }
         guard bytes.count >= 2 + OTPImport.gcmNonceByteCount, bytes.first == 0x04,
-              bytes[bytes.startIndex + 1] == UInt8(OTPImport.gcmNonceByteCount)
+            bytes[bytes.startIndex + 1] == UInt8(OTPImport.gcmNonceByteCount)
         else { return nil }
         return Array(bytes.dropFirst(2).prefix(OTPImport.gcmNonceByteCount))
     }

@@ -26,10 +26,11 @@ public enum FreeOTPPlusImporter: Importer {
             do {
                 result.items.append(.otp(try item(token)))
             } catch {
-                result.problems.append(ImportProblem(
-                    entry: OTPImport.entryName(
-                        issuer: token["issuerExt"]?.stringValue, account: token["label"]?.stringValue, index: index),
-                    reason: error.reason))
+                result.problems.append(
+                    ImportProblem(
+                        entry: OTPImport.entryName(
+                            issuer: token["issuerExt"]?.stringValue, account: token["label"]?.stringValue, index: index),
+                        reason: error.reason))
             }
         }
         return result

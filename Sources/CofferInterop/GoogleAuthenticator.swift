@@ -52,7 +52,8 @@ public enum GoogleAuthenticatorImporter: Importer {
                 let parameters = try OTPImport.parameters(secret: secret, algorithm: "SHA1", digits: 6, kind: kind)
                 result.items.append(.otp(try OTPImport.item(issuer: issuer, account: email, parameters: parameters, tags: [])))
             } catch {
-                result.problems.append(ImportProblem(entry: OTPImport.entryName(issuer: label.issuer, account: label.account, index: index), reason: error.reason))
+                result.problems.append(
+                    ImportProblem(entry: OTPImport.entryName(issuer: label.issuer, account: label.account, index: index), reason: error.reason))
             }
         }
         return result

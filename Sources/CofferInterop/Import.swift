@@ -82,15 +82,17 @@ public let importSizeLimit = 16 << 20
 
 /// Every importer, by its `--from` name.
 public enum ImportFormats {
-    public static var all: [any Importer.Type] { [
-        AegisImporter.self, TwoFASImporter.self, AndOTPImporter.self, GoogleAuthenticatorImporter.self,
-        BitwardenJSONImporter.self, BitwardenCSVImporter.self, FreeOTPPlusImporter.self,
-        ProtonAuthenticatorImporter.self, EnteAuthImporter.self, OTPAuthListImporter.self, CatimaImporter.self,
-        PKPassImporter.self, CofferJSONImporter.self, KeePassImporter.self, SteamMaFileImporter.self,
-        DuoImporter.self, FidMeImporter.self, StratumImporter.self, AuthyImporter.self, AuthenticatorPlusImporter.self,
-        BattleNetImporter.self, FreeOTPImporter.self, TOTPAuthenticatorImporter.self, MicrosoftAuthenticatorImporter.self,
-        VoucherVaultImporter.self,
-    ] }
+    public static var all: [any Importer.Type] {
+        [
+            AegisImporter.self, TwoFASImporter.self, AndOTPImporter.self, GoogleAuthenticatorImporter.self,
+            BitwardenJSONImporter.self, BitwardenCSVImporter.self, FreeOTPPlusImporter.self,
+            ProtonAuthenticatorImporter.self, EnteAuthImporter.self, OTPAuthListImporter.self, CatimaImporter.self,
+            PKPassImporter.self, CofferJSONImporter.self, KeePassImporter.self, SteamMaFileImporter.self,
+            DuoImporter.self, FidMeImporter.self, StratumImporter.self, AuthyImporter.self, AuthenticatorPlusImporter.self,
+            BattleNetImporter.self, FreeOTPImporter.self, TOTPAuthenticatorImporter.self, MicrosoftAuthenticatorImporter.self,
+            VoucherVaultImporter.self,
+        ]
+    }
 
     /// The importer called `name`.
     public static func importer(named name: String) -> (any Importer.Type)? {

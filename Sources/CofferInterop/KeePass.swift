@@ -68,28 +68,33 @@ public enum KeePassImporter: Importer {
         var pictures: [(name: String, bytes: [UInt8])] = []
         for attachment in entry.attachments {
             guard let bytes = attachment.bytes else {
-                result.problems.append(ImportProblem(
-                    entry: name, reason: "the attached file \"\(attachment.name)\" is missing from the database and was left out"))
+                result.problems.append(
+                    ImportProblem(
+                        entry: name, reason: "the attached file \"\(attachment.name)\" is missing from the database and was left out"))
                 continue
             }
             guard (try? CardPhoto.checkedType(of: bytes)) != nil else {
-                let why = bytes.count > CardPhoto.maximumBytes && Self.looksLikePicture(bytes)
+                let why =
+                    bytes.count > CardPhoto.maximumBytes && Self.looksLikePicture(bytes)
                     ? "is larger than 2 MiB" : "is not a PNG or JPEG picture"
-                result.problems.append(ImportProblem(
-                    entry: name, reason: "the attached file \"\(attachment.name)\" \(why), and was left out (Coffer keeps pictures as a card's photos)"))
+                result.problems.append(
+                    ImportProblem(
+                        entry: name, reason: "the attached file \"\(attachment.name)\" \(why), and was left out (Coffer keeps pictures as a card's photos)"))
                 continue
             }
             guard pictures.count < 2 else {
-                result.problems.append(ImportProblem(
-                    entry: name, reason: "the attached picture \"\(attachment.name)\" was left out (a card keeps a front and a back photo)"))
+                result.problems.append(
+                    ImportProblem(
+                        entry: name, reason: "the attached picture \"\(attachment.name)\" was left out (a card keeps a front and a back photo)"))
                 continue
             }
             pictures.append((attachment.name, bytes))
         }
         let extra = entry.fields.filter { !standardFields.contains($0.key) && !otpFields.contains($0.key) }
         for field in extra where field.protected {
-            result.problems.append(ImportProblem(
-                entry: name, reason: "the protected field \"\(field.key)\" is not kept (a credential holds one secret)"))
+            result.problems.append(
+                ImportProblem(
+                    entry: name, reason: "the protected field \"\(field.key)\" is not kept (a credential holds one secret)"))
         }
         let lines = extra.filter { !$0.protected && OTPImport.nonEmpty($0.value) != nil }.map { "\($0.key): \($0.value)" }
         let notes = OTPImport.nonEmpty(entry.value("Notes"))
@@ -99,8 +104,10 @@ public enum KeePassImporter: Importer {
         if let password = entry.value("Password"), !password.isEmpty {
             converted = true
             do {
-                result.items.append(.credential(try Credential(
-                    name: name, provider: host, value: password, tags: tags, notes: details, username: username, url: url)))
+                result.items.append(
+                    .credential(
+                        try Credential(
+                            name: name, provider: host, value: password, tags: tags, notes: details, username: username, url: url)))
             } catch {
                 result.problems.append(ImportProblem(entry: name, reason: error.description))
             }
@@ -125,8 +132,10 @@ public enum KeePassImporter: Importer {
             let lines = fields.filter { $0.label != "Username" }.map { "\($0.label): \($0.value)" }
             let cardNotes = OTPImport.nonEmpty((lines + (notes.map { [$0] } ?? [])).joined(separator: "\n"))
             do {
-                result.items.append(.card(try Card(
-                    name: name, symbology: nil, payload: Array((username ?? name).utf8), cardNumber: username, tags: tags, notes: cardNotes)))
+                result.items.append(
+                    .card(
+                        try Card(
+                            name: name, symbology: nil, payload: Array((username ?? name).utf8), cardNumber: username, tags: tags, notes: cardNotes)))
                 result.photos[result.items.count - 1] = Self.sides(of: pictures)
             } catch {
                 result.problems.append(ImportProblem(entry: name, reason: error.description))
@@ -210,9 +219,11 @@ public enum KeePassImporter: Importer {
             let algorithm = entry.value("TimeOtp-Algorithm").map { $0.replacingOccurrences(of: "HMAC-", with: "") }
             let period = entry.value("TimeOtp-Period").flatMap { Int($0) } ?? OTPParameters.defaultPeriod
             let digits = entry.value("TimeOtp-Length").flatMap { Int($0) }
-            return (try OTPImport.parameters(
-                secret: seed, algorithm: algorithm?.replacingOccurrences(of: "-", with: ""), digits: digits,
-                kind: .totp(period: period)), nil, nil)
+            return (
+                try OTPImport.parameters(
+                    secret: seed, algorithm: algorithm?.replacingOccurrences(of: "-", with: ""), digits: digits,
+                    kind: .totp(period: period)), nil, nil
+            )
         }
         return nil
     }

@@ -22,9 +22,11 @@ enum KeePassCrypto {
         let cipherKey = SymmetricKey(data: seed)
         let halves = Halves()
         DispatchQueue.concurrentPerform(iterations: 2) { half in
-            halves.set(half, Result { () throws(InteropError) in
-                try chainedEncryption(Array(key[(half * 16)..<(half * 16 + 16)]), key: cipherKey, rounds: rounds)
-            })
+            halves.set(
+                half,
+                Result { () throws(InteropError) in
+                    try chainedEncryption(Array(key[(half * 16)..<(half * 16 + 16)]), key: cipherKey, rounds: rounds)
+                })
         }
         return Array(SHA256.hash(data: try halves.get(0) + halves.get(1)))
     }
@@ -78,9 +80,10 @@ enum KeePassCrypto {
     static func chaCha20(_ data: [UInt8], key: [UInt8], nonce: [UInt8], counter: UInt32 = 0) throws(InteropError) -> [UInt8] {
         guard key.count == 32, nonce.count == 12 else { throw .malformedFile("a ChaCha20 key or nonce has the wrong length") }
         do {
-            return Array(try Insecure.ChaCha20CTR.encrypt(
-                data, using: SymmetricKey(data: key), counter: Insecure.ChaCha20CTR.Counter(offset: counter),
-                nonce: Insecure.ChaCha20CTR.Nonce(data: nonce)))
+            return Array(
+                try Insecure.ChaCha20CTR.encrypt(
+                    data, using: SymmetricKey(data: key), counter: Insecure.ChaCha20CTR.Counter(offset: counter),
+                    nonce: Insecure.ChaCha20CTR.Nonce(data: nonce)))
         } catch {
             throw .malformedFile("ChaCha20 could not run")
         }
@@ -112,8 +115,10 @@ enum KeePassCrypto {
         output.reserveCapacity(64)
         for index in 0..<16 {
             let value = x[index] &+ input[index]
-            output += [UInt8(truncatingIfNeeded: value), UInt8(truncatingIfNeeded: value >> 8),
-                       UInt8(truncatingIfNeeded: value >> 16), UInt8(truncatingIfNeeded: value >> 24)]
+            output += [
+                UInt8(truncatingIfNeeded: value), UInt8(truncatingIfNeeded: value >> 8),
+                UInt8(truncatingIfNeeded: value >> 16), UInt8(truncatingIfNeeded: value >> 24),
+            ]
         }
         return output
     }

@@ -96,7 +96,7 @@ struct KeePassDatabase {
         // 2 cipher, 3 compression, 4 master seed, 7 IV, 11 KDF parameters; comments and public custom data are
         // not needed to read entries.
         guard let cipherID = fields[2], let compression = fields[3], let masterSeed = fields[4], masterSeed.count == 32,
-              let iv = fields[7], let kdfParameters = fields[11]
+            let iv = fields[7], let kdfParameters = fields[11]
         else {
             throw .malformedFile("the header lacks its cipher, compression, master seed, IV or KDF parameters")
         }
@@ -105,8 +105,9 @@ struct KeePassDatabase {
         let kdf = try Self.kdf(VariantDictionary(kdfParameters))
         let transformed = try Self.transform(key, kdf: kdf)
         let hmacBase = Array(SHA512.hash(data: masterSeed + transformed + [1]))
-        guard HMAC<SHA256>.isValidAuthenticationCode(
-            headerMAC, authenticating: data[..<headerEnd], using: blockKey(index: .max, base: hmacBase))
+        guard
+            HMAC<SHA256>.isValidAuthenticationCode(
+                headerMAC, authenticating: data[..<headerEnd], using: blockKey(index: .max, base: hmacBase))
         else {
             throw key.refused
         }
@@ -172,8 +173,8 @@ struct KeePassDatabase {
             return .aes(seed: seed, rounds: try checkedRounds(rounds))
         case argon2d, argon2id:
             guard let salt = parameters.bytes("S"), let lanes = parameters.uint64("P"),
-                  let memory = parameters.uint64("M"), let iterations = parameters.uint64("I"),
-                  let version = parameters.uint64("V")
+                let memory = parameters.uint64("M"), let iterations = parameters.uint64("I"),
+                let version = parameters.uint64("V")
             else {
                 throw .malformedFile("the Argon2 parameters lack S, P, M, I or V")
             }
@@ -183,7 +184,7 @@ struct KeePassDatabase {
             // Checked as integers from the file before any conversion, then by Argon2's own limits.
             let limits = Argon2.Limits.importing
             guard memory % 1024 == 0, memory / 1024 <= UInt64(limits.memoryKiB.upperBound),
-                  iterations <= UInt64(limits.iterations.upperBound), lanes <= UInt64(limits.lanes.upperBound)
+                iterations <= UInt64(limits.iterations.upperBound), lanes <= UInt64(limits.lanes.upperBound)
             else {
                 throw .kdfParametersOutOfBounds(
                     "Argon2 needs whole KiB of memory up to \(limits.memoryKiB.upperBound) KiB, at most "
@@ -271,9 +272,9 @@ struct KeePassDatabase {
             if id == 0 { break }
         }
         guard let cipherID = fields[2], let masterSeed = fields[4], masterSeed.count == 32, let seed = fields[5],
-              seed.count == 32, let roundBytes = fields[6], roundBytes.count == 8, let iv = fields[7],
-              let streamKey = fields[8], let startBytes = fields[9], startBytes.count == 32,
-              let streamID = fields[10], streamID.count == 4, let compression = fields[3]
+            seed.count == 32, let roundBytes = fields[6], roundBytes.count == 8, let iv = fields[7],
+            let streamKey = fields[8], let startBytes = fields[9], startBytes.count == 32,
+            let streamID = fields[10], streamID.count == 4, let compression = fields[3]
         else {
             throw .malformedFile("the KDBX 3.1 header lacks a required field")
         }

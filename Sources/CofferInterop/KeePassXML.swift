@@ -68,8 +68,11 @@ final class KeePassXMLReader {
     }
 
     static func entries(_ xml: [UInt8], stream: KeePassInnerStream, binaries: [[UInt8]] = []) throws(InteropError) -> [KeePassEntry] {
-        if xml.count >= 9, (0...(xml.count - 9)).contains(where: { xml[$0] == UInt8(ascii: "<") && xml[$0 + 1] == UInt8(ascii: "!")
-            && String(decoding: xml[($0 + 2)..<($0 + 9)], as: UTF8.self).uppercased() == "DOCTYPE" })
+        if xml.count >= 9,
+            (0...(xml.count - 9)).contains(where: {
+                xml[$0] == UInt8(ascii: "<") && xml[$0 + 1] == UInt8(ascii: "!")
+                    && String(decoding: xml[($0 + 2)..<($0 + 9)], as: UTF8.self).uppercased() == "DOCTYPE"
+            })
         {
             throw .malformedFile("the database XML declares a DTD")
         }

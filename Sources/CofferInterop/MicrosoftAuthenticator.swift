@@ -13,8 +13,9 @@ public enum MicrosoftAuthenticatorImporter: Importer {
 
     public static func read(_ data: [UInt8], password: String?) throws(InteropError) -> ImportResult {
         try OTPImport.checkSize(data)
-        guard let rows = try SQLiteFile.rows(
-            of: "accounts", requiring: ["name", "username", "oath_secret_key", "account_type"], in: data, format: "Microsoft Authenticator")
+        guard
+            let rows = try SQLiteFile.rows(
+                of: "accounts", requiring: ["name", "username", "oath_secret_key", "account_type"], in: data, format: "Microsoft Authenticator")
         else {
             throw .malformedFile("the database is not Microsoft Authenticator's (databases/PhoneFactor, with its accounts table)")
         }
@@ -31,7 +32,7 @@ public enum MicrosoftAuthenticatorImporter: Importer {
                     digits = 6
                 case 1:
                     guard let text = row.text("oath_secret_key"),
-                          let bytes = Data(base64Encoded: text.trimmingWhitespace()), !bytes.isEmpty
+                        let bytes = Data(base64Encoded: text.trimmingWhitespace()), !bytes.isEmpty
                     else { throw ImportEntryError("the secret is not base64") }
                     secret = Base32.encode(bytes)
                     digits = 8

@@ -76,8 +76,7 @@ public enum PKPassImporter: Importer {
         let encoding = barcode?["messageEncoding"]?.stringValue?.lowercased() ?? (symbology == nil ? "utf-8" : "iso-8859-1")
         let payload: [UInt8]
         let charset: PayloadCharset
-        if ["iso-8859-1", "latin1", "iso_8859-1"].contains(encoding),
-           message.unicodeScalars.allSatisfy({ $0.value <= 0xFF }) {
+        if ["iso-8859-1", "latin1", "iso_8859-1"].contains(encoding), message.unicodeScalars.allSatisfy({ $0.value <= 0xFF }) {
             payload = message.unicodeScalars.map { UInt8($0.value) }
             charset = .latin1
         } else {
@@ -88,12 +87,13 @@ public enum PKPassImporter: Importer {
         var metadata: [String: String] = [:]
         if let locations = pass["locations"]?.arrayValue {
             if locations.count > locationLimit {
-                result.problems.append(ImportProblem(
-                    entry: name, reason: "only the first \(locationLimit) of the pass's locations are kept"))
+                result.problems.append(
+                    ImportProblem(
+                        entry: name, reason: "only the first \(locationLimit) of the pass's locations are kept"))
             }
             for (index, location) in locations.prefix(locationLimit).enumerated() {
                 guard let latitude = location["latitude"]?.doubleValue, let longitude = location["longitude"]?.doubleValue,
-                      (-90...90).contains(latitude), (-180...180).contains(longitude)
+                    (-90...90).contains(latitude), (-180...180).contains(longitude)
                 else {
                     result.problems.append(
                         ImportProblem(entry: name, reason: "location \(index + 1) is not a valid position"))
@@ -139,8 +139,7 @@ public enum PKPassImporter: Importer {
         full.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         if let date = full.date(from: text) { return date }
         // Minutes precision ("2026-12-31T23:59Z"): add the seconds the formatter needs.
-        if let zoneStart = text.lastIndex(where: { $0 == "Z" || $0 == "+" || $0 == "-" }),
-           text[..<zoneStart].filter({ $0 == ":" }).count == 1 {
+        if let zoneStart = text.lastIndex(where: { $0 == "Z" || $0 == "+" || $0 == "-" }), text[..<zoneStart].filter({ $0 == ":" }).count == 1 {
             full.formatOptions = [.withInternetDateTime]
             return full.date(from: text[..<zoneStart] + ":00" + text[zoneStart...])
         }

@@ -56,13 +56,13 @@ public enum ProtonAuthenticatorImporter: Importer {
             throw .unsupportedVersion(document["version"]?.intValue.map(String.init) ?? "(missing)")
         }
         guard let saltText = document["salt"]?.stringValue, let salt = Data(base64Encoded: saltText),
-              salt.count == encryptedSaltByteCount
+            salt.count == encryptedSaltByteCount
         else {
             throw .malformedFile("salt is not base64 of \(encryptedSaltByteCount) bytes")
         }
         let nonceCount = OTPImport.gcmNonceByteCount
         guard let contentText = document["content"]?.stringValue, let content = Data(base64Encoded: contentText),
-              content.count >= nonceCount + OTPImport.gcmTagByteCount
+            content.count >= nonceCount + OTPImport.gcmTagByteCount
         else {
             throw .malformedFile("content is not base64 of a nonce, ciphertext and tag")
         }
@@ -73,8 +73,9 @@ public enum ProtonAuthenticatorImporter: Importer {
             throw .kdfParametersOutOfBounds("Argon2id could not run (\(error.description))")
         }
         let bytes = Array(content)
-        guard let plain = OTPImport.openAESGCM(
-            Array(bytes[nonceCount...]), key: key, nonce: Array(bytes[..<nonceCount]), associatedData: encryptedAssociatedData)
+        guard
+            let plain = OTPImport.openAESGCM(
+                Array(bytes[nonceCount...]), key: key, nonce: Array(bytes[..<nonceCount]), associatedData: encryptedAssociatedData)
         else {
             throw .wrongPassword
         }
@@ -137,15 +138,15 @@ public enum EnteAuthImporter: Importer {
             throw .unsupportedVersion(document["version"]?.intValue.map { "Ente export \($0)" } ?? "(missing)")
         }
         guard let parameters = document["kdfParams"], let memory = parameters["memLimit"]?.intValue,
-              let passes = parameters["opsLimit"]?.intValue,
-              let saltText = parameters["salt"]?.stringValue, let salt = Data(base64Encoded: saltText), salt.count == 16
+            let passes = parameters["opsLimit"]?.intValue,
+            let saltText = parameters["salt"]?.stringValue, let salt = Data(base64Encoded: saltText), salt.count == 16
         else {
             throw .malformedFile("kdfParams lacks memLimit, opsLimit or a base64 16-byte salt")
         }
         guard let nonceText = document["encryptionNonce"]?.stringValue, let header = Data(base64Encoded: nonceText),
-              header.count == SodiumSecretStream.headerByteCount,
-              let sealedText = document["encryptedData"]?.stringValue, let sealed = Data(base64Encoded: sealedText),
-              sealed.count >= SodiumSecretStream.overheadByteCount
+            header.count == SodiumSecretStream.headerByteCount,
+            let sealedText = document["encryptedData"]?.stringValue, let sealed = Data(base64Encoded: sealedText),
+            sealed.count >= SodiumSecretStream.overheadByteCount
         else {
             throw .malformedFile("encryptionNonce is not base64 of 24 bytes, or encryptedData of a sealed message")
         }
@@ -162,8 +163,9 @@ public enum EnteAuthImporter: Importer {
         } catch {
             throw .kdfParametersOutOfBounds(error.description)
         }
-        guard let opened = try SodiumSecretStream.openFirstMessage(
-            Array(sealed), key: key.withUnsafeBytes { Array($0) }, header: Array(header))
+        guard
+            let opened = try SodiumSecretStream.openFirstMessage(
+                Array(sealed), key: key.withUnsafeBytes { Array($0) }, header: Array(header))
         else {
             throw .wrongPassword
         }

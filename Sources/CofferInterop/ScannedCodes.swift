@@ -84,7 +84,9 @@ public enum ScannedCodes {
 
     /// A card for one code, its payload kept byte for byte: text as UTF-8 where the bytes are UTF-8, ISO-8859-1 for
     /// a linear code's other bytes (Code 128 carries Latin-1), binary otherwise.
-    public static func card(named name: String, from code: Code, tags: [String] = [], networkIDs: [String] = [])
+    public static func card(
+        named name: String, from code: Code, tags: [String] = [], networkIDs: [String] = []
+    )
         throws(ModelError) -> Card
     {
         let charset: PayloadCharset
@@ -95,8 +97,9 @@ public enum ScannedCodes {
         } else {
             charset = .binary
         }
-        return try Card(name: name, symbology: code.symbology, payload: code.payload, payloadCharset: charset, tags: tags,
-                        networkIDs: networkIDs)
+        return try Card(
+            name: name, symbology: code.symbology, payload: code.payload, payloadCharset: charset, tags: tags,
+            networkIDs: networkIDs)
     }
 
     /// A problem an importer named "line N" (or "line N, entry M"), named by the N-th code's source instead.

@@ -87,7 +87,7 @@ public enum SteamMaFileImporter: Importer {
     /// The maFile's JSON; `nil` when the key from `password` does not open it (bad padding, or not JSON).
     private static func decrypt(_ bytes: [UInt8], entry: JSONValue, password: String) throws(InteropError) -> [UInt8]? {
         guard let saltText = entry["encryption_salt"]?.stringValue, let salt = Data(base64Encoded: saltText), !salt.isEmpty,
-              let ivText = entry["encryption_iv"]?.stringValue, let iv = Data(base64Encoded: ivText), iv.count == 16
+            let ivText = entry["encryption_iv"]?.stringValue, let iv = Data(base64Encoded: ivText), iv.count == 16
         else {
             throw .malformedFile("a manifest entry lacks a base64 encryption_salt or a 16-byte encryption_iv")
         }
@@ -112,7 +112,7 @@ public enum SteamMaFileImporter: Importer {
         do throws(ImportEntryError) {
             guard case .object = document else { throw ImportEntryError("the maFile is not a JSON object") }
             guard let secretText = try document.string("shared_secret"), let secret = Data(base64Encoded: secretText),
-                  !secret.isEmpty
+                !secret.isEmpty
             else {
                 throw ImportEntryError("shared_secret is missing or not base64")
             }
@@ -124,9 +124,11 @@ public enum SteamMaFileImporter: Importer {
             }
             let revocation = OTPImport.nonEmpty(try document.string("revocation_code"))
             do {
-                result.items.append(.otp(try OTPItem(
-                    issuer: "Steam", account: account ?? "Steam", parameters: parameters,
-                    notes: revocation.map { "Revocation code: \($0)" })))
+                result.items.append(
+                    .otp(
+                        try OTPItem(
+                            issuer: "Steam", account: account ?? "Steam", parameters: parameters,
+                            notes: revocation.map { "Revocation code: \($0)" })))
             } catch {
                 throw ImportEntryError(error.description)
             }

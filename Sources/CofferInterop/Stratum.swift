@@ -115,14 +115,17 @@ public enum StratumImporter: Importer {
                 guard algorithms.indices.contains(algorithm) else { throw ImportEntryError("the algorithm is not 0, 1 or 2") }
                 let parameters = try OTPImport.parameters(
                     secret: secret, algorithm: algorithms[algorithm], digits: try entry.int("Digits"), kind: kind)
-                result.items.append(.otp(try OTPImport.item(
-                    issuer: try entry.string("Issuer"), account: try entry.string("Username"), parameters: parameters,
-                    tags: tagsBySecret[secret] ?? [])))
+                result.items.append(
+                    .otp(
+                        try OTPImport.item(
+                            issuer: try entry.string("Issuer"), account: try entry.string("Username"), parameters: parameters,
+                            tags: tagsBySecret[secret] ?? [])))
             } catch {
-                result.problems.append(ImportProblem(
-                    entry: OTPImport.entryName(
-                        issuer: entry["Issuer"]?.stringValue, account: entry["Username"]?.stringValue, index: index),
-                    reason: error.reason))
+                result.problems.append(
+                    ImportProblem(
+                        entry: OTPImport.entryName(
+                            issuer: entry["Issuer"]?.stringValue, account: entry["Username"]?.stringValue, index: index),
+                        reason: error.reason))
             }
         }
         return result

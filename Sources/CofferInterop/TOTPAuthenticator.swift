@@ -29,7 +29,7 @@ public enum TOTPAuthenticatorImporter: Importer {
             return try entries(Array(list.value.utf8))
         }
         guard let text = String(validating: data, as: UTF8.self),
-              let sealed = Data(base64Encoded: text.trimmingWhitespace()), !sealed.isEmpty, sealed.count % 16 == 0
+            let sealed = Data(base64Encoded: text.trimmingWhitespace()), !sealed.isEmpty, sealed.count % 16 == 0
         else { throw .malformedFile("a TOTP Authenticator backup is base64 text of whole AES blocks") }
         if let plain = open(sealed, password: defaultPassword) { return try backup(plain) }
         guard let password else { throw .passwordRequired }
@@ -41,7 +41,7 @@ public enum TOTPAuthenticatorImporter: Importer {
     private static func open(_ sealed: Data, password: String) -> [UInt8]? {
         let key = SymmetricKey(data: SHA256.hash(data: Array(password.utf8)))
         guard let plain = try? AES._CBC.decrypt(sealed, using: key, iv: AES._CBC.IV(ivBytes: [UInt8](repeating: 0, count: 16))),
-              plain.first == UInt8(ascii: "{")
+            plain.first == UInt8(ascii: "{")
         else { return nil }
         return Array(plain)
     }
@@ -71,12 +71,15 @@ public enum TOTPAuthenticatorImporter: Importer {
                 let period = try number(entry, "period") ?? OTPParameters.defaultPeriod
                 let parameters = try OTPImport.parameters(
                     secret: Base32.encode(secret), algorithm: "SHA1", digits: try number(entry, "digits"), kind: .totp(period: period))
-                result.items.append(.otp(try OTPImport.item(
-                    issuer: try entry.string("issuer"), account: try entry.string("name"), parameters: parameters, tags: [])))
+                result.items.append(
+                    .otp(
+                        try OTPImport.item(
+                            issuer: try entry.string("issuer"), account: try entry.string("name"), parameters: parameters, tags: [])))
             } catch {
-                result.problems.append(ImportProblem(
-                    entry: OTPImport.entryName(issuer: entry["issuer"]?.stringValue, account: entry["name"]?.stringValue, index: index),
-                    reason: error.reason))
+                result.problems.append(
+                    ImportProblem(
+                        entry: OTPImport.entryName(issuer: entry["issuer"]?.stringValue, account: entry["name"]?.stringValue, index: index),
+                        reason: error.reason))
             }
         }
         return result

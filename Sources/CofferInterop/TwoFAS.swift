@@ -278,8 +278,8 @@ enum OTPImport {
     /// come out like that about once in 10⁸ tries.
     static func startsLikeJSON(_ firstBlock: [UInt8]?) -> Bool {
         guard let firstBlock, firstBlock.count == 16,
-              let first = firstBlock.first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }),
-              first == UInt8(ascii: "[") || first == UInt8(ascii: "{")
+            let first = firstBlock.first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }),
+            first == UInt8(ascii: "[") || first == UInt8(ascii: "{")
         else { return false }
         return firstBlock.allSatisfy { (0x20...0x7E).contains($0) || [0x09, 0x0A, 0x0D].contains($0) }
     }

@@ -53,7 +53,7 @@ struct ZipArchive {
         let directorySize = Int(Self.u32(bytes, end + 12))
         let directoryOffset = Int(Self.u32(bytes, end + 16))
         guard Self.u16(bytes, end + 4) == 0, Self.u16(bytes, end + 6) == 0,
-              Int(Self.u16(bytes, end + 8)) == count
+            Int(Self.u16(bytes, end + 8)) == count
         else { throw .malformedFile("multi-part ZIP archives are not supported") }
         guard count != 0xFFFF, directorySize != 0xFFFF_FFFF, directoryOffset != 0xFFFF_FFFF else {
             throw .malformedFile("ZIP64 archives are not supported")
@@ -90,8 +90,8 @@ struct ZipArchive {
             if method == 99 {
                 // WinZip AES: the extra field 0x9901 holds the vendor version, key strength and the real method.
                 guard flags & 1 != 0, let field = Self.extraField(0x9901, in: bytes[nameEnd..<(nameEnd + extraLength)]), field.count == 7,
-                      field[field.startIndex + 2] == UInt8(ascii: "A"), field[field.startIndex + 3] == UInt8(ascii: "E"),
-                      (1...3).contains(field[field.startIndex + 4])
+                    field[field.startIndex + 2] == UInt8(ascii: "A"), field[field.startIndex + 3] == UInt8(ascii: "E"),
+                    (1...3).contains(field[field.startIndex + 4])
                 else { throw .malformedFile("a WinZip AES entry lacks its AES extra field") }
                 let version = UInt16(field[field.startIndex]) | UInt16(field[field.startIndex + 1]) << 8
                 guard version == 1 || version == 2 else { throw .malformedFile("WinZip AES version \(version) is not supported") }
@@ -112,9 +112,10 @@ struct ZipArchive {
             guard localOffset + 30 <= directoryOffset else {
                 throw .malformedFile("a ZIP entry's offset lies outside the file")
             }
-            entries.append(Entry(
-                name: name, method: method, crc32: crc, compressedSize: compressed, uncompressedSize: uncompressed,
-                localHeaderOffset: localOffset, flags: flags, modificationTime: modificationTime, aes: aes))
+            entries.append(
+                Entry(
+                    name: name, method: method, crc32: crc, compressedSize: compressed, uncompressedSize: uncompressed,
+                    localHeaderOffset: localOffset, flags: flags, modificationTime: modificationTime, aes: aes))
             position = nameEnd + extraLength + commentLength
         }
         self.entries = entries

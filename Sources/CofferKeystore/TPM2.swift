@@ -69,16 +69,18 @@ extension TPM2 {
             var template = TPM2B_PUBLIC()
             template.publicArea.type = TPMI_ALG_PUBLIC(TPM2_ALG_KEYEDHASH)
             template.publicArea.nameAlg = TPMI_ALG_HASH(TPM2_ALG_SHA256)
-            template.publicArea.objectAttributes = TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT | TPMA_OBJECT_USERWITHAUTH
+            template.publicArea.objectAttributes =
+                TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT | TPMA_OBJECT_USERWITHAUTH
                 | (dictionaryProtected ? 0 : TPMA_OBJECT_NODA)
             template.publicArea.parameters.keyedHashDetail.scheme.scheme = TPMI_ALG_KEYEDHASH_SCHEME(TPM2_ALG_NULL)
             var outsideInfo = TPM2B_DATA()
             var creationPCR = TPML_PCR_SELECTION()
             var privatePart: UnsafeMutablePointer<TPM2B_PRIVATE>?
             var publicPart: UnsafeMutablePointer<TPM2B_PUBLIC>?
-            try check(library.create(
-                context, primary, ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &sensitive, &template,
-                &outsideInfo, &creationPCR, &privatePart, &publicPart, nil, nil, nil))
+            try check(
+                library.create(
+                    context, primary, ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &sensitive, &template,
+                    &outsideInfo, &creationPCR, &privatePart, &publicPart, nil, nil, nil))
             defer {
                 library.free(privatePart)
                 library.free(publicPart)
@@ -128,9 +130,10 @@ extension TPM2 {
         try withContext { (library, context) throws(Failure) in
             var more = TPMI_YES_NO(0)
             var capabilities: UnsafeMutablePointer<TPMS_CAPABILITY_DATA>?
-            try check(library.getCapability(
-                context, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), TPM2_CAP(TPM2_CAP_TPM_PROPERTIES),
-                Property.permanent, Property.lockoutInterval - Property.permanent + 1, &more, &capabilities))
+            try check(
+                library.getCapability(
+                    context, ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), TPM2_CAP(TPM2_CAP_TPM_PROPERTIES),
+                    Property.permanent, Property.lockoutInterval - Property.permanent + 1, &more, &capabilities))
             guard let capabilities else { throw .failed("TPM2_GetCapability returned nothing", 0) }
             defer { library.free(capabilities) }
             var values: [UInt32: UInt32] = [:]
@@ -210,7 +213,8 @@ extension TPM2 {
         template.publicArea.nameAlg = TPMI_ALG_HASH(TPM2_ALG_SHA256)
         // noDA: loading a sealed object authorises this key (with its empty authorisation), and a TPM in
         // dictionary-attack lockout must still load the device key.
-        template.publicArea.objectAttributes = TPMA_OBJECT_RESTRICTED | TPMA_OBJECT_DECRYPT | TPMA_OBJECT_FIXEDTPM
+        template.publicArea.objectAttributes =
+            TPMA_OBJECT_RESTRICTED | TPMA_OBJECT_DECRYPT | TPMA_OBJECT_FIXEDTPM
             | TPMA_OBJECT_FIXEDPARENT | TPMA_OBJECT_SENSITIVEDATAORIGIN | TPMA_OBJECT_USERWITHAUTH | TPMA_OBJECT_NODA
         template.publicArea.parameters.eccDetail.symmetric.algorithm = TPMI_ALG_SYM_OBJECT(TPM2_ALG_AES)
         template.publicArea.parameters.eccDetail.symmetric.keyBits.aes = 128
@@ -221,9 +225,10 @@ extension TPM2 {
         var outsideInfo = TPM2B_DATA()
         var creationPCR = TPML_PCR_SELECTION()
         var handle = ESYS_TR(ESYS_TR_NONE)
-        try check(library.createPrimary(
-            context, ESYS_TR(ESYS_TR_RH_OWNER), ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &sensitive,
-            &template, &outsideInfo, &creationPCR, &handle, nil, nil, nil, nil))
+        try check(
+            library.createPrimary(
+                context, ESYS_TR(ESYS_TR_RH_OWNER), ESYS_TR(ESYS_TR_PASSWORD), ESYS_TR(ESYS_TR_NONE), ESYS_TR(ESYS_TR_NONE), &sensitive,
+                &template, &outsideInfo, &creationPCR, &handle, nil, nil, nil, nil))
         return handle
     }
 
@@ -308,31 +313,36 @@ final class TSS2Library: @unchecked Sendable {
     typealias TctiFinalize = @convention(c) (UnsafeMutablePointer<OpaquePointer?>?) -> Void
     typealias Initialize = @convention(c) (UnsafeMutablePointer<OpaquePointer?>?, OpaquePointer?, UnsafeMutablePointer<TSS2_ABI_VERSION>?) -> TSS2_RC
     typealias Finalize = @convention(c) (UnsafeMutablePointer<OpaquePointer?>?) -> Void
-    typealias CreatePrimary = @convention(c) (
-        OpaquePointer?, ESYS_TR, ESYS_TR, ESYS_TR, ESYS_TR, UnsafePointer<TPM2B_SENSITIVE_CREATE>?, UnsafePointer<TPM2B_PUBLIC>?,
-        UnsafePointer<TPM2B_DATA>?, UnsafePointer<TPML_PCR_SELECTION>?, UnsafeMutablePointer<ESYS_TR>?,
-        UnsafeMutablePointer<UnsafeMutablePointer<TPM2B_PUBLIC>?>?, UnsafeMutablePointer<UnsafeMutablePointer<TPM2B_CREATION_DATA>?>?,
-        UnsafeMutablePointer<UnsafeMutablePointer<TPM2B_DIGEST>?>?, UnsafeMutablePointer<UnsafeMutablePointer<TPMT_TK_CREATION>?>?
-    ) -> TSS2_RC
-    typealias Create = @convention(c) (
-        OpaquePointer?, ESYS_TR, ESYS_TR, ESYS_TR, ESYS_TR, UnsafePointer<TPM2B_SENSITIVE_CREATE>?, UnsafePointer<TPM2B_PUBLIC>?,
-        UnsafePointer<TPM2B_DATA>?, UnsafePointer<TPML_PCR_SELECTION>?, UnsafeMutablePointer<UnsafeMutablePointer<TPM2B_PRIVATE>?>?,
-        UnsafeMutablePointer<UnsafeMutablePointer<TPM2B_PUBLIC>?>?, UnsafeMutablePointer<UnsafeMutablePointer<TPM2B_CREATION_DATA>?>?,
-        UnsafeMutablePointer<UnsafeMutablePointer<TPM2B_DIGEST>?>?, UnsafeMutablePointer<UnsafeMutablePointer<TPMT_TK_CREATION>?>?
-    ) -> TSS2_RC
-    typealias Load = @convention(c) (
-        OpaquePointer?, ESYS_TR, ESYS_TR, ESYS_TR, ESYS_TR, UnsafePointer<TPM2B_PRIVATE>?, UnsafePointer<TPM2B_PUBLIC>?,
-        UnsafeMutablePointer<ESYS_TR>?
-    ) -> TSS2_RC
+    typealias CreatePrimary =
+        @convention(c) (
+            OpaquePointer?, ESYS_TR, ESYS_TR, ESYS_TR, ESYS_TR, UnsafePointer<TPM2B_SENSITIVE_CREATE>?, UnsafePointer<TPM2B_PUBLIC>?,
+            UnsafePointer<TPM2B_DATA>?, UnsafePointer<TPML_PCR_SELECTION>?, UnsafeMutablePointer<ESYS_TR>?,
+            UnsafeMutablePointer<UnsafeMutablePointer<TPM2B_PUBLIC>?>?, UnsafeMutablePointer<UnsafeMutablePointer<TPM2B_CREATION_DATA>?>?,
+            UnsafeMutablePointer<UnsafeMutablePointer<TPM2B_DIGEST>?>?, UnsafeMutablePointer<UnsafeMutablePointer<TPMT_TK_CREATION>?>?
+        ) -> TSS2_RC
+    typealias Create =
+        @convention(c) (
+            OpaquePointer?, ESYS_TR, ESYS_TR, ESYS_TR, ESYS_TR, UnsafePointer<TPM2B_SENSITIVE_CREATE>?, UnsafePointer<TPM2B_PUBLIC>?,
+            UnsafePointer<TPM2B_DATA>?, UnsafePointer<TPML_PCR_SELECTION>?, UnsafeMutablePointer<UnsafeMutablePointer<TPM2B_PRIVATE>?>?,
+            UnsafeMutablePointer<UnsafeMutablePointer<TPM2B_PUBLIC>?>?, UnsafeMutablePointer<UnsafeMutablePointer<TPM2B_CREATION_DATA>?>?,
+            UnsafeMutablePointer<UnsafeMutablePointer<TPM2B_DIGEST>?>?, UnsafeMutablePointer<UnsafeMutablePointer<TPMT_TK_CREATION>?>?
+        ) -> TSS2_RC
+    typealias Load =
+        @convention(c) (
+            OpaquePointer?, ESYS_TR, ESYS_TR, ESYS_TR, ESYS_TR, UnsafePointer<TPM2B_PRIVATE>?, UnsafePointer<TPM2B_PUBLIC>?,
+            UnsafeMutablePointer<ESYS_TR>?
+        ) -> TSS2_RC
     typealias SetAuth = @convention(c) (OpaquePointer?, ESYS_TR, UnsafePointer<TPM2B_AUTH>?) -> TSS2_RC
-    typealias Unseal = @convention(c) (
-        OpaquePointer?, ESYS_TR, ESYS_TR, ESYS_TR, ESYS_TR, UnsafeMutablePointer<UnsafeMutablePointer<TPM2B_SENSITIVE_DATA>?>?
-    ) -> TSS2_RC
+    typealias Unseal =
+        @convention(c) (
+            OpaquePointer?, ESYS_TR, ESYS_TR, ESYS_TR, ESYS_TR, UnsafeMutablePointer<UnsafeMutablePointer<TPM2B_SENSITIVE_DATA>?>?
+        ) -> TSS2_RC
     typealias FlushContext = @convention(c) (OpaquePointer?, ESYS_TR) -> TSS2_RC
-    typealias GetCapability = @convention(c) (
-        OpaquePointer?, ESYS_TR, ESYS_TR, ESYS_TR, TPM2_CAP, UInt32, UInt32, UnsafeMutablePointer<TPMI_YES_NO>?,
-        UnsafeMutablePointer<UnsafeMutablePointer<TPMS_CAPABILITY_DATA>?>?
-    ) -> TSS2_RC
+    typealias GetCapability =
+        @convention(c) (
+            OpaquePointer?, ESYS_TR, ESYS_TR, ESYS_TR, TPM2_CAP, UInt32, UInt32, UnsafeMutablePointer<TPMI_YES_NO>?,
+            UnsafeMutablePointer<UnsafeMutablePointer<TPMS_CAPABILITY_DATA>?>?
+        ) -> TSS2_RC
     typealias Free = @convention(c) (UnsafeMutableRawPointer?) -> Void
     typealias MarshalPublic = @convention(c) (UnsafePointer<TPM2B_PUBLIC>?, UnsafeMutablePointer<UInt8>?, Int, UnsafeMutablePointer<Int>?) -> TSS2_RC
     typealias UnmarshalPublic = @convention(c) (UnsafePointer<UInt8>?, Int, UnsafeMutablePointer<Int>?, UnsafeMutablePointer<TPM2B_PUBLIC>?) -> TSS2_RC

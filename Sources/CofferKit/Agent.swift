@@ -24,7 +24,8 @@ public enum Agent {
 
     /// The absolute, symlink-free path the agent knows a vault by.
     public static func vaultKey(_ location: CofferLocation) -> String {
-        let absolute = location.vaultDirectory.hasPrefix("/")
+        let absolute =
+            location.vaultDirectory.hasPrefix("/")
             ? location.vaultDirectory : FileManager.default.currentDirectoryPath + "/" + location.vaultDirectory
         return URL(fileURLWithPath: absolute).standardizedFileURL.resolvingSymlinksInPath().path
     }
@@ -223,7 +224,8 @@ extension Item {
                 answered = .otp(otp)
             }
             let content = try ItemContentCoding.encode(answered, createdAt: createdAt)
-            return AgentItem(id: id.bytes, kind: kind.rawValue, revision: revision, updatedAtMilliseconds: UnixTime.milliseconds(updatedAt), content: Array(content))
+            return AgentItem(
+                id: id.bytes, kind: kind.rawValue, revision: revision, updatedAtMilliseconds: UnixTime.milliseconds(updatedAt), content: Array(content))
         }
     }
 }

@@ -42,7 +42,9 @@ public enum CofferError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .noMatch(let query): return "no item matches \"\(query)\""
         case .ambiguous(let query, let candidates):
-            let shown = candidates.prefix(8).map { "\($0.id.uuidString.prefix(8).lowercased()) (\($0.kind.rawValue.replacingOccurrences(of: "_", with: " ")) \($0.name))" }
+            let shown = candidates.prefix(8).map {
+                "\($0.id.uuidString.prefix(8).lowercased()) (\($0.kind.rawValue.replacingOccurrences(of: "_", with: " ")) \($0.name))"
+            }
             let more = candidates.count > shown.count ? ", and \(candidates.count - shown.count) more" : ""
             return "\(candidates.count) items match \"\(query)\": \(shown.joined(separator: ", "))\(more)"
         case .wrongKind(let expected, let found): return "that item is a \(found.rawValue), not a \(expected.rawValue)"

@@ -65,7 +65,9 @@ public struct VaultPlaces: Sendable {
         var index: [String: Int] = [:]
         for (offset, location) in locations.enumerated() { index[location.id] = offset }
         for location in batch.locations {
-            if let offset = index[location.id] { locations[offset] = location } else {
+            if let offset = index[location.id] {
+                locations[offset] = location
+            } else {
                 index[location.id] = locations.count
                 locations.append(location)
             }
@@ -175,9 +177,10 @@ public struct VaultPlaces: Sendable {
         var entries: [CachedTileEntry] = []
         for cell in try decode([String].self, data) {
             guard let cached = try cachedTile(cell) else { continue }
-            entries.append(CachedTileEntry(
-                cell: cell, fetchedAtMs: max(0, UnixTime.milliseconds(cached.fetchedAt)),
-                bytes: cached.tile.bytes.count, locations: cached.tile.locationCount))
+            entries.append(
+                CachedTileEntry(
+                    cell: cell, fetchedAtMs: max(0, UnixTime.milliseconds(cached.fetchedAt)),
+                    bytes: cached.tile.bytes.count, locations: cached.tile.locationCount))
         }
         return entries
     }
@@ -277,7 +280,8 @@ public struct VaultPlaces: Sendable {
         for network in Set(valid.flatMap(\.networkIDs)) {
             let probe = CueCard(id: "", name: "", networkIDs: [network], isValid: true)
             if let region = Self.regions(at: position, cards: [probe], limit: 1, radius: radius, tiles: tiles).first,
-               region.priority == 1, region.networkID == network {
+                region.priority == 1, region.networkID == network
+            {
                 nearest[network] = region
             }
         }
@@ -373,9 +377,10 @@ public enum CardPlaces {
     }
 
     public static func preferredNetworks(of card: Card) -> Set<String> {
-        Set(card.metadata.compactMap { key, value in
-            key.hasPrefix(preferredPrefix) && value == "true" ? String(key.dropFirst(preferredPrefix.count)) : nil
-        })
+        Set(
+            card.metadata.compactMap { key, value in
+                key.hasPrefix(preferredPrefix) && value == "true" ? String(key.dropFirst(preferredPrefix.count)) : nil
+            })
     }
 
     public static func lastUsed(of card: Card) -> Date? {

@@ -151,33 +151,37 @@ public struct PlaintextExport: Encodable {
             switch item.content {
             case .card(let card):
                 let binary = card.payloadCharset == .binary
-                cards.append(CardEntry(
-                    id: id, name: card.name, barcodeType: card.symbology?.rawValue,
-                    payload: binary ? Data(card.payload).base64EncodedString() : card.payloadText,
-                    payloadEncoding: binary ? "base64" : card.payloadCharset.rawValue, cardNumber: card.cardNumber,
-                    tags: card.tags, networkIDs: card.networkIDs, validFrom: card.validFrom, validTo: card.validTo,
-                    oneTime: card.oneTime, usedAt: card.usedAt, archivedAt: card.archivedAt, metadata: card.metadata,
-                    notes: card.notes, createdAt: item.createdAt, updatedAt: item.updatedAt,
-                    photos: Self.photoEntries(card, photos[item.id] ?? [:])))
+                cards.append(
+                    CardEntry(
+                        id: id, name: card.name, barcodeType: card.symbology?.rawValue,
+                        payload: binary ? Data(card.payload).base64EncodedString() : card.payloadText,
+                        payloadEncoding: binary ? "base64" : card.payloadCharset.rawValue, cardNumber: card.cardNumber,
+                        tags: card.tags, networkIDs: card.networkIDs, validFrom: card.validFrom, validTo: card.validTo,
+                        oneTime: card.oneTime, usedAt: card.usedAt, archivedAt: card.archivedAt, metadata: card.metadata,
+                        notes: card.notes, createdAt: item.createdAt, updatedAt: item.updatedAt,
+                        photos: Self.photoEntries(card, photos[item.id] ?? [:])))
             case .otp(let token):
                 do {
-                    otp.append(OTPEntry(
-                        id: id, issuer: token.issuer, account: token.account, uri: try token.token().uri, tags: token.tags,
-                        notes: token.notes, createdAt: item.createdAt))
+                    otp.append(
+                        OTPEntry(
+                            id: id, issuer: token.issuer, account: token.account, uri: try token.token().uri, tags: token.tags,
+                            notes: token.notes, createdAt: item.createdAt))
                 } catch {
                     leftOut.append(ExportProblem(entry: token.displayName, reason: error.description))
                 }
             case .credential(let credential):
-                credentials.append(CredentialEntry(
-                    id: id, name: credential.name, provider: credential.provider, value: credential.value,
-                    tags: credential.tags, notes: credential.notes, username: credential.username, url: credential.url,
-                    createdAt: item.createdAt))
+                credentials.append(
+                    CredentialEntry(
+                        id: id, name: credential.name, provider: credential.provider, value: credential.value,
+                        tags: credential.tags, notes: credential.notes, username: credential.username, url: credential.url,
+                        createdAt: item.createdAt))
             case .signingKey(let key):
                 signingKeys.append(SigningKeyEntry(id: id, name: key.name, flavor: key.flavor.rawValue, publicKey: key.publicKeyText))
             case .note(let note):
-                notes.append(NoteEntry(
-                    id: id, name: note.name, template: note.template.rawValue, fields: note.fields, text: note.text,
-                    tags: note.tags, createdAt: item.createdAt))
+                notes.append(
+                    NoteEntry(
+                        id: id, name: note.name, template: note.template.rawValue, fields: note.fields, text: note.text,
+                        tags: note.tags, createdAt: item.createdAt))
             }
         }
     }

@@ -174,7 +174,6 @@ public struct Card: Sendable, Equatable {
     }
 }
 
-
 /// Keys of `Card.metadata` that other apps' cards carry and Coffer keeps for the way back (docs/FORMAT.md §10).
 public enum CardMetadata {
     /// The card's colour as `#RRGGBB` (Catima's header colour, Voucher Vault's colour).

@@ -91,7 +91,7 @@ public struct CardPhoto: Sendable, Equatable {
     /// The rules a stored record keeps (checked when a card is sealed).
     func validate() throws(ModelError) {
         guard (1...Self.maximumBytes).contains(size), digest.count == 32, parts.count == Self.partCount(size: size),
-              Set(parts).count == parts.count
+            Set(parts).count == parts.count
         else { throw .invalidField(field: "photo", rule: "its record is inconsistent") }
     }
 }

@@ -41,7 +41,8 @@ enum Rules {
         // Most names are ASCII: their characters are their bytes, and their control characters C0 and DEL.
         let ascii = trimmed.utf8.allSatisfy { $0 < 0x80 }
         guard (ascii ? trimmed.utf8.count : trimmed.count) <= limit else { throw .tooLong(field: field, limit: limit) }
-        let control = ascii
+        let control =
+            ascii
             ? trimmed.utf8.contains { $0 < 0x20 || $0 == 0x7F }
             : trimmed.unicodeScalars.contains { $0.properties.generalCategory == .control }
         guard !control else { throw .invalidField(field: field, rule: "control characters are not allowed") }

@@ -38,8 +38,8 @@ public struct GeoPoint: Sendable, Hashable, CustomStringConvertible {
     public init?(parsing text: some StringProtocol) {
         let parts = text.split(separator: ",", omittingEmptySubsequences: false)
         guard parts.count == 2,
-              let latitude = Double(parts[0].trimmingCharacters(in: .whitespaces)),
-              let longitude = Double(parts[1].trimmingCharacters(in: .whitespaces))
+            let latitude = Double(parts[0].trimmingCharacters(in: .whitespaces)),
+            let longitude = Double(parts[1].trimmingCharacters(in: .whitespaces))
         else { return nil }
         self.init(latitude: latitude, longitude: longitude)
     }
@@ -128,12 +128,16 @@ public struct GeoBox: Sendable, Hashable {
         let east = self.east + deltaLongitude
         if east - west >= 360 { return [GeoBox(south: south, north: north, west: -180, east: 180)] }
         if west < -180 {
-            return [GeoBox(south: south, north: north, west: west + 360, east: 180),
-                    GeoBox(south: south, north: north, west: -180, east: east)]
+            return [
+                GeoBox(south: south, north: north, west: west + 360, east: 180),
+                GeoBox(south: south, north: north, west: -180, east: east),
+            ]
         }
         if east > 180 {
-            return [GeoBox(south: south, north: north, west: west, east: 180),
-                    GeoBox(south: south, north: north, west: -180, east: east - 360)]
+            return [
+                GeoBox(south: south, north: north, west: west, east: 180),
+                GeoBox(south: south, north: north, west: -180, east: east - 360),
+            ]
         }
         return [GeoBox(south: south, north: north, west: west, east: east)]
     }

@@ -106,9 +106,11 @@ struct BrandedPlaces {
         if let full = text(properties["addr:full"]) { return full }
         let street = [text(properties["addr:housenumber"]), text(properties["addr:street"])].compactMap { $0 }
             .joined(separator: " ")
-        let parts = [street.isEmpty ? text(properties["addr:street_address"]) : street,
-                     text(properties["addr:city"]), text(properties["addr:state"]), text(properties["addr:postcode"])]
-            .compactMap { $0 }
+        let parts = [
+            street.isEmpty ? text(properties["addr:street_address"]) : street,
+            text(properties["addr:city"]), text(properties["addr:state"]), text(properties["addr:postcode"]),
+        ]
+        .compactMap { $0 }
         return parts.isEmpty ? nil : parts.joined(separator: ", ")
     }
 }
@@ -182,7 +184,7 @@ enum OverpassReader {
         for (index, element) in elements.enumerated() {
             let record = index + 1
             guard let element = element.objectValue, let type = element["type"]?.stringValue,
-                  let id = BrandedPlaces.text(element["id"])
+                let id = BrandedPlaces.text(element["id"])
             else { throw .record(record, .malformed("an element needs a type and an id")) }
             guard let tags = element["tags"]?.objectValue, !tags.isEmpty else {
                 places.skip(record, "no tags")
@@ -239,7 +241,7 @@ enum Centroid {
         case "LineString":
             let positions = try list(coordinates)
             guard positions.count >= 4, let first = positions.first, let last = positions.last,
-                  try position(first) == position(last)
+                try position(first) == position(last)
             else { return nil }
             return (try ring(coordinates).point, true)
         case "MultiLineString", "MultiPoint", "GeometryCollection":
@@ -286,7 +288,7 @@ enum Centroid {
 
     static func position(_ value: JSONValue?) throws(PlacesError) -> GeoPoint {
         guard let numbers = value?.arrayValue, numbers.count >= 2,
-              let longitude = numbers[0].doubleValue, let latitude = numbers[1].doubleValue
+            let longitude = numbers[0].doubleValue, let latitude = numbers[1].doubleValue
         else { throw .invalid("a position must be [longitude, latitude]") }
         return try Coordinates.point(latitude: latitude, longitude: longitude)
     }

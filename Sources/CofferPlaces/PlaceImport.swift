@@ -57,8 +57,7 @@ public enum PlaceFormat: String, Sendable, CaseIterable {
         if bytes[start] == 0x7B {
             if head.contains("\"elements\"") { return .overpass }
             let firstLine = head.split(separator: "\n", maxSplits: 1).first ?? ""
-            if firstLine.contains("\"type\"") && firstLine.contains("\"Feature\"") && !firstLine.contains("FeatureCollection")
-                && firstLine.hasSuffix("}") {
+            if firstLine.contains("\"type\"") && firstLine.contains("\"Feature\"") && !firstLine.contains("FeatureCollection") && firstLine.hasSuffix("}") {
                 return .geoJSONSequence
             }
             return .geoJSON
@@ -140,11 +139,12 @@ enum CardOnCueCSV {
                 }
                 var canonical = list(table.value(row, "canonical_names"))
                 if canonical.isEmpty { canonical = [name] }
-                networks.append(try Network(
-                    id: id, wikidata: table.value(row, "wikidata"), name: name, canonicalNames: canonical,
-                    category: category, isLargeArea: try flag(table.value(row, "is_large_area")), defaultRadius: radius,
-                    tags: list(table.value(row, "tags"))
-                ).validated())
+                networks.append(
+                    try Network(
+                        id: id, wikidata: table.value(row, "wikidata"), name: name, canonicalNames: canonical,
+                        category: category, isLargeArea: try flag(table.value(row, "is_large_area")), defaultRadius: radius,
+                        tags: list(table.value(row, "tags"))
+                    ).validated())
             } catch {
                 throw .record(row.line, error)
             }
@@ -168,10 +168,11 @@ enum CardOnCueCSV {
                 }
                 let number = String(offset + 1)
                 let id = "loc_\(network.id)_" + String(repeating: "0", count: max(0, 3 - number.count)) + number
-                locations.append(try Location(
-                    id: id, networkID: network.id, name: table.value(row, "name") ?? "", address: table.value(row, "address"),
-                    point: point, radius: radius, phone: table.value(row, "phone")
-                ).validated())
+                locations.append(
+                    try Location(
+                        id: id, networkID: network.id, name: table.value(row, "name") ?? "", address: table.value(row, "address"),
+                        point: point, radius: radius, phone: table.value(row, "phone")
+                    ).validated())
             } catch {
                 throw .record(row.line, error)
             }
@@ -185,7 +186,7 @@ enum CardOnCueCSV {
     static func metres(_ text: String) -> Int? {
         let parts = text.trimmingCharacters(in: .whitespaces).split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
         guard let whole = parts.first, !whole.isEmpty, whole.count <= 9, whole.allSatisfy({ $0.isASCII && $0.isNumber }),
-              parts.count == 1 || parts[1].allSatisfy({ $0.isASCII && $0.isNumber })
+            parts.count == 1 || parts[1].allSatisfy({ $0.isASCII && $0.isNumber })
         else { return nil }
         return Int(whole)
     }

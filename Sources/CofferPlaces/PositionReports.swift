@@ -31,12 +31,12 @@ public enum NMEA {
         switch kind.suffix(3) {
         case "RMC":
             guard fields.count >= 10, fields[2] == "A",
-                  let point = coordinates(fields[3], fields[4], fields[5], fields[6])
+                let point = coordinates(fields[3], fields[4], fields[5], fields[6])
             else { return nil }
             return PositionFix(point: point, time: time(day: fields[9], clock: fields[1]))
         case "GGA":
             guard fields.count >= 7, let quality = Int(fields[6]), quality > 0,
-                  let point = coordinates(fields[2], fields[3], fields[4], fields[5])
+                let point = coordinates(fields[2], fields[3], fields[4], fields[5])
             else { return nil }
             return PositionFix(point: point, time: nil)
         default:
@@ -64,7 +64,7 @@ public enum NMEA {
 
     static func degrees(_ text: Substring, degreeDigits: Int) -> Double? {
         guard text.count > degreeDigits + 1, text.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2E }),
-              let whole = Double(text.prefix(degreeDigits)), let minutes = Double(text.dropFirst(degreeDigits)), minutes < 60
+            let whole = Double(text.prefix(degreeDigits)), let minutes = Double(text.dropFirst(degreeDigits)), minutes < 60
         else { return nil }
         return whole + minutes / 60
     }
@@ -72,8 +72,8 @@ public enum NMEA {
     /// RMC's `ddmmyy` and `hhmmss.ss`, in UTC.
     static func time(day: Substring, clock: Substring) -> Date? {
         guard day.count == 6, clock.count >= 6, let d = Int(day.prefix(2)), let m = Int(day.dropFirst(2).prefix(2)),
-              let y = Int(day.suffix(2)), let hh = Int(clock.prefix(2)), let mm = Int(clock.dropFirst(2).prefix(2)),
-              let ss = Double(clock.dropFirst(4))
+            let y = Int(day.suffix(2)), let hh = Int(clock.prefix(2)), let mm = Int(clock.dropFirst(2).prefix(2)),
+            let ss = Double(clock.dropFirst(4))
         else { return nil }
         var components = DateComponents()
         components.calendar = Calendar(identifier: .gregorian)
@@ -93,9 +93,9 @@ public enum GPSDReport {
 
     public static func parse(_ line: some StringProtocol) -> PositionFix? {
         guard line.utf8.count <= 64 * 1024, let report = JSONValue.parse(Array(line.utf8)),
-              report["class"]?.stringValue == "TPV", let mode = report["mode"]?.intValue, mode >= 2,
-              let lat = report["lat"]?.doubleValue, let lon = report["lon"]?.doubleValue,
-              let point = GeoPoint(latitude: lat, longitude: lon)
+            report["class"]?.stringValue == "TPV", let mode = report["mode"]?.intValue, mode >= 2,
+            let lat = report["lat"]?.doubleValue, let lon = report["lon"]?.doubleValue,
+            let point = GeoPoint(latitude: lat, longitude: lon)
         else { return nil }
         let time = report["time"]?.stringValue.flatMap(Self.time)
         return PositionFix(point: point, time: time)

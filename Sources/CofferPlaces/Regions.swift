@@ -128,7 +128,8 @@ public struct RegionSelector {
     private mutating func keepIfNearest(_ pick: Pick, of group: Int) {
         guard pick.distance <= radius else { return }
         if let nearest = nearestOfGroup[group] {
-            let nearer = pick.distance != nearest.distance
+            let nearer =
+                pick.distance != nearest.distance
                 ? pick.distance < nearest.distance : id(pick.index).lexicographicallyPrecedes(id(nearest.index))
             guard nearer else { return }
         }

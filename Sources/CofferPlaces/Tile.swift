@@ -66,8 +66,10 @@ public struct PlaceTile: Sendable {
         for network in used {
             let start = strings.count
             appendFields(
-                [network.id, network.name, network.wikidata ?? "",
-                 network.canonicalNames.joined(separator: "\u{1E}"), network.tags.joined(separator: "\u{1E}")],
+                [
+                    network.id, network.name, network.wikidata ?? "",
+                    network.canonicalNames.joined(separator: "\u{1E}"), network.tags.joined(separator: "\u{1E}"),
+                ],
                 to: &strings)
             append32(UInt32(start), to: &networkRecords)
             append32(UInt32(strings.count - start), to: &networkRecords)
@@ -155,7 +157,7 @@ public struct PlaceTile: Sendable {
         let locationsStart = networksStart + networkCount * Self.networkRecordSize
         let stringsStart = locationsStart + locationCount * Self.locationRecordSize
         guard networkCount <= 1 << 20, locationCount <= 1 << 24, stringsStart + stringBytes == content,
-              content <= bytes.count
+            content <= bytes.count
         else { throw .malformed("a places tile's counts do not match its size") }
         self.kind = kind
         self.cell = String(decoding: cellBytes, as: UTF8.self)
@@ -172,7 +174,7 @@ public struct PlaceTile: Sendable {
             let record = networksStart + index * Self.networkRecordSize
             try checkString(record)
             guard NetworkCategory(code: bytes[record + 12]) != nil, bytes[record + 13] <= 1,
-                  PlaceLimits.radii.contains(Int(Self.read32(bytes, record + 8)))
+                PlaceLimits.radii.contains(Int(Self.read32(bytes, record + 8)))
             else { throw .malformed("a places tile's network \(index + 1) is malformed") }
         }
         for index in 0..<locationCount {
@@ -180,8 +182,8 @@ public struct PlaceTile: Sendable {
             try checkString(record + 16)
             let radius = Int(Self.read32(bytes, record + 8))
             guard GeoPoint(latitudeE7: Self.readInt32(bytes, record), longitudeE7: Self.readInt32(bytes, record + 4)) != nil,
-                  radius == 0 || PlaceLimits.radii.contains(radius),
-                  Int(Self.read32(bytes, record + 12)) < networkCount
+                radius == 0 || PlaceLimits.radii.contains(radius),
+                Int(Self.read32(bytes, record + 12)) < networkCount
             else { throw .malformed("a places tile's location \(index + 1) is malformed") }
         }
     }

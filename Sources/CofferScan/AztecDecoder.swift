@@ -94,8 +94,10 @@ enum AztecDecoder {
         for index in 0..<total * wordSize where bits[offset + index] {
             words[index / wordSize] |= 1 << (wordSize - 1 - index % wordSize)
         }
-        guard ReedSolomonDecoder.correct(&words, checkCount: total - mode.dataWords,
-                                         field: .aztecData(wordSize: wordSize)) != nil
+        guard
+            ReedSolomonDecoder.correct(
+                &words, checkCount: total - mode.dataWords,
+                field: .aztecData(wordSize: wordSize)) != nil
         else { return nil }
         // Bit stuffing: words of all zeros or all ones are reserved; 1 and 2^n − 2 stand for n − 1 equal bits.
         let allOnes = (1 << wordSize) - 1

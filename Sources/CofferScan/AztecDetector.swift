@@ -36,13 +36,17 @@ enum AztecDetector {
                 while index + 7 < runs.count {
                     let centre = runs[index + 3]
                     if runs[index - 1] >= centre - 2, runs[index + 7] >= centre - 2,
-                        isCore(runs[index], runs[index + 1], runs[index + 2], centre, runs[index + 4], runs[index + 5],
-                               runs[index + 6])
+                        isCore(
+                            runs[index], runs[index + 1], runs[index + 2], centre, runs[index + 4], runs[index + 5],
+                            runs[index + 6])
                     {
                         var width = 0
                         for k in index..<index + 7 { width += runs[k] }
-                        hits.append((Double(start + runs[index] + runs[index + 1] + runs[index + 2]) + Double(centre) / 2,
-                                     width))
+                        hits.append(
+                            (
+                                Double(start + runs[index] + runs[index + 1] + runs[index + 2]) + Double(centre) / 2,
+                                width
+                            ))
                     }
                     start += runs[index] + runs[index + 1]
                     index += 2
@@ -85,8 +89,10 @@ enum AztecDetector {
             let rising = crossCheck(image, x: x, y: y, dx: 1, dy: -1, expected: expected / 1.4143)
         else { return nil }
         // A diagonal step is √2 pixels long.
-        let lengths = [Double(vertical.spread), Double(horizontal.spread), 1.4143 * Double(falling.spread),
-                       1.4143 * Double(rising.spread)]
+        let lengths = [
+            Double(vertical.spread), Double(horizontal.spread), 1.4143 * Double(falling.spread),
+            1.4143 * Double(rising.spread),
+        ]
         let shortest = lengths.min()!, reach = lengths.max()!
         guard reach <= 2.2 * shortest else { return nil }
         return Centre(x: x, y: y, reach: reach)
@@ -94,7 +100,9 @@ enum AztecDetector {
 
     /// The seven runs through (x, y) along (dx, dy) both ways: their total length in steps and where their middle
     /// lies (x for a row, y for a column), when they are the core.
-    private static func crossCheck(_ image: BitImage, x: Double, y: Double, dx: Int, dy: Int, expected: Double)
+    private static func crossCheck(
+        _ image: BitImage, x: Double, y: Double, dx: Int, dy: Int, expected: Double
+    )
         -> (spread: Int, middle: Double)?
     {
         let x0 = Int(x), y0 = Int(y)
@@ -246,8 +254,11 @@ enum AztecDetector {
             corners.append(corner)
         }
         let half = Double(ring)
-        return Perspective(from: [ImagePoint(x: -half, y: -half), ImagePoint(x: half, y: -half),
-                                  ImagePoint(x: half, y: half), ImagePoint(x: -half, y: half)], to: corners)
+        return Perspective(
+            from: [
+                ImagePoint(x: -half, y: -half), ImagePoint(x: half, y: -half),
+                ImagePoint(x: half, y: half), ImagePoint(x: -half, y: half),
+            ], to: corners)
     }
 
     /// A straight line through a point, with a unit direction, and the extent of the points it was fitted to.

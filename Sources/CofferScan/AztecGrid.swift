@@ -23,8 +23,10 @@ enum AztecGrid {
         // stay well conditioned.
         let origin = grid.map(0, 0)
         let across = grid.map(Double(reach), 0)
-        let scale = max(1, ((across.x - origin.x) * (across.x - origin.x) + (across.y - origin.y) * (across.y - origin.y))
-            .squareRoot() / Double(reach))
+        let scale = max(
+            1,
+            ((across.x - origin.x) * (across.x - origin.x) + (across.y - origin.y) * (across.y - origin.y))
+                .squareRoot() / Double(reach))
         var system = NormalEquations()
         let side = 2 * reach + 1
         // The colour of each module's centre, read once.
@@ -45,11 +47,14 @@ enum AztecGrid {
                 for (du, dv) in [(1, 0), (0, 1)] where u + du <= reach && v + dv <= reach {
                     let there = dark[(v + dv + reach) * side + u + du + reach]
                     guard there >= 0, there != here,
-                        let edge = boundary(image, from: grid.map(Double(u), Double(v)),
-                                            to: grid.map(Double(u + du), Double(v + dv)), startDark: here == 1)
+                        let edge = boundary(
+                            image, from: grid.map(Double(u), Double(v)),
+                            to: grid.map(Double(u + du), Double(v + dv)), startDark: here == 1)
                     else { continue }
                     let x = (edge.x - origin.x) / scale, y = (edge.y - origin.y) / scale
-                    if du == 1 { system.add(x: x, y: y, u: Double(u) + 0.5, alongU: true) } else {
+                    if du == 1 {
+                        system.add(x: x, y: y, u: Double(u) + 0.5, alongU: true)
+                    } else {
                         system.add(x: x, y: y, u: Double(v) + 0.5, alongU: false)
                     }
                     count += 1

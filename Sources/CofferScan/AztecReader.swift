@@ -95,7 +95,9 @@ enum AztecReader {
 
     /// The symbol's outer corners (half a module beyond its outermost module centres), clockwise from its own
     /// top-left.
-    private static func symbolCorners(_ grid: Perspective, size: Int, orientation: (a: Int, b: Int, c: Int, d: Int))
+    private static func symbolCorners(
+        _ grid: Perspective, size: Int, orientation: (a: Int, b: Int, c: Int, d: Int)
+    )
         -> [ImagePoint]
     {
         let half = Double(size) / 2
@@ -110,8 +112,10 @@ enum AztecReader {
 
     /// The data layers' bits in drawing order, sampled on `grid` with the symbol turned by `orientation`; nil when
     /// part of the symbol lies outside the image.
-    private static func sampleLayers(_ image: BitImage, _ grid: Perspective, symbol: AztecSymbol,
-                                     orientation: (a: Int, b: Int, c: Int, d: Int)) -> [Bool]? {
+    private static func sampleLayers(
+        _ image: BitImage, _ grid: Perspective, symbol: AztecSymbol,
+        orientation: (a: Int, b: Int, c: Int, d: Int)
+    ) -> [Bool]? {
         let size = symbol.size, centre = size / 2
         var bits: [Bool] = []
         bits.reserveCapacity(symbol.totalBits)

@@ -188,8 +188,10 @@ public enum BarcodeReader {
         }
     }
 
-    private static func record(_ symbology: Symbology, _ payload: [UInt8], _ from: ImagePoint, _ to: ImagePoint,
-                               in tallies: inout [Tally]) {
+    private static func record(
+        _ symbology: Symbology, _ payload: [UInt8], _ from: ImagePoint, _ to: ImagePoint,
+        in tallies: inout [Tally]
+    ) {
         if let index = tallies.firstIndex(where: { $0.symbology == symbology && $0.payload == payload }) {
             tallies[index].lines += 1
             tallies[index].last = (from, to)

@@ -106,9 +106,10 @@ struct BitImage: Sendable {
                             // Flat: light, unless the blocks above and to the left (already known) are darker than it.
                             level = low / 2
                             if blockRow > 0, blockColumn > 0 {
-                                let neighbours = (levels[(blockRow - 1) * columns + blockColumn]
-                                    + 2 * levels[blockRow * columns + blockColumn - 1]
-                                    + levels[(blockRow - 1) * columns + blockColumn - 1]) / 4
+                                let neighbours =
+                                    (levels[(blockRow - 1) * columns + blockColumn]
+                                        + 2 * levels[blockRow * columns + blockColumn - 1]
+                                        + levels[(blockRow - 1) * columns + blockColumn - 1]) / 4
                                 if low < neighbours { level = neighbours }
                             }
                         }
@@ -133,8 +134,9 @@ struct BitImage: Sendable {
                         for y in top..<top + blockSize {
                             let offset = y * width + left
                             let eight = pixels.loadUnaligned(fromByteOffset: offset, as: SIMD8<UInt8>.self)
-                            bits.storeBytes(of: zero.replacing(with: 1, where: eight .<= threshold), toByteOffset: offset,
-                                            as: SIMD8<UInt8>.self)
+                            bits.storeBytes(
+                                of: zero.replacing(with: 1, where: eight .<= threshold), toByteOffset: offset,
+                                as: SIMD8<UInt8>.self)
                         }
                     }
                 }

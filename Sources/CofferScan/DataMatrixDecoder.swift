@@ -15,17 +15,19 @@ struct DataMatrixSize: Sendable {
     var regionRows: Int { rows / regionsDown - 2 }
     var regionColumns: Int { columns / regionsAcross - 2 }
 
-    static let all: [DataMatrixSize] = DataMatrixSymbol.all.map {
-        DataMatrixSize(rows: $0.size, columns: $0.size, regionsAcross: $0.regionsPerSide, regionsDown: $0.regionsPerSide,
-                       dataCodewords: $0.dataCodewords, errorCodewords: $0.errorCodewords, blocks: $0.blocks)
-    } + [
-        DataMatrixSize(rows: 8, columns: 18, regionsAcross: 1, regionsDown: 1, dataCodewords: 5, errorCodewords: 7, blocks: 1),
-        DataMatrixSize(rows: 8, columns: 32, regionsAcross: 2, regionsDown: 1, dataCodewords: 10, errorCodewords: 11, blocks: 1),
-        DataMatrixSize(rows: 12, columns: 26, regionsAcross: 1, regionsDown: 1, dataCodewords: 16, errorCodewords: 14, blocks: 1),
-        DataMatrixSize(rows: 12, columns: 36, regionsAcross: 2, regionsDown: 1, dataCodewords: 22, errorCodewords: 18, blocks: 1),
-        DataMatrixSize(rows: 16, columns: 36, regionsAcross: 2, regionsDown: 1, dataCodewords: 32, errorCodewords: 24, blocks: 1),
-        DataMatrixSize(rows: 16, columns: 48, regionsAcross: 2, regionsDown: 1, dataCodewords: 49, errorCodewords: 28, blocks: 1),
-    ]
+    static let all: [DataMatrixSize] =
+        DataMatrixSymbol.all.map {
+            DataMatrixSize(
+                rows: $0.size, columns: $0.size, regionsAcross: $0.regionsPerSide, regionsDown: $0.regionsPerSide,
+                dataCodewords: $0.dataCodewords, errorCodewords: $0.errorCodewords, blocks: $0.blocks)
+        } + [
+            DataMatrixSize(rows: 8, columns: 18, regionsAcross: 1, regionsDown: 1, dataCodewords: 5, errorCodewords: 7, blocks: 1),
+            DataMatrixSize(rows: 8, columns: 32, regionsAcross: 2, regionsDown: 1, dataCodewords: 10, errorCodewords: 11, blocks: 1),
+            DataMatrixSize(rows: 12, columns: 26, regionsAcross: 1, regionsDown: 1, dataCodewords: 16, errorCodewords: 14, blocks: 1),
+            DataMatrixSize(rows: 12, columns: 36, regionsAcross: 2, regionsDown: 1, dataCodewords: 22, errorCodewords: 18, blocks: 1),
+            DataMatrixSize(rows: 16, columns: 36, regionsAcross: 2, regionsDown: 1, dataCodewords: 32, errorCodewords: 24, blocks: 1),
+            DataMatrixSize(rows: 16, columns: 48, regionsAcross: 2, regionsDown: 1, dataCodewords: 49, errorCodewords: 28, blocks: 1),
+        ]
 
     /// Whether the module at (x, y), counted from the top-left, belongs to a region's finder or clock track, and its
     /// colour there: the left and bottom edges of every region are dark, the top and right alternate.

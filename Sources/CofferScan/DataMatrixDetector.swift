@@ -47,7 +47,8 @@ enum DataMatrixDetector {
             let down = distance(topLeft, bottomLeft) + distance(topRight, bottomRight)
             // Only the corner with a solid side either way can hold the L: the others are let go before any size is
             // tried (the sides sampled half a module in, at the module size the region's runs suggest).
-            guard let unit = Perspective(
+            guard
+                let unit = Perspective(
                     from: [ImagePoint(x: 0, y: 0), ImagePoint(x: 1, y: 0), ImagePoint(x: 1, y: 1), ImagePoint(x: 0, y: 1)],
                     to: corners),
                 looksSolid(image, unit, inset: min(0.06, max(0.002, candidate.module / across)))
@@ -58,8 +59,10 @@ enum DataMatrixDetector {
                 guard ratio > 0.5, ratio < 2,
                     across / Double(2 * size.columns) >= 1,
                     let grid = Perspective(
-                        from: [ImagePoint(x: 0, y: 0), ImagePoint(x: Double(size.columns), y: 0),
-                               ImagePoint(x: Double(size.columns), y: Double(size.rows)), ImagePoint(x: 0, y: Double(size.rows))],
+                        from: [
+                            ImagePoint(x: 0, y: 0), ImagePoint(x: Double(size.columns), y: 0),
+                            ImagePoint(x: Double(size.columns), y: Double(size.rows)), ImagePoint(x: 0, y: Double(size.rows)),
+                        ],
                         to: corners)
                 else { continue }
                 let score = borderScore(image, grid, size)

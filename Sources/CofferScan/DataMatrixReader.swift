@@ -18,8 +18,11 @@ enum DataMatrixReader {
                 else { continue }
                 switch outcome {
                 case .payload(let payload, let gs1):
-                    results.append(.found(FoundBarcode(symbology: gs1 ? .gs1DataMatrix : .dataMatrix, payload: payload,
-                                                       corners: frame.corners)))
+                    results.append(
+                        .found(
+                            FoundBarcode(
+                                symbology: gs1 ? .gs1DataMatrix : .dataMatrix, payload: payload,
+                                corners: frame.corners)))
                 case .refused(let refusal):
                     results.append(.refused(refusal))
                 }

@@ -211,8 +211,10 @@ enum ITFReader {
                     split[5 + offset] = runs[at + 2 * offset + 1]
                 }
                 let both = UnsafeBufferPointer(split)
-                return (wideBits(both[0..<5], wideCounts: 2...2, alternating: false),
-                        wideBits(both[5..<10], wideCounts: 2...2, alternating: false))
+                return (
+                    wideBits(both[0..<5], wideCounts: 2...2, alternating: false),
+                    wideBits(both[5..<10], wideCounts: 2...2, alternating: false)
+                )
             }
             guard let barBits = bits.0, let spaceBits = bits.1,
                 let high = ITF.patterns.firstIndex(of: barBits), let low = ITF.patterns.firstIndex(of: spaceBits)

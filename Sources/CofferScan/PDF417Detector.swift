@@ -60,9 +60,12 @@ enum PDF417Detector {
         var traced: [Edge] = []
         for edge in edges {
             // Lines at two angles often find the same edge: it is traced once.
-            guard let edge = trace(edge, in: image), !traced.contains(where: { $0.isStart == edge.isStart
-                && $0.inverted == edge.inverted && length($0.top, edge.top) < 2 * edge.module
-                && length($0.bottom, edge.bottom) < 2 * edge.module })
+            guard let edge = trace(edge, in: image),
+                !traced.contains(where: {
+                    $0.isStart == edge.isStart
+                        && $0.inverted == edge.inverted && length($0.top, edge.top) < 2 * edge.module
+                        && length($0.bottom, edge.bottom) < 2 * edge.module
+                })
             else { continue }
             traced.append(edge)
         }
@@ -79,8 +82,10 @@ enum PDF417Detector {
 
     /// Start and stop hits on one line's runs (the first run light), read forwards and backwards, added to the
     /// edges they continue or as new edges.
-    private static func hits(_ runs: [Int], line: ScanLine, lineIndex: Int, angleIndex: Int, spacing: Double,
-                             into edges: inout [Edge]) {
+    private static func hits(
+        _ runs: [Int], line: ScanLine, lineIndex: Int, angleIndex: Int, spacing: Double,
+        into edges: inout [Edge]
+    ) {
         guard runs.count >= 10 else { return }
         var found: [(kind: Int, run: Int)] = []
         runs.withUnsafeBufferPointer { runs in
@@ -118,9 +123,10 @@ enum PDF417Detector {
             let direction = backwards ? ImagePoint(x: -line.step.x, y: -line.step.y) : line.step
             let hit = Hit(point: point, direction: direction, module: module, line: lineIndex)
             let key = angleIndex * 2 + (backwards ? 1 : 0)
-            if let index = edges.lastIndex(where: { $0.key == key && $0.isStart == isStart && $0.inverted == inverted
-                && continues($0.hits[$0.hits.count - 1], hit, spacing: spacing) })
-            {
+            if let index = edges.lastIndex(where: {
+                $0.key == key && $0.isStart == isStart && $0.inverted == inverted
+                    && continues($0.hits[$0.hits.count - 1], hit, spacing: spacing)
+            }) {
                 edges[index].hits.append(hit)
             } else {
                 edges.append(Edge(isStart: isStart, inverted: inverted, key: key, hits: [hit]))
@@ -185,8 +191,10 @@ enum PDF417Detector {
 
     /// Points on a bar's leading edge, probing across the edge (along its normal, towards the bar) every half module
     /// from `seed` both ways along `axis`, until three probes in a row find no bar.
-    private static func walk(_ image: GrayImage, from seed: ImagePoint, axis: ImagePoint, module: Double, bar: Double,
-                             inverted: Bool) -> [ImagePoint] {
+    private static func walk(
+        _ image: GrayImage, from seed: ImagePoint, axis: ImagePoint, module: Double, bar: Double,
+        inverted: Bool
+    ) -> [ImagePoint] {
         let across = ImagePoint(x: axis.y, y: -axis.x)  // the reading direction, when axis points down the symbol
         let step = max(1.0, module / 2)
         var points: [ImagePoint] = []
@@ -243,8 +251,10 @@ enum PDF417Detector {
     /// Where, along `direction` from `point`, a light-to-dark edge starts a dark bar about `bar` modules wide: the
     /// transition nearest the point within two modules, the threshold halfway between the darkest and lightest
     /// samples of the probe. Nil when there is none or the probe has too little contrast.
-    private static func edgeOffset(_ image: GrayImage, at point: ImagePoint, direction: ImagePoint, module: Double,
-                                   bar: Double, inverted: Bool) -> Double? {
+    private static func edgeOffset(
+        _ image: GrayImage, at point: ImagePoint, direction: ImagePoint, module: Double,
+        bar: Double, inverted: Bool
+    ) -> Double? {
         let from = -3 * module, to = (bar + 1) * module
         let count = Int((to - from) / 0.5) + 1
         var samples = [Int](repeating: 0, count: count)

@@ -41,8 +41,10 @@ enum PDF417Reader {
     /// indicators give if they differ. The payload is returned for a read (to tell the same symbol seen twice).
     private static func read(_ image: GrayImage, _ candidate: PDF417Detector.Candidate) -> (SymbolOutcome, [UInt8]?)? {
         let start = candidate.start, stop = candidate.stop
-        guard let plane = Perspective(from: [ImagePoint(x: 0, y: 0), ImagePoint(x: 1, y: 0), ImagePoint(x: 1, y: 1), ImagePoint(x: 0, y: 1)],
-                                      to: [start.top, stop.top, stop.bottom, start.bottom])
+        guard
+            let plane = Perspective(
+                from: [ImagePoint(x: 0, y: 0), ImagePoint(x: 1, y: 0), ImagePoint(x: 1, y: 1), ImagePoint(x: 0, y: 1)],
+                to: [start.top, stop.top, stop.bottom, start.bottom])
         else { return nil }
         let middleStart = ImagePoint(x: (start.top.x + start.bottom.x) / 2, y: (start.top.y + start.bottom.y) / 2)
         let middleStop = ImagePoint(x: (stop.top.x + stop.bottom.x) / 2, y: (stop.top.y + stop.bottom.y) / 2)
@@ -66,8 +68,10 @@ enum PDF417Reader {
 
     /// Luminance along the line at height `y` of the symbol's plane, `perModule` samples a module, from two modules
     /// before the start edge to `to` modules past it, for a symbol `width` modules from start edge to stop bar.
-    private static func sampleLine(_ image: GrayImage, _ plane: Perspective, y: Double, width: Double, to: Double,
-                                   perModule: Int, inverted: Bool, into samples: inout [UInt8]) {
+    private static func sampleLine(
+        _ image: GrayImage, _ plane: Perspective, y: Double, width: Double, to: Double,
+        perModule: Int, inverted: Bool, into samples: inout [UInt8]
+    ) {
         let count = Int((to + 2) * Double(perModule))
         if samples.count != count { samples = [UInt8](repeating: 255, count: count) }
         for index in 0..<count {
@@ -250,8 +254,9 @@ enum PDF417Reader {
         let found = anchors(runs)
         if let found, found.stop - found.start - 8 == 8 * (columns + 2) {
             for column in 0..<columns + 2 {
-                values[column] = codeword(runs, starts, at: found.start + 8 + 8 * column,
-                                          module: Double(starts[found.stop] - starts[found.start]) / width)
+                values[column] = codeword(
+                    runs, starts, at: found.start + 8 + 8 * column,
+                    module: Double(starts[found.stop] - starts[found.start]) / width)
             }
             return values
         }

@@ -4,8 +4,10 @@ struct Perspective: Sendable {
     // x' = (a11 x + a21 y + a31) / (a13 x + a23 y + a33), y' = (a12 x + a22 y + a32) / (…)
     private let a11, a12, a13, a21, a22, a23, a31, a32, a33: Double
 
-    private init(_ a11: Double, _ a21: Double, _ a31: Double, _ a12: Double, _ a22: Double, _ a32: Double,
-                 _ a13: Double, _ a23: Double, _ a33: Double) {
+    private init(
+        _ a11: Double, _ a21: Double, _ a31: Double, _ a12: Double, _ a22: Double, _ a32: Double,
+        _ a13: Double, _ a23: Double, _ a33: Double
+    ) {
         (self.a11, self.a12, self.a13, self.a21, self.a22, self.a23, self.a31, self.a32, self.a33) =
             (a11, a12, a13, a21, a22, a23, a31, a32, a33)
     }
@@ -36,15 +38,17 @@ struct Perspective: Sendable {
         guard abs(denominator) > 1e-12 else { return nil }
         let a13 = (dx3 * dy2 - dx2 * dy3) / denominator
         let a23 = (dx1 * dy3 - dx3 * dy1) / denominator
-        return Perspective(x1 - x0 + a13 * x1, x3 - x0 + a23 * x3, x0, y1 - y0 + a13 * y1, y3 - y0 + a23 * y3, y0,
-                           a13, a23, 1)
+        return Perspective(
+            x1 - x0 + a13 * x1, x3 - x0 + a23 * x3, x0, y1 - y0 + a13 * y1, y3 - y0 + a23 * y3, y0,
+            a13, a23, 1)
     }
 
     /// The inverse up to scale (which a projective map ignores).
     private func adjoint() -> Perspective {
-        Perspective(a22 * a33 - a23 * a32, a23 * a31 - a21 * a33, a21 * a32 - a22 * a31,
-                    a13 * a32 - a12 * a33, a11 * a33 - a13 * a31, a12 * a31 - a11 * a32,
-                    a12 * a23 - a13 * a22, a13 * a21 - a11 * a23, a11 * a22 - a12 * a21)
+        Perspective(
+            a22 * a33 - a23 * a32, a23 * a31 - a21 * a33, a21 * a32 - a22 * a31,
+            a13 * a32 - a12 * a33, a11 * a33 - a13 * a31, a12 * a31 - a11 * a32,
+            a12 * a23 - a13 * a22, a13 * a21 - a11 * a23, a11 * a22 - a12 * a21)
     }
 
     /// This map followed by `other`.

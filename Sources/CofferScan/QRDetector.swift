@@ -103,7 +103,9 @@ enum QRDetector {
 
     /// The runs through `from` along `direction` and back: the centre (along the axis that moves) and total
     /// length, when they are 1:1:3:1:1 and about as long as `expected`.
-    private static func crossCheck(_ image: BitImage, from: (Double, Double), direction: (Int, Int), expected: Int)
+    private static func crossCheck(
+        _ image: BitImage, from: (Double, Double), direction: (Int, Int), expected: Int
+    )
         -> (centre: Double, total: Double)?
     {
         let x0 = Int(from.0), y0 = Int(from.1)
@@ -212,7 +214,8 @@ enum QRDetector {
         // Top-right is the one that a clockwise quarter turn from the corner reaches first (image y grows down).
         let cross = (p.x - corner.x) * (q.y - corner.y) - (p.y - corner.y) * (q.x - corner.x)
         let (topRight, bottomLeft) = cross > 0 ? (p, q) : (q, p)
-        let score = skew + abs(legs.0 - legs.1) / max(legs.0, legs.1)
+        let score =
+            skew + abs(legs.0 - legs.1) / max(legs.0, legs.1)
             + abs(a.moduleSize - b.moduleSize) / module + abs(b.moduleSize - c.moduleSize) / module
         return (score, (corner, topRight, bottomLeft))
     }
@@ -221,8 +224,10 @@ enum QRDetector {
     /// where the finders put it (versions 2 and up), then the fourth corner of the finders' parallelogram and points
     /// around it up to `search` modules away, for a tilt the parallelogram misses. Each comes with the module
     /// coordinate it stands for.
-    static func bottomRightCandidates(_ image: BitImage, _ triple: (Finder, Finder, Finder), dimension: Int,
-                                      search: Int) -> [(point: ImagePoint, module: Double)] {
+    static func bottomRightCandidates(
+        _ image: BitImage, _ triple: (Finder, Finder, Finder), dimension: Int,
+        search: Int
+    ) -> [(point: ImagePoint, module: Double)] {
         let (topLeft, topRight, bottomLeft) = triple
         let side = Double(dimension)
         // A tilted symbol's modules shrink with distance from the camera. Along a line, a perspective map's scale
@@ -236,15 +241,20 @@ enum QRDetector {
         }
         let (across, down) = (ratio(topLeft, topRight), ratio(topLeft, bottomLeft))
         let denominator = across + down - 1
-        let corner = ImagePoint(x: (across * topRight.x + down * bottomLeft.x - topLeft.x) / denominator,
-                                y: (across * topRight.y + down * bottomLeft.y - topLeft.y) / denominator)
+        let corner = ImagePoint(
+            x: (across * topRight.x + down * bottomLeft.x - topLeft.x) / denominator,
+            y: (across * topRight.y + down * bottomLeft.y - topLeft.y) / denominator)
         var candidates: [(point: ImagePoint, module: Double)] = []
         if dimension > 21,
             let first = Perspective(
-                from: [ImagePoint(x: 3.5, y: 3.5), ImagePoint(x: side - 3.5, y: 3.5), ImagePoint(x: side - 3.5, y: side - 3.5),
-                       ImagePoint(x: 3.5, y: side - 3.5)],
-                to: [ImagePoint(x: topLeft.x, y: topLeft.y), ImagePoint(x: topRight.x, y: topRight.y), corner,
-                     ImagePoint(x: bottomLeft.x, y: bottomLeft.y)])
+                from: [
+                    ImagePoint(x: 3.5, y: 3.5), ImagePoint(x: side - 3.5, y: 3.5), ImagePoint(x: side - 3.5, y: side - 3.5),
+                    ImagePoint(x: 3.5, y: side - 3.5),
+                ],
+                to: [
+                    ImagePoint(x: topLeft.x, y: topLeft.y), ImagePoint(x: topRight.x, y: topRight.y), corner,
+                    ImagePoint(x: bottomLeft.x, y: bottomLeft.y),
+                ])
         {
             // The alignment pattern's centre lies 3 modules in from the bottom-right finder-centre lines.
             let estimate = first.map(side - 6.5, side - 6.5)
@@ -258,8 +268,9 @@ enum QRDetector {
             for dy in -search...search { offsets.append((dx, dy)) }
         }
         for (dx, dy) in offsets.sorted(by: { abs($0.0) + abs($0.1) < abs($1.0) + abs($1.1) }) {
-            let point = ImagePoint(x: corner.x + Double(dx) * stepAcross.x + Double(dy) * stepDown.x,
-                                   y: corner.y + Double(dx) * stepAcross.y + Double(dy) * stepDown.y)
+            let point = ImagePoint(
+                x: corner.x + Double(dx) * stepAcross.x + Double(dy) * stepDown.x,
+                y: corner.y + Double(dx) * stepAcross.y + Double(dy) * stepDown.y)
             candidates.append((point, side - 3.5))
         }
         return candidates
@@ -267,17 +278,24 @@ enum QRDetector {
 
     /// The grid of the symbol with these finders at `dimension` modules a side, its bottom-right reference point at
     /// `bottomRight` (standing for module coordinate `module` on both axes).
-    static func placement(_ triple: (Finder, Finder, Finder), dimension: Int, bottomRight: ImagePoint, module: Double)
+    static func placement(
+        _ triple: (Finder, Finder, Finder), dimension: Int, bottomRight: ImagePoint, module: Double
+    )
         -> Placement?
     {
         let (topLeft, topRight, bottomLeft) = triple
         guard dimension >= 21, dimension <= 177 else { return nil }
         let side = Double(dimension)
-        guard let grid = Perspective(
-            from: [ImagePoint(x: 3.5, y: 3.5), ImagePoint(x: side - 3.5, y: 3.5), ImagePoint(x: module, y: module),
-                   ImagePoint(x: 3.5, y: side - 3.5)],
-            to: [ImagePoint(x: topLeft.x, y: topLeft.y), ImagePoint(x: topRight.x, y: topRight.y), bottomRight,
-                 ImagePoint(x: bottomLeft.x, y: bottomLeft.y)])
+        guard
+            let grid = Perspective(
+                from: [
+                    ImagePoint(x: 3.5, y: 3.5), ImagePoint(x: side - 3.5, y: 3.5), ImagePoint(x: module, y: module),
+                    ImagePoint(x: 3.5, y: side - 3.5),
+                ],
+                to: [
+                    ImagePoint(x: topLeft.x, y: topLeft.y), ImagePoint(x: topRight.x, y: topRight.y), bottomRight,
+                    ImagePoint(x: bottomLeft.x, y: bottomLeft.y),
+                ])
         else { return nil }
         return Placement(topLeft: topLeft, topRight: topRight, bottomLeft: bottomLeft, dimension: dimension, grid: grid)
     }

@@ -23,8 +23,10 @@ enum QRReader {
                 while index < candidates.count {
                     let candidate = candidates[index]
                     index += 1
-                    guard let placement = QRDetector.placement(triple, dimension: dimension, bottomRight: candidate.point,
-                                                               module: candidate.module),
+                    guard
+                        let placement = QRDetector.placement(
+                            triple, dimension: dimension, bottomRight: candidate.point,
+                            module: candidate.module),
                         let grid = sample(image, placement)
                     else { continue }
                     switch QRDecoder.decode(grid, dimension: dimension) {
@@ -62,7 +64,9 @@ enum QRReader {
 
     private static func corners(_ placement: QRDetector.Placement) -> [ImagePoint] {
         let side = Double(placement.dimension)
-        return [placement.grid.map(0, 0), placement.grid.map(side, 0), placement.grid.map(side, side),
-                placement.grid.map(0, side)]
+        return [
+            placement.grid.map(0, 0), placement.grid.map(side, 0), placement.grid.map(side, side),
+            placement.grid.map(0, side),
+        ]
     }
 }

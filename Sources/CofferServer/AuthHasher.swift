@@ -23,8 +23,8 @@ public enum AuthHasher {
     static func verify(_ authKey: [UInt8], against stored: String) -> Bool {
         let parts = stored.split(separator: "$", omittingEmptySubsequences: false)
         guard parts.count == 4, parts[0] == prefix, let iterations = Int(parts[1]), (1...10_000_000).contains(iterations),
-              let salt = Data(base64Encoded: String(parts[2])), let expected = Data(base64Encoded: String(parts[3])),
-              let digest = try? PBKDF2.derive(SecretBytes(authKey), salt: Array(salt), hash: .sha256, iterations: iterations, outputByteCount: 32)
+            let salt = Data(base64Encoded: String(parts[2])), let expected = Data(base64Encoded: String(parts[3])),
+            let digest = try? PBKDF2.derive(SecretBytes(authKey), salt: Array(salt), hash: .sha256, iterations: iterations, outputByteCount: 32)
         else { return false }
         return digest.isEqual(to: SecretBytes(expected))
     }

@@ -221,7 +221,7 @@ enum CardFace {
 
     static func card(from item: StoredItem, userID: UUID) -> CardResponse? {
         guard item.kind == kind, !item.deleted, let metaText = item.meta, let box = item.box,
-              let meta = try? WireJSON.decoder().decode(Meta.self, from: Data(metaText.utf8))
+            let meta = try? WireJSON.decoder().decode(Meta.self, from: Data(metaText.utf8))
         else { return nil }
         return CardResponse(
             id: item.id.lowercasedString, userID: userID.lowercasedString, name: meta.name,
@@ -296,7 +296,7 @@ extension ServerCore {
 
     func card(id: UUID, session: AuthenticatedSession) async throws -> CardResponse {
         guard let item = try await store.item(userID: session.userID, id: id),
-              let card = CardFace.card(from: item, userID: session.userID)
+            let card = CardFace.card(from: item, userID: session.userID)
         else { throw APIError.cardNotFound }
         return card
     }
@@ -327,8 +327,8 @@ extension ServerCore {
         // A concurrent writer makes the push conflict; read again and retry a few times before giving up.
         for _ in 0..<3 {
             guard let item = try await store.item(userID: session.userID, id: id), item.kind == CardFace.kind, !item.deleted,
-                  let metaText = item.meta, let box = item.box,
-                  var meta = try? WireJSON.decoder().decode(CardFace.Meta.self, from: Data(metaText.utf8))
+                let metaText = item.meta, let box = item.box,
+                var meta = try? WireJSON.decoder().decode(CardFace.Meta.self, from: Data(metaText.utf8))
             else { throw APIError.cardNotFound }
             try change(&meta)
             do {

@@ -118,8 +118,9 @@ extension CofferServerApplication {
             perAddress: configuration.maxConnectionsPerAddress, total: configuration.maxConnections,
             proxies: TrustedProxies(networks: configuration.trustedProxies))
         let requestTimeout = TimeAmount.milliseconds(Int64(configuration.requestTimeout * 1000))
-        return .http1(configuration: HTTP1Channel.Configuration(
-            additionalChannelHandlers: [ConnectionGuard(limits: limits, requestTimeout: requestTimeout), MalformedRequestResponder()],
-            idleTimeout: .milliseconds(Int64(configuration.idleTimeout * 1000))))
+        return .http1(
+            configuration: HTTP1Channel.Configuration(
+                additionalChannelHandlers: [ConnectionGuard(limits: limits, requestTimeout: requestTimeout), MalformedRequestResponder()],
+                idleTimeout: .milliseconds(Int64(configuration.idleTimeout * 1000))))
     }
 }

@@ -13,7 +13,9 @@ public enum OperatorToken {
     /// Makes a new token, replacing the previous one, and returns it; only its hash is written.
     public static func create(dataDirectory: String) throws -> String {
         try PrivateFiles.createDirectory(dataDirectory)
-        let token = prefix + Data(SystemRandom().bytes(32)).base64EncodedString()
+        let token =
+            prefix
+            + Data(SystemRandom().bytes(32)).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
         try PrivateFiles.write(Array(hash(token).utf8), to: "\(dataDirectory)/\(fileName)")
         return token

@@ -19,24 +19,27 @@ struct PlacesRoutes {
 
         v1.get("networks") { request, _ in
             let query = request.uri.queryParameters
-            return JSONResponse.make(try await core.networks(
-                search: query.get("search"), category: query.get("category").flatMap { $0.isEmpty ? nil : $0 }))
+            return JSONResponse.make(
+                try await core.networks(
+                    search: query.get("search"), category: query.get("category").flatMap { $0.isEmpty ? nil : $0 }))
         }
         v1.get("networks/:id/locations") { request, context in
             let id = context.parameters.get("id") ?? ""
             let limit = try routes.integer(request, "limit", default: 100)
             let offset = try routes.integer(request, "offset", default: 0)
-            return JSONResponse.make(try await core.networkLocations(
-                id: id, limit: Int(clamping: limit), offset: Int(clamping: offset)))
+            return JSONResponse.make(
+                try await core.networkLocations(
+                    id: id, limit: Int(clamping: limit), offset: Int(clamping: offset)))
         }
         v1.get("locations/nearby") { request, context in
             _ = try await routes.authenticate(request, context)
             let query = request.uri.queryParameters
             let networks = query.get("network_ids").map { $0.split(separator: ",").map(String.init) } ?? []
-            return JSONResponse.make(try await core.nearby(
-                latitude: try Self.number(query.get("lat"), "lat"), longitude: try Self.number(query.get("lon"), "lon"),
-                radiusKM: try Self.number(query.get("radius_km"), "radius_km") ?? 10, networks: networks,
-                limit: Int(clamping: try routes.integer(request, "limit", default: 20))))
+            return JSONResponse.make(
+                try await core.nearby(
+                    latitude: try Self.number(query.get("lat"), "lat"), longitude: try Self.number(query.get("lon"), "lon"),
+                    radiusKM: try Self.number(query.get("radius_km"), "radius_km") ?? 10, networks: networks,
+                    limit: Int(clamping: try routes.integer(request, "limit", default: 20))))
         }
         v1.post("region-refresh") { request, context in
             _ = try await routes.authenticate(request, context)
@@ -64,8 +67,9 @@ struct PlacesRoutes {
         v1.post("admin/import") { request, context in
             try await core.requireOperator(request.headers[.authorization], address: context.remoteAddress)
             let upload = try await Self.upload(request, maxBytes: Self.maxImportBytes)
-            return JSONResponse.make(try await core.importPlaces(
-                upload.file, network: upload.network, replacing: upload.overwrite, address: context.remoteAddress))
+            return JSONResponse.make(
+                try await core.importPlaces(
+                    upload.file, network: upload.network, replacing: upload.overwrite, address: context.remoteAddress))
         }
     }
 
@@ -75,10 +79,12 @@ struct PlacesRoutes {
             .eTag: entry.etag, .cacheControl: Self.tileCacheControl, .accessControlAllowOrigin: "*",
         ]
         // If-None-Match compares weakly (RFC 9110 §13.1.2): `W/"x"` matches `"x"`.
-        if let match = request.headers[.ifNoneMatch], match.split(separator: ",").contains(where: { tag in
-            let trimmed = tag.trimmingCharacters(in: .whitespaces)
-            return trimmed == "*" || (trimmed.hasPrefix("W/") ? String(trimmed.dropFirst(2)) : trimmed) == entry.etag
-        }) {
+        if let match = request.headers[.ifNoneMatch],
+            match.split(separator: ",").contains(where: { tag in
+                let trimmed = tag.trimmingCharacters(in: .whitespaces)
+                return trimmed == "*" || (trimmed.hasPrefix("W/") ? String(trimmed.dropFirst(2)) : trimmed) == entry.etag
+            })
+        {
             return Response(status: .notModified, headers: headers)
         }
         headers[.contentType] = PlacesMedia.tile
@@ -89,7 +95,7 @@ struct PlacesRoutes {
         guard let text, !text.isEmpty else { return nil }
         // Decimal only: Swift's Double(_:) would also take hexadecimal floats and "nan".
         guard text.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || [0x2B, 0x2D, 0x2E, 0x45, 0x65].contains($0) }),
-              let value = Double(text), value.isFinite
+            let value = Double(text), value.isFinite
         else { throw APIError.invalidRequest("\(name) must be a number", field: name) }
         return value
     }
@@ -120,8 +126,9 @@ struct PlacesRoutes {
         guard contentType.lowercased().hasPrefix("multipart/form-data") else {
             return Upload(file: Array(buffer.readableBytesView), network: queryNetwork, overwrite: queryOverwrite)
         }
-        guard let boundary = contentType.split(separator: ";").lazy.map({ $0.trimmingCharacters(in: .whitespaces) })
-            .first(where: { $0.lowercased().hasPrefix("boundary=") })?.dropFirst(9).trimmingCharacters(in: CharacterSet(charactersIn: "\"")),
+        guard
+            let boundary = contentType.split(separator: ";").lazy.map({ $0.trimmingCharacters(in: .whitespaces) })
+                .first(where: { $0.lowercased().hasPrefix("boundary=") })?.dropFirst(9).trimmingCharacters(in: CharacterSet(charactersIn: "\"")),
             !boundary.isEmpty
         else { throw APIError.invalidRequest("multipart/form-data needs a boundary", field: "Content-Type") }
         var parts: [String: [UInt8]] = [:]

@@ -96,9 +96,10 @@ extension ServerCore {
         guard (1...100).contains(limit) else { throw APIError.invalidRequest("limit must be between 1 and 100", field: "limit") }
         let filter = networks.isEmpty ? nil : Set(networks)
         if let index = await places.current() {
-            return NearbyLocations(locations: index.nearby(position, radius: radiusKM * 1_000, networks: filter, limit: limit).map {
-                LocationJSON($0.location, network: $0.network, distance: $0.distance)
-            })
+            return NearbyLocations(
+                locations: index.nearby(position, radius: radiusKM * 1_000, networks: filter, limit: limit).map {
+                    LocationJSON($0.location, network: $0.network, distance: $0.distance)
+                })
         }
         let found = try await store.nearby(position, radius: radiusKM * 1_000, networks: filter, limit: limit)
         var directory: [String: Network] = [:]
@@ -200,8 +201,9 @@ extension ServerCore {
         }
         _ = try await store.importPlaces(PlaceImport(networks: [network]), replacing: false, now: now)
         places.invalidate()
-        try await store.audit(AuditEvent(
-            at: now, kind: .placesImported, userID: nil, address: address, detail: existing == nil ? "1 network" : "1 network updated"))
+        try await store.audit(
+            AuditEvent(
+                at: now, kind: .placesImported, userID: nil, address: address, detail: existing == nil ? "1 network" : "1 network updated"))
         let count = existing == nil ? 0 : try await directory().counts[network.id] ?? 0
         return (NetworkJSON(network, locationCount: count), existing == nil)
     }
@@ -229,9 +231,10 @@ extension ServerCore {
         } catch {
             throw error
         }
-        try await store.audit(AuditEvent(
-            at: now, kind: .placesImported, userID: nil, address: address,
-            detail: "\(summary.networks) networks, \(summary.locations) locations, \(summary.removed) removed"))
+        try await store.audit(
+            AuditEvent(
+                at: now, kind: .placesImported, userID: nil, address: address,
+                detail: "\(summary.networks) networks, \(summary.locations) locations, \(summary.removed) removed"))
         return PlacesImportResponse(
             imported: summary.locations, networks: summary.networks, removed: summary.removed, skipped: batch.skipped)
     }

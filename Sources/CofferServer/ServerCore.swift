@@ -101,8 +101,8 @@ final class ServerCore: Sendable {
             return key
         }
         guard let claims = await tokens.verify(request.refreshToken, kind: .refresh),
-              let userID = UUID(uuidString: claims.sub), let family = UUID(uuidString: claims.sid),
-              let tokenID = UUID(uuidString: claims.jti)
+            let userID = UUID(uuidString: claims.sub), let family = UUID(uuidString: claims.sid),
+            let tokenID = UUID(uuidString: claims.jti)
         else { throw APIError.invalidRefreshToken }
         let newTokenID = UUID()
         switch try await store.rotateRefreshToken(
@@ -217,7 +217,7 @@ final class ServerCore: Sendable {
         let token = String(Substring(authorization.utf8.dropFirst(7)))
         guard !token.isEmpty, !token.utf8.contains(UInt8(ascii: " ")) else { throw APIError.missingToken }
         guard let claims = await tokens.verify(token, kind: .access),
-              let userID = UUID(uuidString: claims.sub), let family = UUID(uuidString: claims.sid)
+            let userID = UUID(uuidString: claims.sub), let family = UUID(uuidString: claims.sid)
         else {
             if await tokens.isValidToken(token, otherThan: .access) { throw APIError.wrongTokenType }
             throw APIError.invalidToken
@@ -339,7 +339,7 @@ final class ServerCore: Sendable {
     static func normalizedEmail(_ text: String) throws -> String {
         let email = AccountEmail.canonical(text)
         guard (3...254).contains(email.utf8.count), email.contains("@"), !email.hasPrefix("@"), !email.hasSuffix("@"),
-              !email.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F })
+            !email.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F })
         else { throw APIError.invalidRequest("email must be an email address", field: "email") }
         return email
     }

@@ -32,12 +32,13 @@ enum ServerMetrics {
     /// A Prometheus metric or label name (`[a-zA-Z_:][a-zA-Z0-9_:]*`): Hummingbird names its metrics with dots
     /// (`http.server.request.duration`), which Prometheus does not accept.
     static func sanitized(_ name: String) -> String {
-        var result = String(name.unicodeScalars.map { scalar -> Character in
-            switch scalar {
-            case "a"..."z", "A"..."Z", "0"..."9", "_", ":": return Character(scalar)
-            default: return "_"
-            }
-        })
+        var result = String(
+            name.unicodeScalars.map { scalar -> Character in
+                switch scalar {
+                case "a"..."z", "A"..."Z", "0"..."9", "_", ":": return Character(scalar)
+                default: return "_"
+                }
+            })
         if let first = result.unicodeScalars.first, ("0"..."9").contains(first) { result = "_" + result }
         return result
     }

@@ -110,8 +110,9 @@ extension ServerCore {
         }
         let result: Result<PushOutcome, ServerStoreError>
         do {
-            result = .success(try await store.commitRotation(
-                userID: user.id, rotation: rotation, expectedRows: request.items, slot: request.slot, manifest: manifest, now: now))
+            result = .success(
+                try await store.commitRotation(
+                    userID: user.id, rotation: rotation, expectedRows: request.items, slot: request.slot, manifest: manifest, now: now))
         } catch {
             result = .failure(error)
         }
@@ -178,8 +179,9 @@ extension ServerCore {
     func storePush(_ writes: [ItemWrite], manifest: ManifestWrite? = nil, session: AuthenticatedSession) async throws -> PushOutcome {
         let result: Result<PushOutcome, ServerStoreError>
         do {
-            result = .success(try await store.push(
-                userID: session.userID, writes: writes, manifest: manifest, maxStoredBytes: configuration.maxAccountBytes, now: now))
+            result = .success(
+                try await store.push(
+                    userID: session.userID, writes: writes, manifest: manifest, maxStoredBytes: configuration.maxAccountBytes, now: now))
         } catch {
             result = .failure(error)
         }
@@ -240,7 +242,7 @@ extension ServerCore {
 
     static func validateKind(_ kind: String) throws {
         guard (1...64).contains(kind.utf8.count),
-              kind.utf8.allSatisfy({ ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5F || $0 == 0x2E || $0 == 0x2D })
+            kind.utf8.allSatisfy({ ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5F || $0 == 0x2E || $0 == 0x2D })
         else { throw APIError.invalidRequest("kind must be 1 to 64 of a-z 0-9 _ . -", field: "kind") }
     }
 }

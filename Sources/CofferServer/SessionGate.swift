@@ -70,15 +70,16 @@ final class SessionGate: Sendable {
             // While a check of this session is in flight, the one before it stays trusted for up to a second more:
             // concurrent requests of one session wait for that check's answer rather than each making its own.
             if var entry = entries[family], entry.userID == userID, entry.window == windowStart, now >= entry.checkedAt,
-               now.timeIntervalSince(entry.checkedAt) < (entry.reporting > 0 ? 2 * freshness : freshness),
-               2 * (entry.count + 1) <= limit
+                now.timeIntervalSince(entry.checkedAt) < (entry.reporting > 0 ? 2 * freshness : freshness),
+                2 * (entry.count + 1) <= limit
             {
                 entry.unreported += 1
                 entries[family] = entry
                 return nil
             }
             // To the store: this request and those admitted here since the last check (of this window).
-            var entry = entries[family].flatMap { $0.userID == userID && $0.window == windowStart ? $0 : nil }
+            var entry =
+                entries[family].flatMap { $0.userID == userID && $0.window == windowStart ? $0 : nil }
                 ?? Entry(userID: userID, window: windowStart, reported: 0, unreported: 0, reporting: 0, checkedAt: .distantPast)
             let requests = entry.unreported + 1
             entry.unreported = 0

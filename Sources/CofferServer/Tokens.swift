@@ -120,15 +120,15 @@ final class TokenService: Sendable {
             claims = known
         } else {
             guard let header = Self.header(of: token), header.alg == "ES256", header.crit == nil, let kid = header.kid,
-                  knownKeyIDs.contains(kid), ES256Signature.isCanonical(token),
-                  let checked = try? await keys.verify(token, as: TokenClaims.self)
+                knownKeyIDs.contains(kid), ES256Signature.isCanonical(token),
+                let checked = try? await keys.verify(token, as: TokenClaims.self)
             else { return nil }
             verified.withLock { $0.insert(checked, for: digest, now: now) }
             claims = checked
         }
         guard claims.iss == Self.issuer, claims.aud == Self.audience(of: kind), claims.typ == kind, claims.exp > now,
-              claims.iat <= now + 60, (claims.nbf ?? now) <= now + 60, UUID(uuidString: claims.sub) != nil, UUID(uuidString: claims.sid) != nil,
-              UUID(uuidString: claims.jti) != nil
+            claims.iat <= now + 60, (claims.nbf ?? now) <= now + 60, UUID(uuidString: claims.sub) != nil, UUID(uuidString: claims.sid) != nil,
+            UUID(uuidString: claims.jti) != nil
         else { return nil }
         return claims
     }
@@ -144,13 +144,13 @@ final class TokenService: Sendable {
     func verifyApple(_ token: String) async -> AppleIdentity? {
         guard let apple, let appleAudience else { return nil }
         guard let header = Self.header(of: token), header.alg == "RS256", header.crit == nil, let kid = header.kid,
-              appleKeyIDs.contains(kid)
+            appleKeyIDs.contains(kid)
         else { return nil }
         guard let claims = try? await apple.verify(token, as: AppleClaims.self) else { return nil }
         let now = UnixTime.seconds(clock())
         guard claims.iss == Self.appleIssuer, claims.aud.contains(appleAudience), claims.exp > now, claims.iat <= now + 60,
-              (claims.nbf ?? now) <= now + 60,
-              !claims.sub.isEmpty, claims.sub.utf8.count <= 255
+            (claims.nbf ?? now) <= now + 60,
+            !claims.sub.isEmpty, claims.sub.utf8.count <= 255
         else { return nil }
         return AppleIdentity(subject: claims.sub, email: claims.email)
     }
@@ -278,7 +278,7 @@ enum ES256Signature {
     /// the unused low bits of its last character zero: otherwise up to 16 spellings decode to the same bytes).
     static func isCanonical(_ token: String) -> Bool {
         guard let signature = signature(of: token),
-              token[token.index(after: token.lastIndex(of: ".")!)...] == Data(signature).base64URLEncodedString()
+            token[token.index(after: token.lastIndex(of: ".")!)...] == Data(signature).base64URLEncodedString()
         else { return false }
         let s = Array(signature[32...])
         guard s.contains(where: { $0 != 0 }) else { return false }
@@ -303,7 +303,7 @@ enum ES256Signature {
 
     private static func signature(of token: String) -> [UInt8]? {
         guard let dot = token.lastIndex(of: "."), let data = Data(base64URL: String(token[token.index(after: dot)...])),
-              data.count == 64
+            data.count == 64
         else { return nil }
         return Array(data)
     }

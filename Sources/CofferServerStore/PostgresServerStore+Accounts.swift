@@ -64,9 +64,10 @@ extension PostgresServerStore {
         do {
             return try await rawTransaction(acting: .user(userID)) { [self] connection -> PushOutcome in
                 // Locks the user's row, as a push does, so a push and a passphrase change cannot both extend one head.
-                guard let cursor = try await connection.rows(
-                    "SELECT change_seq FROM users WHERE id = \(userID) AND deleted_at IS NULL FOR UPDATE", logger: logger
-                ).first?.decode(Int64.self)
+                guard
+                    let cursor = try await connection.rows(
+                        "SELECT change_seq FROM users WHERE id = \(userID) AND deleted_at IS NULL FOR UPDATE", logger: logger
+                    ).first?.decode(Int64.self)
                 else { throw ServerStoreError.notFound }
                 // The slot is part of the verified state: the head commits to its parameters.
                 if let refusal = try await checkHead(connection, userID: userID, manifest: manifest, writesStateRows: true) {
@@ -89,9 +90,10 @@ extension PostgresServerStore {
     func checkHead(
         _ connection: PostgresConnection, userID: UUID, manifest: ManifestWrite?, writesStateRows: Bool
     ) async throws -> PushOutcome? {
-        let head = try await connection.rows(
-            "SELECT coalesce(max(epoch), 0) FROM manifests WHERE user_id = \(userID)", logger: logger
-        ).first?.decode(Int64.self) ?? 0
+        let head =
+            try await connection.rows(
+                "SELECT coalesce(max(epoch), 0) FROM manifests WHERE user_id = \(userID)", logger: logger
+            ).first?.decode(Int64.self) ?? 0
         if let manifest {
             return manifest.baseEpoch == head ? nil : .staleHead(epoch: head)
         }
@@ -114,7 +116,8 @@ extension PostgresServerStore {
                 """
                 UPDATE users SET deleted_at = \(unescaped: Self.timestamp(UnixTime.milliseconds(date)))
                 WHERE id = \(id) AND deleted_at IS NULL RETURNING 1
-                """, logger: logger).count
+                """, logger: logger
+            ).count
             try await connection.rows("UPDATE sessions SET revoked = true WHERE user_id = \(id)", logger: logger)
             return changed
         }

@@ -33,12 +33,13 @@ extension PostgresServerStore {
         // Allocating the feed positions first takes the user's row lock, which serialises this user's pushes:
         // positions then become visible in order, so a reader's cursor never passes one still uncommitted,
         // and two pushes creating the same new item cannot both pass the revision check.
-        guard let last = try await connection.rows(
-            """
-            UPDATE users SET change_seq = change_seq + \(writes.count)
-            WHERE id = \(userID) AND deleted_at IS NULL RETURNING change_seq
-            """, logger: logger
-        ).first?.decode(Int64.self)
+        guard
+            let last = try await connection.rows(
+                """
+                UPDATE users SET change_seq = change_seq + \(writes.count)
+                WHERE id = \(userID) AND deleted_at IS NULL RETURNING change_seq
+                """, logger: logger
+            ).first?.decode(Int64.self)
         else { throw ServerStoreError.notFound }
         let writesStateRows = writes.contains { !StateRoot.isServerFace(kind: $0.kind) }
         if let refusal = try await checkHead(connection, userID: userID, manifest: manifest, writesStateRows: writesStateRows) {
@@ -54,8 +55,8 @@ extension PostgresServerStore {
             """
             SELECT \(unescaped: Self.itemColumns) FROM items
             WHERE user_id = \(userID) AND id = ANY(\(writes.map(\.id))) FOR UPDATE
-            """, logger: logger).map(Self.storedItem)
-        {
+            """, logger: logger
+        ).map(Self.storedItem) {
             stored[item.id] = item
         }
         if writes.contains(where: { $0.meta == nil && stored[$0.id]?.meta != nil }) {
@@ -68,9 +69,10 @@ extension PostgresServerStore {
         let missing = writes.contains { stored[$0.id] == nil && Self.basedOnMissingRow($0, manifest: manifest) }
         if !conflicts.isEmpty || missing { throw PushRefusal(outcome: .conflicts(conflicts)) }
         if let maxStoredBytes {
-            let storedBytes = try await connection.rows(
-                "SELECT coalesce(sum(size), 0)::bigint FROM items WHERE user_id = \(userID) AND NOT deleted", logger: logger
-            ).first?.decode(Int64.self) ?? 0
+            let storedBytes =
+                try await connection.rows(
+                    "SELECT coalesce(sum(size), 0)::bigint FROM items WHERE user_id = \(userID) AND NOT deleted", logger: logger
+                ).first?.decode(Int64.self) ?? 0
             let replaced = stored.values.reduce(Int64(0)) { $0 + Int64($1.box?.count ?? 0) }
             if Self.exceeds(maxStoredBytes, storedBytes: storedBytes, writes: writes, replacing: replaced) {
                 throw PushRefusal(outcome: .quotaExceeded(limit: maxStoredBytes))
@@ -104,13 +106,15 @@ extension PostgresServerStore {
         let stagedAt = UnixTime.milliseconds(now)
         return try await transaction(acting: .user(userID)) { [self] connection -> Int in
             // The user's row lock serialises one account's staging, so the cap holds under concurrent requests.
-            guard try await connection.rows(
-                "SELECT 1 FROM users WHERE id = \(userID) AND deleted_at IS NULL FOR UPDATE", logger: logger
-            ).first != nil
+            guard
+                try await connection.rows(
+                    "SELECT 1 FROM users WHERE id = \(userID) AND deleted_at IS NULL FOR UPDATE", logger: logger
+                ).first != nil
             else { throw ServerStoreError.notFound }
-            let held = try await connection.rows(
-                "SELECT count(*) FROM rotation_items WHERE user_id = \(userID)", logger: logger
-            ).first?.decode(Int64.self) ?? 0
+            let held =
+                try await connection.rows(
+                    "SELECT count(*) FROM rotation_items WHERE user_id = \(userID)", logger: logger
+                ).first?.decode(Int64.self) ?? 0
             guard held + Int64(writes.count) <= SyncLimits.maxRotationItems else { throw ServerStoreError.stagingFull }
             let columns = WriteColumns(writes)
             try await connection.rows(
@@ -127,9 +131,10 @@ extension PostgresServerStore {
                     revision = EXCLUDED.revision, updated_at = EXCLUDED.updated_at, deleted = EXCLUDED.deleted,
                     box = EXCLUDED.box, base_revision = EXCLUDED.base_revision, staged_at = EXCLUDED.staged_at
                 """, logger: logger)
-            return Int(try await connection.rows(
-                "SELECT count(*) FROM rotation_items WHERE user_id = \(userID) AND rotation_id = \(rotation)", logger: logger
-            ).first?.decode(Int64.self) ?? 0)
+            return Int(
+                try await connection.rows(
+                    "SELECT count(*) FROM rotation_items WHERE user_id = \(userID) AND rotation_id = \(rotation)", logger: logger
+                ).first?.decode(Int64.self) ?? 0)
         }
     }
 
@@ -230,7 +235,8 @@ extension PostgresServerStore {
                 """
                 SELECT \(unescaped: Self.itemColumns) FROM items
                 WHERE user_id = \(userID) AND kind = \(kind) AND NOT deleted ORDER BY seq
-                """, logger: logger).map(Self.storedItem)
+                """, logger: logger
+            ).map(Self.storedItem)
         }
     }
 
@@ -245,17 +251,20 @@ extension PostgresServerStore {
 
     public func usage(userID: UUID) async throws(ServerStoreError) -> StoreUsage {
         try await transaction(acting: .user(userID)) { [self] connection in
-            let (count, bytes) = try await connection.rows(
-                """
-                SELECT count(*), coalesce(sum(size), 0)::bigint FROM items
-                WHERE user_id = \(userID) AND NOT deleted
-                """, logger: logger
-            ).first?.decode((Int, Int).self) ?? (0, 0)
-            let cursor = try await connection.rows("SELECT change_seq FROM users WHERE id = \(userID)", logger: logger)
+            let (count, bytes) =
+                try await connection.rows(
+                    """
+                    SELECT count(*), coalesce(sum(size), 0)::bigint FROM items
+                    WHERE user_id = \(userID) AND NOT deleted
+                    """, logger: logger
+                ).first?.decode((Int, Int).self) ?? (0, 0)
+            let cursor =
+                try await connection.rows("SELECT change_seq FROM users WHERE id = \(userID)", logger: logger)
                 .first?.decode(Int64.self) ?? 0
-            let head = try await connection.rows(
-                "SELECT coalesce(max(epoch), 0) FROM manifests WHERE user_id = \(userID)", logger: logger
-            ).first?.decode(Int64.self) ?? 0
+            let head =
+                try await connection.rows(
+                    "SELECT coalesce(max(epoch), 0) FROM manifests WHERE user_id = \(userID)", logger: logger
+                ).first?.decode(Int64.self) ?? 0
             return StoreUsage(items: count, bytes: bytes, cursor: cursor, headEpoch: head)
         }
     }

@@ -34,7 +34,8 @@ extension PostgresServerStore {
                     removed = try await connection.rows(
                         """
                         DELETE FROM locations WHERE network_id = ANY(\(networks)) AND NOT (id = ANY(\(ids))) RETURNING 1
-                        """, logger: logger).count
+                        """, logger: logger
+                    ).count
                 }
                 var start = 0
                 while start < batch.locations.count {
@@ -107,17 +108,20 @@ extension PostgresServerStore {
 
     public func locations(network: String, limit: Int, offset: Int) async throws(ServerStoreError) -> (locations: [Location], total: Int) {
         try await shared { [self] client in
-            let total = try await client.rows("SELECT count(*) FROM locations WHERE network_id = \(network)", logger: logger)
+            let total =
+                try await client.rows("SELECT count(*) FROM locations WHERE network_id = \(network)", logger: logger)
                 .first?.decode(Int64.self) ?? 0
             let rows = try await client.rows(
                 """
                 SELECT \(unescaped: Self.locationColumns) FROM locations l WHERE l.network_id = \(network)
                 ORDER BY l.id COLLATE "C" LIMIT \(Int64(limit)) OFFSET \(Int64(offset))
                 """, logger: logger)
-            return (try rows.map { row in
-                var cells = Cells(row)
-                return try Self.location(&cells)
-            }, Int(total))
+            return (
+                try rows.map { row in
+                    var cells = Cells(row)
+                    return try Self.location(&cells)
+                }, Int(total)
+            )
         }
     }
 
@@ -274,7 +278,8 @@ extension PostgresServerStore {
                 perNetwork[network] = Int(count)
             }
             let networks = try await client.rows("SELECT count(*) FROM networks", logger: logger).first?.decode(Int64.self) ?? 0
-            let version = try await client.rows("SELECT version FROM places_version WHERE singleton = 1", logger: logger)
+            let version =
+                try await client.rows("SELECT version FROM places_version WHERE singleton = 1", logger: logger)
                 .first?.decode(Int64.self) ?? 0
             return PlacesStats(
                 networks: Int(networks), locations: perNetwork.values.reduce(0, +), perNetwork: perNetwork, version: version)

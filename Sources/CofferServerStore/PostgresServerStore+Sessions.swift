@@ -44,32 +44,34 @@ extension PostgresServerStore {
         return try await transaction(acting: .user(userID)) { [self] connection -> RefreshOutcome in
             // Locking the family first serialises every presentation of its tokens: of two concurrent rotations
             // with the same token, the second sees `used_at` set and revokes the family, or retries.
-            guard case let (sessionExpires, revoked)? = try await connection.rows(
-                """
-                SELECT \(unescaped: Self.milliseconds("expires_at")), revoked FROM sessions
-                WHERE family = \(family) AND user_id = \(userID) FOR UPDATE
-                """, logger: logger
-            ).first?.decode((Int64, Bool).self)
+            guard
+                case let (sessionExpires, revoked)? = try await connection.rows(
+                    """
+                    SELECT \(unescaped: Self.milliseconds("expires_at")), revoked FROM sessions
+                    WHERE family = \(family) AND user_id = \(userID) FOR UPDATE
+                    """, logger: logger
+                ).first?.decode((Int64, Bool).self)
             else { return .lost }
-            guard case let (used, tokenExpires, successor, stored)? = try await connection.rows(
-                """
-                SELECT used_at IS NOT NULL, \(unescaped: Self.milliseconds("expires_at")), successor, retry_key_hash
-                FROM refresh_tokens
-                WHERE id = \(tokenID) AND family = \(family) AND user_id = \(userID) FOR UPDATE
-                """, logger: logger
-            ).first?.decode((Bool, Int64, UUID?, Data?).self)
+            guard
+                case let (used, tokenExpires, successor, stored)? = try await connection.rows(
+                    """
+                    SELECT used_at IS NOT NULL, \(unescaped: Self.milliseconds("expires_at")), successor, retry_key_hash
+                    FROM refresh_tokens
+                    WHERE id = \(tokenID) AND family = \(family) AND user_id = \(userID) FOR UPDATE
+                    """, logger: logger
+                ).first?.decode((Bool, Int64, UUID?, Data?).self)
             else { return revoked ? .invalid : .lost }
             if revoked { return .invalid }
             if used {
                 if let retryKeyDigest, let stored, ConstantTime.equal(Array(stored), retryKeyDigest), let successor,
-                   sessionExpires > nowMS,
-                   try await !connection.rows(
-                       """
-                       SELECT 1 FROM refresh_tokens
-                       WHERE id = \(successor) AND family = \(family) AND used_at IS NULL
-                         AND expires_at > \(unescaped: Self.timestamp(nowMS))
-                       """, logger: logger
-                   ).isEmpty
+                    sessionExpires > nowMS,
+                    try await !connection.rows(
+                        """
+                        SELECT 1 FROM refresh_tokens
+                        WHERE id = \(successor) AND family = \(family) AND used_at IS NULL
+                          AND expires_at > \(unescaped: Self.timestamp(nowMS))
+                        """, logger: logger
+                    ).isEmpty
                 {
                     try await connection.rows(
                         """
@@ -136,7 +138,6 @@ extension PostgresServerStore {
                 """, logger: logger)
         }
     }
-
 
     // MARK: Protection
 

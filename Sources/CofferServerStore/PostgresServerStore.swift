@@ -145,7 +145,8 @@ public final class PostgresServerStore: ServerStore {
                     try await connection.rows("SELECT version FROM schema_migrations", logger: logger)
                         .map { try $0.decode(Int.self) })
                 guard applied.isSubset(of: known) else { throw ServerStoreError.schemaTooNew }
-                let schema = try await connection.rows("SELECT current_schema()", logger: logger)
+                let schema =
+                    try await connection.rows("SELECT current_schema()", logger: logger)
                     .first?.decode(String?.self) ?? nil
                 guard let schema else { throw ServerStoreError.unavailable("no schema to migrate into") }
                 for migration in PostgresSchema.migrations where !applied.contains(migration.version) {
@@ -162,8 +163,9 @@ public final class PostgresServerStore: ServerStore {
                 for statement in grants {
                     try await connection.rows(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }
-                guard let key = try await connection.rows("SELECT key FROM coffer_server_key", logger: logger)
-                    .first?.decode(Data.self), key.count == 32
+                guard
+                    let key = try await connection.rows("SELECT key FROM coffer_server_key", logger: logger)
+                        .first?.decode(Data.self), key.count == 32
                 else { throw ServerStoreError.unavailable("the server key is missing") }
                 return SymmetricKey(data: key)
             }

@@ -14,8 +14,10 @@ extension SQLiteServerStore {
                     INSERT INTO users (id, email, apple_subject, full_name, created_at, auth_hash, vault_id, slot)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                     """,
-                arguments: [Self.key(user.id), user.email, user.appleSubject, user.fullName, UnixTime.milliseconds(user.createdAt),
-                            user.authHash, user.vaultID.map(Self.key), slot])
+                arguments: [
+                    Self.key(user.id), user.email, user.appleSubject, user.fullName, UnixTime.milliseconds(user.createdAt),
+                    user.authHash, user.vaultID.map(Self.key), slot,
+                ])
         }
     }
 
@@ -46,8 +48,9 @@ extension SQLiteServerStore {
         let encoded = try Self.encodeSlot(slot)
         return try await write { db -> PushOutcome in
             let user = Self.key(userID)
-            guard let cursor = try Int64.fetchOne(
-                db, sql: "SELECT change_seq FROM users WHERE id = ? AND deleted_at IS NULL", arguments: [user])
+            guard
+                let cursor = try Int64.fetchOne(
+                    db, sql: "SELECT change_seq FROM users WHERE id = ? AND deleted_at IS NULL", arguments: [user])
             else { throw ServerStoreError.notFound }
             // The slot is part of the verified state: the head commits to its parameters.
             if let refusal = try Self.checkHead(db, user: user, manifest: manifest, writesStateRows: true) { return refusal }

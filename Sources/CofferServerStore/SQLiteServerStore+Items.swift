@@ -40,15 +40,17 @@ extension SQLiteServerStore {
         }
         if !conflicts.isEmpty || missing { return .conflicts(conflicts) }
         if let maxStoredBytes {
-            let storedBytes = try Int64.fetchOne(
-                db, sql: "SELECT coalesce(sum(size), 0) FROM items WHERE user_id = ? AND deleted = 0", arguments: [user]) ?? 0
+            let storedBytes =
+                try Int64.fetchOne(
+                    db, sql: "SELECT coalesce(sum(size), 0) FROM items WHERE user_id = ? AND deleted = 0", arguments: [user]) ?? 0
             if Self.exceeds(maxStoredBytes, storedBytes: storedBytes, writes: writes, replacing: replacedBytes) {
                 return .quotaExceeded(limit: maxStoredBytes)
             }
         }
-        guard let sequence = try Int64.fetchOne(
-            db, sql: "UPDATE users SET change_seq = change_seq + ? WHERE id = ? AND deleted_at IS NULL RETURNING change_seq",
-            arguments: [writes.count, user])
+        guard
+            let sequence = try Int64.fetchOne(
+                db, sql: "UPDATE users SET change_seq = change_seq + ? WHERE id = ? AND deleted_at IS NULL RETURNING change_seq",
+                arguments: [writes.count, user])
         else { throw ServerStoreError.notFound }
         var next = sequence - Int64(writes.count)
         let stored = UnixTime.milliseconds(now)
@@ -63,8 +65,10 @@ extension SQLiteServerStore {
         for write in writes {
             next += 1
             try upsert.execute(
-                arguments: [user, Self.key(write.id), write.kind, write.revision, write.updatedAt, write.deleted,
-                            write.box, write.box?.count ?? 0, write.meta, next, stored])
+                arguments: [
+                    user, Self.key(write.id), write.kind, write.revision, write.updatedAt, write.deleted,
+                    write.box, write.box?.count ?? 0, write.meta, next, stored,
+                ])
         }
         try Self.insert(db, user: user, manifest: manifest, sequence: sequence)
         return .accepted(cursor: sequence)
@@ -86,8 +90,10 @@ extension SQLiteServerStore {
                     """)
             for write in writes {
                 try upsert.execute(
-                    arguments: [user, Self.key(rotation), Self.key(write.id), write.kind, write.revision, write.updatedAt,
-                                write.deleted, write.box, write.baseRevision, UnixTime.milliseconds(now)])
+                    arguments: [
+                        user, Self.key(rotation), Self.key(write.id), write.kind, write.revision, write.updatedAt,
+                        write.deleted, write.box, write.baseRevision, UnixTime.milliseconds(now),
+                    ])
             }
             return try Int.fetchOne(
                 db, sql: "SELECT count(*) FROM rotation_items WHERE user_id = ? AND rotation_id = ?",
@@ -112,8 +118,9 @@ extension SQLiteServerStore {
             let writes = try staged.map { row in
                 guard let id = UUID(uuidString: row["id"]) else { throw ServerStoreError.unavailable("a staged row lacks its id") }
                 return ItemWrite(
-                    row: ItemRow(id: id, kind: row["kind"], revision: row["revision"], updatedAt: row["updated_at"],
-                                 deleted: row["deleted"], box: row["box"]),
+                    row: ItemRow(
+                        id: id, kind: row["kind"], revision: row["revision"], updatedAt: row["updated_at"],
+                        deleted: row["deleted"], box: row["box"]),
                     baseRevision: row["base_revision"])
             }
             let outcome = try Self.applyPush(db, user: user, writes: writes, manifest: manifest, now: now)
@@ -175,8 +182,9 @@ extension SQLiteServerStore {
         try await read { db in
             try Row.fetchAll(
                 db, sql: "SELECT * FROM items WHERE user_id = ? AND kind = ? AND deleted = 0 ORDER BY seq",
-                arguments: [Self.key(userID), kind])
-                .map(Self.storedItem)
+                arguments: [Self.key(userID), kind]
+            )
+            .map(Self.storedItem)
         }
     }
 

@@ -8,38 +8,39 @@ import GRDB
 /// and the exact coordinates of the `locations` row decide.
 enum SQLitePlaces {
     static func migration(_ db: Database) throws {
-        try db.execute(sql: """
-            CREATE TABLE networks (
-                id TEXT PRIMARY KEY NOT NULL,
-                wikidata TEXT,
-                name TEXT NOT NULL,
-                canonical_names TEXT NOT NULL,
-                category TEXT NOT NULL,
-                is_large_area INTEGER NOT NULL,
-                default_radius INTEGER NOT NULL,
-                tags TEXT NOT NULL,
-                updated_at INTEGER NOT NULL
-            ) WITHOUT ROWID;
-            CREATE INDEX networks_wikidata ON networks(wikidata) WHERE wikidata IS NOT NULL;
-            CREATE TABLE locations (
-                row INTEGER PRIMARY KEY,
-                id TEXT NOT NULL UNIQUE,
-                network_id TEXT NOT NULL REFERENCES networks(id) ON DELETE CASCADE,
-                name TEXT NOT NULL,
-                address TEXT,
-                lat REAL NOT NULL,
-                lon REAL NOT NULL,
-                radius INTEGER,
-                phone TEXT,
-                hours TEXT
-            );
-            CREATE INDEX locations_network ON locations(network_id, id);
-            CREATE VIRTUAL TABLE locations_geo USING rtree(row, south, north, west, east);
-            CREATE TABLE places_version (
-                singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
-                version INTEGER NOT NULL
-            );
-            """)
+        try db.execute(
+            sql: """
+                CREATE TABLE networks (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    wikidata TEXT,
+                    name TEXT NOT NULL,
+                    canonical_names TEXT NOT NULL,
+                    category TEXT NOT NULL,
+                    is_large_area INTEGER NOT NULL,
+                    default_radius INTEGER NOT NULL,
+                    tags TEXT NOT NULL,
+                    updated_at INTEGER NOT NULL
+                ) WITHOUT ROWID;
+                CREATE INDEX networks_wikidata ON networks(wikidata) WHERE wikidata IS NOT NULL;
+                CREATE TABLE locations (
+                    row INTEGER PRIMARY KEY,
+                    id TEXT NOT NULL UNIQUE,
+                    network_id TEXT NOT NULL REFERENCES networks(id) ON DELETE CASCADE,
+                    name TEXT NOT NULL,
+                    address TEXT,
+                    lat REAL NOT NULL,
+                    lon REAL NOT NULL,
+                    radius INTEGER,
+                    phone TEXT,
+                    hours TEXT
+                );
+                CREATE INDEX locations_network ON locations(network_id, id);
+                CREATE VIRTUAL TABLE locations_geo USING rtree(row, south, north, west, east);
+                CREATE TABLE places_version (
+                    singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+                    version INTEGER NOT NULL
+                );
+                """)
     }
 
     static let locationColumns = "l.row, l.id, l.network_id, l.name, l.address, l.lat, l.lon, l.radius, l.phone, l.hours"
@@ -116,8 +117,10 @@ enum SQLitePlaces {
                 while let row = try rows.next() {
                     let candidate = PlaceQueries.Candidate(rowID: row[0], id: row[1], networkID: row[2], latitude: row[3], longitude: row[4])
                     if byRow.updateValue(candidate, forKey: candidate.rowID) == nil,
-                       Haversine.distance(latitude1: position.latitude, longitude1: position.longitude,
-                                          latitude2: candidate.latitude, longitude2: candidate.longitude) <= radius {
+                        Haversine.distance(
+                            latitude1: position.latitude, longitude1: position.longitude,
+                            latitude2: candidate.latitude, longitude2: candidate.longitude) <= radius
+                    {
                         userPlaces += 1
                     }
                 }
@@ -130,7 +133,8 @@ enum SQLitePlaces {
             // A hair wider than the circle, so that rounding at its edge never leaves out a place inside it.
             let ring = try candidates(db, boxes: GeoBox.around(position, radius: reach * 1.000_001 + 1), networks: nil)
             var inside = 0
-            for candidate in ring where Haversine.distance(
+            for candidate in ring
+            where Haversine.distance(
                 latitude1: position.latitude, longitude1: position.longitude, latitude2: candidate.latitude,
                 longitude2: candidate.longitude) <= reach
             {
@@ -176,14 +180,15 @@ extension SQLiteServerStore {
             let stored = Set(try String.fetchAll(db, sql: "SELECT id FROM networks"))
             try PlaceQueries.checkNetworks(batch, stored: stored)
             let at = UnixTime.milliseconds(now)
-            let upsertNetwork = try db.cachedStatement(sql: """
-                INSERT INTO networks (id, wikidata, name, canonical_names, category, is_large_area, default_radius, tags, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (id) DO UPDATE SET wikidata = excluded.wikidata, name = excluded.name,
-                    canonical_names = excluded.canonical_names, category = excluded.category,
-                    is_large_area = excluded.is_large_area, default_radius = excluded.default_radius,
-                    tags = excluded.tags, updated_at = excluded.updated_at
-                """)
+            let upsertNetwork = try db.cachedStatement(
+                sql: """
+                    INSERT INTO networks (id, wikidata, name, canonical_names, category, is_large_area, default_radius, tags, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (id) DO UPDATE SET wikidata = excluded.wikidata, name = excluded.name,
+                        canonical_names = excluded.canonical_names, category = excluded.category,
+                        is_large_area = excluded.is_large_area, default_radius = excluded.default_radius,
+                        tags = excluded.tags, updated_at = excluded.updated_at
+                    """)
             for network in batch.networks {
                 try upsertNetwork.execute(arguments: [
                     network.id, network.wikidata, network.name, try SQLitePlaces.json(network.canonicalNames),
@@ -204,22 +209,27 @@ extension SQLiteServerStore {
                     removed += stale.count
                 }
             }
-            let upsertLocation = try db.cachedStatement(sql: """
-                INSERT INTO locations (id, network_id, name, address, lat, lon, radius, phone, hours)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (id) DO UPDATE SET network_id = excluded.network_id, name = excluded.name,
-                    address = excluded.address, lat = excluded.lat, lon = excluded.lon, radius = excluded.radius,
-                    phone = excluded.phone, hours = excluded.hours
-                RETURNING row
-                """)
+            let upsertLocation = try db.cachedStatement(
+                sql: """
+                    INSERT INTO locations (id, network_id, name, address, lat, lon, radius, phone, hours)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (id) DO UPDATE SET network_id = excluded.network_id, name = excluded.name,
+                        address = excluded.address, lat = excluded.lat, lon = excluded.lon, radius = excluded.radius,
+                        phone = excluded.phone, hours = excluded.hours
+                    RETURNING row
+                    """)
             let index = try db.cachedStatement(
                 sql: "INSERT OR REPLACE INTO locations_geo (row, south, north, west, east) VALUES (?, ?, ?, ?, ?)")
             for location in batch.locations {
                 let (latitude, longitude) = (location.point.latitude, location.point.longitude)
-                guard let row = try Int64.fetchOne(upsertLocation, arguments: [
-                    location.id, location.networkID, location.name, location.address, latitude, longitude,
-                    location.radius, location.phone, location.hours,
-                ]) else { throw ServerStoreError.unavailable("a location was not stored") }
+                guard
+                    let row = try Int64.fetchOne(
+                        upsertLocation,
+                        arguments: [
+                            location.id, location.networkID, location.name, location.address, latitude, longitude,
+                            location.radius, location.phone, location.hours,
+                        ])
+                else { throw ServerStoreError.unavailable("a location was not stored") }
                 try index.execute(arguments: [row, latitude, latitude, longitude, longitude])
             }
             try db.execute(

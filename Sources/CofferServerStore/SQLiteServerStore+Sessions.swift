@@ -30,30 +30,32 @@ extension SQLiteServerStore {
     ) async throws(ServerStoreError) -> RefreshOutcome {
         try await write { db -> RefreshOutcome in
             let user = Self.key(userID), familyKey = Self.key(family)
-            guard let session = try Row.fetchOne(
-                db, sql: "SELECT expires_at, revoked FROM sessions WHERE family = ? AND user_id = ?",
-                arguments: [familyKey, user])
+            guard
+                let session = try Row.fetchOne(
+                    db, sql: "SELECT expires_at, revoked FROM sessions WHERE family = ? AND user_id = ?",
+                    arguments: [familyKey, user])
             else { return .lost }
             let revoked: Bool = session["revoked"]
-            guard let token = try Row.fetchOne(
-                db,
-                sql: """
-                    SELECT used_at, expires_at, successor, retry_key_hash FROM refresh_tokens
-                    WHERE id = ? AND family = ? AND user_id = ?
-                    """,
-                arguments: [Self.key(tokenID), familyKey, user])
+            guard
+                let token = try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT used_at, expires_at, successor, retry_key_hash FROM refresh_tokens
+                        WHERE id = ? AND family = ? AND user_id = ?
+                        """,
+                    arguments: [Self.key(tokenID), familyKey, user])
             else { return revoked ? .invalid : .lost }
             if revoked { return .invalid }
             let nowMS = UnixTime.milliseconds(now), expiresMS = UnixTime.milliseconds(expiresAt)
             if (token["used_at"] as Int64?) != nil {
                 if let retryKeyDigest, let stored = token["retry_key_hash"] as Data?,
-                   ConstantTime.equal(Array(stored), retryKeyDigest),
-                   let successorKey = token["successor"] as String?, let successor = UUID(uuidString: successorKey),
-                   (session["expires_at"] as Int64) > nowMS,
-                   try Bool.fetchOne(
-                       db,
-                       sql: "SELECT 1 FROM refresh_tokens WHERE id = ? AND family = ? AND used_at IS NULL AND expires_at > ?",
-                       arguments: [successorKey, familyKey, nowMS]) ?? false
+                    ConstantTime.equal(Array(stored), retryKeyDigest),
+                    let successorKey = token["successor"] as String?, let successor = UUID(uuidString: successorKey),
+                    (session["expires_at"] as Int64) > nowMS,
+                    try Bool.fetchOne(
+                        db,
+                        sql: "SELECT 1 FROM refresh_tokens WHERE id = ? AND family = ? AND used_at IS NULL AND expires_at > ?",
+                        arguments: [successorKey, familyKey, nowMS]) ?? false
                 {
                     try db.execute(sql: "UPDATE refresh_tokens SET expires_at = ? WHERE id = ?", arguments: [expiresMS, successorKey])
                     try db.execute(sql: "UPDATE sessions SET expires_at = ? WHERE family = ?", arguments: [expiresMS, familyKey])
@@ -80,14 +82,15 @@ extension SQLiteServerStore {
         let start = CounterWindow.start(now, window: window)
         let (count, active) = try await write { db in
             let count = try Self.increment(db, key: key, start: start, by: max(requests, 1))
-            let active = try Bool.fetchOne(
-                db,
-                sql: """
-                    SELECT 1 FROM sessions JOIN users ON users.id = sessions.user_id
-                    WHERE sessions.family = ? AND sessions.user_id = ? AND sessions.revoked = 0
-                      AND sessions.expires_at > ? AND users.deleted_at IS NULL
-                    """,
-                arguments: [Self.key(family), Self.key(userID), UnixTime.milliseconds(now)]) ?? false
+            let active =
+                try Bool.fetchOne(
+                    db,
+                    sql: """
+                        SELECT 1 FROM sessions JOIN users ON users.id = sessions.user_id
+                        WHERE sessions.family = ? AND sessions.user_id = ? AND sessions.revoked = 0
+                          AND sessions.expires_at > ? AND users.deleted_at IS NULL
+                        """,
+                    arguments: [Self.key(family), Self.key(userID), UnixTime.milliseconds(now)]) ?? false
             return (count, active)
         }
         return Authorization(counter: Self.counterState(count: count, start: start, window: window), sessionActive: active)
@@ -108,7 +111,6 @@ extension SQLiteServerStore {
                 arguments: [Self.key(userID), keeping.map(Self.key)])
         }
     }
-
 
     // MARK: Protection
 

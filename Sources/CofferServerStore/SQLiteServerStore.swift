@@ -69,69 +69,70 @@ public final class SQLiteServerStore: ServerStore, MaintenanceStore {
     private static let migrator: DatabaseMigrator = {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("s1-initial") { db in
-            try db.execute(sql: """
-                CREATE TABLE users (
-                    id TEXT PRIMARY KEY NOT NULL,
-                    email TEXT,
-                    apple_subject TEXT,
-                    full_name TEXT,
-                    created_at INTEGER NOT NULL,
-                    deleted_at INTEGER,
-                    auth_hash TEXT,
-                    vault_id TEXT,
-                    slot TEXT,
-                    change_seq INTEGER NOT NULL DEFAULT 0
-                );
-                CREATE UNIQUE INDEX users_live_email ON users(email) WHERE email IS NOT NULL AND deleted_at IS NULL;
-                CREATE UNIQUE INDEX users_live_apple ON users(apple_subject)
-                    WHERE apple_subject IS NOT NULL AND deleted_at IS NULL;
-                CREATE INDEX users_deleted ON users(deleted_at) WHERE deleted_at IS NOT NULL;
-                CREATE TABLE sessions (
-                    family TEXT PRIMARY KEY NOT NULL,
-                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-                    created_at INTEGER NOT NULL,
-                    expires_at INTEGER NOT NULL,
-                    revoked INTEGER NOT NULL DEFAULT 0
-                );
-                CREATE INDEX sessions_user ON sessions(user_id);
-                CREATE TABLE refresh_tokens (
-                    id TEXT PRIMARY KEY NOT NULL,
-                    family TEXT NOT NULL REFERENCES sessions(family) ON DELETE CASCADE,
-                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-                    expires_at INTEGER NOT NULL,
-                    used_at INTEGER
-                );
-                CREATE INDEX refresh_tokens_family ON refresh_tokens(family);
-                CREATE TABLE items (
-                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-                    id TEXT NOT NULL,
-                    kind TEXT NOT NULL,
-                    revision INTEGER NOT NULL,
-                    updated_at INTEGER NOT NULL,
-                    deleted INTEGER NOT NULL,
-                    box BLOB,
-                    size INTEGER NOT NULL,
-                    meta TEXT,
-                    seq INTEGER NOT NULL,
-                    stored_at INTEGER NOT NULL,
-                    PRIMARY KEY (user_id, id)
-                ) WITHOUT ROWID;
-                CREATE INDEX items_feed ON items(user_id, seq);
-                CREATE TABLE rate_counters (
-                    key TEXT PRIMARY KEY NOT NULL,
-                    window_start INTEGER NOT NULL,
-                    count INTEGER NOT NULL
-                ) WITHOUT ROWID;
-                CREATE TABLE audit_log (
-                    id INTEGER PRIMARY KEY AUTOINCREMENT,
-                    at INTEGER NOT NULL,
-                    kind TEXT NOT NULL,
-                    user_id TEXT,
-                    address TEXT,
-                    detail TEXT
-                );
-                CREATE INDEX audit_log_user ON audit_log(user_id, id);
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE users (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        email TEXT,
+                        apple_subject TEXT,
+                        full_name TEXT,
+                        created_at INTEGER NOT NULL,
+                        deleted_at INTEGER,
+                        auth_hash TEXT,
+                        vault_id TEXT,
+                        slot TEXT,
+                        change_seq INTEGER NOT NULL DEFAULT 0
+                    );
+                    CREATE UNIQUE INDEX users_live_email ON users(email) WHERE email IS NOT NULL AND deleted_at IS NULL;
+                    CREATE UNIQUE INDEX users_live_apple ON users(apple_subject)
+                        WHERE apple_subject IS NOT NULL AND deleted_at IS NULL;
+                    CREATE INDEX users_deleted ON users(deleted_at) WHERE deleted_at IS NOT NULL;
+                    CREATE TABLE sessions (
+                        family TEXT PRIMARY KEY NOT NULL,
+                        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                        created_at INTEGER NOT NULL,
+                        expires_at INTEGER NOT NULL,
+                        revoked INTEGER NOT NULL DEFAULT 0
+                    );
+                    CREATE INDEX sessions_user ON sessions(user_id);
+                    CREATE TABLE refresh_tokens (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        family TEXT NOT NULL REFERENCES sessions(family) ON DELETE CASCADE,
+                        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                        expires_at INTEGER NOT NULL,
+                        used_at INTEGER
+                    );
+                    CREATE INDEX refresh_tokens_family ON refresh_tokens(family);
+                    CREATE TABLE items (
+                        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                        id TEXT NOT NULL,
+                        kind TEXT NOT NULL,
+                        revision INTEGER NOT NULL,
+                        updated_at INTEGER NOT NULL,
+                        deleted INTEGER NOT NULL,
+                        box BLOB,
+                        size INTEGER NOT NULL,
+                        meta TEXT,
+                        seq INTEGER NOT NULL,
+                        stored_at INTEGER NOT NULL,
+                        PRIMARY KEY (user_id, id)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX items_feed ON items(user_id, seq);
+                    CREATE TABLE rate_counters (
+                        key TEXT PRIMARY KEY NOT NULL,
+                        window_start INTEGER NOT NULL,
+                        count INTEGER NOT NULL
+                    ) WITHOUT ROWID;
+                    CREATE TABLE audit_log (
+                        id INTEGER PRIMARY KEY AUTOINCREMENT,
+                        at INTEGER NOT NULL,
+                        kind TEXT NOT NULL,
+                        user_id TEXT,
+                        address TEXT,
+                        detail TEXT
+                    );
+                    CREATE INDEX audit_log_user ON audit_log(user_id, id);
+                    """)
         }
         migrator.registerMigration("s2-places", migrate: SQLitePlaces.migration)
         // Regions read the places of the user's networks by network and latitude.
@@ -140,42 +141,45 @@ public final class SQLiteServerStore: ServerStore, MaintenanceStore {
         }
         // Vault-state manifests (docs/FORMAT.md §8.6), stored at the feed position of the push that brought them.
         migrator.registerMigration("s4-manifests") { db in
-            try db.execute(sql: """
-                CREATE TABLE manifests (
-                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-                    epoch INTEGER NOT NULL CHECK (epoch >= 1),
-                    body BLOB NOT NULL,
-                    seq INTEGER NOT NULL,
-                    PRIMARY KEY (user_id, epoch)
-                ) WITHOUT ROWID;
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE manifests (
+                        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                        epoch INTEGER NOT NULL CHECK (epoch >= 1),
+                        body BLOB NOT NULL,
+                        seq INTEGER NOT NULL,
+                        PRIMARY KEY (user_id, epoch)
+                    ) WITHOUT ROWID;
+                    """)
         }
         migrator.registerMigration("s5-email-nfc", migrate: SQLiteServerStore.normalizeStoredEmails)
         // Rows of master-key rotations, staged until their commit (docs/FORMAT.md §8.8).
         migrator.registerMigration("s6-rotation-staging") { db in
-            try db.execute(sql: """
-                CREATE TABLE rotation_items (
-                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-                    rotation_id TEXT NOT NULL,
-                    id TEXT NOT NULL,
-                    kind TEXT NOT NULL,
-                    revision INTEGER NOT NULL,
-                    updated_at INTEGER NOT NULL,
-                    deleted INTEGER NOT NULL,
-                    box BLOB,
-                    base_revision INTEGER NOT NULL,
-                    staged_at INTEGER NOT NULL,
-                    PRIMARY KEY (user_id, rotation_id, id)
-                ) WITHOUT ROWID;
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE rotation_items (
+                        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                        rotation_id TEXT NOT NULL,
+                        id TEXT NOT NULL,
+                        kind TEXT NOT NULL,
+                        revision INTEGER NOT NULL,
+                        updated_at INTEGER NOT NULL,
+                        deleted INTEGER NOT NULL,
+                        box BLOB,
+                        base_revision INTEGER NOT NULL,
+                        staged_at INTEGER NOT NULL,
+                        PRIMARY KEY (user_id, rotation_id, id)
+                    ) WITHOUT ROWID;
+                    """)
         }
         // Refresh retries (docs/FORMAT.md §8.5): a spent token names the token it was exchanged for and keeps the
         // SHA-256 of the retry key its device sent.
         migrator.registerMigration("s7-refresh-retry") { db in
-            try db.execute(sql: """
-                ALTER TABLE refresh_tokens ADD COLUMN successor TEXT;
-                ALTER TABLE refresh_tokens ADD COLUMN retry_key_hash BLOB CHECK (retry_key_hash IS NULL OR length(retry_key_hash) = 32);
-                """)
+            try db.execute(
+                sql: """
+                    ALTER TABLE refresh_tokens ADD COLUMN successor TEXT;
+                    ALTER TABLE refresh_tokens ADD COLUMN retry_key_hash BLOB CHECK (retry_key_hash IS NULL OR length(retry_key_hash) = 32);
+                    """)
         }
         return migrator
     }()
@@ -199,8 +203,9 @@ public final class SQLiteServerStore: ServerStore, MaintenanceStore {
             // Swift's `==` on strings is canonical equivalence; the stores compare bytes.
             if canonical.utf8.elementsEqual(stored.utf8) { continue }
             let live = (row["deleted_at"] as Int64?) == nil
-            if live, try Bool.fetchOne(
-                db, sql: "SELECT 1 FROM users WHERE email = ? AND deleted_at IS NULL", arguments: [canonical]) ?? false
+            if live,
+                try Bool.fetchOne(
+                    db, sql: "SELECT 1 FROM users WHERE email = ? AND deleted_at IS NULL", arguments: [canonical]) ?? false
             {
                 continue
             }

@@ -100,8 +100,9 @@ public struct StellarEnvelope: Sendable {
         let end = reader.position
         let signatures = try StellarXDR.signatures(&reader)
         guard reader.remaining == 0 else { throw .trailingBytes(reader.remaining) }
-        return StellarEnvelope(kind: kind, transaction: transaction, feeBump: feeBump, bytes: bytes, signedPart: start..<end,
-                               signaturesOffset: end, signatures: signatures)
+        return StellarEnvelope(
+            kind: kind, transaction: transaction, feeBump: feeBump, bytes: bytes, signedPart: start..<end,
+            signaturesOffset: end, signatures: signatures)
     }
 
     /// The hash a signer signs (`TransactionSignaturePayload`): SHA-256 of the network id, the envelope type and the

@@ -159,7 +159,9 @@ enum StellarXDR {
     }
 
     /// `Asset`, `TrustLineAsset` (`poolID`) or `ChangeTrustAsset` (`poolParameters`).
-    static func asset(_ reader: inout XDRReader, _ what: String, poolID: Bool = false, poolParameters: Bool = false)
+    static func asset(
+        _ reader: inout XDRReader, _ what: String, poolID: Bool = false, poolParameters: Bool = false
+    )
         throws(StellarError) -> StellarAsset
     {
         switch try reader.discriminant("\(what)'s type") {
@@ -232,7 +234,9 @@ enum StellarXDR {
         return .hex([0, 0, 0, 0] + (try reader.fixed(32, "a claimable balance id")))
     }
 
-    static func optional<T>(_ reader: inout XDRReader, _ what: String, _ read: (inout XDRReader) throws(StellarError) -> T)
+    static func optional<T>(
+        _ reader: inout XDRReader, _ what: String, _ read: (inout XDRReader) throws(StellarError) -> T
+    )
         throws(StellarError) -> T?
     {
         try reader.bool(what) ? try read(&reader) : nil
@@ -266,19 +270,27 @@ enum StellarXDR {
         case 0:
             fields = [field("destination", try account("destination")), field("starting_balance", try amount("starting balance"))]
         case 1:
-            fields = [field("destination", try muxed("destination")), field("asset", try anAsset("asset")),
-                      field("amount", try amount("amount"))]
+            fields = [
+                field("destination", try muxed("destination")), field("asset", try anAsset("asset")),
+                field("amount", try amount("amount")),
+            ]
         case 2:
-            fields = [field("send_asset", try anAsset("send asset")), field("send_max", try amount("send max")),
-                      field("destination", try muxed("destination")), field("dest_asset", try anAsset("destination asset")),
-                      field("dest_amount", try amount("destination amount")), field("path", try path())]
+            fields = [
+                field("send_asset", try anAsset("send asset")), field("send_max", try amount("send max")),
+                field("destination", try muxed("destination")), field("dest_asset", try anAsset("destination asset")),
+                field("dest_amount", try amount("destination amount")), field("path", try path()),
+            ]
         case 3, 12:
-            fields = [field("selling", try anAsset("selling asset")), field("buying", try anAsset("buying asset")),
-                      field(type == 3 ? "amount" : "buy_amount", try amount("amount")), field("price", try price(&reader)),
-                      field("offer_id", .integer(try reader.int64("\(what)'s offer id")))]
+            fields = [
+                field("selling", try anAsset("selling asset")), field("buying", try anAsset("buying asset")),
+                field(type == 3 ? "amount" : "buy_amount", try amount("amount")), field("price", try price(&reader)),
+                field("offer_id", .integer(try reader.int64("\(what)'s offer id"))),
+            ]
         case 4:
-            fields = [field("selling", try anAsset("selling asset")), field("buying", try anAsset("buying asset")),
-                      field("amount", try amount("amount")), field("price", try price(&reader))]
+            fields = [
+                field("selling", try anAsset("selling asset")), field("buying", try anAsset("buying asset")),
+                field("amount", try amount("amount")), field("price", try price(&reader)),
+            ]
         case 5:
             func optionalUInt32(_ label: String) throws(StellarError) -> UInt32? {
                 try optional(&reader, "\(what)'s \(label)") { (reader: inout XDRReader) throws(StellarError) in
@@ -309,15 +321,19 @@ enum StellarXDR {
                 field("signer", signer.map { .fields([field("key", .account($0.0)), field("weight", .unsigned(UInt64($0.1)))]) } ?? .absent),
             ]
         case 6:
-            fields = [field("line", .asset(try asset(&reader, "\(what)'s asset", poolParameters: true))),
-                      field("limit", try amount("limit"))]
+            fields = [
+                field("line", .asset(try asset(&reader, "\(what)'s asset", poolParameters: true))),
+                field("limit", try amount("limit")),
+            ]
         case 7:
             let trustor = try account("trustor")
             let codeType = try reader.discriminant("\(what)'s asset code")
             guard codeType == 1 || codeType == 2 else { throw .unknown("asset code type", Int64(codeType)) }
             let code = assetCode(try reader.fixed(codeType == 1 ? 4 : 12, "\(what)'s asset code"))
-            fields = [field("trustor", trustor), field("asset_code", .text(code)),
-                      field("authorize", .flags(try reader.uint32("\(what)'s authorization"), names: trustLineFlags))]
+            fields = [
+                field("trustor", trustor), field("asset_code", .text(code)),
+                field("authorize", .flags(try reader.uint32("\(what)'s authorization"), names: trustLineFlags)),
+            ]
         case 8:
             fields = [field("destination", try muxed("destination"))]
         case 9, 17:
@@ -331,9 +347,11 @@ enum StellarXDR {
         case 11:
             fields = [field("bump_to", .integer(try reader.int64("\(what)'s sequence")))]
         case 13:
-            fields = [field("send_asset", try anAsset("send asset")), field("send_amount", try amount("send amount")),
-                      field("destination", try muxed("destination")), field("dest_asset", try anAsset("destination asset")),
-                      field("dest_min", try amount("destination minimum")), field("path", try path())]
+            fields = [
+                field("send_asset", try anAsset("send asset")), field("send_amount", try amount("send amount")),
+                field("destination", try muxed("destination")), field("dest_asset", try anAsset("destination asset")),
+                field("dest_min", try amount("destination minimum")), field("path", try path()),
+            ]
         case 14:
             let theAsset = try anAsset("asset"), theAmount = try amount("amount")
             let count = try reader.count(max: 10, "\(what)'s claimants")
@@ -342,8 +360,11 @@ enum StellarXDR {
                 let claimantType = try reader.discriminant("\(what)'s claimant")
                 guard claimantType == 0 else { throw .unknown("claimant type", Int64(claimantType)) }
                 let destination = try account("claimant")
-                claimants.append(.fields([field("destination", destination),
-                                          field("predicate", .predicate(try predicate(&reader, depth: 1)))]))
+                claimants.append(
+                    .fields([
+                        field("destination", destination),
+                        field("predicate", .predicate(try predicate(&reader, depth: 1))),
+                    ]))
             }
             fields = [field("asset", theAsset), field("amount", theAmount), field("claimants", .list(claimants))]
         case 15, 20:
@@ -360,17 +381,23 @@ enum StellarXDR {
         case 19:
             fields = [field("asset", try anAsset("asset")), field("from", try muxed("account")), field("amount", try amount("amount"))]
         case 21:
-            fields = [field("trustor", try account("trustor")), field("asset", try anAsset("asset")),
-                      field("clear_flags", .flags(try reader.uint32("\(what)'s flags"), names: trustLineFlags)),
-                      field("set_flags", .flags(try reader.uint32("\(what)'s flags"), names: trustLineFlags))]
+            fields = [
+                field("trustor", try account("trustor")), field("asset", try anAsset("asset")),
+                field("clear_flags", .flags(try reader.uint32("\(what)'s flags"), names: trustLineFlags)),
+                field("set_flags", .flags(try reader.uint32("\(what)'s flags"), names: trustLineFlags)),
+            ]
         case 22:
-            fields = [field("liquidity_pool_id", .hex(try reader.fixed(32, "\(what)'s pool"))),
-                      field("max_amount_a", try amount("amount")), field("max_amount_b", try amount("amount")),
-                      field("min_price", try price(&reader)), field("max_price", try price(&reader))]
+            fields = [
+                field("liquidity_pool_id", .hex(try reader.fixed(32, "\(what)'s pool"))),
+                field("max_amount_a", try amount("amount")), field("max_amount_b", try amount("amount")),
+                field("min_price", try price(&reader)), field("max_price", try price(&reader)),
+            ]
         case 23:
-            fields = [field("liquidity_pool_id", .hex(try reader.fixed(32, "\(what)'s pool"))),
-                      field("amount", try amount("amount")), field("min_amount_a", try amount("amount")),
-                      field("min_amount_b", try amount("amount"))]
+            fields = [
+                field("liquidity_pool_id", .hex(try reader.fixed(32, "\(what)'s pool"))),
+                field("amount", try amount("amount")), field("min_amount_a", try amount("amount")),
+                field("min_amount_b", try amount("amount")),
+            ]
         default:
             // Soroban's operations carry contract calls and footprints Coffer does not decode.
             throw .notShown("\(what) is \(StellarOperation.names[Int(type)].1) (a smart-contract call)")
@@ -468,9 +495,10 @@ enum StellarXDR {
         case 1 where !v0: throw .notShown("the transaction carries Soroban resources (a smart-contract call)")
         case let version: throw .unknown("transaction extension", Int64(version))
         }
-        return StellarTransaction(source: source.0, sourceKey: source.1, fee: fee, sequence: sequence,
-                                  preconditions: conditions, memo: memo, operations: operations,
-                                  operationSourceKeys: operationKeys)
+        return StellarTransaction(
+            source: source.0, sourceKey: source.1, fee: fee, sequence: sequence,
+            preconditions: conditions, memo: memo, operations: operations,
+            operationSourceKeys: operationKeys)
     }
 
     /// `DecoratedSignature signatures<20>`: the hints, and where the array starts.

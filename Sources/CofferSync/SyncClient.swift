@@ -32,7 +32,8 @@ public enum SyncClientError: Error, Sendable, Equatable, CustomStringConvertible
         case .server(401, "session_lost", _):
             return "the sync server has no record of the session it gave this device: its database was restored from a backup or rolled back"
         case .server(let status, let code, let message): return "the sync server refused (\(status) \(code)): \(message)"
-        case .conflict(let items): return items.count == 1 ? "the server holds a newer version of 1 item" : "the server holds newer versions of \(items.count) items"
+        case .conflict(let items):
+            return items.count == 1 ? "the server holds a newer version of 1 item" : "the server holds newer versions of \(items.count) items"
         case .staleHead: return "another device changed the vault first"
         case .malformedResponse: return "the sync server sent an answer this version does not understand"
         case .invalidServerURL: return "the server must be an http:// or https:// URL"
@@ -257,11 +258,12 @@ public struct SyncClient: Sendable {
                 reason = .busy(status: answer.status)
                 guard retryPolicy.allows(delay, after: started.duration(to: .now)) else { return (answer.status, answer.body) }
             } catch {
-                let again = switch error.reach {
-                case .unsent: contact.hasReached
-                case .interrupted: resend == .safe
-                case .other: false
-                }
+                let again =
+                    switch error.reach {
+                    case .unsent: contact.hasReached
+                    case .interrupted: resend == .safe
+                    case .other: false
+                    }
                 guard again else { throw error.error }
                 delay = RetryPolicy.delay(attempt: attempt, retryAfter: nil)
                 reason = .unreachable

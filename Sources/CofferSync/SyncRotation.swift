@@ -206,7 +206,7 @@ extension SyncSession {
             }
             // The old key retired at the first manifest it did not make; no manifest after that one may be its.
             guard let retired = chain.firstIndex(where: { !madeByOldKey($0) }),
-                  !chain[retired...].contains(where: madeByOldKey)
+                !chain[retired...].contains(where: madeByOldKey)
             else { throw SyncError.verification(.forgedManifest(epoch: head.epoch)) }
             rotationEpoch = chain[retired].epoch
         }

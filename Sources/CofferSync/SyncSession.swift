@@ -66,7 +66,7 @@ public struct SyncSession: Sendable {
         if !allowWeakKDF, !kdf.meetsDefaults { throw SyncError.weakKDF(kdf) }
         let commitment = AccountCommitment.of(kdf: kdf, salt: Array(salt))
         if let known = try existing?.vault.syncAccount(), known.server == client.server, known.account == email,
-           let remembered = known.accountCommitment, remembered != commitment, !acceptParameterChange
+            let remembered = known.accountCommitment, remembered != commitment, !acceptParameterChange
         {
             throw SyncError.accountParametersChanged
         }
@@ -190,9 +190,10 @@ public struct SyncSession: Sendable {
         let access = try await freshAccessToken()
         let deleted = try await client.revoke(accessToken: access)
         // Nothing is on the server now: forget what it had, so a later sync pushes everything again.
-        try coffer.vault.setSyncAccount(SyncAccount(
-            server: account.server, account: account.account, userID: account.userID, device: account.device,
-            accountCommitment: account.accountCommitment))
+        try coffer.vault.setSyncAccount(
+            SyncAccount(
+                server: account.server, account: account.account, userID: account.userID, device: account.device,
+                accountCommitment: account.accountCommitment))
         return deleted
     }
 
@@ -207,7 +208,7 @@ public struct SyncSession: Sendable {
     func freshAccessToken() async throws -> String {
         let pending = try FileLock.withLock(coffer.location.vaultDirectory + "/" + Self.refreshLockName) { () throws in
             guard let stored = try coffer.keystore.secret(for: coffer.syncTokenAccount),
-                  var entry = SyncTokenEntry(stored)
+                var entry = SyncTokenEntry(stored)
             else { throw SyncClientError.server(status: 401, code: "unauthorized", message: "log in again: coffer sync login") }
             if entry.retryKey == nil {
                 entry.retryKey = RefreshRetryKey(random: coffer.location.options.random)

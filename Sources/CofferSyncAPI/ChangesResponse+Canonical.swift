@@ -10,10 +10,12 @@ extension ChangesResponse {
     /// device's login with 10,000 items. Whatever this reads, `JSONDecoder` reads the same way: the fuzzer and the
     /// tests hold the two equal on the server's pages and on damaged ones.
     public init?(canonicalJSON data: Data) {
-        guard let page = data.withUnsafeBytes({ bytes -> ChangesResponse? in
-            var reader = CanonicalJSONReader(bytes: bytes)
-            return reader.changes()
-        }) else { return nil }
+        guard
+            let page = data.withUnsafeBytes({ bytes -> ChangesResponse? in
+                var reader = CanonicalJSONReader(bytes: bytes)
+                return reader.changes()
+            })
+        else { return nil }
         self = page
     }
 }
@@ -69,17 +71,12 @@ private struct CanonicalJSONReader {
             func matches(_ word: StaticString) -> Bool {
                 name.count == word.utf8CodeUnitCount && memcmp(name.baseAddress!, word.utf8Start, name.count) == 0
             }
-            self = if matches("cursor") { .cursor }
-                else if matches("has_more") { .hasMore }
-                else if matches("head") { .head }
-                else if matches("items") { .items }
-                else if matches("id") { .id }
-                else if matches("kind") { .kind }
-                else if matches("revision") { .revision }
-                else if matches("updated_at") { .updatedAt }
-                else if matches("deleted") { .deleted }
-                else if matches("box") { .box }
-                else { .unknown }
+            self =
+                if matches("cursor") { .cursor } else if matches("has_more") { .hasMore } else if matches("head") { .head } else if matches("items") {
+                    .items
+                } else if matches("id") { .id } else if matches("kind") { .kind } else if matches("revision") { .revision } else if matches("updated_at") {
+                    .updatedAt
+                } else if matches("deleted") { .deleted } else if matches("box") { .box } else { .unknown }
         }
     }
 
@@ -126,7 +123,7 @@ private struct CanonicalJSONReader {
             case .box where box == nil:
                 // Base64 is 4/3 of the bytes: oversize text is left to JSONDecoder's refusal before it is decoded.
                 guard let range = plainString(), range.count <= (SyncLimits.maxBoxBytes / 3 + 1) * 4,
-                      let value = Data(base64Encoded: Data(bytes[range])), value.count <= SyncLimits.maxBoxBytes
+                    let value = Data(base64Encoded: Data(bytes[range])), value.count <= SyncLimits.maxBoxBytes
                 else { return nil }
                 box = .some(value)
             default: return nil
@@ -198,7 +195,7 @@ private struct CanonicalJSONReader {
         skipSpace()
         let count = word.utf8CodeUnitCount
         guard bytes.count - position >= count,
-              UnsafeRawBufferPointer(start: word.utf8Start, count: count).elementsEqual(bytes[position..<(position + count)])
+            UnsafeRawBufferPointer(start: word.utf8Start, count: count).elementsEqual(bytes[position..<(position + count)])
         else { return false }
         position += count
         return true

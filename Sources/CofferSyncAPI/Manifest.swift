@@ -204,13 +204,14 @@ public enum Fingerprint {
     /// `text` as `words` writes it: upper case, `O`→`0`, `I`/`L`→`1`, dashes and spaces ignored, for comparing what a
     /// person typed.
     public static func normalised(_ text: String) -> String {
-        String(text.uppercased().compactMap { character -> Character? in
-            switch character {
-            case "-", " ": return nil
-            case "O": return "0"
-            case "I", "L": return "1"
-            default: return character
-            }
-        })
+        String(
+            text.uppercased().compactMap { character -> Character? in
+                switch character {
+                case "-", " ": return nil
+                case "O": return "0"
+                case "I", "L": return "1"
+                default: return character
+                }
+            })
     }
 }

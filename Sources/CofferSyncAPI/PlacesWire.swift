@@ -71,12 +71,13 @@ public struct NetworkCreateRequest: Decodable, Sendable {
     /// The network this request asks for. Over an `existing` network of the same id, what the request leaves out is
     /// kept; for a new one, CardOnCue's defaults fill it in.
     public func network(updating existing: Network? = nil) throws(PlacesError) -> Network {
-        try NetworkJSON(Network(
-            id: id, wikidata: wikidata ?? existing?.wikidata, name: name,
-            canonicalNames: canonicalNames ?? existing?.canonicalNames ?? [],
-            isLargeArea: isLargeArea ?? existing?.isLargeArea ?? false,
-            defaultRadius: defaultRadiusMeters ?? existing?.defaultRadius ?? PlaceLimits.defaultRadius,
-            tags: tags ?? existing?.tags ?? [])
+        try NetworkJSON(
+            Network(
+                id: id, wikidata: wikidata ?? existing?.wikidata, name: name,
+                canonicalNames: canonicalNames ?? existing?.canonicalNames ?? [],
+                isLargeArea: isLargeArea ?? existing?.isLargeArea ?? false,
+                defaultRadius: defaultRadiusMeters ?? existing?.defaultRadius ?? PlaceLimits.defaultRadius,
+                tags: tags ?? existing?.tags ?? [])
         ).with(category: category ?? existing?.category.rawValue ?? NetworkCategory.other.rawValue).network()
     }
 }

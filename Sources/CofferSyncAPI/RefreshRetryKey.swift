@@ -31,8 +31,8 @@ public struct RefreshRetryKey: Sendable, CustomStringConvertible, CustomReflecta
     /// form (the unused low bits of the last character zero).
     public init?(base64URL text: String) {
         guard text.utf8.count == Self.textLength,
-              text.utf8.allSatisfy({ $0 != UInt8(ascii: "+") && $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "=") }),
-              let data = Data(base64Encoded: text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/") + "=")
+            text.utf8.allSatisfy({ $0 != UInt8(ascii: "+") && $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "=") }),
+            let data = Data(base64Encoded: text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/") + "=")
         else { return nil }
         self.bytes = Array(data)
         guard base64URL == text else { return nil }

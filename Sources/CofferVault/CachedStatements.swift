@@ -97,7 +97,7 @@ extension ItemRow {
     /// and a listing of 10,000 items reads 60,000 cells. A malformed id, kind or number is damage.
     init(current statement: SQLiteStatement) throws {
         guard sqlite3_column_type(statement, 0) == SQLITE_BLOB, sqlite3_column_bytes(statement, 0) == 16,
-              let idBytes = sqlite3_column_blob(statement, 0)
+            let idBytes = sqlite3_column_blob(statement, 0)
         else { throw VaultError.tampered("an item id") }
         guard sqlite3_column_type(statement, 1) == SQLITE_TEXT, let kindBytes = sqlite3_column_text(statement, 1) else {
             throw VaultError.tampered("an item kind")

@@ -89,8 +89,9 @@ extension Vault {
             if let entry = kept.removeValue(forKey: row.id), entry.row == row {
                 described.append(entry)
             } else if let item = known[row.id] {
-                described.append(CatalogueEntry(
-                    row: row, createdAt: UnixTime.milliseconds(item.createdAt), candidate: ItemLookup.Candidate(id: item.id, content: item.content)))
+                described.append(
+                    CatalogueEntry(
+                        row: row, createdAt: UnixTime.milliseconds(item.createdAt), candidate: ItemLookup.Candidate(id: item.id, content: item.content)))
             } else {
                 described.append(nil)
                 staleIndices.append(index)
@@ -125,10 +126,11 @@ extension Vault {
         var out: [UInt8] = []
         // Reserved once (the clipped names are no longer than these): grown by doubling, a catalogue of 222,000
         // items held up to twice its size while it was written.
-        out.reserveCapacity(entries.reduce(13) { total, entry in
-            total + 16 + 24 + 6 + entry.row.kind.utf8.count + entry.candidate.name.utf8.count
-                + zip(entry.candidate.names, entry.candidate.foldedNames).reduce(0) { $0 + 4 + $1.0.utf8.count + $1.1.utf8.count }
-        })
+        out.reserveCapacity(
+            entries.reduce(13) { total, entry in
+                total + 16 + 24 + 6 + entry.row.kind.utf8.count + entry.candidate.name.utf8.count
+                    + zip(entry.candidate.names, entry.candidate.foldedNames).reduce(0) { $0 + 4 + $1.0.utf8.count + $1.1.utf8.count }
+            })
         out.append(catalogueVersion)
         out.appendBigEndian(UInt64(bitPattern: changes))
         out.appendBigEndian(UInt32(entries.count))
@@ -190,9 +192,10 @@ struct CatalogueIndex {
             let nameCount = Int(try reader.uint16())
             let first = nameRanges.count
             for _ in 0..<nameCount { nameRanges.append((try reader.string(), try reader.string())) }
-            entries.append(Entry(
-                id: id, revision: revision, updatedAt: updatedAt, createdAt: createdAt, kind: kind, shown: shown,
-                names: first..<nameRanges.count))
+            entries.append(
+                Entry(
+                    id: id, revision: revision, updatedAt: updatedAt, createdAt: createdAt, kind: kind, shown: shown,
+                    names: first..<nameRanges.count))
         }
         guard reader.isAtEnd else { throw VaultError.tampered("the catalogue") }
     }

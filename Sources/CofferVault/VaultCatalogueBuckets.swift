@@ -36,11 +36,11 @@ extension Vault {
             let changes = try Int64.fetchOne(db, sql: "SELECT count FROM item_changes WHERE singleton = 1") ?? -1
             let local = localKeys(keys)
             guard let headValue = try? storedLocalValue(Self.bucketsHeadName, db: db, keys: local),
-                  let head = try? BucketsHead(Array(headValue)), head.changes == changes
+                let head = try? BucketsHead(Array(headValue)), head.changes == changes
             else { return nil }
             let index = BucketHash(local).bucket(of: query.foldedUTF8, count: head.count)
             guard let value = try? storedLocalValue(Self.bucketName(index), db: db, keys: local),
-                  let bucket = try? NameBucket(Array(value)), bucket.changes == changes
+                let bucket = try? NameBucket(Array(value)), bucket.changes == changes
             else { return nil }
             return bucket.onlyItem(named: query, kind: kind)
         }

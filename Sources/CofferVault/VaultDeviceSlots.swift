@@ -142,9 +142,10 @@ extension Vault {
 
     /// Drops labels whose slot is gone (and is not a prepared rotation's new slot).
     static func pruneLabels(_ db: Database) throws {
-        try db.execute(sql: """
-            DELETE FROM slot_label
-            WHERE slot_id NOT IN (SELECT id FROM slot) AND slot_id NOT IN (SELECT id FROM sync_rotation_slot)
-            """)
+        try db.execute(
+            sql: """
+                DELETE FROM slot_label
+                WHERE slot_id NOT IN (SELECT id FROM slot) AND slot_id NOT IN (SELECT id FROM sync_rotation_slot)
+                """)
     }
 }

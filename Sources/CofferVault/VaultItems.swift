@@ -203,7 +203,7 @@ extension Vault {
             // Only a speed-up: if an older item's box does not open, the import still goes in and the next lookup
             // meets the damage, as it would have.
             if items.count >= Self.catalogueRefreshThreshold,
-               let update = try? catalogueUpdate(db, keys: keys, known: Dictionary(items.map { ($0.id, $0) }) { first, _ in first })
+                let update = try? catalogueUpdate(db, keys: keys, known: Dictionary(items.map { ($0.id, $0) }) { first, _ in first })
             {
                 try storeLocalValues(db, update.values, keys: keys)
             }
@@ -288,15 +288,17 @@ extension Vault {
     }
 
     func storedRevision(_ db: Database, id: UUID) throws -> UInt64 {
-        guard let revision = try db.value(Int64.self, "SELECT revision FROM item WHERE id = ? AND deleted = 0 AND \(Self.itemRowCondition)", [Data(id.bytes)]) else {
+        guard let revision = try db.value(Int64.self, "SELECT revision FROM item WHERE id = ? AND deleted = 0 AND \(Self.itemRowCondition)", [Data(id.bytes)])
+        else {
             throw VaultError.itemNotFound
         }
         return UInt64(revision)
     }
 
     func fetchItem(_ db: Database, id: UUID, keys: Keys) throws -> Item {
-        guard let row = try db.row(
-            "SELECT \(ItemRow.columns) FROM item WHERE id = ? AND deleted = 0 AND \(Self.itemRowCondition)", [Data(id.bytes)])
+        guard
+            let row = try db.row(
+                "SELECT \(ItemRow.columns) FROM item WHERE id = ? AND deleted = 0 AND \(Self.itemRowCondition)", [Data(id.bytes)])
         else { throw VaultError.itemNotFound }
         return try openRow(row, keys: keys)
     }

@@ -114,8 +114,10 @@ extension Vault {
                     options: options)
                 try db.execute(
                     sql: "INSERT INTO sync_rotation_slot (id, type, kdf, salt, wrapped_key) VALUES (?, ?, ?, ?, ?)",
-                    arguments: [Data(made.header.slotID), Int(made.header.type.rawValue), made.header.kdf.map { Data($0.encoded) },
-                                Data(made.header.salt), made.wrapped])
+                    arguments: [
+                        Data(made.header.slotID), Int(made.header.type.rawValue), made.header.kdf.map { Data($0.encoded) },
+                        Data(made.header.salt), made.wrapped,
+                    ])
                 // Sealed under the new key already; unread until the commit makes the slot current.
                 if slot.header.type == .device, let label {
                     try insertLabel(db, label, slotID: made.header.slotID, master: newMaster)
@@ -127,7 +129,8 @@ extension Vault {
                     Data(raw), key: rotationKey(keys.master),
                     associatedData: rotationAssociatedData(id: id, keyEpoch: keyEpoch, field: "master"))
             }
-            let recoveryBox = hasRecovery
+            let recoveryBox =
+                hasRecovery
                 ? try Box.seal(
                     Data(recovery.text.utf8), key: rotationKey(newMaster),
                     associatedData: rotationAssociatedData(id: id, keyEpoch: keyEpoch, field: "recovery"))
@@ -145,8 +148,9 @@ extension Vault {
     /// The rotation prepared here, if any.
     public func preparedRotation() throws(VaultError) -> PreparedRotation? {
         try read { db, _ in
-            guard let row = try Row.fetchOne(
-                db, sql: "SELECT id, key_epoch, manifest, manifest_epoch FROM sync_rotation WHERE singleton = 1")
+            guard
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT id, key_epoch, manifest, manifest_epoch FROM sync_rotation WHERE singleton = 1")
             else { return nil }
             guard let id = row["id"] as Data?, id.count == 16 else { throw VaultError.tampered("the prepared rotation") }
             let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM sync_rotation_item") ?? 0
@@ -205,8 +209,9 @@ extension Vault {
     /// recorded as the server's, and the rotation's manifest becomes the verified head with the feed at `cursor`.
     public func commitPreparedRotation(cursor: Int64, at date: Date) throws(VaultError) -> RotationResult {
         let (result, newKeys) = try writeTransaction { db, keys -> (RotationResult, Keys) in
-            guard let record = try Row.fetchOne(
-                db, sql: "SELECT id, key_epoch, recovery_box, manifest, manifest_epoch FROM sync_rotation WHERE singleton = 1"),
+            guard
+                let record = try Row.fetchOne(
+                    db, sql: "SELECT id, key_epoch, recovery_box, manifest, manifest_epoch FROM sync_rotation WHERE singleton = 1"),
                 let id = (record["id"] as Data?).flatMap({ $0.count == 16 ? UUID(bytes: Array($0)) : nil }),
                 let manifest = record["manifest"] as Data?, let manifestEpoch = record["manifest_epoch"] as Int64?
             else { throw VaultError.noPreparedRotation }
@@ -436,8 +441,8 @@ extension Vault {
 
     private func preparedMasterKey(_ db: Database, keys: Keys) throws -> SecretBytes {
         guard let row = try Row.fetchOne(db, sql: "SELECT id, key_epoch, master_box FROM sync_rotation WHERE singleton = 1"),
-              let id = (row["id"] as Data?).flatMap({ $0.count == 16 ? UUID(bytes: Array($0)) : nil }),
-              let box = row["master_box"] as Data?
+            let id = (row["id"] as Data?).flatMap({ $0.count == 16 ? UUID(bytes: Array($0)) : nil }),
+            let box = row["master_box"] as Data?
         else { throw VaultError.noPreparedRotation }
         var plain: Data
         do {

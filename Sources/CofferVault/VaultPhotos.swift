@@ -41,12 +41,13 @@ extension Vault {
             var image = Data()
             image.reserveCapacity(photo.size)
             for (index, partID) in photo.parts.enumerated() {
-                guard let stored = try Row.fetchOne(
-                    db, sql: "SELECT \(ItemRow.columns) FROM item WHERE id = ? AND deleted = 0 AND kind = ?",
-                    arguments: [Data(partID.bytes), PhotoPart.kind])
+                guard
+                    let stored = try Row.fetchOne(
+                        db, sql: "SELECT \(ItemRow.columns) FROM item WHERE id = ? AND deleted = 0 AND kind = ?",
+                        arguments: [Data(partID.bytes), PhotoPart.kind])
                 else { throw VaultError.tampered(what) }
                 guard let part = try? openPart(try ItemRow(stored: stored), key: key),
-                      part.cardID == item.id, part.side == side, part.index == index, part.count == photo.parts.count
+                    part.cardID == item.id, part.side == side, part.index == index, part.count == photo.parts.count
                 else { throw VaultError.tampered(what) }
                 image.append(contentsOf: part.bytes)
             }

@@ -178,7 +178,7 @@ extension Vault {
         }
         // Both sides changed the item.
         if let remoteItem, !localRow.deleted, let localItem = try? openSyncRow(localRow, keys: keys),
-           let merged = Self.mergedCounter(local: localItem, remote: remoteItem)
+            let merged = Self.mergedCounter(local: localItem, remote: remoteItem)
         {
             var item = remoteItem
             item.content = merged

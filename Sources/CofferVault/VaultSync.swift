@@ -127,8 +127,10 @@ extension Vault {
                         INSERT INTO sync_account (singleton, server, account, user_id, cursor, device_id, head, account_commitment)
                         VALUES (1, ?, ?, ?, ?, ?, ?, ?)
                         """,
-                    arguments: [account.server, account.account, account.userID, account.cursor, Data(account.device.bytes),
-                                account.head.map { Data($0) }, account.accountCommitment.map { Data($0) }])
+                    arguments: [
+                        account.server, account.account, account.userID, account.cursor, Data(account.device.bytes),
+                        account.head.map { Data($0) }, account.accountCommitment.map { Data($0) },
+                    ])
             } else {
                 try db.execute(sql: "DELETE FROM sync_conflict")
             }
@@ -257,7 +259,8 @@ extension Vault {
                     SELECT sync_conflict.id, sync_conflict.original_id, sync_conflict.detected_at FROM sync_conflict
                     JOIN item ON item.id = sync_conflict.id AND item.deleted = 0
                     ORDER BY sync_conflict.detected_at DESC
-                    """)
+                    """
+            )
             .map { row in
                 SyncConflictCopy(
                     copyID: UUID(bytes: Array(row["id"] as Data)), originalID: UUID(bytes: Array(row["original_id"] as Data)),
@@ -269,7 +272,8 @@ extension Vault {
     // MARK: Rows
 
     func storeRow(_ db: Database, _ row: ItemRow, insert: Bool) throws {
-        let sql = insert
+        let sql =
+            insert
             ? "INSERT INTO item (kind, revision, updated_at, deleted, box, id) VALUES (?, ?, ?, ?, ?, ?)"
             : "UPDATE item SET kind = ?, revision = ?, updated_at = ?, deleted = ?, box = ? WHERE id = ?"
         try db.write(sql, .text(row.kind), .integer(row.revision), .integer(row.updatedAt), .integer(row.deleted ? 1 : 0), .blob(row.box), .id(row.id))
@@ -294,13 +298,14 @@ extension Vault {
     /// The remote content with the higher of the two HOTP counters, when both versions are the same HOTP token.
     static func mergedCounter(local: Item, remote: Item) -> ItemContent? {
         guard case .otp(let mine) = local.content, case .otp(var theirs) = remote.content,
-              case .hotp(let myCounter) = mine.parameters.kind, case .hotp(let theirCounter) = theirs.parameters.kind,
-              mine.parameters.secret == theirs.parameters.secret
+            case .hotp(let myCounter) = mine.parameters.kind, case .hotp(let theirCounter) = theirs.parameters.kind,
+            mine.parameters.secret == theirs.parameters.secret
         else { return nil }
         guard myCounter > theirCounter else { return remote.content }
-        guard let parameters = try? OTPParameters(
-            secret: theirs.parameters.secret, algorithm: theirs.parameters.algorithm, digits: theirs.parameters.digits,
-            kind: .hotp(counter: myCounter))
+        guard
+            let parameters = try? OTPParameters(
+                secret: theirs.parameters.secret, algorithm: theirs.parameters.algorithm, digits: theirs.parameters.digits,
+                kind: .hotp(counter: myCounter))
         else { return nil }
         theirs.parameters = parameters
         return .otp(theirs)

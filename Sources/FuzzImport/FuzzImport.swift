@@ -89,7 +89,9 @@ struct FuzzImportReplay {
                 Array(#"{"shared_secret":"AAAAAAAAAAAAAAAAAAAAAAAAAAA=","account_name":"a","revocation_code":"R1"}"#.utf8),
                 Array(#"[{"name":"a:b","otpGenerator":{"otpSecret":"JBSWY3DPEHPK3PXP","counter":1}}]"#.utf8),
                 Array("Retailer;Program;Reference\r\nA;\"p;q\";123\r\n".utf8),
-                Array(#"{"version":1,"kdfParams":{"memLimit":8192,"opsLimit":1,"salt":"AAAAAAAAAAAAAAAAAAAAAA=="},"encryptedData":"AAAAAAAAAAAAAAAAAAAAAAAA","encryptionNonce":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}"#.utf8),
+                Array(
+                    #"{"version":1,"kdfParams":{"memLimit":8192,"opsLimit":1,"salt":"AAAAAAAAAAAAAAAAAAAAAA=="},"encryptedData":"AAAAAAAAAAAAAAAAAAAAAAAA","encryptionNonce":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}"#
+                        .utf8),
             ]
             let count = ImportFormats.all.count
             for round in 0..<2000 {

@@ -59,8 +59,10 @@ struct FuzzItemContentReplay {
         if arguments.isEmpty {
             var bytes = FuzzBytes(seed: 0xC0_47E7)
             // Version 1, creation time, a name field, a text field and a nested group: each kind reads tags 16 up.
-            let seed: [UInt8] = [1, 1, 8, 0, 0, 1, 0xA1, 0xEE, 0x56, 0x5E, 0, 16, 3, 0x42, 0x6F, 0x62, 17, 2, 0x71, 0x72,
-                                 18, 6, 1, 1, 0x6B, 2, 1, 0x76]
+            let seed: [UInt8] = [
+                1, 1, 8, 0, 0, 1, 0xA1, 0xEE, 0x56, 0x5E, 0, 16, 3, 0x42, 0x6F, 0x62, 17, 2, 0x71, 0x72,
+                18, 6, 1, 1, 0x6B, 2, 1, 0x76,
+            ]
             // A photo part: version, card id, side, index 0 of 1, three image bytes.
             let part: [UInt8] = [0xFF, 1] + Array(repeating: 0xC0, count: 16) + [1, 0, 0, 0, 1, 0x89, 0x50, 0x4E]
             for round in 0..<4000 {

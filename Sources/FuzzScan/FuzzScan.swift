@@ -49,8 +49,9 @@ func exercise(_ input: [UInt8], tally: inout Tally) {
         precondition(found.corners.count == 4, "a symbol needs four corners")
         for corner in found.corners {
             precondition(corner.x.isFinite && corner.y.isFinite, "a corner off the plane")
-            precondition(abs(corner.x) < Double(image.width) * 4 + 64 && abs(corner.y) < Double(image.height) * 4 + 64,
-                         "a corner far outside the image")
+            precondition(
+                abs(corner.x) < Double(image.width) * 4 + 64 && abs(corner.y) < Double(image.height) * 4 + 64,
+                "a corner far outside the image")
         }
     }
     tally.found += result.found.count

@@ -25,8 +25,9 @@ func exercise(_ input: [UInt8], tally: inout Tally) {
         if envelope.signatureCount < 20 {
             let signed = try StellarEnvelope.read(try envelope.adding(signature: [UInt8](repeating: 7, count: 64), by: hash))
             precondition(signed.signatureCount == envelope.signatureCount + 1, "a signature added is not read back")
-            precondition(signed.transaction == envelope.transaction && signed.hash(on: network) == hash,
-                         "adding a signature changed what is signed")
+            precondition(
+                signed.transaction == envelope.transaction && signed.hash(on: network) == hash,
+                "adding a signature changed what is signed")
         }
         tally.decoded += 1
     } catch {

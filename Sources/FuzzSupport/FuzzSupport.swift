@@ -8,7 +8,8 @@ public enum FuzzReplay {
         for path in paths {
             var isDirectory: ObjCBool = false
             guard manager.fileExists(atPath: path, isDirectory: &isDirectory) else { continue }
-            let files = isDirectory.boolValue
+            let files =
+                isDirectory.boolValue
                 ? try manager.contentsOfDirectory(atPath: path).sorted().map { path + "/" + $0 } : [path]
             for file in files {
                 if let data = manager.contents(atPath: file) { body(Array(data)) }

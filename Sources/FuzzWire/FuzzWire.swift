@@ -20,35 +20,44 @@ let bodies: [(name: String, decode: @Sendable (Data) throws -> Void)] = [
     ("RefreshRequest", { _ = try WireJSON.decoder().decode(RefreshRequest.self, from: $0) }),
     ("PassphraseChangeRequest", { checkSlot(try WireJSON.decoder().decode(PassphraseChangeRequest.self, from: $0).slot) }),
     ("AppleAuthRequest", { _ = try WireJSON.decoder().decode(AppleAuthRequest.self, from: $0) }),
-    ("PushRequest", { body in
-        let request = try WireJSON.decoder().decode(PushRequest.self, from: body)
-        request.items.forEach { checkItem($0.item) }
-        (request.chain ?? []).forEach(checkManifest)
-        request.manifest.map(checkManifest)
-    }),
+    (
+        "PushRequest",
+        { body in
+            let request = try WireJSON.decoder().decode(PushRequest.self, from: body)
+            request.items.forEach { checkItem($0.item) }
+            (request.chain ?? []).forEach(checkManifest)
+            request.manifest.map(checkManifest)
+        }
+    ),
     ("PreloginResponse", { checkKDF(try WireJSON.decoder().decode(PreloginResponse.self, from: $0).kdf) }),
     ("AuthResponse", { _ = try WireJSON.decoder().decode(AuthResponse.self, from: $0) }),
     ("AccountResponse", { _ = try WireJSON.decoder().decode(AccountResponse.self, from: $0) }),
     ("PushResponse", { _ = try WireJSON.decoder().decode(PushResponse.self, from: $0) }),
-    ("ChangesResponse", { body in
-        // The client's direct reading accepts only what JSONDecoder reads, and reads it the same way.
-        if let read = ChangesResponse(canonicalJSON: body) {
-            let decoded = try? WireJSON.decoder().decode(ChangesResponse.self, from: body)
-            precondition(
-                decoded.map { $0.items == read.items && $0.cursor == read.cursor && $0.hasMore == read.hasMore && $0.head == read.head } == true,
-                "the direct reading of a changes page disagrees with JSONDecoder")
+    (
+        "ChangesResponse",
+        { body in
+            // The client's direct reading accepts only what JSONDecoder reads, and reads it the same way.
+            if let read = ChangesResponse(canonicalJSON: body) {
+                let decoded = try? WireJSON.decoder().decode(ChangesResponse.self, from: body)
+                precondition(
+                    decoded.map { $0.items == read.items && $0.cursor == read.cursor && $0.hasMore == read.hasMore && $0.head == read.head } == true,
+                    "the direct reading of a changes page disagrees with JSONDecoder")
+            }
+            let page = try WireJSON.decoder().decode(ChangesResponse.self, from: body)
+            page.items.forEach(checkItem)
+            page.head.map(checkManifest)
         }
-        let page = try WireJSON.decoder().decode(ChangesResponse.self, from: body)
-        page.items.forEach(checkItem)
-        page.head.map(checkManifest)
-    }),
+    ),
     ("ErrorBody", { try WireJSON.decoder().decode(ErrorBody.self, from: $0).details?.conflicts?.forEach(checkItem) }),
     ("ManifestsResponse", { try WireJSON.decoder().decode(ManifestsResponse.self, from: $0).manifests.forEach(checkManifest) }),
-    ("Manifest", { body in
-        let manifest = try Manifest(bytes: Array(body))
-        // What a device computes from a parsed manifest before it trusts it.
-        _ = (manifest.body, manifest.hash, manifest.fingerprint)
-    }),
+    (
+        "Manifest",
+        { body in
+            let manifest = try Manifest(bytes: Array(body))
+            // What a device computes from a parsed manifest before it trusts it.
+            _ = (manifest.body, manifest.hash, manifest.fingerprint)
+        }
+    ),
 ]
 
 /// A manifest from the other side is parsed (bounded) before anything reads it.
@@ -107,7 +116,9 @@ struct FuzzWireReplay {
             let seeds: [[UInt8]] = [
                 Array(#"{"email":"a@example.org"}"#.utf8),
                 Array(#"{"kdf":{"algorithm":"scrypt","log_n":99,"r":0,"p":1},"salt":"AAAA"}"#.utf8),
-                Array(#"{"items":[{"id":"00000000-0000-4000-8000-000000000001","kind":"note","revision":1,"updated_at":0,"deleted":false,"box":"AAAA"}],"cursor":1,"has_more":false}"#.utf8),
+                Array(
+                    #"{"items":[{"id":"00000000-0000-4000-8000-000000000001","kind":"note","revision":1,"updated_at":0,"deleted":false,"box":"AAAA"}],"cursor":1,"has_more":false}"#
+                        .utf8),
                 Array(#"{"error":"conflict","message":"x","details":{"conflicts":[],"limit":1}}"#.utf8),
             ]
             for round in 0..<3000 {

@@ -55,11 +55,13 @@ struct AgentBenchCommand: ParsableCommand {
             return (walls.sorted()[walls.count / 2], cpus.sorted()[cpus.count / 2])
         }
         let floor = try median(ProcessTool(label: "coffer --version", executable: CLIBench.coffer, arguments: ["--version"], environment: deviceEnvironment))
-        let viaDevice = try median(ProcessTool(label: "coffer code (device key)", executable: CLIBench.coffer, arguments: ["code", "Bench"], environment: deviceEnvironment))
+        let viaDevice = try median(
+            ProcessTool(label: "coffer code (device key)", executable: CLIBench.coffer, arguments: ["code", "Bench"], environment: deviceEnvironment))
         // The agent's own CPU time over its runs: a KDF per request (hundreds of milliseconds) would show here.
         let agentPID = try Self.agentPID(environment: agentEnvironment)
         let agentBefore = try Self.cpuSeconds(of: agentPID)
-        let viaAgent = try median(ProcessTool(label: "coffer code (agent)", executable: CLIBench.coffer, arguments: ["code", "Bench"], environment: agentEnvironment))
+        let viaAgent = try median(
+            ProcessTool(label: "coffer code (agent)", executable: CLIBench.coffer, arguments: ["code", "Bench"], environment: agentEnvironment))
         let agentPerRequest = (try Self.cpuSeconds(of: agentPID) - agentBefore) / Double(runs)
         report("coffer --version (process start, the floor)", milliseconds(floor.wall) + "   CPU " + milliseconds(floor.cpu))
         report("code Bench, device-key vault", milliseconds(viaDevice.wall) + "   CPU " + milliseconds(viaDevice.cpu))

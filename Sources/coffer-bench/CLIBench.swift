@@ -168,8 +168,8 @@ struct CLIBench {
     /// its otp extension or gpg is missing.
     private func passOTP(secret: String) throws -> ProcessTool? {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/pass"),
-              FileManager.default.fileExists(atPath: "/usr/lib/password-store/extensions/otp.bash"),
-              FileManager.default.isExecutableFile(atPath: "/usr/bin/gpg")
+            FileManager.default.fileExists(atPath: "/usr/lib/password-store/extensions/otp.bash"),
+            FileManager.default.isExecutableFile(atPath: "/usr/bin/gpg")
         else { return nil }
         let home = NSTemporaryDirectory() + "coffer-bench-pass-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: home + "/gnupg", withIntermediateDirectories: true)

@@ -36,8 +36,10 @@ struct KeystoreBenchCommand: AsyncParsableCommand {
                     "not-need-init,startup-clear", "--pid", "file=\(state)/swtpm.pid", "--daemon",
                 ],
                 output: state + "/swtpm.log")
-            guard status == 0, let pid = Int32((try? String(contentsOfFile: state + "/swtpm.pid", encoding: .utf8))?
-                .trimmingCharacters(in: .whitespacesAndNewlines) ?? "")
+            guard status == 0,
+                let pid = Int32(
+                    (try? String(contentsOfFile: state + "/swtpm.pid", encoding: .utf8))?
+                        .trimmingCharacters(in: .whitespacesAndNewlines) ?? "")
             else { throw BenchError("swtpm did not start (Debian: apt-get install swtpm), or set COFFER_TPM_TCTI") }
             simulator = pid
             tcti = "swtpm:host=127.0.0.1,port=\(port)"

@@ -73,43 +73,46 @@ enum PGBenchScript {
         case .pull: lines.append("\\set since random(0, 2) * 100")
         }
         // ServerCore.authenticate → store.authorize(counter: "token:<hash of sid>", window: 60, requests: 1).
-        lines += begin + [
-            """
-            SELECT * FROM coffer_authorize(\(family)::uuid, 'token:' || \(family), :window_start::bigint, :now_ms::bigint, 1);
-            """,
-            "COMMIT;",
-        ]
+        lines +=
+            begin + [
+                """
+                SELECT * FROM coffer_authorize(\(family)::uuid, 'token:' || \(family), :window_start::bigint, :now_ms::bigint, 1);
+                """,
+                "COMMIT;",
+            ]
         switch scenario {
         case .push:
             // ServerCore.push → store.push (applyPush), without a manifest: the bench's accounts keep none.
             let item = "(:item_prefix || lpad(:client_id::text, 4, '0') || '-4000-8000-' || lpad(:n::text, 12, '0'))::uuid"
-            lines += begin + [
-                """
-                UPDATE users SET change_seq = change_seq + 1
-                WHERE id = \(user)::uuid AND deleted_at IS NULL RETURNING change_seq \\gset
-                """,
-                "SELECT coalesce(max(epoch), 0) FROM manifests WHERE user_id = \(user)::uuid;",
-                """
-                SELECT id, kind, revision, updated_at, deleted, box, meta, seq, (extract(epoch FROM stored_at) * 1000)::bigint
-                FROM items WHERE user_id = \(user)::uuid AND id = ANY(ARRAY[\(item)]) FOR UPDATE;
-                """,
-                "SELECT coalesce(sum(size), 0)::bigint FROM items WHERE user_id = \(user)::uuid AND NOT deleted;",
-                """
-                INSERT INTO items (user_id, id, kind, revision, updated_at, deleted, box, size, meta, seq, stored_at)
-                VALUES (\(user)::uuid, \(item), 'note', 1, :now_ms, false, :box::bytea, 512, NULL, :change_seq, \(timestamp))
-                ON CONFLICT (user_id, id) DO UPDATE SET kind = EXCLUDED.kind, revision = EXCLUDED.revision,
-                    updated_at = EXCLUDED.updated_at, deleted = EXCLUDED.deleted, box = EXCLUDED.box,
-                    size = EXCLUDED.size, meta = EXCLUDED.meta, seq = EXCLUDED.seq,
-                    stored_at = EXCLUDED.stored_at;
-                """,
-                "COMMIT;",
-            ]
+            lines +=
+                begin + [
+                    """
+                    UPDATE users SET change_seq = change_seq + 1
+                    WHERE id = \(user)::uuid AND deleted_at IS NULL RETURNING change_seq \\gset
+                    """,
+                    "SELECT coalesce(max(epoch), 0) FROM manifests WHERE user_id = \(user)::uuid;",
+                    """
+                    SELECT id, kind, revision, updated_at, deleted, box, meta, seq, (extract(epoch FROM stored_at) * 1000)::bigint
+                    FROM items WHERE user_id = \(user)::uuid AND id = ANY(ARRAY[\(item)]) FOR UPDATE;
+                    """,
+                    "SELECT coalesce(sum(size), 0)::bigint FROM items WHERE user_id = \(user)::uuid AND NOT deleted;",
+                    """
+                    INSERT INTO items (user_id, id, kind, revision, updated_at, deleted, box, size, meta, seq, stored_at)
+                    VALUES (\(user)::uuid, \(item), 'note', 1, :now_ms, false, :box::bytea, 512, NULL, :change_seq, \(timestamp))
+                    ON CONFLICT (user_id, id) DO UPDATE SET kind = EXCLUDED.kind, revision = EXCLUDED.revision,
+                        updated_at = EXCLUDED.updated_at, deleted = EXCLUDED.deleted, box = EXCLUDED.box,
+                        size = EXCLUDED.size, meta = EXCLUDED.meta, seq = EXCLUDED.seq,
+                        stored_at = EXCLUDED.stored_at;
+                    """,
+                    "COMMIT;",
+                ]
         case .pull:
             // ServerCore.changes → store.changes(since:limit: 100), which fetches limit + 1 rows.
-            lines += begin + [
-                "SELECT * FROM coffer_feed(:since::bigint, 101);",
-                "COMMIT;",
-            ]
+            lines +=
+                begin + [
+                    "SELECT * FROM coffer_feed(:since::bigint, 101);",
+                    "COMMIT;",
+                ]
         }
         return lines.joined(separator: "\n") + "\n"
     }
@@ -120,7 +123,8 @@ struct PGBench: Sendable {
     let executable: String
 
     static func locate() -> PGBench? {
-        let candidates = ((try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? [])
+        let candidates =
+            ((try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? [])
             .sorted { $0.compare($1, options: .numeric) == .orderedDescending }
             .map { "/usr/lib/postgresql/\($0)/bin/pgbench" }
             + (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map { "\($0)/pgbench" }
@@ -149,12 +153,13 @@ struct PGBench: Sendable {
             executable, arguments: arguments, output: output, environment: password.map { ["PGPASSWORD": $0] } ?? [:])
         let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
         guard status == 0, let tpsLine = text.split(separator: "\n").first(where: { $0.hasPrefix("tps = ") }),
-              let tps = Double(tpsLine.dropFirst(6).prefix { $0 != " " })
+            let tps = Double(tpsLine.dropFirst(6).prefix { $0 != " " })
         else {
             let reason = text.split(separator: "\n").first { $0.contains("error") || $0.contains("ERROR") || $0.contains("FATAL") }
             throw BenchError("pgbench failed (status \(status)): \(reason.map(String.init) ?? "see its output")")
         }
-        let failed = text.split(separator: "\n").first { $0.hasPrefix("number of failed transactions:") }
+        let failed =
+            text.split(separator: "\n").first { $0.hasPrefix("number of failed transactions:") }
             .flatMap { $0.split(separator: " ").dropFirst(4).first.flatMap { Int($0) } } ?? 0
         var latencies: [Double] = []
         for file in try FileManager.default.contentsOfDirectory(atPath: directory) where file.hasPrefix("log") {

@@ -58,7 +58,8 @@ struct PlacesBench: Sendable {
     static let area = (south: 25.0, north: 49.0, west: -124.0, east: -67.0)
 
     func run() async throws {
-        emit("coffer-bench places: \(locationCount) locations, \(clients) clients, \(seconds) s per load, \(ProcessInfo.processInfo.activeProcessorCount) cores")
+        emit(
+            "coffer-bench places: \(locationCount) locations, \(clients) clients, \(seconds) s per load, \(ProcessInfo.processInfo.activeProcessorCount) cores")
         let (networks, locations) = Self.places(count: locationCount)
         if backend != "postgres" { try await sqlite(networks, locations) }
         if backend != "sqlite" { try await postgres(networks, locations) }
@@ -105,8 +106,9 @@ struct PlacesBench: Sendable {
     }
 
     static func position(_ random: inout SplitMix) -> GeoPoint {
-        GeoPoint(latitude: Double.random(in: area.south...area.north, using: &random),
-                 longitude: Double.random(in: area.west...area.east, using: &random))!
+        GeoPoint(
+            latitude: Double.random(in: area.south...area.north, using: &random),
+            longitude: Double.random(in: area.west...area.east, using: &random))!
     }
 
     // MARK: Backends
@@ -158,7 +160,8 @@ struct PlacesBench: Sendable {
         }
         times.sort()
         counts.sort()
-        row("  tile build, \(cellCount) cells (target p50 ≤ 20 ms)",
+        row(
+            "  tile build, \(cellCount) cells (target p50 ≤ 20 ms)",
             String(
                 format: "p50 %.1f ms   p99 %.1f ms   median %d locations, %d KiB padded", percentile(times, 50), percentile(times, 99),
                 counts[counts.count / 2], sizes.sorted()[sizes.count / 2] / 1024))
@@ -210,11 +213,13 @@ struct PlacesBench: Sendable {
                 let sync = try SyncClient(server: base, http: http, retry: .never)
                 var tokens: [String] = []
                 for index in 0..<clients {
-                    tokens.append(try await sync.register(try registrar.request(email: "checked-\(UUID().uuidString.prefix(8))-\(index)@bench.invalid")).accessToken)
+                    tokens.append(
+                        try await sync.register(try registrar.request(email: "checked-\(UUID().uuidString.prefix(8))-\(index)@bench.invalid")).accessToken)
                 }
                 let bodies: [Data] = (0..<4_096).map { _ in
                     let position = Self.position(&random)
-                    return Data(#"{"lat":\#(position.latitude),"lon":\#(position.longitude),"user_networks":["chain-1","chain-2","chain-3"],"max_regions":20}"#.utf8)
+                    return Data(
+                        #"{"lat":\#(position.latitude),"lon":\#(position.longitude),"user_networks":["chain-1","chain-2","chain-3"],"max_regions":20}"#.utf8)
                 }
                 let script = Wrk.regionRefreshScript(tokens: tokens, bodies: bodies.map { String(decoding: $0, as: UTF8.self) })
                 _ = try await wrk.run(script: script, base: base, connections: clients, seconds: 1)
@@ -326,8 +331,9 @@ struct PlacesBench: Sendable {
         let dense = (0..<denseCount).map { index in
             Location(
                 id: "metro-\(index)", networkID: networks[index % networks.count].id, name: "Metro \(index)",
-                point: GeoPoint(latitude: centre.latitude + Double.random(in: -0.6...0.6, using: &random),
-                                longitude: centre.longitude + Double.random(in: -0.8...0.8, using: &random))!)
+                point: GeoPoint(
+                    latitude: centre.latitude + Double.random(in: -0.6...0.6, using: &random),
+                    longitude: centre.longitude + Double.random(in: -0.8...0.8, using: &random))!)
         }
         let tile = try PlaceTile.encode(kind: .cell, cell: "dr5r", radius: 50_000, dataVersion: 1, networks: networks, locations: dense)
         var decode: [Double] = []
@@ -336,8 +342,9 @@ struct PlacesBench: Sendable {
             var begin = DispatchTime.now().uptimeNanoseconds
             let read = try PlaceTile(bytes: tile.bytes)
             decode.append(Double(DispatchTime.now().uptimeNanoseconds - begin) / 1e6)
-            let position = GeoPoint(latitude: centre.latitude + Double.random(in: -0.3...0.3, using: &random),
-                                    longitude: centre.longitude + Double.random(in: -0.3...0.3, using: &random))!
+            let position = GeoPoint(
+                latitude: centre.latitude + Double.random(in: -0.3...0.3, using: &random),
+                longitude: centre.longitude + Double.random(in: -0.3...0.3, using: &random))!
             let user: Set<String> = ["chain-\(index % 200)", "chain-\((index * 7) % 200)"]
             begin = DispatchTime.now().uptimeNanoseconds
             let regions = read.regions(at: position, userNetworks: user)
@@ -392,7 +399,9 @@ struct PlacesBench: Sendable {
         try Data(networksCSV.utf8).write(to: URL(fileURLWithPath: home + "/networks.csv"))
         var lines = ""
         for location in nearby {
-            lines += #"{"type":"Feature","id":"\#(location.id)","properties":{"brand":"x","ref":"\#(location.id)","name":"\#(location.name)"},"geometry":{"type":"Point","coordinates":[\#(location.point.longitude),\#(location.point.latitude)]}}"# + "\n"
+            lines +=
+                #"{"type":"Feature","id":"\#(location.id)","properties":{"brand":"x","ref":"\#(location.id)","name":"\#(location.name)"},"geometry":{"type":"Point","coordinates":[\#(location.point.longitude),\#(location.point.latitude)]}}"#
+                + "\n"
         }
         try _ = run(["init"])
         try _ = run(["places", "import", home + "/networks.csv"])

@@ -84,8 +84,9 @@ struct ScanBenchCommand: ParsableCommand {
         let names = Array(Set(cells.keys.map { String($0.split(separator: "/")[0]) })).sorted()
         print("")
         print("correct/images (wrong) median ms — Coffer | zxing-cpp")
-        print("symbology".padding(toLength: 16, withPad: " ", startingAt: 0)
-            + tiers.map { $0.padding(toLength: 40, withPad: " ", startingAt: 0) }.joined())
+        print(
+            "symbology".padding(toLength: 16, withPad: " ", startingAt: 0)
+                + tiers.map { $0.padding(toLength: 40, withPad: " ", startingAt: 0) }.joined())
         var totals: [String: Cell] = [:]
         for name in names {
             var line = name.padding(toLength: 16, withPad: " ", startingAt: 0)
@@ -103,8 +104,10 @@ struct ScanBenchCommand: ParsableCommand {
         for tier in tiers { line += (totals[tier]?.text ?? "").padding(toLength: 40, withPad: " ", startingAt: 0) }
         print(line)
         if !frameTimes.isEmpty {
-            print(String(format: "1280×720 photos (%d): Coffer median %.1f ms as a camera frame (first symbol), %.1f ms for every symbol",
-                         frameTimes.count, median(frameTimes), median(fullFrameTimes)))
+            print(
+                String(
+                    format: "1280×720 photos (%d): Coffer median %.1f ms as a camera frame (first symbol), %.1f ms for every symbol",
+                    frameTimes.count, median(frameTimes), median(fullFrameTimes)))
         }
     }
 
@@ -155,8 +158,9 @@ struct ScanBenchCommand: ParsableCommand {
         }
 
         var text: String {
-            String(format: "%d/%d (%d) %.1f | %d (%d) %.1f", coffer.correct, images, coffer.wrong, median(coffer.times),
-                   zxing.correct, zxing.wrong, median(zxing.times))
+            String(
+                format: "%d/%d (%d) %.1f | %d (%d) %.1f", coffer.correct, images, coffer.wrong, median(coffer.times),
+                zxing.correct, zxing.wrong, median(zxing.times))
         }
     }
 }

@@ -216,8 +216,10 @@ struct Registrar: Sendable {
             kek: keys.keyEncryptionKey)
         let id = header.slotID
         guard id.count == 16 else { throw BenchError("a slot id is not 16 bytes") }
-        let uuid = UUID(uuid: (
-            id[0], id[1], id[2], id[3], id[4], id[5], id[6], id[7], id[8], id[9], id[10], id[11], id[12], id[13], id[14], id[15]))
+        let uuid = UUID(
+            uuid: (
+                id[0], id[1], id[2], id[3], id[4], id[5], id[6], id[7], id[8], id[9], id[10], id[11], id[12], id[13], id[14], id[15]
+            ))
         return WrappedSlot(
             id: uuid, kdf: KDFParameters(kdf), salt: Data(header.salt).base64EncodedString(), wrappedKey: wrapped.base64EncodedString())
     }
@@ -251,7 +253,6 @@ struct HTTPLoad: Sendable {
         return bytes
     }
 }
-
 
 /// Writes a line at once: this bench's output is usually piped, where `print` would hold it back until exit.
 func emit(_ text: String) {

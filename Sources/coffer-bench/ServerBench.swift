@@ -155,7 +155,8 @@ struct ServerBenchRun: Sendable {
     private func postgres(http: HTTPClient, registrar: Registrar) async throws {
         try await withBenchPostgres(connections: options.clients, logger: logger) { store, appURL, throwaway in
             let backend = BenchBackend(
-                title: "PostgreSQL (app role, forced row-level security, \(options.clients) connections\(throwaway ? ", throwaway cluster with fsync=off" : ""))",
+                title:
+                    "PostgreSQL (app role, forced row-level security, \(options.clients) connections\(throwaway ? ", throwaway cluster with fsync=off" : ""))",
                 store: store, postgresURL: appURL)
             try await measure(backend, http: http, registrar: registrar)
         }
@@ -231,14 +232,17 @@ struct ServerBenchRun: Sendable {
             let account = rawPush[worker]
             let now = Date()
             let counter = "token:\(account.family.lowercasedString)"
-            guard try await store.authorize(userID: account.userID, family: account.family, counter: counter, requests: 1, window: 60, now: now)
-                .sessionActive
+            guard
+                try await store.authorize(userID: account.userID, family: account.family, counter: counter, requests: 1, window: 60, now: now)
+                    .sessionActive
             else { throw BenchError("raw push: the session is missing") }
             _ = try await store.push(
                 userID: account.userID,
-                writes: [ItemWrite(
-                    row: ItemRow(id: UUID(), kind: "note", revision: 1, updatedAt: UnixTime.milliseconds(now), deleted: false, box: box),
-                    baseRevision: 0)],
+                writes: [
+                    ItemWrite(
+                        row: ItemRow(id: UUID(), kind: "note", revision: 1, updatedAt: UnixTime.milliseconds(now), deleted: false, box: box),
+                        baseRevision: 0)
+                ],
                 now: now)
         }
         row("    store calls in process (\(backend.postgresURL == nil ? "GRDB" : "postgres-nio"))", storePush.summary)
@@ -262,8 +266,9 @@ struct ServerBenchRun: Sendable {
             let account = rawPull[worker]
             let now = Date()
             let counter = "token:\(account.family.lowercasedString)"
-            guard try await store.authorize(userID: account.userID, family: account.family, counter: counter, requests: 1, window: 60, now: now)
-                .sessionActive
+            guard
+                try await store.authorize(userID: account.userID, family: account.family, counter: counter, requests: 1, window: 60, now: now)
+                    .sessionActive
             else { throw BenchError("raw pull: the session is missing") }
             let page = try await store.changes(userID: account.userID, since: Int64(((worker + iteration) % 3) * 100), limit: 100)
             guard page.items.count == 100 else { throw BenchError("raw pull: a page does not hold 100 items") }
@@ -414,7 +419,7 @@ struct ServerBenchRun: Sendable {
         var accounts: [RawAccount] = []
         for index in 0..<count {
             guard let userID = UUID(uuidString: PGBenchScript.userPrefix(runTag) + String(format: "%012d", offset + index)),
-                  let family = UUID(uuidString: PGBenchScript.familyPrefix(runTag) + String(format: "%012d", offset + index))
+                let family = UUID(uuidString: PGBenchScript.familyPrefix(runTag) + String(format: "%012d", offset + index))
             else { throw BenchError("cannot form the raw accounts' ids") }
             let now = Date()
             try await store.createUser(

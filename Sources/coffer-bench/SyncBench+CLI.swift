@@ -23,7 +23,9 @@ struct SyncCLIBench {
 
     func run(backends: [String]) async throws {
         try CLIBench.requireBinaries()
-        emit("Sync through the CLI: \(itemCount) tokens and a card, whole `coffer` processes against a server in this process on loopback; medians of \(runs) runs")
+        emit(
+            "Sync through the CLI: \(itemCount) tokens and a card, whole `coffer` processes against a server in this process on loopback; medians of \(runs) runs"
+        )
         let template = try CLIBench.vault(tokens: itemCount)
         defer { try? FileManager.default.removeItem(atPath: template) }
         let input = template + ".passphrase"
@@ -54,16 +56,20 @@ struct SyncCLIBench {
                 let first = directory + "/first-\(run)"
                 try FileManager.default.copyItem(atPath: template, toPath: first)
                 let email = "cli-\(run)-\(tag)@bench.invalid"
-                registers.append(try await sample(ProcessTool(
-                    label: "coffer sync register", executable: CLIBench.coffer,
-                    arguments: ["sync", "register", "--server", base, "--email", email], input: input,
-                    environment: CLIBench.environment(first), errorOutput: directory + "/stderr")))
+                registers.append(
+                    try await sample(
+                        ProcessTool(
+                            label: "coffer sync register", executable: CLIBench.coffer,
+                            arguments: ["sync", "register", "--server", base, "--email", email], input: input,
+                            environment: CLIBench.environment(first), errorOutput: directory + "/stderr")))
                 let second = directory + "/second-\(run)"
                 try FileManager.default.createDirectory(atPath: second, withIntermediateDirectories: true)
-                logins.append(try await sample(ProcessTool(
-                    label: "coffer sync login", executable: CLIBench.coffer,
-                    arguments: ["sync", "login", "--server", base, "--email", email], input: input,
-                    environment: CLIBench.environment(second), errorOutput: directory + "/stderr")))
+                logins.append(
+                    try await sample(
+                        ProcessTool(
+                            label: "coffer sync login", executable: CLIBench.coffer,
+                            arguments: ["sync", "login", "--server", base, "--email", email], input: input,
+                            environment: CLIBench.environment(second), errorOutput: directory + "/stderr")))
                 let pulled = try Self.itemCount(home: second)
                 guard pulled == itemCount + 1 else {
                     throw BenchError("the new device holds \(pulled) items, not \(itemCount + 1)")
@@ -78,9 +84,11 @@ struct SyncCLIBench {
 
     private func report(_ label: String, _ samples: [Sample]) {
         func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
-        row(label, String(
-            format: "%.0f ms   client CPU %.0f ms   server CPU %.0f ms",
-            median(samples.map(\.wall)) * 1000, median(samples.map(\.client)) * 1000, median(samples.map(\.server)) * 1000))
+        row(
+            label,
+            String(
+                format: "%.0f ms   client CPU %.0f ms   server CPU %.0f ms",
+                median(samples.map(\.wall)) * 1000, median(samples.map(\.client)) * 1000, median(samples.map(\.server)) * 1000))
     }
 
     /// Runs `tool` on a thread of its own (it blocks in wait4) and takes this process's CPU time around it; a

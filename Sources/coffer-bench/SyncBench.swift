@@ -16,7 +16,8 @@ import Logging
 struct SyncCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sync",
-        abstract: "Sync of ITEMS items: through the CLI (register and first push; a new device's login and pull), and the library's parts (verification, manifests, rotation).",
+        abstract:
+            "Sync of ITEMS items: through the CLI (register and first push; a new device's login and pull), and the library's parts (verification, manifests, rotation).",
         discussion: """
             The CLI part runs the `coffer` beside this bench against a server in this process, on SQLite and on \
             PostgreSQL (a throwaway cluster started with scripts/postgres.sh as root, or the database of \
@@ -118,7 +119,9 @@ struct SyncBench {
         let pull = median(pulls)
         let verification = median(verifications)
         row("  new device: pull and apply \(itemCount) items", format(pull))
-        row("    of which verification (leaves, root, tag)", format(verification) + String(format: "  (%.1f%% of the pull; goal ≤ 10%%)", percent(verification, of: pull)))
+        row(
+            "    of which verification (leaves, root, tag)",
+            format(verification) + String(format: "  (%.1f%% of the pull; goal ≤ 10%%)", percent(verification, of: pull)))
 
         // A device that is behind by 100 changes: the chain, and the root over the whole set again.
         var increments: [Duration] = []
@@ -142,7 +145,9 @@ struct SyncBench {
         let increment = median(increments)
         let incrementalVerification = median(incrementalVerifications)
         row("  linked device: pull 100 changes of \(itemCount)", format(increment))
-        row("    of which verification (100 leaves, root of all)", format(incrementalVerification) + String(format: "  (%.1f%% of the pull)", percent(incrementalVerification, of: increment)))
+        row(
+            "    of which verification (100 leaves, root of all)",
+            format(incrementalVerification) + String(format: "  (%.1f%% of the pull)", percent(incrementalVerification, of: increment)))
 
         // What the manifest adds to a push of one item.
         let item = ItemRow(
@@ -169,11 +174,14 @@ struct SyncBench {
 
     private func allRows(client: SyncClient, device: SyncSession) async throws -> [ItemRow] {
         guard let account = try device.coffer.vault.syncAccount() else { throw BenchError("the device is not linked") }
-        let access = try await client.login(LoginRequest(
-            email: account.account,
-            authKey: try SyncKeys(
-                passphrase: Self.passphrase, kdf: .defaultPBKDF2,
-                salt: try prelogin(client, account.account), limits: .production).authKeyBase64)).accessToken
+        let access = try await client.login(
+            LoginRequest(
+                email: account.account,
+                authKey: try SyncKeys(
+                    passphrase: Self.passphrase, kdf: .defaultPBKDF2,
+                    salt: try prelogin(client, account.account), limits: .production
+                ).authKeyBase64)
+        ).accessToken
         var rows: [UUID: ItemRow] = [:]
         var cursor: Int64 = 0
         while true {

@@ -99,24 +99,30 @@ struct VaultBench {
             var rawInMemory = Double.infinity
             var rawStored = Double.infinity
             for _ in 0..<repetitions(7) {
-                framed = min(framed, try fastest(1) {
-                    for _ in 0..<rounds {
-                        let box = try Box.seal(message, key: key, associatedData: aad)
-                        _ = try Box.open(box, key: key, associatedData: aad)
-                    }
-                })
-                rawInMemory = min(rawInMemory, try fastest(1) {
-                    for _ in 0..<rounds {
-                        let box = try AES.GCM.seal(message, using: key, authenticating: aad)
-                        _ = try AES.GCM.open(box, using: key, authenticating: aad)
-                    }
-                })
-                rawStored = min(rawStored, try fastest(1) {
-                    for _ in 0..<rounds {
-                        let bytes = try AES.GCM.seal(message, using: key, authenticating: aad).combined!
-                        _ = try AES.GCM.open(AES.GCM.SealedBox(combined: bytes), using: key, authenticating: aad)
-                    }
-                })
+                framed = min(
+                    framed,
+                    try fastest(1) {
+                        for _ in 0..<rounds {
+                            let box = try Box.seal(message, key: key, associatedData: aad)
+                            _ = try Box.open(box, key: key, associatedData: aad)
+                        }
+                    })
+                rawInMemory = min(
+                    rawInMemory,
+                    try fastest(1) {
+                        for _ in 0..<rounds {
+                            let box = try AES.GCM.seal(message, using: key, authenticating: aad)
+                            _ = try AES.GCM.open(box, using: key, authenticating: aad)
+                        }
+                    })
+                rawStored = min(
+                    rawStored,
+                    try fastest(1) {
+                        for _ in 0..<rounds {
+                            let bytes = try AES.GCM.seal(message, using: key, authenticating: aad).combined!
+                            _ = try AES.GCM.open(AES.GCM.SealedBox(combined: bytes), using: key, authenticating: aad)
+                        }
+                    })
             }
             let megabytes = Double(size * rounds) / 1_048_576
             let label = size == 1024 ? "1 KiB" : "1 MiB"
@@ -157,7 +163,8 @@ struct VaultBench {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", "-c", script, String(size), String(rounds), String(repetitions(7)), Hex.encode(aad)]
         var environment = ProcessInfo.processInfo.environment
-        environment["GLIBC_TUNABLES"] = "glibc.malloc.mmap_threshold=\(AllocatorTuning.mmapThreshold):glibc.malloc.trim_threshold=\(AllocatorTuning.trimThreshold)"
+        environment["GLIBC_TUNABLES"] =
+            "glibc.malloc.mmap_threshold=\(AllocatorTuning.mmapThreshold):glibc.malloc.trim_threshold=\(AllocatorTuning.trimThreshold)"
         process.environment = environment
         let pipe = Pipe()
         process.standardOutput = pipe
@@ -180,7 +187,9 @@ struct VaultBench {
             case 0:
                 return .card(try Card(name: "Card \(index)", symbology: .code128, payload: Array("4000\(index)".utf8), tags: ["bench"], networkIDs: ["costco"]))
             case 1:
-                return .otp(try OTPItem(issuer: "Issuer \(index)", account: "user\(index)@example.com", parameters: try OTPParameters(secret: SystemRandom().bytes(20))))
+                return .otp(
+                    try OTPItem(issuer: "Issuer \(index)", account: "user\(index)@example.com", parameters: try OTPParameters(secret: SystemRandom().bytes(20)))
+                )
             case 2:
                 return .credential(try Credential(name: "Key \(index)", provider: "provider", value: "sk-\(UUID().uuidString)"))
             default:

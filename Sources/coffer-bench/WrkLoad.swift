@@ -107,15 +107,16 @@ struct Wrk: Sendable {
             lines.first { $0.hasPrefix(prefix) }.map { $0.dropFirst(prefix.count).drop { $0 == " " } }
         }
         guard status == 0, let rate = value(after: "Requests/sec:").flatMap({ Double($0) }),
-              let p50 = value(after: "50%").flatMap(Self.seconds), let p99 = value(after: "99%").flatMap(Self.seconds)
+            let p50 = value(after: "50%").flatMap(Self.seconds), let p99 = value(after: "99%").flatMap(Self.seconds)
         else {
             throw BenchError("wrk failed (status \(status)): \(lines.last ?? "no output")")
         }
         let rejected = value(after: "Non-2xx or 3xx responses:").flatMap { Int($0) } ?? 0
         // "Socket errors: connect 0, read 0, write 0, timeout 0", printed only when one is not 0.
-        let socketErrors = value(after: "Socket errors:").map { line in
-            line.split(separator: ",").compactMap { $0.split(separator: " ").last.flatMap { Int($0) } }.reduce(0, +)
-        } ?? 0
+        let socketErrors =
+            value(after: "Socket errors:").map { line in
+                line.split(separator: ",").compactMap { $0.split(separator: " ").last.flatMap { Int($0) } }.reduce(0, +)
+            } ?? 0
         return LoadResult(
             count: Int((rate * Double(seconds)).rounded()), errors: rejected + socketErrors,
             firstError: rejected > 0 ? "non-2xx answers" : socketErrors > 0 ? "socket errors: \(value(after: "Socket errors:") ?? "")" : nil,

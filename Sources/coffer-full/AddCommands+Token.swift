@@ -67,13 +67,15 @@ extension Add {
                         let more = try input.remainingText("more otpauth:// URIs").split(whereSeparator: \.isNewline)
                             .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
                         if !more.isEmpty {
-                            try addAll([otp] + more.enumerated().map { index, line in
-                                do {
-                                    return try OTPItem(token: try OTPToken(uri: line), issuer: issuer, tags: tags)
-                                } catch {
-                                    throw CLIError.badData("standard input, line \(index + 2): \(Self.reason(error)); nothing was added")
-                                }
-                            })
+                            try addAll(
+                                [otp]
+                                    + more.enumerated().map { index, line in
+                                        do {
+                                            return try OTPItem(token: try OTPToken(uri: line), issuer: issuer, tags: tags)
+                                        } catch {
+                                            throw CLIError.badData("standard input, line \(index + 2): \(Self.reason(error)); nothing was added")
+                                        }
+                                    })
                             return
                         }
                     }
@@ -125,8 +127,9 @@ extension Add {
             for problem in read.problems { Output.warning(problem.description) }
             guard !tokens.isEmpty else {
                 if codes.allSatisfy({ $0.kind == .card }) {
-                    throw CLIError.other("\(path): the code holds no otpauth:// URI", status: .badData,
-                                         hint: "a card's barcode is added with: coffer add card NAME --scan \(path)")
+                    throw CLIError.other(
+                        "\(path): the code holds no otpauth:// URI", status: .badData,
+                        hint: "a card's barcode is added with: coffer add card NAME --scan \(path)")
                 }
                 throw CLIError.badData("\(path): no token could be read")
             }
@@ -176,7 +179,8 @@ extension Add {
                 }
                 let digit = ("0"..."9").contains(character)
                 return "the secret is not valid base32: character \(offset + 1) is "
-                    + (digit ? "a digit base32 does not use (it has A–Z and 2–7; a 0, 1 or 8 is usually the letter O, I or B)"
+                    + (digit
+                        ? "a digit base32 does not use (it has A–Z and 2–7; a 0, 1 or 8 is usually the letter O, I or B)"
                         : "not in its alphabet (A–Z and 2–7)")
             }
             return "the secret is not valid base32: data after the = padding"

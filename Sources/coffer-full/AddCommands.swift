@@ -69,7 +69,8 @@ extension Add {
     struct NewCard: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "card",
-            abstract: "Add a membership or loyalty card, or a one-time pass. The barcode payload (or, for a card without a barcode, its number) is read like a secret.",
+            abstract:
+                "Add a membership or loyalty card, or a one-time pass. The barcode payload (or, for a card without a barcode, its number) is read like a secret.",
             discussion: """
                 At a terminal the payload is typed in view and shown back, as it will be drawn, before the card is \
                 added. A card without a barcode (--symbology none) keeps the number printed on it instead.
@@ -88,7 +89,10 @@ extension Add {
         @OptionGroup var vaultOption: VaultOption
         @OptionGroup var output: JSONOption
         @Argument(help: "Card name, e.g. \"Costco\".") var name: String
-        @Option(help: "Barcode symbology (by default the one the payload says: EAN-13, UPC-A or EAN-8 digits, QR for a link, Code 128 for a short text, else QR), or none for a card without a barcode (shown by its number).")
+        @Option(
+            help:
+                "Barcode symbology (by default the one the payload says: EAN-13, UPC-A or EAN-8 digits, QR for a link, Code 128 for a short text, else QR), or none for a card without a barcode (shown by its number)."
+        )
         var symbology: CardSymbology?
         @Option(help: ArgumentHelp("Read the barcode from a photo or screenshot (PNG or JPEG).", valueName: "image"))
         var scan: String?
@@ -155,12 +159,14 @@ extension Add {
             codes = codes.filter { $0.kind == .card }
             guard !codes.isEmpty else {
                 if !tokens.isEmpty {
-                    throw CLIError.other("\(path): the code is a 2FA token, not a card", status: .badData,
-                                         hint: "add it with: coffer add otp --scan \(path)")
+                    throw CLIError.other(
+                        "\(path): the code is a 2FA token, not a card", status: .badData,
+                        hint: "add it with: coffer add otp --scan \(path)")
                 }
                 if let wanted = symbology?.value {
-                    throw CLIError.other("\(path): no \(wanted.rawValue) barcode found",
-                                         status: .badData, hint: ImageScan.hint)
+                    throw CLIError.other(
+                        "\(path): no \(wanted.rawValue) barcode found",
+                        status: .badData, hint: ImageScan.hint)
                 }
                 throw ImageScan.nothingFound(path)
             }
@@ -185,8 +191,9 @@ extension Add {
             guard codes.count > 1 else { return codes[0] }
             let kinds = codes.map(\.symbology.rawValue).joined(separator: ", ")
             guard SecretInput.shared.interactive else {
-                throw CLIError.other("\(path): \(codes.count) barcodes found (\(kinds))",
-                                     status: .usage, hint: "pick one with --symbology, or crop the picture to one code")
+                throw CLIError.other(
+                    "\(path): \(codes.count) barcodes found (\(kinds))",
+                    status: .usage, hint: "pick one with --symbology, or crop the picture to one code")
             }
             Output.note("\(path): \(codes.count) barcodes found:")
             for (index, code) in codes.enumerated() {

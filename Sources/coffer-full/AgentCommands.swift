@@ -90,7 +90,8 @@ extension AgentCommand {
                 let asked = timeoutOptions.timeouts
                 if running.idleTimeoutMilliseconds != asked.idleMilliseconds || running.maximumMilliseconds != asked.maximumMilliseconds {
                     Output.note(
-                        "The running agent keeps its own times (\(Status.duration(running.idleTimeoutMilliseconds)) idle, \(Status.duration(running.maximumMilliseconds)) at most); `coffer agent stop` first to change them.")
+                        "The running agent keeps its own times (\(Status.duration(running.idleTimeoutMilliseconds)) idle, \(Status.duration(running.maximumMilliseconds)) at most); `coffer agent stop` first to change them."
+                    )
                 }
             } else {
                 try launch(socket: socket)
@@ -188,7 +189,9 @@ extension AgentCommand {
                 Output.line("No agent is running. `coffer agent start` starts one.")
                 return
             }
-            Output.line("Agent \(status.processID) at \(AgentCommand.socket): locks after \(Self.duration(status.idleTimeoutMilliseconds)) idle, \(Self.duration(status.maximumMilliseconds)) at most")
+            Output.line(
+                "Agent \(status.processID) at \(AgentCommand.socket): locks after \(Self.duration(status.idleTimeoutMilliseconds)) idle, \(Self.duration(status.maximumMilliseconds)) at most"
+            )
             if status.protections & 1 == 0 {
                 Output.warning("the agent's memory is not locked (RLIMIT_MEMLOCK is limited): its pages could reach swap")
             }

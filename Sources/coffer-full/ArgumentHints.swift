@@ -11,7 +11,7 @@ enum ArgumentHints {
             return "did you mean `\((["coffer"] + path + [nearest]).joined(separator: " "))`?"
         }
         if message.hasPrefix("Unknown option"), let command = arguments.first, ["show", "code", "list"].contains(command),
-           let image = arguments.first(where: { ["--png", "--svg", "--pgm"].contains($0) || $0.hasPrefix("--png=") || $0.hasPrefix("--svg=") })
+            let image = arguments.first(where: { ["--png", "--svg", "--pgm"].contains($0) || $0.hasPrefix("--png=") || $0.hasPrefix("--svg=") })
         {
             let flag = image.prefix { $0 != "=" }
             return "images are written by `coffer barcode NAME \(flag) FILE`"
@@ -22,7 +22,7 @@ enum ArgumentHints {
     /// The first argument when it names no command and help is asked for (`coffer near2 --help`).
     static func unknownCommandAskingForHelp(_ arguments: [String]) -> String? {
         guard let first = arguments.first, !first.hasPrefix("-"), first != "help",
-              arguments.contains(where: { $0 == "--help" || $0 == "-h" }), !commandNames.contains(first)
+            arguments.contains(where: { $0 == "--help" || $0 == "-h" }), !commandNames.contains(first)
         else { return nil }
         return first
     }

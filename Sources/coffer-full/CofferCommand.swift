@@ -102,7 +102,9 @@ struct Init: ParsableCommand {
         Output.note("Created vault \(coffer.vaultID.lowercasedString) in \(coffer.directory); \(Self.whereTheKeyIs(coffer.keystore.kind))")
         if let warning = Self.fileStoreWarning(coffer.keystore, passphrase: passphrase) { Output.warning(warning) }
         if SecretInput.shared.interactive, !passphrase {
-            Output.note("Only this device can open it. Add a passphrase (`coffer passphrase set`) or a recovery code (`coffer recovery-code new`) before you rely on it.")
+            Output.note(
+                "Only this device can open it. Add a passphrase (`coffer passphrase set`) or a recovery code (`coffer recovery-code new`) before you rely on it."
+            )
         }
     }
 }
@@ -123,7 +125,9 @@ extension Init {
     static func fileStoreWarning(_ store: any DeviceKeystore, passphrase: Bool) -> String? {
         guard let file = store as? FileKeystore else { return nil }
         return "anyone with a copy of \(file.directory) and of the vault can open it: "
-            + (passphrase ? "use a TPM or a keyring for its device key (`coffer keystore migrate`)" : "add a passphrase, or use a TPM (`coffer keystore migrate --to tpm2`)")
+            + (passphrase
+                ? "use a TPM or a keyring for its device key (`coffer keystore migrate`)"
+                : "add a passphrase, or use a TPM (`coffer keystore migrate --to tpm2`)")
     }
 }
 

@@ -61,9 +61,10 @@ struct NearCommand: AsyncParsableCommand {
         let width = lines.map(\.card.count).max() ?? 0
         for line in lines {
             let distance = PositionArgument.formatted(line.distanceMeters)
-            Output.line(line.card.padding(toLength: width, withPad: " ", startingAt: 0) + "  "
-                + String(repeating: " ", count: max(0, 8 - distance.count)) + distance + "  " + line.store
-                + (line.network.map { "  " + Output.styled($0, .dim) } ?? ""))
+            Output.line(
+                line.card.padding(toLength: width, withPad: " ", startingAt: 0) + "  "
+                    + String(repeating: " ", count: max(0, 8 - distance.count)) + distance + "  " + line.store
+                    + (line.network.map { "  " + Output.styled($0, .dim) } ?? ""))
         }
     }
 }
@@ -110,15 +111,18 @@ struct RegionsCommand: AsyncParsableCommand {
         try await preparePlaces(coffer, at: position)
         let regions = try coffer.places.regions(at: position, cards: try coffer.places.cueCards(at: Date()), limit: max)
         if output.json {
-            return try Output.json(regions.map {
-                RegionLine(id: $0.id, networkID: $0.networkID, network: $0.networkName, name: $0.name, radiusMeters: $0.radius,
-                           priority: $0.priority, distanceMeters: ($0.distance * 10).rounded() / 10)
-            })
+            return try Output.json(
+                regions.map {
+                    RegionLine(
+                        id: $0.id, networkID: $0.networkID, network: $0.networkName, name: $0.name, radiusMeters: $0.radius,
+                        priority: $0.priority, distanceMeters: ($0.distance * 10).rounded() / 10)
+                })
         }
         for region in regions {
             let distance = PositionArgument.formatted(region.distance)
-            Output.line("\(region.priority)  " + String(repeating: " ", count: Swift.max(0, 8 - distance.count)) + distance
-                + "  r=\(region.radius) m  " + region.name + (region.networkName.map { "  " + Output.styled($0, .dim) } ?? ""))
+            Output.line(
+                "\(region.priority)  " + String(repeating: " ", count: Swift.max(0, 8 - distance.count)) + distance
+                    + "  r=\(region.radius) m  " + region.name + (region.networkName.map { "  " + Output.styled($0, .dim) } ?? ""))
         }
     }
 }

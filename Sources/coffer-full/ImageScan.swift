@@ -44,8 +44,9 @@ enum ImageScan {
             }
         }
         return result.found.enumerated().map { index, found in
-            ScannedCodes.Code(symbology: found.symbology, payload: found.payload,
-                              source: result.found.count == 1 ? name : "\(name), code \(index + 1)")
+            ScannedCodes.Code(
+                symbology: found.symbology, payload: found.payload,
+                source: result.found.count == 1 ? name : "\(name), code \(index + 1)")
         }
     }
 

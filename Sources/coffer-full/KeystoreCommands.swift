@@ -22,7 +22,8 @@ struct KeystoreCommand: ParsableCommand {
         subcommands: [Status.self, Migrate.self], defaultSubcommand: Status.self)
 
     struct Status: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Which store holds this vault's keys here, and whether it answers.",
+        static let configuration = CommandConfiguration(
+            abstract: "Which store holds this vault's keys here, and whether it answers.",
             discussion: """
                 Examples:
                   coffer keystore status

@@ -61,8 +61,9 @@ extension PlacesCommand {
             try coffer.places.useServer(url, directory: fetched.networks)
             if let tile = fetched.pack { try coffer.places.storeTile(tile, etag: nil, fetchedAt: Date()) }
             if SecretInput.shared.interactive {
-                Output.note("Using \(Output.count(fetched.networks.count, "network")) from \(client.server)"
-                    + (fetched.pack.map { ", and \(Output.count($0.locationCount, "location")) of the region" } ?? ""))
+                Output.note(
+                    "Using \(Output.count(fetched.networks.count, "network")) from \(client.server)"
+                        + (fetched.pack.map { ", and \(Output.count($0.locationCount, "location")) of the region" } ?? ""))
             }
         }
     }
@@ -108,8 +109,9 @@ extension PlacesCommand {
                     throw CLIError.badData("\(file): \(error)")
                 }
                 if SecretInput.shared.interactive || !result.skipped.isEmpty {
-                    Output.note("\(file): \(Output.count(result.networks.count, "network")), \(Output.count(result.locations.count, "location"))"
-                        + (result.skipped.isEmpty ? "" : ", \(result.skipped.count) skipped"))
+                    Output.note(
+                        "\(file): \(Output.count(result.networks.count, "network")), \(Output.count(result.locations.count, "location"))"
+                            + (result.skipped.isEmpty ? "" : ", \(result.skipped.count) skipped"))
                 }
                 for skipped in result.skipped.prefix(10) { Output.note("  skipped record \(skipped.record): \(skipped.reason)") }
             }
@@ -119,7 +121,8 @@ extension PlacesCommand {
 
 extension PlacesCommand {
     struct Status: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "status", abstract: "What places the vault holds.",
+        static let configuration = CommandConfiguration(
+            commandName: "status", abstract: "What places the vault holds.",
             discussion: """
                 Examples:
                   coffer places status
@@ -158,8 +161,9 @@ extension PlacesCommand {
             Output.line("Server:    \(status.server ?? "none (places imported here only)")")
             Output.line("Networks:  \(status.networks)")
             Output.line("Imported:  \(Output.count(status.importedLocations, "location"))")
-            Output.line("Cached:    \(Output.count(status.cachedTiles, "tile")), \(Output.count(status.cachedLocations, "location"))"
-                + (status.cachedTiles > 0 ? String(format: " (%.1f MiB)", Double(status.cachedBytes) / 1_048_576) : ""))
+            Output.line(
+                "Cached:    \(Output.count(status.cachedTiles, "tile")), \(Output.count(status.cachedLocations, "location"))"
+                    + (status.cachedTiles > 0 ? String(format: " (%.1f MiB)", Double(status.cachedBytes) / 1_048_576) : ""))
         }
     }
 }
@@ -228,10 +232,12 @@ struct NetworksCommand: ParsableCommand {
                 && (search.map { network.matches(search: $0) } ?? true)
         }.sorted { $0.id < $1.id }
         if output.json {
-            return try Output.json(chosen.map {
-                NetworkLine(id: $0.id, name: $0.name, category: $0.category.rawValue, wikidata: $0.wikidata,
-                            defaultRadiusMeters: $0.defaultRadius, isLargeArea: $0.isLargeArea)
-            })
+            return try Output.json(
+                chosen.map {
+                    NetworkLine(
+                        id: $0.id, name: $0.name, category: $0.category.rawValue, wikidata: $0.wikidata,
+                        defaultRadiusMeters: $0.defaultRadius, isLargeArea: $0.isLargeArea)
+                })
         }
         if chosen.isEmpty, networks.isEmpty {
             Output.note("No networks yet: run `coffer places from URL` or `coffer places import FILE`.")
@@ -239,8 +245,9 @@ struct NetworksCommand: ParsableCommand {
         }
         let width = chosen.map(\.id.count).max() ?? 0
         for network in chosen {
-            Output.line(network.id.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + network.name + "  "
-                + Output.styled(network.category.rawValue, .dim))
+            Output.line(
+                network.id.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + network.name + "  "
+                    + Output.styled(network.category.rawValue, .dim))
         }
     }
 }
@@ -261,9 +268,13 @@ enum PositionArgument {
     static func distance(_ text: String) throws -> Double {
         let lower = text.lowercased().trimmingCharacters(in: .whitespaces)
         let metres: Double?
-        if lower.hasSuffix("km") { metres = Double(lower.dropLast(2)).map { $0 * 1_000 } }
-        else if lower.hasSuffix("m") { metres = Double(lower.dropLast(1)) }
-        else { metres = Double(lower).map { $0 * 1_000 } }
+        if lower.hasSuffix("km") {
+            metres = Double(lower.dropLast(2)).map { $0 * 1_000 }
+        } else if lower.hasSuffix("m") {
+            metres = Double(lower.dropLast(1))
+        } else {
+            metres = Double(lower).map { $0 * 1_000 }
+        }
         guard let metres, metres.isFinite, metres > 0, metres <= 100_000 else {
             throw CLIError.usage("--within must be a distance up to 100 km, such as 800m or 5km")
         }

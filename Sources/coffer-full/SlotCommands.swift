@@ -77,7 +77,8 @@ extension Slots {
 
 extension Slots {
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "list", abstract: "List the slots.",
+        static let configuration = CommandConfiguration(
+            commandName: "list", abstract: "List the slots.",
             discussion: """
                 Examples:
                   coffer slots list
@@ -123,7 +124,8 @@ extension Slots {
                 var detail = line.kdf ?? ""
                 if line.type == SlotType.device.name {
                     let day = line.created.map { Output.isoDay.string(from: $0) } ?? "(before names)"
-                    detail = "\(pad(line.name ?? "unnamed", 16))  \(pad(line.keystore ?? "", 14))  \(day)"
+                    detail =
+                        "\(pad(line.name ?? "unnamed", 16))  \(pad(line.keystore ?? "", 14))  \(day)"
                         + (line.thisDevice == true ? "  (this device)" : "") + (line.dead == true ? "  (dead: its key is gone)" : "")
                 }
                 Output.line("\(String(line.id.prefix(8)))  \(pad(line.type, 10))  \(detail)")
@@ -138,7 +140,8 @@ extension Slots {
             Output.note(
                 dead.count == 1
                     ? "Slot \(ids[0]) was this device's, and its key is gone from the key store: nothing opens it. `coffer slots remove \(ids[0])` removes it."
-                    : "Slots \(ids.joined(separator: ", ")) were this device's, and their keys are gone from the key store: nothing opens them. `coffer slots remove ID` removes each.")
+                    : "Slots \(ids.joined(separator: ", ")) were this device's, and their keys are gone from the key store: nothing opens them. `coffer slots remove ID` removes each."
+            )
         }
     }
 }

@@ -49,9 +49,12 @@ struct StellarTransactionSigner {
             guard cosign else {
                 throw CLIError.other(
                     "\(item.content.name) (\(signer)) is not \(named): not signed", status: .badData,
-                    hint: "for a multi-signature account this key co-signs, pass --cosign (Coffer cannot check the account's signers: it does not fetch account state)")
+                    hint:
+                        "for a multi-signature account this key co-signs, pass --cosign (Coffer cannot check the account's signers: it does not fetch account state)"
+                )
             }
-            Output.note("Co-signing: \(signer) is not \(named); Coffer does not fetch account state, so it cannot check that this key is one of the account's signers.")
+            Output.note(
+                "Co-signing: \(signer) is not \(named); Coffer does not fetch account state, so it cannot check that this key is one of the account's signers.")
         }
         try coffer.checkBeforePIN(item)
         let pin: String

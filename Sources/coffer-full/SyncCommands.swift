@@ -29,7 +29,8 @@ struct SyncCommand: ParsableCommand {
               coffer sync status
             """,
         subcommands: [
-            SyncCommand.Now.self, SyncCommand.Register.self, SyncCommand.Login.self, SyncCommand.Status.self, SyncCommand.Passphrase.self, SyncCommand.Republish.self,
+            SyncCommand.Now.self, SyncCommand.Register.self, SyncCommand.Login.self, SyncCommand.Status.self, SyncCommand.Passphrase.self,
+            SyncCommand.Republish.self,
             SyncCommand.Adopt.self, SyncCommand.Logout.self, SyncCommand.Revoke.self, SyncCommand.Pin.self,
         ],
         defaultSubcommand: SyncCommand.Now.self)
@@ -37,7 +38,8 @@ struct SyncCommand: ParsableCommand {
 
 extension SyncCommand {
     struct Now: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "now", abstract: "Push local changes and pull remote ones (the default).",
+        static let configuration = CommandConfiguration(
+            commandName: "now", abstract: "Push local changes and pull remote ones (the default).",
             discussion: """
                 Examples:
                   coffer sync
@@ -81,7 +83,9 @@ extension SyncCommand {
                 return
             }
             if report.merge.conflictCopies > 0 {
-                Output.warning("\(Output.count(report.merge.conflictCopies, "item")) changed here and elsewhere: the other version won, yours is kept as a copy (see `coffer sync status`)")
+                Output.warning(
+                    "\(Output.count(report.merge.conflictCopies, "item")) changed here and elsewhere: the other version won, yours is kept as a copy (see `coffer sync status`)"
+                )
             }
         }
     }
@@ -141,9 +145,10 @@ extension SyncCommand {
         @OptionGroup var vaultOption: VaultOption
         @Option(help: "Server URL (https://, or http:// on loopback).") var server: String
         @Option(help: "Account email.") var email: String
-        @Option(help: ArgumentHelp(
-            "The vault-state fingerprint to expect, as `coffer sync status` shows it on another device (EPOCH:XXXX-XXXX-XXXX-XXXX).",
-            valueName: "fingerprint"))
+        @Option(
+            help: ArgumentHelp(
+                "The vault-state fingerprint to expect, as `coffer sync status` shows it on another device (EPOCH:XXXX-XXXX-XXXX-XXXX).",
+                valueName: "fingerprint"))
         var expect: String?
         @Flag(help: "Accept passphrase stretching below Coffer's defaults (PBKDF2 600,000 or scrypt 2^15), for an account made that way.")
         var allowWeakKdf = false
@@ -172,7 +177,8 @@ extension SyncCommand {
 
 extension SyncCommand {
     struct Status: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "status", abstract: "Show the account, queued changes and conflict copies.",
+        static let configuration = CommandConfiguration(
+            commandName: "status", abstract: "Show the account, queued changes and conflict copies.",
             discussion: """
                 Examples:
                   coffer sync status
@@ -199,10 +205,11 @@ extension SyncCommand {
                     madeAt: UnixTime.date(milliseconds: head.manifest.madeAt))
             }
             if output.json {
-                try Output.json(SyncCLI.StatusJSON(
-                    server: status.account.server, account: status.account.account, online: status.server != nil,
-                    lastSync: status.account.lastSync, pending: status.pending, serverItems: status.server?.itemCount,
-                    verified: headJSON, serverEpoch: status.server?.headEpoch, conflicts: conflicts))
+                try Output.json(
+                    SyncCLI.StatusJSON(
+                        server: status.account.server, account: status.account.account, online: status.server != nil,
+                        lastSync: status.account.lastSync, pending: status.pending, serverItems: status.server?.itemCount,
+                        verified: headJSON, serverEpoch: status.server?.headEpoch, conflicts: conflicts))
                 return
             }
             Output.line("account   \(status.account.account) on \(status.account.server)")
@@ -257,9 +264,10 @@ enum SyncCLI {
         while true {
             let attempt: Result<SyncSession, any Error>
             do {
-                attempt = .success(try await SyncSession.login(
-                    location: location, client: client, email: email, passphrase: passphrase, localPassphrase: vaultPassphrase,
-                    allowWeakKDF: allowWeakKDF, acceptParameterChange: acceptParameterChange, expect: expect))
+                attempt = .success(
+                    try await SyncSession.login(
+                        location: location, client: client, email: email, passphrase: passphrase, localPassphrase: vaultPassphrase,
+                        allowWeakKDF: allowWeakKDF, acceptParameterChange: acceptParameterChange, expect: expect))
             } catch {
                 attempt = .failure(error)
             }

@@ -343,7 +343,8 @@ struct Import: ParsableCommand {
             let one = bound.count == 1
             let names = bound.map { "\"\($0.content.name)\"" }.joined(separator: ", ")
             Output.warning(
-                "\(Output.count(bound.count, "signing key")) stay\(one ? "s" : "") bound to the device \(one ? "it was" : "they were") added on, and no PIN opens \(one ? "it" : "them") here: \(names)")
+                "\(Output.count(bound.count, "signing key")) stay\(one ? "s" : "") bound to the device \(one ? "it was" : "they were") added on, and no PIN opens \(one ? "it" : "them") here: \(names)"
+            )
             Output.note("To use \(one ? "it" : "one") here, add it again from its seed: `coffer rm --purge NAME`, then `coffer add key NAME`.")
         }
     }
@@ -368,7 +369,9 @@ struct Import: ParsableCommand {
         if let opens, !opens.passphrase, !opens.recoveryCode {
             throw CLIError.other(
                 "\(file) holds neither a passphrase nor a recovery code: nothing can open it", status: .badData,
-                hint: "a backup opens with the passphrase or recovery code of the vault it was made from; add one (`coffer passphrase set`) and make the backup again")
+                hint:
+                    "a backup opens with the passphrase or recovery code of the vault it was made from; add one (`coffer passphrase set`) and make the backup again"
+            )
         }
         var useRecoveryCode = recoveryCode
         if recoveryCode, let opens, !opens.recoveryCode {

@@ -20,7 +20,8 @@ struct PassphraseCommand: ParsableCommand {
         subcommands: [Set.self, Change.self, RemovePassphrase.self])
 
     struct Set: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Add a passphrase slot.",
+        static let configuration = CommandConfiguration(
+            abstract: "Add a passphrase slot.",
             discussion: """
                 A new passphrase is asked twice; its strength is shown, and one that is easy to guess is refused \
                 unless --allow-weak-passphrase insists.
@@ -45,7 +46,8 @@ struct PassphraseCommand: ParsableCommand {
     }
 
     struct Change: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Replace the passphrase (asks for the current one first).",
+        static let configuration = CommandConfiguration(
+            abstract: "Replace the passphrase (asks for the current one first).",
             discussion: """
                 Examples:
                   coffer passphrase change
@@ -65,7 +67,8 @@ struct PassphraseCommand: ParsableCommand {
     }
 
     struct RemovePassphrase: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "remove", abstract: "Remove the passphrase slot.",
+        static let configuration = CommandConfiguration(
+            commandName: "remove", abstract: "Remove the passphrase slot.",
             discussion: """
                 Examples:
                   coffer passphrase remove

@@ -283,7 +283,8 @@ struct Remove: ParsableCommand {
 }
 
 struct Restore: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Bring an archived card back.",
+    static let configuration = CommandConfiguration(
+        abstract: "Bring an archived card back.",
         discussion: """
             Examples:
               coffer restore Costco
@@ -325,8 +326,9 @@ struct Sign: ParsableCommand {
     @OptionGroup var output: JSONOption
     @Argument(help: "Key name or id.", completion: ItemCompletion.names(.signingKey)) var query: String
     @Flag(help: "Print the signature in base64 instead of hex.") var base64 = false
-    @Option(name: .customLong("stellar-tx"),
-            help: ArgumentHelp("A Stellar transaction envelope to sign: a file of base64 XDR, or - for standard input.", valueName: "file"))
+    @Option(
+        name: .customLong("stellar-tx"),
+        help: ArgumentHelp("A Stellar transaction envelope to sign: a file of base64 XDR, or - for standard input.", valueName: "file"))
     var stellarTransaction: String?
     @Option(help: "The transaction's network: public, testnet or futurenet (with --stellar-tx).") var network: String?
     @Option(help: "The transaction's network by its passphrase (with --stellar-tx).") var networkPassphrase: String?
@@ -359,8 +361,10 @@ struct Sign: ParsableCommand {
         let item = try coffer.find(query, kind: .signingKey)
         if let stellarTransaction {
             let network = network.flatMap(StellarNetwork.init(name:)) ?? StellarNetwork(passphrase: networkPassphrase ?? "")
-            try StellarTransactionSigner(source: stellarTransaction, network: network, confirmed: yes, cosign: cosign,
-                                         json: output.json).run(coffer, item)
+            try StellarTransactionSigner(
+                source: stellarTransaction, network: network, confirmed: yes, cosign: cosign,
+                json: output.json
+            ).run(coffer, item)
             return
         }
         // A locked key, another device's key or a TPM in lockout is said before a PIN is asked that no PIN could use.

@@ -73,7 +73,8 @@ struct CommonOptions: ParsableArguments {
     @Option(help: "Most PostgreSQL connections to keep open, 1 to 1000; default 20 (env COFFER_SERVER_DATABASE_CONNECTIONS).")
     var databaseConnections: Int?
 
-    @Option(help: "Seconds a request waits for PostgreSQL before it is answered 503 with Retry-After, 1 to 600; default 10 (env COFFER_SERVER_DATABASE_TIMEOUT).")
+    @Option(
+        help: "Seconds a request waits for PostgreSQL before it is answered 503 with Retry-After, 1 to 600; default 10 (env COFFER_SERVER_DATABASE_TIMEOUT).")
     var databaseTimeout: Int?
 
     var environment: [String: String] { ProcessInfo.processInfo.environment }
@@ -144,11 +145,20 @@ struct Serve: AsyncParsableCommand {
     var addressRequestsPerMinute: Int?
     @Flag(help: "Serve the web vault at /app: the browser decrypts, so use it on a server you run or trust. Needs TLS unless on loopback.")
     var webVault = false
-    @Option(help: "The web vault's files (default: env COFFER_SERVER_WEB_VAULT_DIR, else share/coffer/web-vault beside the executable's bin, else the source tree's Web/app).")
+    @Option(
+        help:
+            "The web vault's files (default: env COFFER_SERVER_WEB_VAULT_DIR, else share/coffer/web-vault beside the executable's bin, else the source tree's Web/app)."
+    )
     var webVaultDir: String?
-    @Option(help: "Threads serving the sockets, 1 to \(ServerConfiguration.maxEventLoops); the routes run on one thread per core beside them (default: half the cores, \(ServerConfiguration.defaultEventLoops) here; env COFFER_SERVER_EVENT_LOOPS).")
+    @Option(
+        help:
+            "Threads serving the sockets, 1 to \(ServerConfiguration.maxEventLoops); the routes run on one thread per core beside them (default: half the cores, \(ServerConfiguration.defaultEventLoops) here; env COFFER_SERVER_EVENT_LOOPS)."
+    )
     var eventLoops: Int?
-    @Option(help: "Connections held at once; beyond it new ones are closed at once (default: \(ServerConfiguration.defaultMaxConnections) here: 10,000, fewer under a low open-file limit).")
+    @Option(
+        help:
+            "Connections held at once; beyond it new ones are closed at once (default: \(ServerConfiguration.defaultMaxConnections) here: 10,000, fewer under a low open-file limit)."
+    )
     var maxConnections: Int?
     @Option(help: "Connections held at once from one client address.")
     var maxConnectionsPerAddress: Int = 512
@@ -162,15 +172,17 @@ struct Serve: AsyncParsableCommand {
     var maxSessionsPerAccount: Int = ServerConfiguration.defaultMaxSessionsPerAccount
     @Option(help: "Seconds an access token lasts before the client refreshes it, 60 to 3600.")
     var accessTokenLifetime: Int = 15 * 60
-    @Option(help: ArgumentHelp(
-        "A load balancer (address or network, e.g. 10.0.0.0/8) whose X-Forwarded-For names the client; repeatable (env COFFER_SERVER_TRUSTED_PROXIES, comma-separated).",
-        valueName: "address[/bits]"))
+    @Option(
+        help: ArgumentHelp(
+            "A load balancer (address or network, e.g. 10.0.0.0/8) whose X-Forwarded-For names the client; repeatable (env COFFER_SERVER_TRUSTED_PROXIES, comma-separated).",
+            valueName: "address[/bits]"))
     var trustedProxy: [String] = []
 
     /// `--trusted-proxy`, or the environment's list when none is given.
     var trustedProxies: [IPNetwork] {
         get throws {
-            let given = trustedProxy.isEmpty
+            let given =
+                trustedProxy.isEmpty
                 ? (common.environment["COFFER_SERVER_TRUSTED_PROXIES"] ?? "").split(separator: ",").map(String.init)
                 : trustedProxy
             return try given.map { text in

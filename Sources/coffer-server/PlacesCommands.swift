@@ -78,9 +78,10 @@ extension Places {
                     } catch ServerStoreError.invalidPlaces(let rule) {
                         throw PlacesCommandError(description: "\(file): \(rule)")
                     }
-                    try await store.audit(AuditEvent(
-                        at: Date(), kind: .placesImported, userID: nil, address: nil,
-                        detail: "\(summary.networks) networks, \(summary.locations) locations, \(summary.removed) removed"))
+                    try await store.audit(
+                        AuditEvent(
+                            at: Date(), kind: .placesImported, userID: nil, address: nil,
+                            detail: "\(summary.networks) networks, \(summary.locations) locations, \(summary.removed) removed"))
                     var line = "\(file): \(summary.networks) networks, \(summary.locations) locations"
                     if summary.removed > 0 { line += ", \(summary.removed) removed" }
                     if !batch.skipped.isEmpty { line += ", \(batch.skipped.count) skipped" }

@@ -19,14 +19,18 @@ struct AgentClockTests {
     static let offsetSeconds: UInt64 = 1_000_000
     static let probeVariable = "COFFER_TEST_BOOT_OFFSET_MARKER"
 
-    @Test("the agent's clock counts what CLOCK_MONOTONIC does not (a boot-time offset, as suspend adds)",
-          .enabled(if: geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare"), "needs root for a time namespace"))
+    @Test(
+        "the agent's clock counts what CLOCK_MONOTONIC does not (a boot-time offset, as suspend adds)",
+        .enabled(if: geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare"), "needs root for a time namespace"))
     func countsSuspend() throws {
         let marker = try TestSupport.temporaryDirectory("clock") + "/probe-passed"
         let binary = try #require(CommandLine.arguments.first)
         let result = try TestSupport.run(
-            "/usr/bin/unshare", ["--time", "--boottime", String(Self.offsetSeconds), binary,
-                                 "--testing-library", "swift-testing", "--filter", "AgentClockTests/probe"],
+            "/usr/bin/unshare",
+            [
+                "--time", "--boottime", String(Self.offsetSeconds), binary,
+                "--testing-library", "swift-testing", "--filter", "AgentClockTests/probe",
+            ],
             environment: ProcessInfo.processInfo.environment.merging([Self.probeVariable: marker]) { $1 })
         #expect(result.status == 0, "\(result.stdout.suffix(2000))\(result.stderr.suffix(2000))")
         // The probe ran and passed (a filter matching nothing would also exit 0).

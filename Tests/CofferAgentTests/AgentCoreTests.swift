@@ -33,8 +33,11 @@ struct AgentFixture {
         let keystore = FileKeystore(directory: root + "/keystore")
         let location = CofferLocation(vaultDirectory: vault, keystore: keystore, options: VaultOptions(limits: .testing))
         let coffer = try Coffer.initialize(at: location, passphrase: Self.passphrase, kdf: .pbkdf2SHA256(iterations: 1000))
-        try coffer.add(.otp(try OTPItem(
-            issuer: "RFC", account: "6238", parameters: try OTPParameters(secret: Array("12345678901234567890".utf8), digits: 8, kind: .totp(period: 30)))))
+        try coffer.add(
+            .otp(
+                try OTPItem(
+                    issuer: "RFC", account: "6238",
+                    parameters: try OTPParameters(secret: Array("12345678901234567890".utf8), digits: 8, kind: .totp(period: 30)))))
         try coffer.add(.note(try Note(name: "Locker", text: "combination 12-34-56")))
         core = AgentCore(timeouts: timeouts, clock: clock.clock) { path in
             CofferLocation(vaultDirectory: path, keystore: keystore, options: VaultOptions(limits: .testing))
@@ -64,7 +67,9 @@ struct AgentCoreTests {
         #expect(codes.first?.secondsRemaining == 1)
     }
 
-    @Test("no answer carries an OTP secret: items, find and add give the token with the stand-in, its other fields as stored", arguments: ["items", "find", "add"])
+    @Test(
+        "no answer carries an OTP secret: items, find and add give the token with the stand-in, its other fields as stored",
+        arguments: ["items", "find", "add"])
     func noSecretInAnswers(_ request: String) throws {
         let fixture = try AgentFixture()
         #expect(fixture.unlock() == .done)
@@ -75,7 +80,8 @@ struct AgentCoreTests {
         default:
             let token = try OTPItem(
                 issuer: "Added", account: "x", parameters: try OTPParameters(secret: Array("ABCDEFGHIJKLMNOPQRST".utf8), digits: 6))
-            response = fixture.core.handle(.add(vault: fixture.vault, kind: "otp", content: Array(try ItemContentCoding.encode(.otp(token), createdAt: Date()))))
+            response = fixture.core.handle(
+                .add(vault: fixture.vault, kind: "otp", content: Array(try ItemContentCoding.encode(.otp(token), createdAt: Date()))))
         }
         guard case .items(let items) = response, let answered = items.first else { Issue.record("\(response)"); return }
         let secret = Array((request == "add" ? "ABCDEFGHIJKLMNOPQRST" : "12345678901234567890").utf8)

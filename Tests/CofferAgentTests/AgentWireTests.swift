@@ -40,7 +40,8 @@ import Testing
 
     /// `name: hex` lines, in the order above. `COFFER_WRITE_GOLDEN=1` writes the file (once, when the format is made).
     static func encodedLines() -> String {
-        let lines = requests.map { "request \($0.0): \(TestSupport.hex($0.1.encoded()))" }
+        let lines =
+            requests.map { "request \($0.0): \(TestSupport.hex($0.1.encoded()))" }
             + responses.map { "response \($0.0): \(TestSupport.hex($0.1.encoded()))" }
         return lines.joined(separator: "\n") + "\n"
     }

@@ -33,8 +33,10 @@ enum AztecCorpus {
         var random = TwoDSeededBytes(seed: 0xA27E)
         let maximum = random.bytes(2000)
         var cases: [AztecCase] = []
-        func add(_ name: String, _ bytes: [UInt8], _ format: AztecEncoder.Format = .automatic, percent: Int = 23,
-                 size: Int? = nil) {
+        func add(
+            _ name: String, _ bytes: [UInt8], _ format: AztecEncoder.Format = .automatic, percent: Int = 23,
+            size: Int? = nil
+        ) {
             cases.append(AztecCase(name: name, bytes: bytes, format: format, percent: percent, size: size))
         }
         add("ticket", Array("TICKET-XYZ".utf8), size: 15)
@@ -73,8 +75,9 @@ enum AztecCorpus {
     static let damagedCases: [AztecCase] = {
         var random = TwoDSeededBytes(seed: 0xDA27)
         return [
-            AztecCase(name: "damaged-compact", bytes: Array("TICKET 0042 ZONE A-C VALID 2026".utf8), format: .compact,
-                      percent: 23, size: nil),
+            AztecCase(
+                name: "damaged-compact", bytes: Array("TICKET 0042 ZONE A-C VALID 2026".utf8), format: .compact,
+                percent: 23, size: nil),
             AztecCase(name: "damaged-full", bytes: random.bytes(300), format: .full, percent: 23, size: nil),
         ]
     }()
@@ -139,10 +142,11 @@ struct AztecEncoderTests {
         let matrix = try AztecEncoder.encode(Array(fixture.payload.utf8), format: fixture.format)
         let rows = (0..<matrix.height).map { y in String((0..<matrix.width).map { matrix[$0, y] ? "1" : "0" }) }
         let expected = fixture.rows.map { hex in
-            String(hex.flatMap { nibble -> [Character] in
-                let value = Int(String(nibble), radix: 16) ?? 0
-                return (0..<4).map { value >> (3 - $0) & 1 == 1 ? "1" : "0" }
-            }.prefix(matrix.width))
+            String(
+                hex.flatMap { nibble -> [Character] in
+                    let value = Int(String(nibble), radix: 16) ?? 0
+                    return (0..<4).map { value >> (3 - $0) & 1 == 1 ? "1" : "0" }
+                }.prefix(matrix.width))
         }
         #expect(rows == expected, "\(fixture.name)")
     }

@@ -1,3 +1,5 @@
+// swift-format-ignore-file
+// (Data written by a tool, test vectors or encoder output, is kept as the tool wrote it.)
 @testable import CofferBarcode
 
 /// Symbols produced by zint 2.11 (`zint -b 92 --dump`), an encoder independent of ours, for payloads where both

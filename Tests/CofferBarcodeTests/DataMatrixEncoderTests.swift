@@ -61,10 +61,12 @@ enum DataMatrixCorpus {
 
     static let gs1Cases: [TwoDPayloadCase] = [
         TwoDPayloadCase(name: "gs1-gtin", bytes: Array("0109501101020917".utf8)),
-        TwoDPayloadCase(name: "gs1-gtin-expiry-batch-serial",
-                    bytes: Array("01095011010209171719050810ABCD1234".utf8) + [0x1D] + Array("2110".utf8)),
-        TwoDPayloadCase(name: "gs1-two-separators",
-                    bytes: Array("10LOT42".utf8) + [0x1D] + Array("21SER99".utf8) + [0x1D] + Array("3103000123".utf8)),
+        TwoDPayloadCase(
+            name: "gs1-gtin-expiry-batch-serial",
+            bytes: Array("01095011010209171719050810ABCD1234".utf8) + [0x1D] + Array("2110".utf8)),
+        TwoDPayloadCase(
+            name: "gs1-two-separators",
+            bytes: Array("10LOT42".utf8) + [0x1D] + Array("21SER99".utf8) + [0x1D] + Array("3103000123".utf8)),
     ]
 
     /// Encoded and decoded once for all the round-trip tests; a case that fails to encode is simply absent.
@@ -175,20 +177,29 @@ struct DataMatrixEncoderTests {
     /// Matrices produced by libdmtx's dmtxwrite (an independent encoder): pads (253-state randomised), Base 256
     /// (255-state randomised) and a 16×16 symbol.
     static let libdmtxGoldens: [(name: String, bytes: [UInt8], rows: [String])] = [
-        ("A-with-pads", Array("A".utf8), [
-            "1010101010", "1101100011", "1000110100", "1001101011", "1001010000",
-            "1001001011", "1101001100", "1100111101", "1100001000", "1111111111",
-        ]),
-        ("22-digits", Array("1234567890123456789012".utf8), [
-            "1010101010101010", "1100100101111011", "1100110000000000", "1100011100110111",
-            "1110100000000010", "1000110001100101", "1011000111101000", "1001111000110111",
-            "1000110110001010", "1111000011100011", "1010011010010110", "1000001101101101",
-            "1100011001110100", "1000110011111101", "1110111111101010", "1111111111111111",
-        ]),
-        ("base256-3", [0xAB, 0xCD, 0xEF], [
-            "101010101010", "100100100111", "110111100100", "111101111111", "101001100000", "111001001101",
-            "101000001100", "100000011111", "100001110000", "101100111101", "110100001010", "111111111111",
-        ]),
+        (
+            "A-with-pads", Array("A".utf8),
+            [
+                "1010101010", "1101100011", "1000110100", "1001101011", "1001010000",
+                "1001001011", "1101001100", "1100111101", "1100001000", "1111111111",
+            ]
+        ),
+        (
+            "22-digits", Array("1234567890123456789012".utf8),
+            [
+                "1010101010101010", "1100100101111011", "1100110000000000", "1100011100110111",
+                "1110100000000010", "1000110001100101", "1011000111101000", "1001111000110111",
+                "1000110110001010", "1111000011100011", "1010011010010110", "1000001101101101",
+                "1100011001110100", "1000110011111101", "1110111111101010", "1111111111111111",
+            ]
+        ),
+        (
+            "base256-3", [0xAB, 0xCD, 0xEF],
+            [
+                "101010101010", "100100100111", "110111100100", "111101111111", "101001100000", "111001001101",
+                "101000001100", "100000011111", "100001110000", "101100111101", "110100001010", "111111111111",
+            ]
+        ),
     ]
 
     @Test("matrices equal libdmtx's for the same codewords", arguments: Self.libdmtxGoldens.indices)

@@ -26,7 +26,8 @@ struct TwoDSymbol: Sendable {
 }
 
 enum TwoDOracle {
-    static let installHint = "install the decoder oracle: pip install zxing-cpp numpy (or set COFFER_PYTHON to a "
+    static let installHint =
+        "install the decoder oracle: pip install zxing-cpp numpy (or set COFFER_PYTHON to a "
         + "python3 that has them)"
 
     /// Decodes each symbol (rendered at `scale` pixels per module with a `quietZone`-module margin) and returns the
@@ -122,25 +123,25 @@ enum TwoDOracle {
 
     /// Prints one tab-separated line per barcode found: index, format, bytes (hex), symbology identifier, EC level.
     private static let script = #"""
-import sys
-import numpy
-import zxingcpp
+        import sys
+        import numpy
+        import zxingcpp
 
-def read_pgm(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    parts = data.split(b"\n", 3)
-    width, height = map(int, parts[1].split())
-    return numpy.frombuffer(parts[3], dtype=numpy.uint8).reshape(height, width)
+        def read_pgm(path):
+            with open(path, "rb") as f:
+                data = f.read()
+            parts = data.split(b"\n", 3)
+            width, height = map(int, parts[1].split())
+            return numpy.frombuffer(parts[3], dtype=numpy.uint8).reshape(height, width)
 
-formats = getattr(zxingcpp.BarcodeFormat, sys.argv[2])
-with open(sys.argv[1]) as listing:
-    for line in listing:
-        index, path = line.rstrip("\n").split("\t")
-        for result in zxingcpp.read_barcodes(read_pgm(path), formats=formats, is_pure=True):
-            print("\t".join([index, str(result.format), bytes(result.bytes).hex(),
-                             result.symbology_identifier, str(result.ec_level)]))
-"""#
+        formats = getattr(zxingcpp.BarcodeFormat, sys.argv[2])
+        with open(sys.argv[1]) as listing:
+            for line in listing:
+                index, path = line.rstrip("\n").split("\t")
+                for result in zxingcpp.read_barcodes(read_pgm(path), formats=formats, is_pure=True):
+                    print("\t".join([index, str(result.format), bytes(result.bytes).hex(),
+                                     result.symbology_identifier, str(result.ec_level)]))
+        """#
 }
 
 /// A copy of `matrix` with every module in the rectangle inverted, to check that error correction repairs it.
@@ -153,7 +154,6 @@ func damaged(_ matrix: BitMatrix, x: ClosedRange<Int>, y: ClosedRange<Int>) -> B
 }
 
 typealias TwoDSeededBytes = SplitMix64
-
 
 /// A test vector: a name for output and the payload bytes (never printed).
 struct TwoDPayloadCase: Sendable, CustomTestStringConvertible {

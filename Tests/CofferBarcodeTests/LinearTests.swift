@@ -155,48 +155,68 @@ struct LinearDecodeTests {
         for _ in 0..<6 {
             let ean13 = digitsString(12)
             let full13 = ean13 + [UInt8(0x30 + EANUPC.checkDigit(ean13.map { Int($0 - 0x30) }))]
-            cases.append(Case(symbology: .ean13, payload: ean13, zxingExpected: full13, zbarExpected: full13,
-                              zxingFormat: "EAN13", zbarArgs: ["-Sdisable", "-Sean13.enable"]))
+            cases.append(
+                Case(
+                    symbology: .ean13, payload: ean13, zxingExpected: full13, zbarExpected: full13,
+                    zxingFormat: "EAN13", zbarArgs: ["-Sdisable", "-Sean13.enable"]))
             let ean8 = digitsString(7)
             let full8 = ean8 + [UInt8(0x30 + EANUPC.checkDigit(ean8.map { Int($0 - 0x30) }))]
-            cases.append(Case(symbology: .ean8, payload: full8, zxingExpected: full8, zbarExpected: full8,
-                              zxingFormat: "EAN8", zbarArgs: ["-Sdisable", "-Sean8.enable"]))
+            cases.append(
+                Case(
+                    symbology: .ean8, payload: full8, zxingExpected: full8, zbarExpected: full8,
+                    zxingFormat: "EAN8", zbarArgs: ["-Sdisable", "-Sean8.enable"]))
             let upca = digitsString(11)
             let fullA = upca + [UInt8(0x30 + EANUPC.checkDigit(upca.map { Int($0 - 0x30) }))]
-            cases.append(Case(symbology: .upcA, payload: upca, zxingExpected: [0x30] + fullA, zbarExpected: fullA,
-                              zxingFormat: "UPCA", zbarArgs: ["-Sdisable", "-Sean13.enable", "-Supca.enable"]))
+            cases.append(
+                Case(
+                    symbology: .upcA, payload: upca, zxingExpected: [0x30] + fullA, zbarExpected: fullA,
+                    zxingFormat: "UPCA", zbarArgs: ["-Sdisable", "-Sean13.enable", "-Supca.enable"]))
             let upce = [UInt8(0x30 + random.next() % 2)] + digitsString(6)
             let upceDigits = (try? EANUPC.upcEDigits(upce)) ?? []
             let expanded = EANUPC.expandUPCE(Array(upceDigits[0...6])) + [upceDigits[7]]
-            cases.append(Case(symbology: .upcE, payload: upce,
-                              zxingExpected: [0x30] + expanded.map { UInt8(0x30 + $0) },
-                              zbarExpected: upceDigits.map { UInt8(0x30 + $0) },
-                              zxingFormat: "UPCE",
-                              // zbar 0.23 reads only number system 0 UPC-E (zint's NS 1 symbols fail there too).
-                              zbarArgs: upce[0] == 0x30 ? ["-Sdisable", "-Sean13.enable", "-Supce.enable"] : nil))
+            cases.append(
+                Case(
+                    symbology: .upcE, payload: upce,
+                    zxingExpected: [0x30] + expanded.map { UInt8(0x30 + $0) },
+                    zbarExpected: upceDigits.map { UInt8(0x30 + $0) },
+                    zxingFormat: "UPCE",
+                    // zbar 0.23 reads only number system 0 UPC-E (zint's NS 1 symbols fail there too).
+                    zbarArgs: upce[0] == 0x30 ? ["-Sdisable", "-Sean13.enable", "-Supce.enable"] : nil))
             let itfLength = [6, 8, 10, 14, 20, 30][Int(random.next() % 6)]
             let itf = digitsString(itfLength)
-            cases.append(Case(symbology: .itf, payload: itf, zxingExpected: itf, zbarExpected: itf,
-                              zxingFormat: "ITF", zbarArgs: ["-Sdisable", "-Si25.enable"]))
+            cases.append(
+                Case(
+                    symbology: .itf, payload: itf, zxingExpected: itf, zbarExpected: itf,
+                    zxingFormat: "ITF", zbarArgs: ["-Sdisable", "-Si25.enable"]))
             let itf14 = digitsString(13)
             let full14 = itf14 + [UInt8(0x30 + EANUPC.checkDigit(itf14.map { Int($0 - 0x30) }))]
-            cases.append(Case(symbology: .itf14, payload: itf14, zxingExpected: full14, zbarExpected: full14,
-                              zxingFormat: "ITF", zbarArgs: ["-Sdisable", "-Si25.enable"]))
+            cases.append(
+                Case(
+                    symbology: .itf14, payload: itf14, zxingExpected: full14, zbarExpected: full14,
+                    zxingFormat: "ITF", zbarArgs: ["-Sdisable", "-Si25.enable"]))
             let code39 = random.bytes(Int(random.next() % 20) + 1, from: Code39.alphabet)
-            cases.append(Case(symbology: .code39, payload: code39, zxingExpected: code39, zbarExpected: code39,
-                              zxingFormat: "Code39Std", zbarArgs: ["-Sdisable", "-Scode39.enable"]))
+            cases.append(
+                Case(
+                    symbology: .code39, payload: code39, zxingExpected: code39, zbarExpected: code39,
+                    zxingFormat: "Code39Std", zbarArgs: ["-Sdisable", "-Scode39.enable"]))
             // zxing and zbar ignore Codabar symbols with fewer than about four data characters.
             let codabarBody = random.bytes(Int(random.next() % 16) + 4, from: Array(Codabar.alphabet.prefix(16)))
             let codabar = [random.bytes(1, from: bytes("ABCD"))[0]] + codabarBody + [random.bytes(1, from: bytes("ABCD"))[0]]
-            cases.append(Case(symbology: .codabar, payload: codabar, zxingExpected: codabar, zbarExpected: codabar,
-                              zxingFormat: "Codabar", zbarArgs: ["-Sdisable", "-Scodabar.enable"]))
+            cases.append(
+                Case(
+                    symbology: .codabar, payload: codabar, zxingExpected: codabar, zbarExpected: codabar,
+                    zxingFormat: "Codabar", zbarArgs: ["-Sdisable", "-Scodabar.enable"]))
         }
         // Code 93: its own 43 characters (zbar too), and every ASCII byte through the shift pairs (full ASCII).
-        for payload in [bytes("CODE-93 $/+%.X"), random.bytes(12, from: Code93.alphabet), Array((0...127).map { UInt8($0) }),
-                        bytes("Mixed case: a@b.c [1]")] {
+        for payload in [
+            bytes("CODE-93 $/+%.X"), random.bytes(12, from: Code93.alphabet), Array((0...127).map { UInt8($0) }),
+            bytes("Mixed case: a@b.c [1]"),
+        ] {
             let plain = payload.allSatisfy { Code93.alphabet.contains($0) }
-            cases.append(Case(symbology: .code93, payload: payload, zxingExpected: payload, zbarExpected: payload,
-                              zxingFormat: "Code93", zbarArgs: plain ? ["-Sdisable", "-Scode93.enable"] : nil))
+            cases.append(
+                Case(
+                    symbology: .code93, payload: payload, zxingExpected: payload, zbarExpected: payload,
+                    zxingFormat: "Code93", zbarArgs: plain ? ["-Sdisable", "-Scode93.enable"] : nil))
         }
         // Code 128: printable ASCII, digit runs (set C), odd digit runs, controls (set A), Latin-1 via FNC4.
         let printable = (32...126).map { UInt8($0) }
@@ -207,19 +227,26 @@ struct LinearDecodeTests {
             Array((0...127).map { UInt8($0) }), random.bytes(40, from: printable + digits + digits + digits),
         ]
         for payload in code128Payloads {
-            cases.append(Case(symbology: .code128, payload: payload, zxingExpected: payload, zbarExpected: payload,
-                              zxingFormat: "Code128", zbarArgs: ["-Sdisable", "-Scode128.enable"]))
+            cases.append(
+                Case(
+                    symbology: .code128, payload: payload, zxingExpected: payload, zbarExpected: payload,
+                    zxingFormat: "Code128", zbarArgs: ["-Sdisable", "-Scode128.enable"]))
         }
         for payload in [[0xE9, 0x41, 0xFF, 0x80], Array((128...255).map { UInt8($0) })] as [[UInt8]] {
-            cases.append(Case(symbology: .code128, payload: payload, zxingExpected: payload, zbarExpected: nil,
-                              zxingFormat: "Code128", zbarArgs: nil))
+            cases.append(
+                Case(
+                    symbology: .code128, payload: payload, zxingExpected: payload, zbarExpected: nil,
+                    zxingFormat: "Code128", zbarArgs: nil))
         }
         // GS1-128: fixed-length AIs, a variable-length AI followed by a separator, alphanumeric data.
-        for payload in ["0109501101020917", "01095011010209171719050810ABC123\u{1D}21XYZ%&", "00123456789012345675",
-                        "10abc\u{1D}11123456\u{1D}3103000189"]
-        {
-            cases.append(Case(symbology: .gs1_128, payload: bytes(payload), zxingExpected: bytes(payload),
-                              zbarExpected: nil, zxingFormat: "Code128", zbarArgs: nil, sid: "]C1"))
+        for payload in [
+            "0109501101020917", "01095011010209171719050810ABC123\u{1D}21XYZ%&", "00123456789012345675",
+            "10abc\u{1D}11123456\u{1D}3103000189",
+        ] {
+            cases.append(
+                Case(
+                    symbology: .gs1_128, payload: bytes(payload), zxingExpected: bytes(payload),
+                    zbarExpected: nil, zxingFormat: "Code128", zbarArgs: nil, sid: "]C1"))
         }
         return cases
     }

@@ -171,7 +171,6 @@ enum Oracle {
 
 typealias SeededRandom = SplitMix64
 
-
 extension EncodedBarcode {
     /// A PGM image for decoders: matrix symbols at `scale` px per module, linear ones 3 px per module.
     func pgm(scale: Int = 3) throws -> [UInt8] {

@@ -36,8 +36,10 @@ enum PDF417Corpus {
         add("mixed-submodes", Array("Aa1 &\r\t,:#-.$/+%*=^ ;<>@[\\]_`~!\n\"|()?{}' bB9".utf8))
         add("punctuation-run", Array("a;<>@[\\]_`~!?{}".utf8))
         add("byte-shift-in-text", Array("Käseschnitte und Brötchen".utf8))
-        add("latin1-byte-shifts", Array("Cafe au lait, deja vu".utf8) + [0xE9] + Array("Creme brulee".utf8) + [0xE8]
-            + Array("ABCDEFG".utf8))
+        add(
+            "latin1-byte-shifts",
+            Array("Cafe au lait, deja vu".utf8) + [0xE9] + Array("Creme brulee".utf8) + [0xE8]
+                + Array("ABCDEFG".utf8))
         add("byte-shift-after-punctuation", Array("Hello;<>@".utf8) + [0xE9] + Array("[]x yz".utf8))
         add("byte-shift-after-odd-mixed", Array("ab12345".utf8) + [0xFF] + Array("cdefg".utf8))
         add("utf8", Array("Žabica 5€ — ünïcödé ✓ 🎫".utf8))
@@ -79,8 +81,9 @@ enum PDF417Corpus {
     static let damagedCases: [PDF417Case] = {
         var random = TwoDSeededBytes(seed: 0xDA417)
         return [
-            PDF417Case(name: "damaged-text", bytes: Array("MEMBER:0042;NAME:Jane Doe;TIER:GOLD".utf8), ecLevel: 3,
-                       columns: 4),
+            PDF417Case(
+                name: "damaged-text", bytes: Array("MEMBER:0042;NAME:Jane Doe;TIER:GOLD".utf8), ecLevel: 3,
+                columns: 4),
             PDF417Case(name: "damaged-binary", bytes: random.bytes(120), ecLevel: 4, columns: 6),
         ]
     }()

@@ -36,8 +36,10 @@ struct QRDecodeTests {
             }
             encoded.append(symbol)
             let useZbar = zbarSample && index % 3 == 0
-            jobs.append(DecodeJob(image: try symbol.pgm(scale: 2), zxingFormats: "QRCode", zbarArgs: useZbar ? ["-Sbinary", "-Sdisable", "-Sqrcode.enable"] : nil,
-                pure: true, eci: true))
+            jobs.append(
+                DecodeJob(
+                    image: try symbol.pgm(scale: 2), zxingFormats: "QRCode", zbarArgs: useZbar ? ["-Sbinary", "-Sdisable", "-Sqrcode.enable"] : nil,
+                    pure: true, eci: true))
         }
         let results = try Oracle.decode(jobs)
         for (index, result) in results.enumerated() {
@@ -119,15 +121,19 @@ struct QRDecodeTests {
                 charset = .iso8859_1
             default: payload = random.bytes(length, from: Array("0123456789".utf8)) + random.bytes(length, from: mixed)
             }
-            cases.append(Case(payload: payload, options: BarcodeOptions(qrErrorCorrection: level, charset: charset),
-                              expectedVersion: nil, label: "random #\(index)"))
+            cases.append(
+                Case(
+                    payload: payload, options: BarcodeOptions(qrErrorCorrection: level, charset: charset),
+                    expectedVersion: nil, label: "random #\(index)"))
         }
         cases.append(Case(payload: [0], options: BarcodeOptions(), expectedVersion: 1, label: "NUL byte"))
         cases.append(Case(payload: [0xFF], options: BarcodeOptions(), expectedVersion: 1, label: "0xFF byte"))
         cases.append(Case(payload: Array("Käse".utf8), options: BarcodeOptions(charset: .utf8), expectedVersion: 1, label: "UTF-8 forced"))
         cases.append(Case(payload: Array("Käse".utf8), options: BarcodeOptions(charset: .iso8859_1), expectedVersion: 1, label: "UTF-8 as Latin-1"))
-        cases.append(Case(payload: Array("0104012345012345\u{1D}10ABC%12\u{1D}21XYZ".utf8),
-                          options: BarcodeOptions(gs1: true), expectedVersion: nil, label: "GS1"))
+        cases.append(
+            Case(
+                payload: Array("0104012345012345\u{1D}10ABC%12\u{1D}21XYZ".utf8),
+                options: BarcodeOptions(gs1: true), expectedVersion: nil, label: "GS1"))
         try Self.check(cases, zbarSample: true)
     }
 

@@ -206,7 +206,8 @@ struct TerminalRasterTests {
     /// modules a column it fits, and it still scans on both themes.
     @Test func denseBoardingPassFitsAHundredColumnsAndScans() throws {
         let pass = bytes(
-            "M1DESMARAIS/LUC       EABC123 YULFRAAC 0834 326J001A0025 14D>5181WW6225BAC 00141234560032A0141234567890 1AC AC 1234567890123    20KYLX58ZDEF456 FRAGVA")
+            "M1DESMARAIS/LUC       EABC123 YULFRAAC 0834 326J001A0025 14D>5181WW6225BAC 00141234560032A0141234567890 1AC AC 1234567890123    20KYLX58ZDEF456 FRAGVA"
+        )
         let symbol = try encode(pass, as: .pdf417)
         #expect(TerminalRenderer().columns(for: symbol) > 100)
         guard case .matrix(let matrix) = symbol.symbol else { Issue.record("PDF417 is a matrix"); return }

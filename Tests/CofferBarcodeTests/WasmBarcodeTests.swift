@@ -84,8 +84,9 @@ struct WasmBarcodeTests {
                 for x in 0..<native.width { expected.append(native[x, y] ? 1 : 0) }
             }
             let differing = zip(modules, expected).filter { $0 != $1 }.count
-            #expect(modules.count == expected.count && differing == 0,
-                    "\(testCase.symbology): \(differing) modules of the WebAssembly grid differ from the native one")
+            #expect(
+                modules.count == expected.count && differing == 0,
+                "\(testCase.symbology): \(differing) modules of the WebAssembly grid differ from the native one")
             // The number the page prints under the bars is the native one, check digit included.
             #expect(grid.digits == testCase.symbology.digitsWithCheckDigit(testCase.payload), "\(testCase.symbology)")
             jobs.append(DecodeJob(image: Self.pgm(modules, width: native.width, height: native.height), zxingFormats: testCase.formats, pure: true))

@@ -140,7 +140,8 @@ struct AgentCLITests {
         let (lockedKB, residentKB) = (try kilobytes("VmLck", of: pid), try kilobytes("VmRSS", of: pid))
         // mlockall is used when the lock limit cannot be hit later: as root (CI) or with no limit.
         let ownLimits = try String(contentsOfFile: "/proc/self/limits", encoding: .utf8)
-        let memlockUnlimited = ownLimits.split(separator: "\n").first { $0.hasPrefix("Max locked memory") }?
+        let memlockUnlimited =
+            ownLimits.split(separator: "\n").first { $0.hasPrefix("Max locked memory") }?
             .split(separator: " ", omittingEmptySubsequences: true).dropFirst(4).dropFirst().first == "unlimited"
         if geteuid() == 0 || memlockUnlimited {
             #expect(lockedKB >= residentKB, "VmLck \(lockedKB) kB of VmRSS \(residentKB) kB: not every page is locked")
@@ -242,7 +243,9 @@ struct AgentCLITests {
         #expect(try session.heldVaults() == 1, "the agent serves its own user still")
     }
 
-    @Test("the client sends nothing to a socket whose listener runs as another uid, even with a socket file of ours", .enabled(if: canSwitchUser, "needs root for setpriv --reuid"))
+    @Test(
+        "the client sends nothing to a socket whose listener runs as another uid, even with a socket file of ours",
+        .enabled(if: canSwitchUser, "needs root for setpriv --reuid"))
     func foreignAgentRefused() throws {
         let session = try Session(agent: false)
         let directory = session.runtime + "/coffer"
@@ -286,7 +289,9 @@ struct AgentCLITests {
         #expect(lines.last == "0", "the fake agent received \(lines.last ?? "nothing")")
     }
 
-    @Test("an agent run by another uid: its /proc environ is root's (not dumpable) and unreadable to that uid", .enabled(if: canSwitchUser, "needs root for setpriv --reuid"))
+    @Test(
+        "an agent run by another uid: its /proc environ is root's (not dumpable) and unreadable to that uid",
+        .enabled(if: canSwitchUser, "needs root for setpriv --reuid"))
     func notDumpable() throws {
         let runtime = try TestSupport.temporaryDirectory("run")
         chown(runtime, 65534, 65534)
@@ -386,7 +391,8 @@ struct AgentCLITests {
         // While the vault is held, its values are there: the scan can see them.
         let held = try ProcessMemory.writableRegions(of: pid)
         let itemsKey = TestSupport.hex(try #require(keys["items_key"]))
-        let seenWhileHeld = !ProcessMemory.holders(of: Array(Self.noteText.utf8), in: held).isEmpty
+        let seenWhileHeld =
+            !ProcessMemory.holders(of: Array(Self.noteText.utf8), in: held).isEmpty
             || !ProcessMemory.holders(of: itemsKey, in: held).isEmpty
         #expect(seenWhileHeld, "the scan finds nothing even while the vault is held: it cannot fail")
         if how == "lock" {

@@ -124,9 +124,10 @@ struct BarcodeFastPathTests {
         let plain = try #require(BarcodeFastPath(arguments: ["barcode", "--symbology", "qr", "--png", "a.png"]))
         #expect(plain.symbology == .qr && plain.errorCorrection == .M && plain.scale == 4)
         #expect(plain.png == "a.png" && plain.svg == nil && plain.pgm == nil)
-        let full = try #require(BarcodeFastPath(arguments: [
-            "barcode", "--scale=7", "--ec", "Q", "--svg", "b=c.svg", "--pgm=d.pgm", "--symbology=datamatrix",
-        ]))
+        let full = try #require(
+            BarcodeFastPath(arguments: [
+                "barcode", "--scale=7", "--ec", "Q", "--svg", "b=c.svg", "--pgm=d.pgm", "--symbology=datamatrix",
+            ]))
         #expect(full.symbology == .dataMatrix && full.errorCorrection == .Q && full.scale == 7)
         #expect(full.png == nil && full.svg == "b=c.svg" && full.pgm == "d.pgm")
         // Out-of-range scales are taken: the shared ImageFiles check reports them exactly as the command does.

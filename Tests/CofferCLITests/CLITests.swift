@@ -25,7 +25,9 @@ struct CLITests {
         #expect(try cli.ok(["show", "gold"]).stdout.contains("222"))
         #expect(try cli.ok(["code", "git"]).stdout.count >= 6)
         let several = try cli.run(["show", "Costco"])
-        #expect(several.status != 0 && several.stderr.contains("2 items match \"Costco\": \(exact.stdout.prefix(8)) (card costco), \(twin.stdout.prefix(8)) (card COSTCO)"))
+        #expect(
+            several.status != 0
+                && several.stderr.contains("2 items match \"Costco\": \(exact.stdout.prefix(8)) (card costco), \(twin.stdout.prefix(8)) (card COSTCO)"))
         #expect(try cli.run(["show", "walmart"]).stderr.contains("no item matches \"walmart\""))
         #expect(try cli.ok(["list", "--kind", "key"]).stdout.contains("Signing"))
         #expect(!(try cli.ok(["list", "--kind", "keys"]).stdout.contains("Costco")))
@@ -127,7 +129,8 @@ struct CLITests {
     func session() throws {
         let cli = try CLI()
         try cli.ok(["init"])
-        let card = try cli.ok(["add", "card", "Costco", "--symbology", "code128", "--network", "costco", "--tag", "grocery", "--valid-to", "2099-01-31"], input: "111222333\n")
+        let card = try cli.ok(
+            ["add", "card", "Costco", "--symbology", "code128", "--network", "costco", "--tag", "grocery", "--valid-to", "2099-01-31"], input: "111222333\n")
         let cardID = card.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(UUID(uuidString: cardID) != nil)
         try cli.ok(["add", "card", "Amazon return", "--symbology", "qr", "--one-time"], input: "https://example.com/r/1\n")
@@ -333,8 +336,10 @@ struct CLITests {
         // The web vault beside it, when this checkout has built its WebAssembly (CI does, before the tests).
         let wasm = TestSupport.repositoryRoot.appendingPathComponent("Web/app/coffer-barcode.wasm").path
         if FileManager.default.fileExists(atPath: wasm) {
-            for file in ["index.html", "app.css", "sw.js", "icon-192.png", "js/app.js", "js/scan-worker.js", "coffer-barcode.wasm",
-                         "coffer-scan.wasm"] {
+            for file in [
+                "index.html", "app.css", "sw.js", "icon-192.png", "js/app.js", "js/scan-worker.js", "coffer-barcode.wasm",
+                "coffer-scan.wasm",
+            ] {
                 #expect(FileManager.default.fileExists(atPath: "\(prefix)/share/coffer/web-vault/\(file)"), "\(file)")
             }
         }

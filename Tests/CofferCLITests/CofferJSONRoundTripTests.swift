@@ -32,10 +32,11 @@ struct CofferJSONRoundTripTests {
     static func filledVault() throws -> CLI {
         let cli = try CLI()
         try cli.ok(["init"])
-        try cli.ok([
-            "add", "card", "Costco", "--symbology", "code128", "--network", "costco", "--tag", "grocery", "--tag", "family",
-            "--valid-from", "2025-06-01", "--valid-to", "2099-01-31", "--card-number",
-        ], input: "111222333\n1112 2233 3\n")
+        try cli.ok(
+            [
+                "add", "card", "Costco", "--symbology", "code128", "--network", "costco", "--tag", "grocery", "--tag", "family",
+                "--valid-from", "2025-06-01", "--valid-to", "2099-01-31", "--card-number",
+            ], input: "111222333\n1112 2233 3\n")
         try cli.ok(["add", "card", "Café", "--symbology", "qr", "--charset", "iso-8859-1"], input: "CAFÉ-1 ÿ\n")
         let binary = try TestSupport.run(
             CLI.binary, ["add", "card", "Transit", "--symbology", "aztec", "--charset", "binary"],
@@ -46,11 +47,14 @@ struct CofferJSONRoundTripTests {
         try cli.ok(["add", "card", "Concert", "--symbology", "pdf417", "--one-time", "--valid-to", "2099-05-01"], input: "TICKET-42\n")
         try cli.ok(["add", "card", "Old gym", "--symbology", "ean13"], input: "4006381333931\n")
         try cli.ok(["rm", "Old gym"])
-        try cli.ok(["add", "otp", "--tag", "work"], input: "otpauth://totp/GitHub:alice?secret=GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ&issuer=GitHub&algorithm=SHA256&digits=8&period=60\n")
+        try cli.ok(
+            ["add", "otp", "--tag", "work"],
+            input: "otpauth://totp/GitHub:alice?secret=GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ&issuer=GitHub&algorithm=SHA256&digits=8&period=60\n")
         try cli.ok(["add", "otp", "--issuer", "Duo", "--account", "bob", "--type", "hotp", "--counter", "7"], input: "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ\n")
         try cli.ok(["add", "otp", "--issuer", "Steam", "--account", "gamer", "--type", "steam"], input: "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ\n")
         try cli.ok(["add", "credential", "OpenAI", "--provider", "openai", "--tag", "ai"], input: "sk-proj-0123456789abcdef\n")
-        try cli.ok(["add", "note", "KYC", "--template", "kyc", "--tag", "id"], input: "First name: Ada\nLast name: Lovelace\nSeen on 2026-01-02\nsecond line\n")
+        try cli.ok(
+            ["add", "note", "KYC", "--template", "kyc", "--tag", "id"], input: "First name: Ada\nLast name: Lovelace\nSeen on 2026-01-02\nsecond line\n")
         try cli.ok(["add", "note", "Diary"], input: "Only free text, with ünïcode.\n")
         try cli.ok(["add", "key", "Stellar main", "--stellar-seed"], input: "SB3MIS23KDF67IGB6YH2IZKE4W6UMICIEL7JYQCL5DZUM4ZM4VUBMUF3\n654321\n")
         let seed = cli.home + "/seed.json"

@@ -75,8 +75,9 @@ struct ConnectionAbuseTests {
         defer { for descriptor in sockets { close(descriptor) } }
         for _ in 0..<count { sockets.append(try Self.halfSentRequest(from: "127.0.0.2", port: server.port)) }
         // The server keeps 64 of them (the address's share) and closes the rest as it accepts them.
-        #expect(Self.eventually(10) { sockets.filter { !Self.isClosed($0) }.count <= 64 },
-                "\(sockets.filter { !Self.isClosed($0) }.count) of \(count) still open")
+        #expect(
+            Self.eventually(10) { sockets.filter { !Self.isClosed($0) }.count <= 64 },
+            "\(sockets.filter { !Self.isClosed($0) }.count) of \(count) still open")
         // Meanwhile, from 127.0.0.1: health checks and syncs answer at once.
         for round in 0..<3 {
             let health = try TestSupport.run("/usr/bin/curl", ["-s", "-m", "5", "-o", "/dev/null", "-w", "%{http_code}", "\(server.url)/health"])
@@ -102,15 +103,17 @@ struct ConnectionAbuseTests {
         for source in ["127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"] {
             for _ in 0..<50 { sockets.append(try Self.halfSentRequest(from: source, port: server.port)) }
         }
-        #expect(Self.eventually(10) { sockets.filter { !Self.isClosed($0) }.count == 100 },
-                "\(sockets.filter { !Self.isClosed($0) }.count) of 200 still open")
+        #expect(
+            Self.eventually(10) { sockets.filter { !Self.isClosed($0) }.count == 100 },
+            "\(sockets.filter { !Self.isClosed($0) }.count) of 200 still open")
         // Full: a newcomer is closed rather than left waiting, and answers come back when the others leave.
         let refused = try TestSupport.run("/usr/bin/curl", ["-s", "-m", "5", "-o", "/dev/null", "-w", "%{http_code}", "\(server.url)/health"])
         #expect(refused.stdout == "000" && refused.status != 28, "curl: \(refused.status) \(refused.stdout)")
         for descriptor in sockets { close(descriptor) }
         sockets = []
-        #expect(Self.eventually(5) {
-            (try? TestSupport.run("/usr/bin/curl", ["-s", "-m", "5", "-o", "/dev/null", "-w", "%{http_code}", "\(server.url)/health"]).stdout) == "200"
-        })
+        #expect(
+            Self.eventually(5) {
+                (try? TestSupport.run("/usr/bin/curl", ["-s", "-m", "5", "-o", "/dev/null", "-w", "%{http_code}", "\(server.url)/health"]).stdout) == "200"
+            })
     }
 }

@@ -55,17 +55,26 @@ struct KeePassCLITests {
         let directory = try Self.databases()
         let cli = try CLI()
         try cli.ok(["init"])
-        let only = try cli.ok(["import", "--from", "keepass", directory + "/keepassxc_keyfile_only.kdbx", "--key-file",
-                               directory + "/keepassxc_only.keyx"], input: "\n")
+        let only = try cli.ok(
+            [
+                "import", "--from", "keepass", directory + "/keepassxc_keyfile_only.kdbx", "--key-file",
+                directory + "/keepassxc_only.keyx",
+            ], input: "\n")
         #expect(only.stderr.contains("Imported 1 item from keepass."), "\(only.stderr)")
         let both = directory + "/keepassxc_keyfile.kdbx"
         let withoutKey = try cli.run(["import", "--from", "keepass", both], input: Self.password + "\n")
-        #expect(withoutKey.status == 77 && withoutKey.stderr.hasPrefix(
-            "coffer: error: the password does not open this database (if it also needs a key file, give it with --key-file)"), "\(withoutKey.stderr)")
+        #expect(
+            withoutKey.status == 77
+                && withoutKey.stderr.hasPrefix(
+                    "coffer: error: the password does not open this database (if it also needs a key file, give it with --key-file)"),
+            "\(withoutKey.stderr)")
         let imported = try cli.ok(["import", "--from", "keepass", both, "--key-file", directory + "/keepassxc.keyx"], input: Self.password + "\n")
         #expect(imported.stderr.contains("Imported 1 item from keepass."), "\(imported.stderr)")
-        let attachments = try cli.ok(["import", "--from", "keepass", directory + "/pykeepass_keyfile_1.kdbx", "--key-file",
-                                      directory + "/hex.key"], input: Self.password + "\n")
+        let attachments = try cli.ok(
+            [
+                "import", "--from", "keepass", directory + "/pykeepass_keyfile_1.kdbx", "--key-file",
+                directory + "/hex.key",
+            ], input: Self.password + "\n")
         #expect(attachments.stderr.contains("Scans: the attached file \"notes.txt\" is not a PNG or JPEG picture"), "\(attachments.stderr)")
         #expect(attachments.stderr.contains("Imported 2 items from keepass."), "\(attachments.stderr)")
         let listed = try #require(try JSONSerialization.jsonObject(with: Data(try cli.ok(["list", "--json"]).stdout.utf8)) as? [[String: Any]])

@@ -10,7 +10,9 @@ import Glibc
 #endif
 
 extension KeystoreCLITests {
-    @Test("the file store's key lives outside the data folder: a copy of that folder alone opens nothing; a key an older coffer left beside the vault is moved and opens it")
+    @Test(
+        "the file store's key lives outside the data folder: a copy of that folder alone opens nothing; a key an older coffer left beside the vault is moved and opens it"
+    )
     func fileStoreOutsideTheData() async throws {
         try Self.fileStoreOutsideTheDataRun()
     }

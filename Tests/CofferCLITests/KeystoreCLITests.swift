@@ -98,24 +98,32 @@ struct KeystoreCLITests {
         // The signature, checked by OpenSSL.
         let signed = try a.ok(["sign", "Release"], input: "\(pin)\nhello")
         let signature = signed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let verified = try TestSupport.openSSLOracle([[
-            "op": "ed25519_verify", "public": "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a",
-            "signature": signature, "message": Hex.encode(Array("hello".utf8)),
-        ]])
+        let verified = try TestSupport.openSSLOracle([
+            [
+                "op": "ed25519_verify", "public": "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a",
+                "signature": signature, "message": Hex.encode(Array("hello".utf8)),
+            ]
+        ])
         #expect(verified.first as? Bool == true)
 
         // The format, from outside: the PIN salt (read by the Python reader), the TPM authorisation derived from it by
         // OpenSSL's HKDF, tpm2_unseal opening the key's entry with it, and that device secret opening the PIN box.
-        let vault = try #require(try TestSupport.openSSLOracle([[
-            "op": "read_vault", "path": a.vaultFile, "secret_kind": "passphrase", "secret": Self.passphrase,
-        ]]).first as? [String: Any])
+        let vault = try #require(
+            try TestSupport.openSSLOracle([
+                [
+                    "op": "read_vault", "path": a.vaultFile, "secret_kind": "passphrase", "secret": Self.passphrase,
+                ]
+            ]).first as? [String: Any])
         let content = try #require((vault["items"] as? [[String: Any]])?.first { $0["kind"] as? String == "signing_key" }?["content"] as? [String: Any])
         let salt = try #require(content["pin_salt"] as? String)
         let secretID = try #require(content["device_secret_id"] as? String)
-        let authorisation = try #require(try TestSupport.openSSLOracle([[
-            "op": "hkdf_sha256", "ikm": Hex.encode(Array(pin.utf8)), "salt": salt,
-            "info": Hex.encode(Array("coffer/v1/pin-tpm-auth".utf8)), "length": 32,
-        ]]).first as? String)
+        let authorisation = try #require(
+            try TestSupport.openSSLOracle([
+                [
+                    "op": "hkdf_sha256", "ikm": Hex.encode(Array(pin.utf8)), "salt": salt,
+                    "info": Hex.encode(Array("coffer/v1/pin-tpm-auth".utf8)), "length": 32,
+                ]
+            ]).first as? String)
         let vaultID = try #require(try Self.status(a)["vault"] as? String)
         let entry = a.home + "/data/coffer/tpm2/vault-\(vaultID)-pin-\(secretID).tpm2"
         let file = try [UInt8](Data(contentsOf: URL(fileURLWithPath: entry)))
@@ -123,17 +131,22 @@ struct KeystoreCLITests {
         let scratch = try TestSupport.temporaryDirectory("pin-tools")
         try Data(file[4..<(6 + publicSize)]).write(to: URL(fileURLWithPath: "\(scratch)/k.pub"))
         try Data(file[(6 + publicSize)...]).write(to: URL(fileURLWithPath: "\(scratch)/k.priv"))
-        try tpm.tool("tpm2_createprimary", [
-            "-C", "o", "-g", "sha256", "-G", "ecc256", "-c", "\(scratch)/p.ctx",
-            "-a", "restricted|decrypt|fixedtpm|fixedparent|sensitivedataorigin|userwithauth|noda",
-        ])
+        try tpm.tool(
+            "tpm2_createprimary",
+            [
+                "-C", "o", "-g", "sha256", "-G", "ecc256", "-c", "\(scratch)/p.ctx",
+                "-a", "restricted|decrypt|fixedtpm|fixedparent|sensitivedataorigin|userwithauth|noda",
+            ])
         try tpm.tool("tpm2_load", ["-C", "\(scratch)/p.ctx", "-u", "\(scratch)/k.pub", "-r", "\(scratch)/k.priv", "-c", "\(scratch)/k.ctx"])
         try tpm.tool("tpm2_unseal", ["-c", "\(scratch)/k.ctx", "-p", "file:-", "-o", "\(scratch)/secret"], input: "hex:" + authorisation)
         let deviceSecret = Hex.encode([UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(scratch)/secret"))))
-        let opened = try #require(try TestSupport.openSSLOracle([[
-            "op": "read_vault", "path": a.vaultFile, "secret_kind": "passphrase", "secret": Self.passphrase, "pin": pin,
-            "pin_device_secret": deviceSecret,
-        ]]).first as? [String: Any])
+        let opened = try #require(
+            try TestSupport.openSSLOracle([
+                [
+                    "op": "read_vault", "path": a.vaultFile, "secret_kind": "passphrase", "secret": Self.passphrase, "pin": pin,
+                    "pin_device_secret": deviceSecret,
+                ]
+            ]).first as? [String: Any])
         let seedRead = (opened["items"] as? [[String: Any]])?.compactMap { ($0["content"] as? [String: Any])?["seed"] as? String }
         #expect(seedRead == [seed])
 
@@ -169,7 +182,9 @@ struct KeystoreCLITests {
         #expect(try other.tool("tpm2_getcap", ["properties-variable"]).contains("TPM2_PT_LOCKOUT_COUNTER: 0x0"))
     }
 
-    @Test("a restore says the truth: a backup with only a recovery code asks for it, PIN-held keys bound to the old device are named before any PIN, and bad files are named as such")
+    @Test(
+        "a restore says the truth: a backup with only a recovery code asks for it, PIN-held keys bound to the old device are named before any PIN, and bad files are named as such"
+    )
     func restoreTellsTheTruth() async throws {
         try Self.restoreTellsTheTruthRun()
     }

@@ -214,9 +214,12 @@ struct KindnessTests {
             ("init over a vault", ExitStatus.alreadyExists.rawValue, { try cli.run(["init"]).status }),
             ("a terminal too narrow for the barcode", ExitStatus.tryAgain.rawValue, { narrow.status }),
             ("a wrong PIN", ExitStatus.notPermitted.rawValue, { try cli.run(["sign", "Release"], input: "999999\nmessage").status }),
-            ("no such program for run", ExitStatus.noProgram.rawValue, {
-                try cli.run(["run", "--env", "MAIL=Mail work", "--", "/nonexistent/program"]).status
-            }),
+            (
+                "no such program for run", ExitStatus.noProgram.rawValue,
+                {
+                    try cli.run(["run", "--env", "MAIL=Mail work", "--", "/nonexistent/program"]).status
+                }
+            ),
             ("no clipboard tool", ExitStatus.unavailable.rawValue, { try cli.run(["show", "Mail work", "--clip"]).status }),
         ]
         for (what, expected, status) in cases {
@@ -282,9 +285,11 @@ struct PlainFormTests {
         }
     }
 
-    @Test("each plain form is the work of the command the parser makes from the same arguments", arguments: [
-        ["code"], ["code", "git"], ["show", "Costco"], ["list"], ["list", "Café"], ["use", "Costco"],
-    ])
+    @Test(
+        "each plain form is the work of the command the parser makes from the same arguments",
+        arguments: [
+            ["code"], ["code", "git"], ["show", "Costco"], ["list"], ["list", "Café"], ["use", "Costco"],
+        ])
     func sameAsParsed(_ arguments: [String]) throws {
         let fast = try #require(EverydayCommands.plainForm(arguments[0], Array(arguments.dropFirst())))
         let parsed = try Self.parsedWork(arguments)
@@ -292,26 +297,32 @@ struct PlainFormTests {
         #expect(String(reflecting: fast) == String(reflecting: parsed))
     }
 
-    @Test("forms with options are parsed by the command alone into the work the full tree would do", arguments: [
-        ["code", "--json"], ["code", "git", "--clip"], ["show", "Costco", "--reveal", "--invert"], ["list", "--kind", "key"],
-        ["list", "--archived", "--json", "--vault", "/tmp/v"], ["use", "Costco", "--keystore", "file"],
-    ])
+    @Test(
+        "forms with options are parsed by the command alone into the work the full tree would do",
+        arguments: [
+            ["code", "--json"], ["code", "git", "--clip"], ["show", "Costco", "--reveal", "--invert"], ["list", "--kind", "key"],
+            ["list", "--archived", "--json", "--vault", "/tmp/v"], ["use", "Costco", "--keystore", "file"],
+        ])
     func optionFormsAsParsed(_ arguments: [String]) throws {
         let fast = try #require(EverydayCommands.everydayWork(arguments))
         #expect(String(reflecting: fast) == String(reflecting: try Self.parsedWork(arguments)))
     }
 
-    @Test("help, errors, photos and other commands go to coffer-full", arguments: [
-        ["code", "--help"], ["show"], ["show", "Costco", "--photo", "front", "--out", "/tmp/f.png"], ["list", "--kind", "nothing"], ["edit", "Costco"],
-        ["code", "--clip"], ["sync"],
-    ])
+    @Test(
+        "help, errors, photos and other commands go to coffer-full",
+        arguments: [
+            ["code", "--help"], ["show"], ["show", "Costco", "--photo", "front", "--out", "/tmp/f.png"], ["list", "--kind", "nothing"], ["edit", "Costco"],
+            ["code", "--clip"], ["sync"],
+        ])
     func leftToFull(_ arguments: [String]) {
         #expect(EverydayCommands.everydayWork(arguments) == nil)
     }
 
-    @Test("options, help and names that look like options are left to the parser", arguments: [
-        ["code", "--json"], ["code", "git", "--clip"], ["show"], ["show", "-x"], ["list", "-cards"], ["use"], ["edit", "Costco"],
-    ])
+    @Test(
+        "options, help and names that look like options are left to the parser",
+        arguments: [
+            ["code", "--json"], ["code", "git", "--clip"], ["show"], ["show", "-x"], ["list", "-cards"], ["use"], ["edit", "Costco"],
+        ])
     func leftToParser(_ arguments: [String]) {
         #expect(EverydayCommands.plainForm(arguments[0], Array(arguments.dropFirst())) == nil)
     }
@@ -329,7 +340,8 @@ struct JSONListingTests {
     @Test("elements encoded one by one and joined print the same text as the whole array encoded at once")
     func sameText() throws {
         let rows = (0..<5).map { index in
-            Row(id: "id-\(index)/x", tags: index.isMultiple(of: 2) ? [] : ["a", "b"], nested: ["k": index == 3 ? [] : [index]],
+            Row(
+                id: "id-\(index)/x", tags: index.isMultiple(of: 2) ? [] : ["a", "b"], nested: ["k": index == 3 ? [] : [index]],
                 at: Date(timeIntervalSince1970: Double(index) * 1_000_000))
         }
         let whole = try Output.jsonText(rows)
@@ -373,7 +385,8 @@ struct HelpExampleTests {
                     _ = try CofferCommand.parseAsRoot(CueCommand.normalizedArguments(arguments))
                     checked += 1
                 } catch {
-                    Issue.record("\(path.joined(separator: " ")): `\(line.trimmingCharacters(in: .whitespaces))` does not parse: \(CofferCommand.message(for: error))")
+                    Issue.record(
+                        "\(path.joined(separator: " ")): `\(line.trimmingCharacters(in: .whitespaces))` does not parse: \(CofferCommand.message(for: error))")
                 }
             }
         }

@@ -8,12 +8,14 @@ import Testing
 /// What a new user moving a real life in tripped on (issue 32): each refusal or guess the walk met, as it now goes.
 @Suite("A new user's first steps", .offCooperativePool)
 struct NewUserTests {
-    @Test("a card without --symbology gets the one its payload says", arguments: [
-        ("4006381333931", "ean13"), ("036000291452", "upc_a"), ("96385074", "ean8"),
-        // Digits whose check digit is wrong are not taken for a retail code.
-        ("4006381333932", "code128"), ("036000291453", "code128"), ("MEMBER-0042", "code128"),
-        (String(repeating: "7", count: 49), "qr"), ("café 42", "qr"), ("https://returns.example/qr/8f2k", "qr"),
-    ])
+    @Test(
+        "a card without --symbology gets the one its payload says",
+        arguments: [
+            ("4006381333931", "ean13"), ("036000291452", "upc_a"), ("96385074", "ean8"),
+            // Digits whose check digit is wrong are not taken for a retail code.
+            ("4006381333932", "code128"), ("036000291453", "code128"), ("MEMBER-0042", "code128"),
+            (String(repeating: "7", count: 49), "qr"), ("café 42", "qr"), ("https://returns.example/qr/8f2k", "qr"),
+        ])
     func symbologyFromThePayload(_ payload: String, _ expected: String) throws {
         #expect(Symbology.suggested(for: Array(payload.utf8)).rawValue == expected)
         let cli = try CLI()
@@ -22,10 +24,12 @@ struct NewUserTests {
         #expect(added.stdout.contains("\"symbology\" : \"\(expected)\""), "\(payload): \(added.stdout)")
     }
 
-    @Test("--symbology is taken in any case, with or without dashes", arguments: [
-        ("EAN13", Symbology.ean13), ("EAN-13", .ean13), ("upc-a", .upcA), ("UPC_A", .upcA), ("Code 128", .code128),
-        ("GS1-128", .gs1_128), ("QR", .qr), ("QR code", .qr), ("DataMatrix", .dataMatrix), ("gs1 datamatrix", .gs1DataMatrix),
-    ])
+    @Test(
+        "--symbology is taken in any case, with or without dashes",
+        arguments: [
+            ("EAN13", Symbology.ean13), ("EAN-13", .ean13), ("upc-a", .upcA), ("UPC_A", .upcA), ("Code 128", .code128),
+            ("GS1-128", .gs1_128), ("QR", .qr), ("QR code", .qr), ("DataMatrix", .dataMatrix), ("gs1 datamatrix", .gs1DataMatrix),
+        ])
     func symbologyInAnyCase(_ typed: String, _ expected: Symbology) {
         #expect(Symbology(argument: typed) == expected)
     }
@@ -180,8 +184,9 @@ struct NewUserTests {
         try offline.ok(["init"])
         let (port, socket) = try TestSupport.refusingPort()
         defer { TestSupport.release(socket) }
-        let refused = try offline.run(["sync", "register", "--server", "http://127.0.0.1:\(port)", "--email", email],
-                                      input: "\(passphrase)\n")
+        let refused = try offline.run(
+            ["sync", "register", "--server", "http://127.0.0.1:\(port)", "--email", email],
+            input: "\(passphrase)\n")
         #expect(refused.status == 69 && refused.stderr.contains("cannot reach the sync server"))
     }
 
@@ -242,11 +247,11 @@ struct NewUserTests {
         let editor = home + "/editor.sh"
         // The editor records where the text is and how it is protected, then edits it.
         try """
-            #!/bin/sh
-            printf '%s\\n' "$1" > "\(home)/path"
-            stat -c '%a' "$(dirname "$1")" "$1" > "\(home)/modes"
-            sed -i 's/wait/knock/' "$1"
-            """.write(toFile: editor, atomically: true, encoding: .utf8)
+        #!/bin/sh
+        printf '%s\\n' "$1" > "\(home)/path"
+        stat -c '%a' "$(dirname "$1")" "$1" > "\(home)/modes"
+        sed -i 's/wait/knock/' "$1"
+        """.write(toFile: editor, atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: editor)
         let cli = try CLI(extraEnvironment: ["EDITOR": editor])
         try cli.ok(["init"])
@@ -311,10 +316,12 @@ struct NewUserTests {
         #expect(try complete(["show"], ["--vault", other.vaultDirectory, ""]).isEmpty)
     }
 
-    @Test("a misspelt subcommand anywhere along the command is named", arguments: [
-        (["lsit"], "coffer list"), (["sync", "stauts"], "coffer sync status"), (["add", "crad", "Gym"], "coffer add card"),
-        (["keystore", "migrat"], "coffer keystore migrate"),
-    ])
+    @Test(
+        "a misspelt subcommand anywhere along the command is named",
+        arguments: [
+            (["lsit"], "coffer list"), (["sync", "stauts"], "coffer sync status"), (["add", "crad", "Gym"], "coffer add card"),
+            (["keystore", "migrat"], "coffer keystore migrate"),
+        ])
     func typoHints(_ arguments: [String], _ meant: String) throws {
         let cli = try CLI()
         let result = try cli.run(arguments)

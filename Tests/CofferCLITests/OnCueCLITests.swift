@@ -57,12 +57,14 @@ struct OnCueCLITests {
     @Test("near, regions and networks on imported places; bad positions are refused in one line")
     func nearAndRegions() throws {
         let cli = try Self.preparedCLI()
-        let near = try #require(try JSONSerialization.jsonObject(with: Data(try cli.ok(["near", "--at", "37.7749,-122.4194", "--json"]).standardOutput)) as? [[String: Any]])
+        let near = try #require(
+            try JSONSerialization.jsonObject(with: Data(try cli.ok(["near", "--at", "37.7749,-122.4194", "--json"]).standardOutput)) as? [[String: Any]])
         #expect(near.map { $0["card"] as? String } == ["Costco", "Whole Foods"])
         #expect(near.first?["distance_meters"] as? Double == 0 && near.first?["store_id"] as? String == "loc_costco_001")
         #expect(try cli.ok(["near", "--at", "-", "--within", "500m"], input: "37.7749,-122.4194\n").stdout.hasPrefix("Costco"))
 
-        let regions = try #require(try JSONSerialization.jsonObject(with: Data(try cli.ok(["regions", "--at", "37.7749,-122.4194", "--json"]).standardOutput)) as? [[String: Any]])
+        let regions = try #require(
+            try JSONSerialization.jsonObject(with: Data(try cli.ok(["regions", "--at", "37.7749,-122.4194", "--json"]).standardOutput)) as? [[String: Any]])
         let priorities = regions.map { $0["priority"] as? Int ?? 0 }
         // CardOnCue's sample places within 50 km of Costco SF: fewer than the limit of 20, so all of them.
         #expect((13...19).contains(regions.count) && priorities == priorities.sorted(), "\(regions.count) regions")
@@ -106,16 +108,23 @@ struct OnCueCLITests {
         #expect(arrivals.map(\.0) == wanted.map(\.fix) && arrivals.map(\.1) == wanted.map(\.store))
         #expect(refreshes == expected.refreshes)
         // NMEA from the same track gives the same arrivals (two sentences per fix: RMC then GGA).
-        let nmea = Self.summary(try Self.events(try cli.ok(["cue", "--follow", "-", "--json", "--no-notify"],
-                                                               input: try String(contentsOfFile: Self.fixture("track.nmea"), encoding: .utf8)).stdout))
+        let nmea = Self.summary(
+            try Self.events(
+                try cli.ok(
+                    ["cue", "--follow", "-", "--json", "--no-notify"],
+                    input: try String(contentsOfFile: Self.fixture("track.nmea"), encoding: .utf8)
+                ).stdout))
         #expect(nmea.arrivals.map { $0.0 / 2 } == wanted.map(\.fix) && nmea.arrivals.map(\.1) == wanted.map(\.store))
         #expect(nmea.refreshes.map { $0 / 2 } == expected.refreshes, "GGA fixes carry no time and must not look like a clock jump")
         // A first fix without a time (as gpsd's first report can be) is on the wall clock; when the source's clock
         // starts (hours away from it), that is not six hours passing.
         let first = try #require(try String(contentsOfFile: Self.fixture("track.txt"), encoding: .utf8).split(separator: "\n").dropFirst().first)
-        let mixed = Self.summary(try Self.events(try cli.ok(
-            ["cue", "--follow", "-", "--json", "--no-notify"],
-            input: "\(first)\n" + (try String(contentsOfFile: Self.fixture("track.nmea"), encoding: .utf8))).stdout))
+        let mixed = Self.summary(
+            try Self.events(
+                try cli.ok(
+                    ["cue", "--follow", "-", "--json", "--no-notify"],
+                    input: "\(first)\n" + (try String(contentsOfFile: Self.fixture("track.nmea"), encoding: .utf8))
+                ).stdout))
         #expect(mixed.refreshes == [0] + expected.refreshes.dropFirst().map { 1 + 2 * $0 })
         // The preferred card comes first; without a card for a network, nothing.
         try cli.ok(["add", "card", "Costco Family", "--symbology", "code128", "--network", "costco"], input: "999\n")
@@ -148,7 +157,9 @@ struct OnCueCLITests {
         environment["PATH"] = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         let server = Process()
         server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        server.arguments = ["python3", TestSupport.repositoryRoot.path + "/Tests/oracles/fake_notifications.py", "\(directory)/notes.jsonl", "\(directory)/ready"]
+        server.arguments = [
+            "python3", TestSupport.repositoryRoot.path + "/Tests/oracles/fake_notifications.py", "\(directory)/notes.jsonl", "\(directory)/ready",
+        ]
         server.environment = environment
         server.standardOutput = FileHandle.nullDevice
         server.standardError = FileHandle.nullDevice
@@ -165,10 +176,11 @@ struct OnCueCLITests {
         #expect(try TestSupport.run(CLI.binary, ["cue", "--follow", Self.fixture("track.txt")], environment: noBus).stdout.contains("Costco"))
         let notes = try String(contentsOfFile: "\(directory)/notes.jsonl", encoding: .utf8).split(separator: "\n")
             .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-        #expect(notes.map { $0["summary"] as? String } == [
-            "You're near Costco San Francisco (Costco)", "You're near Whole Foods Market SoMa (Whole Foods Market)",
-            "You're near Costco San Francisco (Costco)",
-        ])
+        #expect(
+            notes.map { $0["summary"] as? String } == [
+                "You're near Costco San Francisco (Costco)", "You're near Whole Foods Market SoMa (Whole Foods Market)",
+                "You're near Costco San Francisco (Costco)",
+            ])
         #expect(notes.allSatisfy { $0["app"] as? String == "Coffer" && ($0["body"] as? String ?? "").contains("coffer show") })
         #expect(notes.last?["replaces"] as? Int == 2, "each notification replaces the previous one")
     }
@@ -275,8 +287,9 @@ struct OnCueCLITests {
         try cli.ok(["add", "card", "Café Rewards", "--network", "cafe"], input: "CAFE-0042\n")
         try cli.ok(["add", "card", "Gym Pass", "--network", "gym"], input: "GYM-0042\n")
 
-        let regions = try #require(try JSONSerialization.jsonObject(
-            with: Data(try cli.ok(["regions", "--at", point(north: 0), "--json"]).standardOutput)) as? [[String: Any]])
+        let regions = try #require(
+            try JSONSerialization.jsonObject(
+                with: Data(try cli.ok(["regions", "--at", point(north: 0), "--json"]).standardOutput)) as? [[String: Any]])
         #expect(regions.count == 20 && regions.contains { $0["network_id"] as? String == "gym" })
         // A walk south from the first café to the gym, 20 m a fix: no refresh after the first, and the gym surfaces.
         let walk = (0...16).map { point(north: -Double($0) * 20) }.joined(separator: "\n") + "\n"
@@ -295,8 +308,10 @@ extension OnCueCLITests {
         let data = try TestSupport.temporaryDirectory("places-server")
         let server = SyncCLITests.serverBinary
         let serverEnvironment = ["PATH": "/usr/bin:/bin", "SWIFT_BACKTRACE": "enable=no"]
-        for arguments in [[Self.fixture("networks_wikidata.csv")], ["--network", "costco", Self.fixture("costco.csv")],
-                          ["--network", "whole-foods", Self.fixture("whole-foods.csv")], ["--network", "kohls", Self.fixture("kohls.csv")]] {
+        for arguments in [
+            [Self.fixture("networks_wikidata.csv")], ["--network", "costco", Self.fixture("costco.csv")],
+            ["--network", "whole-foods", Self.fixture("whole-foods.csv")], ["--network", "kohls", Self.fixture("kohls.csv")],
+        ] {
             let imported = try TestSupport.run(server, ["places", "import", "--data", data] + arguments, environment: serverEnvironment)
             try #require(imported.status == 0, "\(imported.stderr)")
         }

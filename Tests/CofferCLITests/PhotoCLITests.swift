@@ -58,8 +58,9 @@ struct PhotoCLITests {
         #expect(try cli.ok(["show", "Costco", "--no-barcode"]).stdout.contains("Photos:    front (JPEG, 147 KiB)\n"))
     }
 
-    @Test("a file that is not PNG or JPEG, one over 2 MiB, a missing one, and --photo on a token: one-line error, nothing changed",
-          arguments: ["gif", "large", "missing", "token", "no side"])
+    @Test(
+        "a file that is not PNG or JPEG, one over 2 MiB, a missing one, and --photo on a token: one-line error, nothing changed",
+        arguments: ["gif", "large", "missing", "token", "no side"])
     func refused(kind: String) throws {
         let cli = try CLI()
         try cli.ok(["init"])
@@ -138,10 +139,13 @@ struct PhotoCLITests {
         try b.ok(["sync"])
         try a.ok(["sync"])
         #expect(try SyncCLITests.names(a).isEmpty)
-        let parts = try TestSupport.run("/usr/bin/env", [
-            "python3", "-c", "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute(\"SELECT count(*) FROM item WHERE kind = 'card_photo' AND deleted = 0\").fetchone()[0])",
-            a.vaultFile,
-        ])
+        let parts = try TestSupport.run(
+            "/usr/bin/env",
+            [
+                "python3", "-c",
+                "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute(\"SELECT count(*) FROM item WHERE kind = 'card_photo' AND deleted = 0\").fetchone()[0])",
+                a.vaultFile,
+            ])
         #expect(parts.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0")
     }
 

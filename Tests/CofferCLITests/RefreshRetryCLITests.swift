@@ -109,8 +109,10 @@ struct RefreshRetryCLITests {
             body["retry_key"] = key
             let answer = try TestSupport.run(
                 "/usr/bin/curl",
-                ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "content-type: application/json", "--data-binary", "@-",
-                 "\(server.url)/v1/auth/refresh"],
+                [
+                    "-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "content-type: application/json", "--data-binary", "@-",
+                    "\(server.url)/v1/auth/refresh",
+                ],
                 input: Array(try JSONSerialization.data(withJSONObject: body)))
             #expect(answer.stdout == "401")
         }
@@ -219,10 +221,12 @@ final class RefreshCutProxy: Sendable {
         }
 
         func finish() {
-            guard open.withLock({ count -> Bool in
-                count -= 1
-                return count == 0
-            }) else { return }
+            guard
+                open.withLock({ count -> Bool in
+                    count -= 1
+                    return count == 0
+                })
+            else { return }
             close(client)
             close(server)
         }
@@ -262,10 +266,12 @@ final class RefreshCutProxy: Sendable {
             let chunk = Array(buffer[0..<count])
             let window = tail + chunk
             tail = Array(window.suffix(Self.refreshRequest.count - 1))
-            if Self.contains(window, Self.refreshRequest), let cut = state.withLock({ state -> Cut? in
-                defer { state.armed = nil }
-                return state.armed
-            }) {
+            if Self.contains(window, Self.refreshRequest),
+                let cut = state.withLock({ state -> Cut? in
+                    defer { state.armed = nil }
+                    return state.armed
+                })
+            {
                 // Marked before the request reaches the server, so its answer is never forwarded.
                 connection.cut.withLock { $0 = cut }
             }
@@ -317,14 +323,17 @@ final class RefreshCutProxy: Sendable {
     /// Whether `bytes` hold an HTTP answer's head and its whole `Content-Length` body.
     private static func isWholeAnswer(_ bytes: [UInt8]) -> Bool {
         let separator = Array("\r\n\r\n".utf8)
-        guard let end = (0...max(bytes.count - separator.count, 0)).first(where: {
-            bytes.count >= $0 + separator.count && bytes[$0..<($0 + separator.count)].elementsEqual(separator)
-        }) else { return false }
+        guard
+            let end = (0...max(bytes.count - separator.count, 0)).first(where: {
+                bytes.count >= $0 + separator.count && bytes[$0..<($0 + separator.count)].elementsEqual(separator)
+            })
+        else { return false }
         let head = String(decoding: bytes[0..<end], as: UTF8.self).lowercased()
-        let length = head.split(separator: "\r\n").lazy.compactMap { line -> Int? in
-            guard line.hasPrefix("content-length:") else { return nil }
-            return Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces))
-        }.first ?? 0
+        let length =
+            head.split(separator: "\r\n").lazy.compactMap { line -> Int? in
+                guard line.hasPrefix("content-length:") else { return nil }
+                return Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces))
+            }.first ?? 0
         return bytes.count >= end + separator.count + length
     }
 }

@@ -20,13 +20,15 @@ struct RobustnessTests {
         #expect(empty.hasPrefix("e5564300c360ac729086e2cc806e828a"))
     }
 
-    @Test("Damaged header and slot values give a clear error, never a crash", arguments: [
-        "UPDATE vault SET format_version = 'abc'",
-        "UPDATE vault SET created_at = 'zz'",
-        "UPDATE vault SET key_epoch = x'00'",
-        "UPDATE slot SET type = 'q'",
-        "UPDATE slot SET salt = 'text'",
-    ])
+    @Test(
+        "Damaged header and slot values give a clear error, never a crash",
+        arguments: [
+            "UPDATE vault SET format_version = 'abc'",
+            "UPDATE vault SET created_at = 'zz'",
+            "UPDATE vault SET key_epoch = x'00'",
+            "UPDATE slot SET type = 'q'",
+            "UPDATE slot SET salt = 'text'",
+        ])
     func damagedValues(_ sql: String) throws {
         let cli = try CLI()
         try cli.ok(["init"])

@@ -46,9 +46,14 @@ struct ScanCLITests {
 
         // Two codes in one picture: a script must choose; --symbology does.
         let both = cli.home + "/both.png"
-        try Self.picture(["beside": [["zint": ["type": "EANX", "data": "400638133393", "scale": 2]],
-                                     ["qrencode": ["data_hex": Data("member-0042".utf8).map { String(format: "%02x", $0) }.joined()]]]],
-                         to: both)
+        try Self.picture(
+            [
+                "beside": [
+                    ["zint": ["type": "EANX", "data": "400638133393", "scale": 2]],
+                    ["qrencode": ["data_hex": Data("member-0042".utf8).map { String(format: "%02x", $0) }.joined()]],
+                ]
+            ],
+            to: both)
         let several = try cli.run(["add", "card", "Both", "--scan", both])
         #expect(several.status == 64 && several.stderr.contains("2 barcodes found (") && several.stderr.contains("--symbology"))
         try cli.ok(["add", "card", "Shop", "--scan", both, "--symbology", "ean13"])
@@ -81,9 +86,11 @@ struct ScanCLITests {
 
     @Test("a Google Authenticator export spread over two QR codes imports as the text export does")
     func googleExport() throws {
-        let lines = try String(contentsOf: TestSupport.repositoryRoot.appendingPathComponent(
-            "Tests/CofferInteropTests/Fixtures/google/export.txt"), encoding: .utf8)
-            .split(separator: "\n").filter { $0.hasPrefix("otpauth-migration://") }.map(String.init)
+        let lines = try String(
+            contentsOf: TestSupport.repositoryRoot.appendingPathComponent(
+                "Tests/CofferInteropTests/Fixtures/google/export.txt"), encoding: .utf8
+        )
+        .split(separator: "\n").filter { $0.hasPrefix("otpauth-migration://") }.map(String.init)
         try #require(lines.count == 2)
         let cli = try CLI()
         try cli.ok(["init"])
@@ -95,8 +102,12 @@ struct ScanCLITests {
         let imported = try cli.ok(["import", "--from", "image"] + pictures)
         let reference = try CLI()
         try reference.ok(["init"])
-        try reference.ok(["import", "--from", "google", TestSupport.repositoryRoot.appendingPathComponent(
-            "Tests/CofferInteropTests/Fixtures/google/export.txt").path])
+        try reference.ok([
+            "import", "--from", "google",
+            TestSupport.repositoryRoot.appendingPathComponent(
+                "Tests/CofferInteropTests/Fixtures/google/export.txt"
+            ).path,
+        ])
         let names = { (cli: CLI) throws -> [String] in
             let json = try cli.ok(["list", "--json"]).stdout
             let items = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]])
@@ -131,8 +142,14 @@ struct ScanCLITests {
         let cases: [(String, String)] = [
             ("notes.png", "coffer: error: \(home)/notes.png: not a PNG or JPEG image\n"),
             ("cut.png", "coffer: error: \(home)/cut.png: the PNG file is damaged: it is cut short\n"),
-            ("blank.png", "coffer: error: \(home)/blank.png: no barcode found\ncoffer: hint: nothing found: try a sharper photo, closer, in even light, with the whole code in the frame\n"),
-            ("part.png", "coffer: error: \(home)/part.png: the qr code is part 1 of 2 of a message spread over several codes; Coffer keeps one code per item\n"),
+            (
+                "blank.png",
+                "coffer: error: \(home)/blank.png: no barcode found\ncoffer: hint: nothing found: try a sharper photo, closer, in even light, with the whole code in the frame\n"
+            ),
+            (
+                "part.png",
+                "coffer: error: \(home)/part.png: the qr code is part 1 of 2 of a message spread over several codes; Coffer keeps one code per item\n"
+            ),
             ("absent.png", "coffer: error: \(home)/absent.png does not exist\n"),
         ]
         for (file, message) in cases {
@@ -142,7 +159,8 @@ struct ScanCLITests {
         #expect(try Self.count(cli) == 0)
 
         let imported = try cli.ok(["import", "--from", "image", home + "/good.png", home + "/notes.png", home + "/blank.png"])
-        #expect(imported.stderr.contains("added card good") && imported.stderr.contains("notes.png: not a PNG or JPEG image")
+        #expect(
+            imported.stderr.contains("added card good") && imported.stderr.contains("notes.png: not a PNG or JPEG image")
                 && imported.stderr.contains("blank.png: no barcode found"))
         #expect(try Self.show(cli, "good")["payload"] as? String == "member-7")
         let nothing = try cli.run(["import", "--from", "image", home + "/blank.png"])

@@ -109,9 +109,10 @@ struct StartupTests {
 
     @Test("coffer-full is looked for beside coffer, then in the prefix's libexec when coffer is in a bin; never relative to the working directory")
     func whereTheFullCommandLineIs() {
-        #expect(FullCommandLine.candidates(besides: "/home/ada/.local/bin") == [
-            "/home/ada/.local/bin/coffer-full", "/home/ada/.local/libexec/coffer/coffer-full",
-        ])
+        #expect(
+            FullCommandLine.candidates(besides: "/home/ada/.local/bin") == [
+                "/home/ada/.local/bin/coffer-full", "/home/ada/.local/libexec/coffer/coffer-full",
+            ])
         // A build directory, or a copy somewhere: beside it only (not /tmp/libexec, which anyone may make).
         #expect(FullCommandLine.candidates(besides: "/tmp/x") == ["/tmp/x/coffer-full"])
         #expect(FullCommandLine.candidates(besides: "/bin").allSatisfy { $0.hasPrefix("/") })

@@ -18,16 +18,21 @@ struct StellarSignTests {
         let entries = try #require(answers.first as? [[String: Any]])
         seed = entries.first?["signer_seed"] as? String ?? ""
         return entries.map {
-            Envelope(name: $0["name"] as? String ?? "", network: $0["network_passphrase"] as? String ?? "",
-                     base64: $0["envelope"] as? String ?? "", signer: $0["signer"] as? String ?? "")
+            Envelope(
+                name: $0["name"] as? String ?? "", network: $0["network_passphrase"] as? String ?? "",
+                base64: $0["envelope"] as? String ?? "", signer: $0["signer"] as? String ?? "")
         }
     }
 
     static func verify(_ envelope: Envelope, signed: String) throws -> [String: Any] {
-        let answers = try TestSupport.pythonOracle("stellar_oracle.py", input: [[
-            "op": "verify", "envelope": envelope.base64, "signed": signed, "public_key": envelope.signer,
-            "network_passphrase": envelope.network,
-        ]])
+        let answers = try TestSupport.pythonOracle(
+            "stellar_oracle.py",
+            input: [
+                [
+                    "op": "verify", "envelope": envelope.base64, "signed": signed, "public_key": envelope.signer,
+                    "network_passphrase": envelope.network,
+                ]
+            ])
         return try #require(answers.first as? [String: Any])
     }
 

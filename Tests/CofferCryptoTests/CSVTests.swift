@@ -37,19 +37,22 @@ import Testing
 
     @Test func linesAndBlankLines() throws {
         let records = try CSV.records(Array("\u{FEFF}a,b\n\n\"two\nlines\",x\nlast,y".utf8), skippingBlankLines: true)
-        #expect(records == [
-            CSV.Record(line: 1, fields: ["a", "b"]), CSV.Record(line: 3, fields: ["two\nlines", "x"]),
-            CSV.Record(line: 5, fields: ["last", "y"]),
-        ])
+        #expect(
+            records == [
+                CSV.Record(line: 1, fields: ["a", "b"]), CSV.Record(line: 3, fields: ["two\nlines", "x"]),
+                CSV.Record(line: 5, fields: ["last", "y"]),
+            ])
         #expect(try CSV.records(Array("a;\"b;c\"\n".utf8), delimiter: UInt8(ascii: ";")).map(\.fields) == [["a", "b;c"]])
     }
 
-    @Test("refusals name the line and the rule", arguments: [
-        ("a,\"open\n", CSV.Failure.unclosedQuote(line: 1)),
-        ("a,\"closed\"x\n", .textAfterQuote(line: 1)),
-        // A quote left open takes the next opening quote as its close: the first one is reported.
-        ("h\n\"never closed,1\nnext,\"quoted\",2\n", .unclosedQuote(line: 2)),
-    ])
+    @Test(
+        "refusals name the line and the rule",
+        arguments: [
+            ("a,\"open\n", CSV.Failure.unclosedQuote(line: 1)),
+            ("a,\"closed\"x\n", .textAfterQuote(line: 1)),
+            // A quote left open takes the next opening quote as its close: the first one is reported.
+            ("h\n\"never closed,1\nnext,\"quoted\",2\n", .unclosedQuote(line: 2)),
+        ])
     func refusals(text: String, failure: CSV.Failure) {
         #expect(throws: failure) { try CSV.records(Array(text.utf8)) }
     }

@@ -7,21 +7,25 @@ import Testing
 
 @Suite("KDF parameters")
 struct KDFParameterTests {
-    @Test("Production bounds refuse both too-weak and too-costly parameters", arguments: [
-        PassphraseKDF.pbkdf2SHA256(iterations: 0), .pbkdf2SHA256(iterations: 1), .pbkdf2SHA256(iterations: 209_999),
-        .pbkdf2SHA256(iterations: 10_000_001), .pbkdf2SHA256(iterations: .max),
-        .scrypt(logN: 13, r: 8, p: 1), .scrypt(logN: 21, r: 8, p: 1), .scrypt(logN: 15, r: 0, p: 1),
-        .scrypt(logN: 15, r: 8, p: 0), .scrypt(logN: 15, r: 33, p: 1), .scrypt(logN: 20, r: 32, p: 1),
-    ])
+    @Test(
+        "Production bounds refuse both too-weak and too-costly parameters",
+        arguments: [
+            PassphraseKDF.pbkdf2SHA256(iterations: 0), .pbkdf2SHA256(iterations: 1), .pbkdf2SHA256(iterations: 209_999),
+            .pbkdf2SHA256(iterations: 10_000_001), .pbkdf2SHA256(iterations: .max),
+            .scrypt(logN: 13, r: 8, p: 1), .scrypt(logN: 21, r: 8, p: 1), .scrypt(logN: 15, r: 0, p: 1),
+            .scrypt(logN: 15, r: 8, p: 0), .scrypt(logN: 15, r: 33, p: 1), .scrypt(logN: 20, r: 32, p: 1),
+        ])
     func outOfBounds(_ kdf: PassphraseKDF) {
         #expect(throws: CofferCryptoError.self) { try kdf.validate(.production) }
         #expect(throws: CofferCryptoError.self) { _ = try kdf.derive(SecretBytes(utf8: "pw"), salt: [1, 2], limits: .production) }
         #expect(throws: CofferCryptoError.self) { _ = try PassphraseKDF(encoded: kdf.encoded, limits: .production) }
     }
 
-    @Test("Defaults and their encodings are accepted and round-trip", arguments: [
-        PassphraseKDF.defaultPBKDF2, .defaultScrypt, .pbkdf2SHA256(iterations: 210_000), .scrypt(logN: 20, r: 8, p: 1),
-    ])
+    @Test(
+        "Defaults and their encodings are accepted and round-trip",
+        arguments: [
+            PassphraseKDF.defaultPBKDF2, .defaultScrypt, .pbkdf2SHA256(iterations: 210_000), .scrypt(logN: 20, r: 8, p: 1),
+        ])
     func roundTrip(_ kdf: PassphraseKDF) throws {
         try kdf.validate(.production)
         #expect(try PassphraseKDF(encoded: kdf.encoded, limits: .production) == kdf)
@@ -165,7 +169,10 @@ struct SecretHandlingTests {
         let opened = try PINProtection.open(sealed.box, salt: sealed.salt, pin: pin, deviceSecret: device, vaultID: vaultID, itemID: itemID)
         #expect(opened.isEqual(to: seed))
         let attempts: [() throws -> SecretBytes] = [
-            { try PINProtection.open(sealed.box, salt: sealed.salt, pin: try PINProtection.pinBytes("123457"), deviceSecret: device, vaultID: vaultID, itemID: itemID) },
+            {
+                try PINProtection.open(
+                    sealed.box, salt: sealed.salt, pin: try PINProtection.pinBytes("123457"), deviceSecret: device, vaultID: vaultID, itemID: itemID)
+            },
             { try PINProtection.open(sealed.box, salt: sealed.salt, pin: pin, deviceSecret: SecretBytes(randomCount: 32), vaultID: vaultID, itemID: itemID) },
             { try PINProtection.open(sealed.box, salt: sealed.salt, pin: pin, deviceSecret: device, vaultID: SystemRandom().bytes(16), itemID: itemID) },
             { try PINProtection.open(sealed.box, salt: sealed.salt, pin: pin, deviceSecret: device, vaultID: vaultID, itemID: SystemRandom().bytes(16)) },
@@ -200,18 +207,21 @@ struct KeyScheduleGoldenTests {
         let aad = KeySchedule.itemAssociatedData(
             vaultID: Array(repeating: 0x11, count: 16), itemID: Array(repeating: 0x22, count: 16), kind: "otp",
             revision: 3, updatedAt: 0x0102_0304_0506_0708, formatVersion: 1)
-        #expect(TestSupport.hex(aad) == "0000000e636f666665722f76312f6974656d"
-            + "00000010" + String(repeating: "11", count: 16) + "00000010" + String(repeating: "22", count: 16)
-            + "000000036f7470" + "000000080000000000000003" + "000000080102030405060708" + "0000000400000001")
+        #expect(
+            TestSupport.hex(aad) == "0000000e636f666665722f76312f6974656d"
+                + "00000010" + String(repeating: "11", count: 16) + "00000010" + String(repeating: "22", count: 16)
+                + "000000036f7470" + "000000080000000000000003" + "000000080102030405060708" + "0000000400000001")
     }
 
     @Test("Items key for a fixed master key and vault id (known answer computed with Python cryptography HKDF)")
     func itemsKey() throws {
         let key = KeySchedule.itemsKey(masterKey: SecretBytes(Array(0..<32)), vaultID: Array(repeating: 0xAB, count: 16))
-        let oracle = try TestSupport.openSSLOracle([[
-            "op": "hkdf_sha256", "ikm": TestSupport.hex(Array(0..<32)), "salt": String(repeating: "ab", count: 16),
-            "info": TestSupport.hex(Array("coffer/v1/items".utf8)), "length": 32,
-        ]])
+        let oracle = try TestSupport.openSSLOracle([
+            [
+                "op": "hkdf_sha256", "ikm": TestSupport.hex(Array(0..<32)), "salt": String(repeating: "ab", count: 16),
+                "info": TestSupport.hex(Array("coffer/v1/items".utf8)), "length": 32,
+            ]
+        ])
         #expect(key.withUnsafeBytes { TestSupport.hex($0) } == oracle[0] as? String)
     }
 }

@@ -18,7 +18,8 @@ import Testing
         case .string(let text): "s:" + Hex.encode(Array(text.utf8))
         case .array(let items): "[" + items.map(canonical).joined(separator: ",") + "]"
         case .object(let members):
-            "{" + members.keys.sorted { $0.unicodeScalars.map(\.value).lexicographicallyPrecedes($1.unicodeScalars.map(\.value)) }
+            "{"
+                + members.keys.sorted { $0.unicodeScalars.map(\.value).lexicographicallyPrecedes($1.unicodeScalars.map(\.value)) }
                 .map { "s:" + Hex.encode(Array($0.utf8)) + "=" + canonical(members[$0]!) }.joined(separator: ",") + "}"
         }
     }
@@ -62,18 +63,19 @@ import Testing
     func writer() {
         let value: JSONValue = ["b": [1, "x/y", true], "a": .string("quote \" back \\ tab \t bell \u{07} é"), "c": [:], "d": []]
         #expect(value.text() == #"{"a":"quote \" back \\ tab \t bell \u0007 é","b":[1,"x/y",true],"c":{},"d":[]}"#)
-        #expect(value.text(pretty: true) == """
-            {
-              "a" : "quote \\" back \\\\ tab \\t bell \\u0007 é",
-              "b" : [
-                1,
-                "x/y",
-                true
-              ],
-              "c" : {},
-              "d" : []
-            }
-            """)
+        #expect(
+            value.text(pretty: true) == """
+                {
+                  "a" : "quote \\" back \\\\ tab \\t bell \\u0007 é",
+                  "b" : [
+                    1,
+                    "x/y",
+                    true
+                  ],
+                  "c" : {},
+                  "d" : []
+                }
+                """)
         #expect(JSONValue.fraction(.infinity).text() == "null")
         #expect(JSONValue.number(UInt64.max) == .unsignedInteger(.max) && JSONValue.number(Int32.min) == .integer(-2_147_483_648))
     }

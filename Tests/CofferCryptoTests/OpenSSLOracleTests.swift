@@ -21,12 +21,18 @@ struct OpenSSLOracleTests {
         let itemsKey = KeySchedule.itemsKey(masterKey: SecretBytes(ikm), vaultID: vaultID)
 
         let answers = try TestSupport.openSSLOracle([
-            ["op": "pbkdf2_sha256", "password": TestSupport.hex(passwordBytes.bytes), "salt": TestSupport.hex(salt),
-             "iterations": 600_000, "length": 32],
-            ["op": "scrypt", "password": TestSupport.hex(passwordBytes.bytes), "salt": TestSupport.hex(salt),
-             "n": 1 << 15, "r": 8, "p": 1, "length": 32],
-            ["op": "hkdf_sha256", "ikm": TestSupport.hex(ikm), "salt": TestSupport.hex(vaultID),
-             "info": TestSupport.hex(Array("coffer/v1/items".utf8)), "length": 32],
+            [
+                "op": "pbkdf2_sha256", "password": TestSupport.hex(passwordBytes.bytes), "salt": TestSupport.hex(salt),
+                "iterations": 600_000, "length": 32,
+            ],
+            [
+                "op": "scrypt", "password": TestSupport.hex(passwordBytes.bytes), "salt": TestSupport.hex(salt),
+                "n": 1 << 15, "r": 8, "p": 1, "length": 32,
+            ],
+            [
+                "op": "hkdf_sha256", "ikm": TestSupport.hex(ikm), "salt": TestSupport.hex(vaultID),
+                "info": TestSupport.hex(Array("coffer/v1/items".utf8)), "length": 32,
+            ],
         ])
         #expect(answers[0] as? String == TestSupport.hex(pbkdf2.bytes))
         #expect(answers[1] as? String == TestSupport.hex(scrypt.bytes))

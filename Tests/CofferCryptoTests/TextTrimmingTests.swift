@@ -22,10 +22,12 @@ struct TextTrimmingTests {
         #expect(differing.isEmpty, "differs from Foundation at \(differing.prefix(20).map { String($0, radix: 16) })")
     }
 
-    @Test("mixed text: inner space kept, combining marks and emoji at the ends, substrings", arguments: [
-        "", " ", "\t\n\r\u{0B}\u{0C}\u{85}\u{A0}\u{2028}\u{3000}", "  Bank  ", "a b", " \u{301}e ", "\u{1F600} ", " x\u{200B} ",
-        "\u{FEFF}name\u{FEFF}", "\u{2003}Ärzte\u{2029}", "e\u{301}\u{2009}", "\r\n line \r\n",
-    ])
+    @Test(
+        "mixed text: inner space kept, combining marks and emoji at the ends, substrings",
+        arguments: [
+            "", " ", "\t\n\r\u{0B}\u{0C}\u{85}\u{A0}\u{2028}\u{3000}", "  Bank  ", "a b", " \u{301}e ", "\u{1F600} ", " x\u{200B} ",
+            "\u{FEFF}name\u{FEFF}", "\u{2003}Ärzte\u{2029}", "e\u{301}\u{2009}", "\r\n line \r\n",
+        ])
     func mixed(_ text: String) {
         #expect(text.trimmingWhitespace() == text.trimmingCharacters(in: .whitespacesAndNewlines))
         let inner = text.dropFirst()

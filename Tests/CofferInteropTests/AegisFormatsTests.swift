@@ -45,7 +45,12 @@ struct AegisFormatsTests {
             #expect(Self.entries(result) == expected.problems.map(\.entry), "\(file)")
         }
         // A file asking for more key derivation than any real one is refused before any is run.
-        let costly = "{\"authenticator_tokens\": [" + Array(repeating: "{\"encrypted_seed\": \"AAAAAAAAAAAAAAAAAAAAAA==\", \"salt\": \"s\", \"key_derivation_iterations\": 10000000, \"name\": \"x\"}", count: 6).joined(separator: ",") + "]}"
+        let costly =
+            "{\"authenticator_tokens\": ["
+            + Array(
+                repeating: "{\"encrypted_seed\": \"AAAAAAAAAAAAAAAAAAAAAA==\", \"salt\": \"s\", \"key_derivation_iterations\": 10000000, \"name\": \"x\"}",
+                count: 6
+            ).joined(separator: ",") + "]}"
         #expect(throws: InteropError.kdfParametersOutOfBounds("the tokens ask for more than 50000000 PBKDF2 iterations in all")) {
             try AuthyImporter.read(Array(costly.utf8), password: "x")
         }
@@ -192,9 +197,11 @@ struct AegisFormatsTests {
         #expect(Self.entries(multi) == ["Steam (gamer_three)"])
     }
 
-    @Test("every new importer refuses hostile bytes with an InteropError, never a crash", arguments: [
-        "authy", "authenticator-plus", "battlenet", "freeotp", "totp-authenticator", "microsoft", "google",
-    ])
+    @Test(
+        "every new importer refuses hostile bytes with an InteropError, never a crash",
+        arguments: [
+            "authy", "authenticator-plus", "battlenet", "freeotp", "totp-authenticator", "microsoft", "google",
+        ])
     func hostileBytes(_ format: String) throws {
         let importer = try #require(ImportFormats.importer(named: format))
         var random = SplitMix64(seed: 32)

@@ -46,10 +46,12 @@ import Testing
     static func sampleItems() throws -> [OTPItem] {
         [
             try OTPFixtures.item("GitHub", "alice@example.com", secretSeed: 21, tags: ["Work"], notes: "note ✓"),
-            try OTPFixtures.item("Example", "bob", secretSeed: 22, length: 32, algorithm: .sha256, digits: 8,
-                                 kind: .totp(period: 20), tags: ["Work", "Personal"]),
-            try OTPFixtures.item("Big Corp", "carol:admin", secretSeed: 23, length: 64, algorithm: .sha512, digits: 7,
-                                 kind: .totp(period: 50)),
+            try OTPFixtures.item(
+                "Example", "bob", secretSeed: 22, length: 32, algorithm: .sha256, digits: 8,
+                kind: .totp(period: 20), tags: ["Work", "Personal"]),
+            try OTPFixtures.item(
+                "Big Corp", "carol:admin", secretSeed: 23, length: 64, algorithm: .sha512, digits: 7,
+                kind: .totp(period: 50)),
             try OTPFixtures.item("Counter", "dave", secretSeed: 24, algorithm: .sha256, kind: .hotp(counter: UInt64.max)),
             try OTPFixtures.item("Steam", "erin", secretSeed: 25, kind: .steam, tags: ["Personal"]),
         ]
@@ -258,10 +260,11 @@ import Testing
             """#
         let result = try AegisImporter.read(Array(text.utf8), password: nil)
         #expect(OTPFixtures.otpItems(result).map(\.issuer) == ["Fine"])
-        #expect(result.problems.map(\.entry) == [
-            "entry 1", "Bool Digits (a)", "No Counter (b)", "Negative (c)", "Zero Period (d)", "MD5 (e)",
-            "Steam 60 (f)", "Short (g)", "h",
-        ])
+        #expect(
+            result.problems.map(\.entry) == [
+                "entry 1", "Bool Digits (a)", "No Counter (b)", "Negative (c)", "Zero Period (d)", "MD5 (e)",
+                "Steam 60 (f)", "Short (g)", "h",
+            ])
         #expect(!OTPFixtures.problems(result.problems, leak: ["JBSWY3DPEHPK3PXPJBSWY3DP", "JBSWY3DP"]))
     }
 

@@ -60,12 +60,15 @@ import Testing
 
     @Test func refusesOtherEncryptedExports() throws {
         let accountKey = #"{"encrypted": true, "encKeyValidation_DO_NOT_EDIT": "2.AAAA|AAAA|AAAA", "items": []}"#
-        #expect(throws: InteropError.unsupportedVersion(
-            "Bitwarden export encrypted with the account key (export with a password, or unencrypted)")) {
+        #expect(
+            throws: InteropError.unsupportedVersion(
+                "Bitwarden export encrypted with the account key (export with a password, or unencrypted)")
+        ) {
             try BitwardenJSONImporter.read(Array(accountKey.utf8), password: "pw")
         }
-        var document = try #require(try JSONSerialization.jsonObject(
-            with: Data(try TokenFixtures.bytes(Self.format, "encrypted_pbkdf2.json"))) as? [String: Any])
+        var document = try #require(
+            try JSONSerialization.jsonObject(
+                with: Data(try TokenFixtures.bytes(Self.format, "encrypted_pbkdf2.json"))) as? [String: Any])
         document["kdfType"] = 2
         #expect(throws: InteropError.unsupportedVersion("Bitwarden KDF type 2")) {
             try BitwardenJSONImporter.read(Array(try JSONSerialization.data(withJSONObject: document)), password: "pw")
@@ -114,7 +117,8 @@ import Testing
     }
 
     @Test func readsRFC4180Quoting() throws {
-        let csv = "\u{FEFF}name,notes,login_username,login_totp\n"
+        let csv =
+            "\u{FEFF}name,notes,login_username,login_totp\n"
             + "\"Quoted, \"\"Name\"\"\",\"line one\r\nline two, still notes\",\"user\",\"GEZDGNBVGY3TQOJQ\"\n"
             + "\n"
             + "Plain,,user2,steam://GEZDGNBVGY3TQOJQ"

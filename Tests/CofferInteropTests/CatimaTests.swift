@@ -167,16 +167,18 @@ enum CatimaFixtures {
         let run = try TestSupport.run("/usr/bin/env", [python, "-c", script, path])
         try #require(run.status == 0, "python3 could not read the export (install python3): \(run.stderr.suffix(300))")
         let rows = try #require(try JSONSerialization.jsonObject(with: Data(run.standardOutput)) as? [[String]])
-        let header = "_id,store,note,validfrom,expiry,balance,balancetype,cardid,barcodeid,barcodetype,barcodeencoding,"
+        let header =
+            "_id,store,note,validfrom,expiry,balance,balancetype,cardid,barcodeid,barcodetype,barcodeencoding,"
             + "headercolor,starstatus,lastused,archive"
         #expect(rows.first == ["2"])
         #expect(rows.dropFirst().first == [])
         #expect(Array(rows[2..<7]) == [["_id"], ["Health"], ["A, B"], ["Food"], []])
         #expect(rows[7] == header.split(separator: ",").map(String.init))
-        #expect(rows[8] == [
-            "1", "Pharmacy", "multi\nline \"quoted\", with comma\r\n\r\nand a blank line", "1601510400000",
-            "1893456000000", "3.5", "USD", "4006381333931", "", "EAN_13", "UTF-8", "", "0", "0", "0",
-        ])
+        #expect(
+            rows[8] == [
+                "1", "Pharmacy", "multi\nline \"quoted\", with comma\r\n\r\nand a blank line", "1601510400000",
+                "1893456000000", "3.5", "USD", "4006381333931", "", "EAN_13", "UTF-8", "", "0", "0", "0",
+            ])
         #expect(rows[9] == ["2", "Café", "", "", "", "0", "", "0042", "Zoë ✓", "QR_CODE", "UTF-8", "", "0", "0", "0"])
         #expect(rows[10] == ["3", "Latin", "", "", "", "0", "", "AéB", "", "CODE_128", "ISO-8859-1", "", "0", "0", "0"])
         // A card without a barcode: its number in cardid, no barcode type (as Catima writes one).
@@ -225,9 +227,11 @@ enum CatimaFixtures {
 
     @Test("colour, star, last use and archive come in from Catima and go back out to it; a short row refuses the file")
     func catimaFieldsBothWays() throws {
-        let header = "_id,store,note,validfrom,expiry,balance,balancetype,cardid,barcodeid,barcodetype,barcodeencoding,"
+        let header =
+            "_id,store,note,validfrom,expiry,balance,balancetype,cardid,barcodeid,barcodetype,barcodeencoding,"
             + "headercolor,starstatus,lastused,archive"
-        let csv = "2\r\n\r\n_id\r\n\r\n\(header)\r\n"
+        let csv =
+            "2\r\n\r\n_id\r\n\r\n\(header)\r\n"
             + "1,Gym,,1601510400000,,0,,5432,,QR_CODE,,-10902850,1,1766674620,1\r\n"
             + "2,Shop,,,,0,,99,,CODE_128,,,0,0,0\r\n\r\ncardId,groupId\r\n"
         let result = try CatimaImporter.read(Array(csv.utf8), password: nil)

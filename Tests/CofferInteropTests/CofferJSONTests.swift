@@ -72,7 +72,8 @@ enum CofferExportText {
         version: String = "1", cards: [String] = [], otp: [String] = [], credentials: [String] = [],
         signingKeys: [String] = [], notes: [String] = [], extra: String = ""
     ) -> [UInt8] {
-        Array("""
+        Array(
+            """
             {"format": "coffer-export", "version": \(version), "user": \(user),
              "cards": [\(cards.joined(separator: ","))], "otp": [\(otp.joined(separator: ","))],
              "credentials": [\(credentials.joined(separator: ","))],
@@ -103,34 +104,41 @@ struct CofferJSONTests {
         #expect(result.problems == [ImportProblem(entry: "Stellar main", reason: CofferJSONImporter.signingKeyReason)])
         #expect(CofferJSONImporter.signingKeyReason == "not imported: a signing key's seed never leaves its PIN box")
         let expected: [ItemContent] = [
-            .card(try Card(
-                name: "Costco", symbology: .code128, payload: Array("111222333".utf8), payloadCharset: .utf8,
-                cardNumber: "1112 2233 3", tags: ["grocery", "family"], networkIDs: ["costco"],
-                validFrom: Self.date(1_748_736_000), validTo: Self.date(1_830_297_599), notes: "Line one\nLine two",
-                metadata: ["balance": "12.50", "balance_currency": "EUR"])),
+            .card(
+                try Card(
+                    name: "Costco", symbology: .code128, payload: Array("111222333".utf8), payloadCharset: .utf8,
+                    cardNumber: "1112 2233 3", tags: ["grocery", "family"], networkIDs: ["costco"],
+                    validFrom: Self.date(1_748_736_000), validTo: Self.date(1_830_297_599), notes: "Line one\nLine two",
+                    metadata: ["balance": "12.50", "balance_currency": "EUR"])),
             .card(try Card(name: "Café", symbology: .qr, payload: Array("CAF".utf8) + [0xC9] + Array("-1".utf8), payloadCharset: .latin1)),
             .card(try Card(name: "Transit", symbology: .aztec, payload: [0, 1, 2, 0xFE, 0xFF, 0x80, 0x41], payloadCharset: .binary)),
-            .card(try Card(
-                name: "Return", symbology: .qr, payload: Array("https://example.com/r/1".utf8), oneTime: true,
-                usedAt: Self.date(1_769_934_600), archivedAt: Self.date(1_772_359_200))),
-            .otp(try OTPItem(
-                issuer: "GitHub", account: "alice",
-                parameters: try OTPParameters(
-                    secret: Array("12345678901234567890".utf8), algorithm: .sha256, digits: 8, kind: .totp(period: 60)),
-                tags: ["work"], notes: "backup codes in the safe")),
-            .otp(try OTPItem(
-                issuer: "Duo", account: "bob",
-                parameters: try OTPParameters(secret: Array("12345678901234567890".utf8), kind: .hotp(counter: 5)))),
-            .otp(try OTPItem(
-                issuer: "Steam", account: "gamer",
-                parameters: try OTPParameters(secret: Array("12345678901234567890".utf8), kind: .steam))),
-            .credential(try Credential(
-                name: "OpenAI", provider: "openai", value: "sk-proj-0123456789abcdef", tags: ["ai"], notes: "rotate yearly",
-                username: "ops@example.com", url: "https://platform.openai.com/")),
-            .note(try Note(
-                name: "Contact Bob", template: .contact,
-                fields: [Note.Field(label: "Email", value: "bob@example.com"), Note.Field(label: "Phone", value: "+1 555 0100")],
-                text: "Met at the café", tags: ["people"])),
+            .card(
+                try Card(
+                    name: "Return", symbology: .qr, payload: Array("https://example.com/r/1".utf8), oneTime: true,
+                    usedAt: Self.date(1_769_934_600), archivedAt: Self.date(1_772_359_200))),
+            .otp(
+                try OTPItem(
+                    issuer: "GitHub", account: "alice",
+                    parameters: try OTPParameters(
+                        secret: Array("12345678901234567890".utf8), algorithm: .sha256, digits: 8, kind: .totp(period: 60)),
+                    tags: ["work"], notes: "backup codes in the safe")),
+            .otp(
+                try OTPItem(
+                    issuer: "Duo", account: "bob",
+                    parameters: try OTPParameters(secret: Array("12345678901234567890".utf8), kind: .hotp(counter: 5)))),
+            .otp(
+                try OTPItem(
+                    issuer: "Steam", account: "gamer",
+                    parameters: try OTPParameters(secret: Array("12345678901234567890".utf8), kind: .steam))),
+            .credential(
+                try Credential(
+                    name: "OpenAI", provider: "openai", value: "sk-proj-0123456789abcdef", tags: ["ai"], notes: "rotate yearly",
+                    username: "ops@example.com", url: "https://platform.openai.com/")),
+            .note(
+                try Note(
+                    name: "Contact Bob", template: .contact,
+                    fields: [Note.Field(label: "Email", value: "bob@example.com"), Note.Field(label: "Phone", value: "+1 555 0100")],
+                    text: "Met at the café", tags: ["people"])),
         ]
         #expect(result.items.count == expected.count)
         for (read, wanted) in zip(result.items, expected) { #expect(read == wanted) }
@@ -170,12 +178,19 @@ struct CofferJSONTests {
         ("no version", Array(#"{"format": "coffer-export"}"#.utf8), .malformedFile(#""version" is missing"#)),
         ("unknown top-level key", Text.export(extra: #", "passwords": []"#), .malformedFile(#"the export has an unknown key "passwords""#)),
         ("odd unknown key", Text.export(extra: #", "a b\u0000": []"#), .malformedFile("the export has an unknown key (a key that is not a plain name)")),
-        ("section not a list", Array(Text.export().map { $0 }).replacing(Array(#""cards": []"#.utf8), with: Array(#""cards": {}"#.utf8)),
-         .malformedFile(#""cards" is not a list"#)),
+        (
+            "section not a list", Array(Text.export().map { $0 }).replacing(Array(#""cards": []"#.utf8), with: Array(#""cards": {}"#.utf8)),
+            .malformedFile(#""cards" is not a list"#)
+        ),
         ("section missing", Array(Text.export()).replacing(Array(#", "notes": []"#.utf8), with: []), .malformedFile(#""notes" is missing"#)),
-        ("user missing", Array(Text.export()).replacing(Array(Text.user.utf8), with: Array("null".utf8)), .malformedFile(#""user" is missing or not an object"#)),
-        ("user time wrong", Array(Text.export()).replacing(Array(#""2026-01-01T00:00:00Z""#.utf8), with: Array("12".utf8)),
-         .malformedFile("user: created_at is not a string")),
+        (
+            "user missing", Array(Text.export()).replacing(Array(Text.user.utf8), with: Array("null".utf8)),
+            .malformedFile(#""user" is missing or not an object"#)
+        ),
+        (
+            "user time wrong", Array(Text.export()).replacing(Array(#""2026-01-01T00:00:00Z""#.utf8), with: Array("12".utf8)),
+            .malformedFile("user: created_at is not a string")
+        ),
         ("oversize", Array(repeating: 0x20, count: importSizeLimit + 1), .tooLarge(limit: importSizeLimit)),
         ("nested deeper than any export", Array(String(repeating: "[", count: 100_000).utf8), .malformedFile("not valid JSON (truncated or damaged)")),
     ]
@@ -188,51 +203,98 @@ struct CofferJSONTests {
 
     /// Entries that are reported (by name) while the rest of the file imports, with the reason they must give.
     static let brokenEntries: [(String, (cards: [String], otp: [String], credentials: [String], notes: [String]), ImportProblem)] = [
-        ("one_time as a number", ([Text.replacing(Text.latin1Card, #""one_time": false"#, #""one_time": 0"#)], [], [], []),
-         ImportProblem(entry: "Café", reason: "one_time is not true or false")),
-        ("one_time missing", ([Text.replacing(Text.latin1Card, #""one_time": false, "#, "")], [], [], []),
-         ImportProblem(entry: "Café", reason: "one_time is missing")),
-        ("name as a number", ([Text.replacing(Text.latin1Card, #""name": "Café""#, #""name": 7"#)], [], [], []),
-         ImportProblem(entry: "card 1", reason: "name is not a string")),
-        ("tags holding a number", ([Text.replacing(Text.latin1Card, #""tags": []"#, #""tags": [1]"#)], [], [], []),
-         ImportProblem(entry: "Café", reason: "tags holds something other than strings")),
-        ("metadata as a list", ([Text.replacing(Text.latin1Card, #""metadata": {}"#, #""metadata": []"#)], [], [], []),
-         ImportProblem(entry: "Café", reason: "metadata is missing or not an object")),
-        ("unknown payload encoding", ([Text.replacing(Text.latin1Card, "iso-8859-1", "utf-16")], [], [], []),
-         ImportProblem(entry: "Café", reason: "payload_encoding is not utf-8, iso-8859-1 or base64")),
-        ("latin-1 payload outside latin-1", ([Text.replacing(Text.latin1Card, "CAFÉ-1", "CAFĚ-1")], [], [], []),
-         ImportProblem(entry: "Café", reason: "an iso-8859-1 payload has characters outside ISO 8859-1")),
-        ("bad base64", ([Text.replacing(Text.binaryCard, "AAEC/v+AQQ==", "not*base64")], [], [], []),
-         ImportProblem(entry: "Transit", reason: "a base64 payload is not base64 of at most 4096 bytes")),
-        ("oversize base64", ([Text.replacing(Text.binaryCard, "AAEC/v+AQQ==", String(repeating: "AAAA", count: 1400))], [], [], []),
-         ImportProblem(entry: "Transit", reason: "a base64 payload is not base64 of at most 4096 bytes")),
-        ("unknown symbology", ([Text.replacing(Text.latin1Card, #""qr""#, #""telepen""#)], [], [], []),
-         ImportProblem(entry: "Café", reason: "barcode_type is not a known symbology")),
-        ("payload the symbology cannot draw", ([Text.replacing(Text.fullCard, #""code128""#, #""ean13""#)], [], [], []),
-         ImportProblem(entry: "Costco", reason: "payload: cannot be drawn as ean13: EAN-13 takes 12 digits (check digit computed) or 13 digits with check digit")),
-        ("used but not one-time", ([Text.replacing(Text.usedArchivedPass, #""one_time": true"#, #""one_time": false"#)], [], [], []),
-         ImportProblem(entry: "Return", reason: "this card is not a one-time pass")),
-        ("time not ISO 8601", ([Text.replacing(Text.fullCard, "2025-06-01T00:00:00Z", "June 2025")], [], [], []),
-         ImportProblem(entry: "Costco", reason: "valid_from is not an ISO 8601 time")),
-        ("id not a UUID", ([Text.replacing(Text.latin1Card, "5e0b7c1a-1111-4a5b-8c9d-000000000002", "42")], [], [], []),
-         ImportProblem(entry: "Café", reason: "id is not a UUID")),
-        ("unknown entry field", ([Text.replacing(Text.latin1Card, #""tags": []"#, #""colour": "red", "tags": []"#)], [], [], []),
-         ImportProblem(entry: "Café", reason: #"unknown field "colour""#)),
+        (
+            "one_time as a number", ([Text.replacing(Text.latin1Card, #""one_time": false"#, #""one_time": 0"#)], [], [], []),
+            ImportProblem(entry: "Café", reason: "one_time is not true or false")
+        ),
+        (
+            "one_time missing", ([Text.replacing(Text.latin1Card, #""one_time": false, "#, "")], [], [], []),
+            ImportProblem(entry: "Café", reason: "one_time is missing")
+        ),
+        (
+            "name as a number", ([Text.replacing(Text.latin1Card, #""name": "Café""#, #""name": 7"#)], [], [], []),
+            ImportProblem(entry: "card 1", reason: "name is not a string")
+        ),
+        (
+            "tags holding a number", ([Text.replacing(Text.latin1Card, #""tags": []"#, #""tags": [1]"#)], [], [], []),
+            ImportProblem(entry: "Café", reason: "tags holds something other than strings")
+        ),
+        (
+            "metadata as a list", ([Text.replacing(Text.latin1Card, #""metadata": {}"#, #""metadata": []"#)], [], [], []),
+            ImportProblem(entry: "Café", reason: "metadata is missing or not an object")
+        ),
+        (
+            "unknown payload encoding", ([Text.replacing(Text.latin1Card, "iso-8859-1", "utf-16")], [], [], []),
+            ImportProblem(entry: "Café", reason: "payload_encoding is not utf-8, iso-8859-1 or base64")
+        ),
+        (
+            "latin-1 payload outside latin-1", ([Text.replacing(Text.latin1Card, "CAFÉ-1", "CAFĚ-1")], [], [], []),
+            ImportProblem(entry: "Café", reason: "an iso-8859-1 payload has characters outside ISO 8859-1")
+        ),
+        (
+            "bad base64", ([Text.replacing(Text.binaryCard, "AAEC/v+AQQ==", "not*base64")], [], [], []),
+            ImportProblem(entry: "Transit", reason: "a base64 payload is not base64 of at most 4096 bytes")
+        ),
+        (
+            "oversize base64", ([Text.replacing(Text.binaryCard, "AAEC/v+AQQ==", String(repeating: "AAAA", count: 1400))], [], [], []),
+            ImportProblem(entry: "Transit", reason: "a base64 payload is not base64 of at most 4096 bytes")
+        ),
+        (
+            "unknown symbology", ([Text.replacing(Text.latin1Card, #""qr""#, #""telepen""#)], [], [], []),
+            ImportProblem(entry: "Café", reason: "barcode_type is not a known symbology")
+        ),
+        (
+            "payload the symbology cannot draw", ([Text.replacing(Text.fullCard, #""code128""#, #""ean13""#)], [], [], []),
+            ImportProblem(
+                entry: "Costco", reason: "payload: cannot be drawn as ean13: EAN-13 takes 12 digits (check digit computed) or 13 digits with check digit")
+        ),
+        (
+            "used but not one-time", ([Text.replacing(Text.usedArchivedPass, #""one_time": true"#, #""one_time": false"#)], [], [], []),
+            ImportProblem(entry: "Return", reason: "this card is not a one-time pass")
+        ),
+        (
+            "time not ISO 8601", ([Text.replacing(Text.fullCard, "2025-06-01T00:00:00Z", "June 2025")], [], [], []),
+            ImportProblem(entry: "Costco", reason: "valid_from is not an ISO 8601 time")
+        ),
+        (
+            "id not a UUID", ([Text.replacing(Text.latin1Card, "5e0b7c1a-1111-4a5b-8c9d-000000000002", "42")], [], [], []),
+            ImportProblem(entry: "Café", reason: "id is not a UUID")
+        ),
+        (
+            "unknown entry field", ([Text.replacing(Text.latin1Card, #""tags": []"#, #""colour": "red", "tags": []"#)], [], [], []),
+            ImportProblem(entry: "Café", reason: #"unknown field "colour""#)
+        ),
         ("entry not an object", (["[]"], [], [], []), ImportProblem(entry: "card 1", reason: "not a JSON object")),
-        ("token uri broken", ([], [Text.replacing(Text.hotp, "otpauth://hotp/", "otpauth://hotq/")], [], []),
-         ImportProblem(entry: "Duo (bob)", reason: "uri: \(OTPError.unsupportedType.description)")),
-        ("token secret broken", ([], [Text.replacing(Text.hotp, "secret=\(Text.rfcSecret)", "secret=1")], [], []),
-         ImportProblem(entry: "Duo (bob)", reason: "uri: \(OTPError.invalidSecret.description)")),
-        ("token without uri", ([], [Text.replacing(Text.steam, #""uri": "otpauth://steam/Steam:gamer?secret=\#(Text.rfcSecret)&issuer=Steam", "#, "")], [], []),
-         ImportProblem(entry: "Steam (gamer)", reason: "uri is missing")),
-        ("credential with empty value", ([], [], [Text.replacing(Text.credential, "sk-proj-0123456789abcdef", "")], []),
-         ImportProblem(entry: "OpenAI", reason: "value must not be empty")),
-        ("note with an unknown template", ([], [], [], [Text.replacing(Text.note, #""contact""#, #""diary""#)]),
-         ImportProblem(entry: "Contact Bob", reason: "template is not free, contact or kyc")),
-        ("note field without value", ([], [], [], [Text.replacing(Text.note, #", "value": "+1 555 0100""#, "")]),
-         ImportProblem(entry: "Contact Bob", reason: "a field: value is missing")),
-        ("note fields not a list", ([], [], [], [Text.replacing(Text.note, #"[{"label": "Email", "value": "bob@example.com"}, {"label": "Phone", "value": "+1 555 0100"}]"#, "{}")]),
-         ImportProblem(entry: "Contact Bob", reason: "fields is missing or not a list")),
+        (
+            "token uri broken", ([], [Text.replacing(Text.hotp, "otpauth://hotp/", "otpauth://hotq/")], [], []),
+            ImportProblem(entry: "Duo (bob)", reason: "uri: \(OTPError.unsupportedType.description)")
+        ),
+        (
+            "token secret broken", ([], [Text.replacing(Text.hotp, "secret=\(Text.rfcSecret)", "secret=1")], [], []),
+            ImportProblem(entry: "Duo (bob)", reason: "uri: \(OTPError.invalidSecret.description)")
+        ),
+        (
+            "token without uri",
+            ([], [Text.replacing(Text.steam, #""uri": "otpauth://steam/Steam:gamer?secret=\#(Text.rfcSecret)&issuer=Steam", "#, "")], [], []),
+            ImportProblem(entry: "Steam (gamer)", reason: "uri is missing")
+        ),
+        (
+            "credential with empty value", ([], [], [Text.replacing(Text.credential, "sk-proj-0123456789abcdef", "")], []),
+            ImportProblem(entry: "OpenAI", reason: "value must not be empty")
+        ),
+        (
+            "note with an unknown template", ([], [], [], [Text.replacing(Text.note, #""contact""#, #""diary""#)]),
+            ImportProblem(entry: "Contact Bob", reason: "template is not free, contact or kyc")
+        ),
+        (
+            "note field without value", ([], [], [], [Text.replacing(Text.note, #", "value": "+1 555 0100""#, "")]),
+            ImportProblem(entry: "Contact Bob", reason: "a field: value is missing")
+        ),
+        (
+            "note fields not a list",
+            ([], [], [], [Text.replacing(Text.note, #"[{"label": "Email", "value": "bob@example.com"}, {"label": "Phone", "value": "+1 555 0100"}]"#, "{}")]),
+            ImportProblem(entry: "Contact Bob", reason: "fields is missing or not a list")
+        ),
     ]
 
     @Test("A broken entry is reported by name and the others still import", arguments: brokenEntries.indices)
@@ -255,19 +317,22 @@ struct CofferJSONTests {
         let key = Text.replacing(Text.signingKey, #""ed25519""#, #""rsa""#)
         let result = try CofferJSONImporter.read(Text.export(signingKeys: [key, Text.signingKey]), password: nil)
         #expect(result.items.isEmpty)
-        #expect(result.problems == [
-            ImportProblem(entry: "Stellar main", reason: "algorithm is not ed25519"),
-            ImportProblem(entry: "Stellar main", reason: CofferJSONImporter.signingKeyReason),
-        ])
+        #expect(
+            result.problems == [
+                ImportProblem(entry: "Stellar main", reason: "algorithm is not ed25519"),
+                ImportProblem(entry: "Stellar main", reason: CofferJSONImporter.signingKeyReason),
+            ])
     }
 
     @Test("JSON true and 1 stay apart")
     func booleansAreNotNumbers() throws {
         let decoded = JSONValue.parse(Array(#"[true, 1, 0, false, null, "1", 1.5, 18446744073709551615, -1]"#.utf8))
-        #expect(decoded == .array([
-            .bool(true), .integer(1), .integer(0), .bool(false), .null, .string("1"), .fraction(1.5),
-            .unsignedInteger(.max), .integer(-1),
-        ]))
+        #expect(
+            decoded
+                == .array([
+                    .bool(true), .integer(1), .integer(0), .bool(false), .null, .string("1"), .fraction(1.5),
+                    .unsignedInteger(.max), .integer(-1),
+                ]))
         #expect(decoded?.arrayValue?.map(\.intValue) == [nil, 1, 0, nil, nil, nil, nil, nil, -1])
         #expect(decoded?.arrayValue?.map(\.doubleValue) == [nil, 1, 0, nil, nil, nil, 1.5, Double(UInt64.max), -1])
     }

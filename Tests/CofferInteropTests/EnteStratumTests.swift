@@ -75,14 +75,16 @@ import Testing
 
     @Test func publishedVectors() {
         // draft-irtf-cfrg-xchacha-03 §2.2.1.
-        #expect(SodiumSecretStream.hChaCha20(
-            key: Array(0..<32), nonce: Self.bytes("000000090000004a0000000031415927"))
-            == Self.bytes("82413b4227b27bfed30e42508a877d73a0f9e4d58a74a853c12ec41326d3ecdc"))
+        #expect(
+            SodiumSecretStream.hChaCha20(
+                key: Array(0..<32), nonce: Self.bytes("000000090000004a0000000031415927"))
+                == Self.bytes("82413b4227b27bfed30e42508a877d73a0f9e4d58a74a853c12ec41326d3ecdc"))
         // RFC 8439 §2.5.2.
-        #expect(SodiumSecretStream.poly1305(
-            Array("Cryptographic Forum Research Group".utf8),
-            key: Self.bytes("85d6be7857556d337f4452fe42d506a80103808afb0db2fd4abff6af4149f51b"))
-            == Self.bytes("a8061dc1305136c6c22b8baf0c0127a9"))
+        #expect(
+            SodiumSecretStream.poly1305(
+                Array("Cryptographic Forum Research Group".utf8),
+                key: Self.bytes("85d6be7857556d337f4452fe42d506a80103808afb0db2fd4abff6af4149f51b"))
+                == Self.bytes("a8061dc1305136c6c22b8baf0c0127a9"))
     }
 
     @Test func poly1305AndHChaChaMatchLibsodium() throws {
@@ -159,7 +161,9 @@ import Testing
     func andOTP() throws {
         for file in ["encrypted.json.aes", "old-format.json.aes"] {
             let data = try OTPFixtures.bytes("andotp", file)
-            for damaged in [Array(data.dropLast(10)), Array(data.dropLast(1)), data.enumerated().map { $0.offset == data.count - 3 ? $0.element ^ 1 : $0.element }] {
+            for damaged in [
+                Array(data.dropLast(10)), Array(data.dropLast(1)), data.enumerated().map { $0.offset == data.count - 3 ? $0.element ^ 1 : $0.element },
+            ] {
                 #expect(throws: OTPImport.damagedBackup, "\(file)") { try AndOTPImporter.read(damaged, password: "andOTP backup pw") }
                 #expect(throws: InteropError.wrongPassword, "\(file)") { try AndOTPImporter.read(damaged, password: "andOTP backup pw!") }
             }

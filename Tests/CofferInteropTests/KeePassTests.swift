@@ -92,7 +92,9 @@ import Testing
         let check = Array(SHA256.hash(data: key).prefix(4)).map { String(format: "%02X", $0) }.joined()
         #expect(try KeePassKeyFile.key(key) == key)
         #expect(try KeePassKeyFile.key(Array(hex.uppercased().utf8)) == key)
-        #expect(try KeePassKeyFile.key(Array("<KeyFile><Meta><Version>1.00</Version></Meta><Key><Data>\(Data(key).base64EncodedString())</Data></Key></KeyFile>".utf8)) == key)
+        #expect(
+            try KeePassKeyFile.key(
+                Array("<KeyFile><Meta><Version>1.00</Version></Meta><Key><Data>\(Data(key).base64EncodedString())</Data></Key></KeyFile>".utf8)) == key)
         let version2 = "<KeyFile><Meta><Version>2.0</Version></Meta><Key><Data Hash=\"\(check)\">\(hex.prefix(32)) \(hex.dropFirst(32))</Data></Key></KeyFile>"
         #expect(try KeePassKeyFile.key(Array(version2.utf8)) == key)
         #expect(throws: InteropError.malformedFile("the key file is damaged: its key does not match its check hash")) {
@@ -210,9 +212,12 @@ import Testing
             ("2^63 passes", try KeePassFixtures.settingKDFParameter(argon, key: "I", type: 0x05, value: 1 << 63)),
             ("33 passes", try KeePassFixtures.settingKDFParameter(argon, key: "I", type: 0x05, value: 33)),
             ("2^32-1 lanes", try KeePassFixtures.settingKDFParameter(argon, key: "P", type: 0x04, value: 0xFFFF_FFFF)),
-            ("1 GiB × 32 passes", try KeePassFixtures.settingKDFParameter(
-                try KeePassFixtures.settingKDFParameter(argon, key: "M", type: 0x05, value: 1 << 30),
-                key: "I", type: 0x05, value: 32)),
+            (
+                "1 GiB × 32 passes",
+                try KeePassFixtures.settingKDFParameter(
+                    try KeePassFixtures.settingKDFParameter(argon, key: "M", type: 0x05, value: 1 << 30),
+                    key: "I", type: 0x05, value: 32)
+            ),
             ("2^64-1 AES rounds", try KeePassFixtures.settingKDFParameter(aes, key: "R", type: 0x05, value: .max)),
             ("200,000,001 AES rounds", try KeePassFixtures.settingKDFParameter(aes, key: "R", type: 0x05, value: 200_000_001)),
         ]

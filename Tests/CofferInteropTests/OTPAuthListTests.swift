@@ -32,10 +32,12 @@ import Testing
     @Test func roundTripsThroughExport() throws {
         let items = [
             try OTPFixtures.item("GitHub", "alice@example.com", secretSeed: 1),
-            try OTPFixtures.item("Big Corp", "bob smith", secretSeed: 2, length: 32, algorithm: .sha256, digits: 8,
-                                 kind: .totp(period: 20)),
-            try OTPFixtures.item("Ünïcode & Co", "carol+tag@example.com", secretSeed: 3, length: 64,
-                                 algorithm: .sha512, digits: 7, kind: .totp(period: 50)),
+            try OTPFixtures.item(
+                "Big Corp", "bob smith", secretSeed: 2, length: 32, algorithm: .sha256, digits: 8,
+                kind: .totp(period: 20)),
+            try OTPFixtures.item(
+                "Ünïcode & Co", "carol+tag@example.com", secretSeed: 3, length: 64,
+                algorithm: .sha512, digits: 7, kind: .totp(period: 50)),
             try OTPFixtures.item("Counter", "dave", secretSeed: 4, kind: .hotp(counter: UInt64.max)),
             try OTPFixtures.item("Steam", "erin", secretSeed: 5, kind: .steam),
         ]

@@ -94,7 +94,7 @@ enum OTPFixtures {
                 guard !secret.isEmpty else { return false }
                 return problem.description.localizedCaseInsensitiveContains(secret)
                     || secret.utf8.count >= CanaryScan.minimumMarkerLength
-                    && !CanaryScan.encodings(of: secret, in: Data(problem.description.utf8)).isEmpty
+                        && !CanaryScan.encodings(of: secret, in: Data(problem.description.utf8)).isEmpty
             }
         }
     }

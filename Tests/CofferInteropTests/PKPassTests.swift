@@ -93,10 +93,11 @@ import Testing
         let card = try #require(CatimaFixtures.cards(result).first)
         #expect(card.symbology == .aztec)
         #expect(card.metadata == ["location_3": "1.5,2.0"])
-        #expect(result.problems.map(\.reason) == [
-            "location 1 is not a valid position", "location 2 is not a valid position",
-            "expirationDate is not a W3C date; ignored",
-        ])
+        #expect(
+            result.problems.map(\.reason) == [
+                "location 1 is not a valid position", "location 2 is not a valid position",
+                "expirationDate is not a W3C date; ignored",
+            ])
         #expect(!result.problems.map(\.description).joined().contains("400"))
     }
 }

@@ -44,8 +44,9 @@ import Testing
 
     @Test func encryptedMaFileAloneIsRefusedClearly() throws {
         let data = try OTPFixtures.bytes("steam", "encrypted.maFile")
-        #expect(throws: InteropError.malformedFile(
-            "this maFile is encrypted: import the zipped maFiles folder, whose manifest.json holds its salt and IV")
+        #expect(
+            throws: InteropError.malformedFile(
+                "this maFile is encrypted: import the zipped maFiles folder, whose manifest.json holds its salt and IV")
         ) { try SteamMaFileImporter.read(data, password: "x") }
     }
 
@@ -135,10 +136,12 @@ import Testing
 
 /// Every reader added for issue 15 refuses a file over the import cap before parsing it.
 @Suite struct NewReadersSizeCapTests {
-    static var importers: [any Importer.Type] { [
-        KeePassImporter.self, SteamMaFileImporter.self, DuoImporter.self, FidMeImporter.self, StratumImporter.self,
-        EnteAuthImporter.self, PKPassImporter.self,
-    ] }
+    static var importers: [any Importer.Type] {
+        [
+            KeePassImporter.self, SteamMaFileImporter.self, DuoImporter.self, FidMeImporter.self, StratumImporter.self,
+            EnteAuthImporter.self, PKPassImporter.self,
+        ]
+    }
 
     @Test func oversizedFilesAreRefused() {
         let data = [UInt8](repeating: UInt8(ascii: " "), count: importSizeLimit + 1)

@@ -15,9 +15,10 @@ import Testing
         #expect(csv.count == entry.uncompressedSize)
         if file == "catima_v2.zip" {
             #expect(entry.method == 8)
-            #expect(archive.entries.map(\.name) == [
-                "catima.csv", "card_1_front.png", "card_1_back.png", "card_2_front.png", "card_5_back.png", "card_6_icon.png",
-            ])
+            #expect(
+                archive.entries.map(\.name) == [
+                    "catima.csv", "card_1_front.png", "card_1_back.png", "card_2_front.png", "card_5_back.png", "card_6_icon.png",
+                ])
         }
     }
 

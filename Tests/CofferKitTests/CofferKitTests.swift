@@ -29,8 +29,10 @@ struct CofferKitTests {
     func hotpPersistsFirst() throws {
         let fixture = try KitFixture()
         // RFC 4226 key: counter 0 → 755224, 1 → 287082.
-        let token = try fixture.coffer.vault.add(.otp(try OTPItem(
-            issuer: "RFC", account: "4226", parameters: try OTPParameters(secret: Array("12345678901234567890".utf8), kind: .hotp(counter: 0)))))
+        let token = try fixture.coffer.vault.add(
+            .otp(
+                try OTPItem(
+                    issuer: "RFC", account: "4226", parameters: try OTPParameters(secret: Array("12345678901234567890".utf8), kind: .hotp(counter: 0)))))
         let first = try fixture.coffer.code(for: token, at: Date())
         #expect(first.code == "755224" && first.secondsRemaining == nil)
         guard case .otp(let stored) = try fixture.coffer.vault.item(id: token.id).content else { Issue.record("not a token"); return }
@@ -41,8 +43,10 @@ struct CofferKitTests {
     @Test("TOTP codes match RFC 6238 at a fixed time")
     func totp() throws {
         let fixture = try KitFixture()
-        let token = try fixture.coffer.vault.add(.otp(try OTPItem(
-            issuer: "RFC", account: "6238", parameters: try OTPParameters(secret: Array("12345678901234567890".utf8), digits: 8))))
+        let token = try fixture.coffer.vault.add(
+            .otp(
+                try OTPItem(
+                    issuer: "RFC", account: "6238", parameters: try OTPParameters(secret: Array("12345678901234567890".utf8), digits: 8))))
         let result = try fixture.coffer.code(for: token, at: Date(timeIntervalSince1970: 1_111_111_109))
         #expect(result.code == "07081804")
         #expect(result.secondsRemaining == 1)

@@ -31,10 +31,11 @@ struct GettingStartedTests {
 
         // The code, checked by OATH Toolkit's oathtool at the instants around it.
         let after = Int(Date().timeIntervalSince1970)
-        let expected = try Set([before, after].map { time in
-            try TestSupport.run("/usr/bin/oathtool", ["--totp", "-b", "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ", "-N", "@\(time)"])
-                .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        })
+        let expected = try Set(
+            [before, after].map { time in
+                try TestSupport.run("/usr/bin/oathtool", ["--totp", "-b", "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ", "-N", "@\(time)"])
+                    .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            })
         #expect(expected.contains(code))
         #expect(costco.content == .card(card))
         try? FileManager.default.removeItem(atPath: directory)

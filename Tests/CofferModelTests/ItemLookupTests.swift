@@ -31,14 +31,16 @@ struct ItemLookupTests {
 
     static let names = ["costco", "Costco Gold", "COSTCO", "Café Nero", "GitHub", "GitLab", "Bibliothèque"]
 
-    @Test("exact names win; then case and accents; then a unique prefix or substring; several are listed", arguments: [
-        Case.found("costco", 0), Case.found("COSTCO", 2), Case.found("Costco Gold", 1),
-        Case.several("Costco", [0, 2]), Case.found("costco g", 1),
-        Case.found("Cafe", 3), Case.found("cafe nero", 3), Case.found("CAFÉ", 3), Case.found("nero", 3),
-        Case.several("git", [4, 5]), Case.found("gith", 4), Case.found("hub", 4), Case.found("lab", 5),
-        Case.found("bibliotheque", 6), Case.found("thèque", 6),
-        Case.none("walmart"), Case.none(""),
-    ])
+    @Test(
+        "exact names win; then case and accents; then a unique prefix or substring; several are listed",
+        arguments: [
+            Case.found("costco", 0), Case.found("COSTCO", 2), Case.found("Costco Gold", 1),
+            Case.several("Costco", [0, 2]), Case.found("costco g", 1),
+            Case.found("Cafe", 3), Case.found("cafe nero", 3), Case.found("CAFÉ", 3), Case.found("nero", 3),
+            Case.several("git", [4, 5]), Case.found("gith", 4), Case.found("hub", 4), Case.found("lab", 5),
+            Case.found("bibliotheque", 6), Case.found("thèque", 6),
+            Case.none("walmart"), Case.none(""),
+        ])
     func rules(testCase: Case) throws {
         let candidates = try Self.names.map(Self.card)
         let outcome = ItemLookup.find(testCase.query, in: candidates)

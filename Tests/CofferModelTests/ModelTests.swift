@@ -21,8 +21,9 @@ private func day(_ text: String) -> Date {
 @Suite("Cards (CardOnCue semantics)")
 struct CardTests {
     func card(validFrom: Date? = nil, validTo: Date? = nil, oneTime: Bool = false) throws -> Card {
-        try Card(name: "  Costco  ", symbology: .code128, payload: Array("111222333".utf8), tags: ["Grocery", "grocery"],
-                 networkIDs: ["Costco"], validFrom: validFrom, validTo: validTo, oneTime: oneTime)
+        try Card(
+            name: "  Costco  ", symbology: .code128, payload: Array("111222333".utf8), tags: ["Grocery", "grocery"],
+            networkIDs: ["Costco"], validFrom: validFrom, validTo: validTo, oneTime: oneTime)
     }
 
     @Test("Names are trimmed, tags de-duplicated, networks lower-cased")
@@ -33,14 +34,16 @@ struct CardTests {
         #expect(card.networkIDs == ["costco"])
     }
 
-    @Test("Validity window and labels", arguments: [
-        ("2026-11-22", "2026-12-22", "2026-11-22", true, "Expires in 30 days"),
-        ("2026-11-22", "2026-12-01", "2026-11-22", true, "Expires in 9 days"),
-        ("2026-11-22", "2026-11-23", "2026-11-22", true, "Expires tomorrow"),
-        ("2026-11-22", "2027-03-01", "2026-11-22", true, nil),
-        ("2026-11-01", "2026-11-20", "2026-11-22", false, "Expired"),
-        ("2026-12-01", "2027-01-01", "2026-11-22", false, "Not valid until 2026-12-01"),
-    ] as [(String, String, String, Bool, String?)])
+    @Test(
+        "Validity window and labels",
+        arguments: [
+            ("2026-11-22", "2026-12-22", "2026-11-22", true, "Expires in 30 days"),
+            ("2026-11-22", "2026-12-01", "2026-11-22", true, "Expires in 9 days"),
+            ("2026-11-22", "2026-11-23", "2026-11-22", true, "Expires tomorrow"),
+            ("2026-11-22", "2027-03-01", "2026-11-22", true, nil),
+            ("2026-11-01", "2026-11-20", "2026-11-22", false, "Expired"),
+            ("2026-12-01", "2027-01-01", "2026-11-22", false, "Not valid until 2026-12-01"),
+        ] as [(String, String, String, Bool, String?)])
     func validity(_ from: String, _ to: String, _ now: String, _ valid: Bool, _ label: String?) throws {
         let card = try card(validFrom: day(from), validTo: day(to))
         #expect(card.isValid(at: day(now)) == valid)
@@ -105,12 +108,14 @@ struct CardTests {
 
 @Suite("Credentials, notes, tokens, keys")
 struct OtherKindsTests {
-    @Test("Credentials show their first 8 characters only when that is at most a third of them", arguments: [
-        ("sk-proj-abcdefghijklmnopqrstuvwxyz0123456789", "sk-proj-…"),
-        ("ghp_0123456789abcdefghij", "ghp_0123…"),
-        ("correct horse battery", "…"),
-        ("ab", "…"),
-    ])
+    @Test(
+        "Credentials show their first 8 characters only when that is at most a third of them",
+        arguments: [
+            ("sk-proj-abcdefghijklmnopqrstuvwxyz0123456789", "sk-proj-…"),
+            ("ghp_0123456789abcdefghij", "ghp_0123…"),
+            ("correct horse battery", "…"),
+            ("ab", "…"),
+        ])
     func masking(_ value: String, _ masked: String) throws {
         #expect(try Credential(name: "OpenAI", value: value).maskedValue == masked)
     }
@@ -140,7 +145,8 @@ struct OtherKindsTests {
         #expect(next.parameters.kind == .hotp(counter: 42))
         let totp = try OTPItem(issuer: "X", account: "a", parameters: try OTPParameters(secret: Array(repeating: 1, count: 20)))
         #expect(try totp.advancingCounter() == nil)
-        let exhausted = try OTPItem(issuer: "Duo", account: "a", parameters: try OTPParameters(secret: Array(repeating: 1, count: 20), kind: .hotp(counter: .max)))
+        let exhausted = try OTPItem(
+            issuer: "Duo", account: "a", parameters: try OTPParameters(secret: Array(repeating: 1, count: 20), kind: .hotp(counter: .max)))
         #expect(throws: ModelError.self) { _ = try exhausted.advancingCounter() }
     }
 
@@ -175,10 +181,15 @@ struct ContentCodingTests {
     @Test("Every kind round-trips through the box plaintext")
     func roundTrip() throws {
         let contents: [ItemContent] = [
-            .card(try Card(name: "Library", symbology: .pdf417, payload: [0, 1, 2, 255], payloadCharset: .binary,
-                           cardNumber: "42", tags: ["books"], networkIDs: ["sfpl"], validTo: Date(timeIntervalSince1970: 1_800_000_000),
-                           oneTime: true, usedAt: Date(timeIntervalSince1970: 1_790_000_000), metadata: ["preferredForNetwork_sfpl": "true"])),
-            .otp(try OTPItem(issuer: "GitHub", account: "a", parameters: try OTPParameters(secret: Array(repeating: 9, count: 20), algorithm: .sha512, digits: 8, kind: .totp(period: 50)))),
+            .card(
+                try Card(
+                    name: "Library", symbology: .pdf417, payload: [0, 1, 2, 255], payloadCharset: .binary,
+                    cardNumber: "42", tags: ["books"], networkIDs: ["sfpl"], validTo: Date(timeIntervalSince1970: 1_800_000_000),
+                    oneTime: true, usedAt: Date(timeIntervalSince1970: 1_790_000_000), metadata: ["preferredForNetwork_sfpl": "true"])),
+            .otp(
+                try OTPItem(
+                    issuer: "GitHub", account: "a",
+                    parameters: try OTPParameters(secret: Array(repeating: 9, count: 20), algorithm: .sha512, digits: 8, kind: .totp(period: 50)))),
             .otp(try OTPItem(issuer: "Steam", account: "a", parameters: try OTPParameters(secret: Array(repeating: 9, count: 20), kind: .steam))),
             .credential(try Credential(name: "OpenAI", provider: "openai", value: "sk-x", notes: "prod")),
             .note(try Note(name: "Bob", template: .contact, fields: [.init(label: "Email", value: "b@x")], text: "hi")),
@@ -214,7 +225,9 @@ struct ContentCodingTests {
     @Test("Random and truncated bytes are refused with a ModelError, never a crash")
     func hostileBytes() throws {
         var random = SplitMix64(seed: 2026)
-        let valid = Array(try ItemContentCoding.encode(.card(try Card(name: "C", symbology: .qr, payload: [1, 2, 3], payloadCharset: .binary, tags: ["t"], metadata: ["k": "v"])), createdAt: Date()))
+        let valid = Array(
+            try ItemContentCoding.encode(
+                .card(try Card(name: "C", symbology: .qr, payload: [1, 2, 3], payloadCharset: .binary, tags: ["t"], metadata: ["k": "v"])), createdAt: Date()))
         var inputs: [[UInt8]] = (0..<valid.count).map { Array(valid.prefix($0)) }
         for _ in 0..<3000 {
             var mutated = valid
@@ -242,7 +255,10 @@ struct ContentCodingTests {
         let credential = try Credential(
             name: "Mail", provider: "example", value: "hunter2-secret-value", notes: "pin 1234", username: "frank",
             url: "https://mail.example.org/")
-        for text in [String(describing: credential), String(reflecting: credential), "\(credential)", String(describing: Mirror(reflecting: credential).children.map(\.value))] {
+        for text in [
+            String(describing: credential), String(reflecting: credential), "\(credential)",
+            String(describing: Mirror(reflecting: credential).children.map(\.value)),
+        ] {
             #expect(text.contains("Mail"))
             for secret in ["hunter2", "1234", "frank", "mail.example.org"] { #expect(!text.contains(secret), "\(text)") }
         }
@@ -263,25 +279,29 @@ struct EdgeTimeTests {
         #expect(again.content == decoded.content)
     }
 
-    @Test("milliseconds of dates beyond 64 bits are the nearest end of the range; ordinary ones are exact", arguments: [
-        (Date(timeIntervalSince1970: 1_700_000_000.123), Int64(1_700_000_000_123)),
-        (Date(timeIntervalSince1970: -1.5), Int64(-1_500)),
-        (Date(timeIntervalSince1970: 1e300), Int64.max),
-        (Date(timeIntervalSince1970: -1e300), Int64.min),
-        (UnixTime.date(milliseconds: .max), Int64.max),
-        (UnixTime.date(milliseconds: .min), Int64.min),
-    ])
+    @Test(
+        "milliseconds of dates beyond 64 bits are the nearest end of the range; ordinary ones are exact",
+        arguments: [
+            (Date(timeIntervalSince1970: 1_700_000_000.123), Int64(1_700_000_000_123)),
+            (Date(timeIntervalSince1970: -1.5), Int64(-1_500)),
+            (Date(timeIntervalSince1970: 1e300), Int64.max),
+            (Date(timeIntervalSince1970: -1e300), Int64.min),
+            (UnixTime.date(milliseconds: .max), Int64.max),
+            (UnixTime.date(milliseconds: .min), Int64.min),
+        ])
     func milliseconds(date: Date, expected: Int64) {
         #expect(UnixTime.milliseconds(date) == expected)
     }
 
-    @Test("seconds round down and clamp as milliseconds do", arguments: [
-        (Date(timeIntervalSince1970: 1_700_000_000.999), Int64(1_700_000_000)),
-        (Date(timeIntervalSince1970: -1.5), Int64(-2)),
-        (Date(timeIntervalSince1970: 1e300), Int64.max),
-        (Date(timeIntervalSince1970: -1e300), Int64.min),
-        (UnixTime.date(seconds: 1_766_674_620), Int64(1_766_674_620)),
-    ])
+    @Test(
+        "seconds round down and clamp as milliseconds do",
+        arguments: [
+            (Date(timeIntervalSince1970: 1_700_000_000.999), Int64(1_700_000_000)),
+            (Date(timeIntervalSince1970: -1.5), Int64(-2)),
+            (Date(timeIntervalSince1970: 1e300), Int64.max),
+            (Date(timeIntervalSince1970: -1e300), Int64.min),
+            (UnixTime.date(seconds: 1_766_674_620), Int64(1_766_674_620)),
+        ])
     func seconds(date: Date, expected: Int64) {
         #expect(UnixTime.seconds(date) == expected)
     }

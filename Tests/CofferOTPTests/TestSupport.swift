@@ -22,5 +22,3 @@ enum RFCSeeds {
     static let sha256 = asciiBytes("12345678901234567890123456789012")
     static let sha512 = asciiBytes(String(repeating: "1234567890", count: 6) + "1234")
 }
-
-

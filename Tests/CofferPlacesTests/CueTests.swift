@@ -80,26 +80,29 @@ struct PositionReportTests {
         #expect(first == Date(timeIntervalSince1970: 1_795_521_600), "2026-11-24 12:00:00 UTC")
     }
 
-    @Test("damaged, void and foreign sentences give nothing", arguments: [
-        "$GPRMC,120000.00,A,3746.322298,N,12225.381212,W,287.7,45.0,241126,,,A*7C",  // wrong checksum
-        "$GPRMC,120000.00,V,3746.322298,N,12225.381212,W,287.7,45.0,241126,,,A",  // void
-        "$GPGGA,120000.00,3746.322298,N,12225.381212,W,0,08,0.9,16.0,M,-32.1,M,,",  // no fix
-        "$GPGSV,3,1,11,03,03,111,00,04,15,270,00,06,01,010,00,13,06,292,00*74",
-        "$GPRMC,120000.00,A,9146.322298,N,12225.381212,W,287.7,45.0,241126,,,A",  // latitude 91
-        "$GPRMC,120000.00,A,3746.322298,X,12225.381212,W,287.7,45.0,241126,,,A",
-        "$GPRMC,120000.00,A,37ab.322298,N,12225.381212,W,287.7,45.0,241126,,,A",
-        "91,0", "37.7", "# a comment", "", "hello",
-        #"{"class":"TPV","mode":1,"lat":37.7,"lon":-122.4}"#, #"{"class":"SKY"}"#, #"{"class":"TPV","mode":3,"lat":95,"lon":0}"#,
-        #"{"class":"TPV","mode":3,"lat":true,"lon":false}"#, #"{"class":"TPV","mode":true,"lat":37.7,"lon":-122.4}"#,
-        #"{"class":"TPV","mode":3,"lat":37.7,"lon":-122.4} trailing"#,
-    ])
+    @Test(
+        "damaged, void and foreign sentences give nothing",
+        arguments: [
+            "$GPRMC,120000.00,A,3746.322298,N,12225.381212,W,287.7,45.0,241126,,,A*7C",  // wrong checksum
+            "$GPRMC,120000.00,V,3746.322298,N,12225.381212,W,287.7,45.0,241126,,,A",  // void
+            "$GPGGA,120000.00,3746.322298,N,12225.381212,W,0,08,0.9,16.0,M,-32.1,M,,",  // no fix
+            "$GPGSV,3,1,11,03,03,111,00,04,15,270,00,06,01,010,00,13,06,292,00*74",
+            "$GPRMC,120000.00,A,9146.322298,N,12225.381212,W,287.7,45.0,241126,,,A",  // latitude 91
+            "$GPRMC,120000.00,A,3746.322298,X,12225.381212,W,287.7,45.0,241126,,,A",
+            "$GPRMC,120000.00,A,37ab.322298,N,12225.381212,W,287.7,45.0,241126,,,A",
+            "91,0", "37.7", "# a comment", "", "hello",
+            #"{"class":"TPV","mode":1,"lat":37.7,"lon":-122.4}"#, #"{"class":"SKY"}"#, #"{"class":"TPV","mode":3,"lat":95,"lon":0}"#,
+            #"{"class":"TPV","mode":3,"lat":true,"lon":false}"#, #"{"class":"TPV","mode":true,"lat":37.7,"lon":-122.4}"#,
+            #"{"class":"TPV","mode":3,"lat":37.7,"lon":-122.4} trailing"#,
+        ])
     func refused(_ line: String) {
         #expect(PositionLine.parse(line) == nil)
     }
 
     @Test("gpsd TPV, with and without fractional seconds; lat,lon lines")
     func accepted() throws {
-        let tpv = try #require(GPSDReport.parse(#"{"class":"TPV","device":"/dev/pts/1","mode":3,"time":"2026-11-24T12:00:15.000Z","lat":37.7749531,"lon":-122.4193881}"#))
+        let tpv = try #require(
+            GPSDReport.parse(#"{"class":"TPV","device":"/dev/pts/1","mode":3,"time":"2026-11-24T12:00:15.000Z","lat":37.7749531,"lon":-122.4193881}"#))
         #expect(tpv.point == GeoPoint(latitude: 37.7749531, longitude: -122.4193881))
         #expect(tpv.time == Date(timeIntervalSince1970: 1_795_521_615))
         #expect(GPSDReport.parse(#"{"class":"TPV","mode":2,"time":"2026-11-24T12:00:15Z","lat":1,"lon":2}"#)?.time != nil)

@@ -59,27 +59,33 @@ struct ImportTests {
     }
 
     static func json(_ network: Network) -> [String: String] {
-        ["id": network.id, "name": network.name, "wikidata": network.wikidata ?? "null",
-         "canonical_names": network.canonicalNames.joined(separator: "|"), "category": network.category.rawValue,
-         "is_large_area": "\(network.isLargeArea)", "default_radius_meters": "\(network.defaultRadius)",
-         "tags": network.tags.joined(separator: "|")]
+        [
+            "id": network.id, "name": network.name, "wikidata": network.wikidata ?? "null",
+            "canonical_names": network.canonicalNames.joined(separator: "|"), "category": network.category.rawValue,
+            "is_large_area": "\(network.isLargeArea)", "default_radius_meters": "\(network.defaultRadius)",
+            "tags": network.tags.joined(separator: "|"),
+        ]
     }
 
     static func normalized(_ network: [String: Any]) -> [String: String] {
-        ["id": network["id"] as? String ?? "", "name": network["name"] as? String ?? "",
-         "wikidata": network["wikidata"] as? String ?? "null",
-         "canonical_names": (network["canonical_names"] as? [String] ?? []).joined(separator: "|"),
-         "category": network["category"] as? String ?? "", "is_large_area": "\(network["is_large_area"] as? Bool ?? false)",
-         "default_radius_meters": "\(network["default_radius_meters"] as? Int ?? 0)",
-         "tags": (network["tags"] as? [String] ?? []).joined(separator: "|")]
+        [
+            "id": network["id"] as? String ?? "", "name": network["name"] as? String ?? "",
+            "wikidata": network["wikidata"] as? String ?? "null",
+            "canonical_names": (network["canonical_names"] as? [String] ?? []).joined(separator: "|"),
+            "category": network["category"] as? String ?? "", "is_large_area": "\(network["is_large_area"] as? Bool ?? false)",
+            "default_radius_meters": "\(network["default_radius_meters"] as? Int ?? 0)",
+            "tags": (network["tags"] as? [String] ?? []).joined(separator: "|"),
+        ]
     }
 
-    @Test("bad files are refused whole, naming the record and the rule, never a value", arguments: [
-        ("bad_lat.csv", "record 4: latitude"), ("bad_nan.csv", "record 3: latitude"), ("bad_lon.csv", "record 5: longitude"),
-        ("bad_columns.csv", "no lon column"), ("bad_networks_dup.csv", "repeats"), ("bad_radius.csv", "record 3: radius"),
-        ("bad_quote.csv", "never closed"), ("bad_feature.geojson", "record 2: latitude"), ("bad_json.geojson", "malformed"),
-        ("bad_geometry.geojson", "record 2: a ring"),
-    ])
+    @Test(
+        "bad files are refused whole, naming the record and the rule, never a value",
+        arguments: [
+            ("bad_lat.csv", "record 4: latitude"), ("bad_nan.csv", "record 3: latitude"), ("bad_lon.csv", "record 5: longitude"),
+            ("bad_columns.csv", "no lon column"), ("bad_networks_dup.csv", "repeats"), ("bad_radius.csv", "record 3: radius"),
+            ("bad_quote.csv", "never closed"), ("bad_feature.geojson", "record 2: latitude"), ("bad_json.geojson", "malformed"),
+            ("bad_geometry.geojson", "record 2: a ring"),
+        ])
     func badFile(_ name: String, _ message: String) throws {
         let bytes = try Self.bytes(name)
         let network = name.contains("networks") || name.hasSuffix("json") ? nil : "costco"
@@ -94,11 +100,13 @@ struct ImportTests {
 
     /// CardOnCue's importer reads a radius with JavaScript's `parseInt(text) || 100`: node computes that here, and
     /// every radius accepted must come out as it does (Costco's default is 100, so "the network's default" agrees).
-    @Test("a location's radius is read as CardOnCue's importer reads it, or the row is refused", arguments: [
-        ("120", true), ("120.7", true), ("99.99", true), (" 80 ", true), ("0", true), ("", true), ("5000", true),
-        ("-5", false), ("120m", false), ("1e3", false), ("abc", false), ("NaN", false), (".5", false), ("+90", false),
-        ("0x20", false), ("9999999999", false), ("1.2.3", false), ("12 0", false),
-    ])
+    @Test(
+        "a location's radius is read as CardOnCue's importer reads it, or the row is refused",
+        arguments: [
+            ("120", true), ("120.7", true), ("99.99", true), (" 80 ", true), ("0", true), ("", true), ("5000", true),
+            ("-5", false), ("120m", false), ("1e3", false), ("abc", false), ("NaN", false), (".5", false), ("+90", false),
+            ("0x20", false), ("9999999999", false), ("1.2.3", false), ("12 0", false),
+        ])
     func radiusAsCardOnCueReadsIt(_ text: String, _ accepted: Bool) throws {
         let csv = "name,address,lat,lon,radius,phone\nCostco One,,37.7749,-122.4194,100,\nCostco Two,,37.78,-122.42,\"\(text)\",\n"
         let known = try Self.knownNetworks()

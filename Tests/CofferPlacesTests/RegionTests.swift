@@ -10,8 +10,10 @@ struct RegionTests {
     static func randomPlaces(seed: UInt64, count: Int = 10_000) -> (networks: [Network], locations: [Location]) {
         var random = SplitMix64(seed: seed)
         let networks = (0..<40).map { Network(id: "net-\($0)", name: "Network \($0)", defaultRadius: 50 + $0 * 10) }
-        var towns: [GeoPoint] = [GeoPoint(latitude: 37.7749, longitude: -122.4194)!, GeoPoint(latitude: -16.5, longitude: 179.8)!,
-                                 GeoPoint(latitude: 88.9, longitude: 10)!]
+        var towns: [GeoPoint] = [
+            GeoPoint(latitude: 37.7749, longitude: -122.4194)!, GeoPoint(latitude: -16.5, longitude: 179.8)!,
+            GeoPoint(latitude: 88.9, longitude: 10)!,
+        ]
         while towns.count < 25 {
             towns.append(GeoPoint(latitude: Double.random(in: -70...70, using: &random), longitude: Double.random(in: -180...180, using: &random))!)
         }
@@ -23,10 +25,11 @@ struct RegionTests {
             var longitude = town.longitude + Double.random(in: -spread...spread, using: &random)
             if longitude > 180 { longitude -= 360 }
             if longitude < -180 { longitude += 360 }
-            locations.append(Location(
-                id: "loc-\(String(index, radix: 16))", networkID: networks[Int.random(in: 0..<networks.count, using: &random)].id,
-                name: "Store \(index)", point: GeoPoint(latitude: latitude, longitude: longitude)!,
-                radius: index % 3 == 0 ? nil : Int.random(in: 30...2_000, using: &random)))
+            locations.append(
+                Location(
+                    id: "loc-\(String(index, radix: 16))", networkID: networks[Int.random(in: 0..<networks.count, using: &random)].id,
+                    name: "Store \(index)", point: GeoPoint(latitude: latitude, longitude: longitude)!,
+                    radius: index % 3 == 0 ? nil : Int.random(in: 30...2_000, using: &random)))
         }
         // Two at the same spot, so that the id decides their order.
         locations.append(Location(id: "loc-twin-b", networkID: "net-1", name: "Twin", point: towns[0], radius: 80))
@@ -51,14 +54,18 @@ struct RegionTests {
         positions[0] = GeoPoint(latitude: 37.7749, longitude: -122.4194)!
         let userNetworks: Set<String> = ["net-1", "net-7", "net-19", "net-33"]
         let byID = Dictionary(uniqueKeysWithValues: networks.map { ($0.id, $0) })
-        let answer = try PlacesOracle.call("regions", [
-            "locations": locations.map { location -> [String: Any] in
-                ["id": location.id, "network": location.networkID, "lat": location.point.latitude, "lon": location.point.longitude,
-                 "radius": location.effectiveRadius(in: byID[location.networkID])]
-            },
-            "positions": positions.map { [$0.latitude, $0.longitude] },
-            "user_networks": Array(userNetworks), "radius_m": 50_000, "max": 20,
-        ])
+        let answer = try PlacesOracle.call(
+            "regions",
+            [
+                "locations": locations.map { location -> [String: Any] in
+                    [
+                        "id": location.id, "network": location.networkID, "lat": location.point.latitude, "lon": location.point.longitude,
+                        "radius": location.effectiveRadius(in: byID[location.networkID]),
+                    ]
+                },
+                "positions": positions.map { [$0.latitude, $0.longitude] },
+                "user_networks": Array(userNetworks), "radius_m": 50_000, "max": 20,
+            ])
         let expected = try #require(answer["regions"] as? [[String]])
         try #require(expected.count == positions.count)
         let set = PlaceSet(networks: networks, locations: locations)
@@ -153,7 +160,8 @@ struct RegionTests {
         locations.append(Location(id: "gym-1", networkID: "gym", name: "Gym", point: north(-300)))
         locations.append(Location(id: "gym-2", networkID: "gym", name: "Gym Two", point: north(-900)))
         locations.append(Location(id: "kiosk", networkID: "kiosk", name: "Kiosk", point: north(5)))
-        let set = PlaceSet(networks: [Network(id: "coffee", name: "Coffee"), Network(id: "gym", name: "Gym"), Network(id: "kiosk", name: "Kiosk")], locations: locations)
+        let set = PlaceSet(
+            networks: [Network(id: "coffee", name: "Coffee"), Network(id: "gym", name: "Gym"), Network(id: "kiosk", name: "Kiosk")], locations: locations)
         let card = CueCard(id: "c1", name: "Library", networkIDs: [], places: [north(400, east: 100), north(700)], isValid: true)
         return (set, here, card)
     }
@@ -198,10 +206,14 @@ struct RegionTests {
         positions[0] = GeoPoint(latitude: 37.7749, longitude: -122.4194)!
         let user = Set((0..<14).map { "net-\($0 * 3)" })
         for limit in [20, 5] {
-            let answer = try PlacesOracle.call("regions_nearest", [
-                "locations": locations.map { ["id": $0.id, "network": $0.networkID, "lat": $0.point.latitude, "lon": $0.point.longitude] as [String: Any] },
-                "positions": positions.map { [$0.latitude, $0.longitude] }, "user_networks": Array(user), "radius_m": 50_000, "max": limit,
-            ])
+            let answer = try PlacesOracle.call(
+                "regions_nearest",
+                [
+                    "locations": locations.map {
+                        ["id": $0.id, "network": $0.networkID, "lat": $0.point.latitude, "lon": $0.point.longitude] as [String: Any]
+                    },
+                    "positions": positions.map { [$0.latitude, $0.longitude] }, "user_networks": Array(user), "radius_m": 50_000, "max": limit,
+                ])
             let expected = try #require(answer["regions"] as? [[String]])
             try #require(expected.count == positions.count)
             let set = PlaceSet(networks: networks, locations: locations)

@@ -28,11 +28,15 @@ struct AztecReaderTests {
         var cases: [Case] = []
         // zint's sizes 1–4 are compact symbols of 1–4 layers, 5–36 full-range symbols of 1–32 layers: every
         // codeword size (6, 8, 10, 12 bits) and reference-grid layout.
-        for (version, length) in [(1, 6), (2, 14), (3, 30), (4, 50), (5, 10), (8, 40), (12, 130), (19, 400), (27, 900),
-                                  (36, 2000)] {
+        for (version, length) in [
+            (1, 6), (2, 14), (3, 30), (4, 50), (5, 10), (8, 40), (12, 130), (19, 400), (27, 900),
+            (36, 2000),
+        ] {
             let data = String(long.prefix(length))
-            cases.append(Case(name: "zint size \(version)", request: zint(data, ["--vers=\(version)"], scale: version > 20 ? 2 : 3),
-                              payload: Array(data.utf8)))
+            cases.append(
+                Case(
+                    name: "zint size \(version)", request: zint(data, ["--vers=\(version)"], scale: version > 20 ? 2 : 3),
+                    payload: Array(data.utf8)))
         }
         let boarding = "M1DOE/JANE            EABC123 LHRJFKBA 0117 123Y014C0042 100"
         for level in 1...4 {
@@ -59,14 +63,18 @@ struct AztecReaderTests {
         }
         cases.append(Case(name: "Latin-1", request: zint("Grüße"), payload: [0x47, 0x72, 0xFC, 0xDF, 0x65]))
         cases.append(Case(name: "UTF-8 with ECI 26", request: zint("grüße € 😀", ["--eci=26"]), payload: Array("grüße € 😀".utf8)))
-        cases.append(Case(name: "GS1 (FNC1 first)", request: zint("[01]09501101530003[10]ABC[21]XYZ", ["--gs1"]),
-                          payload: Array("010950110153000310ABC\u{1D}21XYZ".utf8)))
+        cases.append(
+            Case(
+                name: "GS1 (FNC1 first)", request: zint("[01]09501101530003[10]ABC[21]XYZ", ["--gs1"]),
+                payload: Array("010950110153000310ABC\u{1D}21XYZ".utf8)))
         cases.append(Case(name: "reader initialisation", request: zint("INIT 42", ["--init"]), payload: Array("INIT 42".utf8)))
         // Runes: the value as three digits, as zxing-cpp gives it.
         for value in [0, 25, 255] {
-            cases.append(Case(name: "rune \(value)",
-                              request: ["zint": ["type": "AZRUNE", "data": "\(value)", "scale": 4] as [String: any Sendable]],
-                              payload: Array(String("00\(value)".suffix(3)).utf8)))
+            cases.append(
+                Case(
+                    name: "rune \(value)",
+                    request: ["zint": ["type": "AZRUNE", "data": "\(value)", "scale": 4] as [String: any Sendable]],
+                    payload: Array(String("00\(value)".suffix(3)).utf8)))
         }
         return cases
     }()
@@ -82,8 +90,9 @@ struct AztecReaderTests {
         let requests = Self.poses.map { pose in testCase.request.merging(pose) { $1 } }
         for (pose, made) in zip(Self.poses, try OracleImage.make(requests.map { $0 as [String: Any] })) {
             let found = BarcodeReader.read(made.image)
-            #expect(found.count == 1 && found.first?.symbology == .aztec && found.first?.payload == testCase.payload,
-                    "\(pose): \(found.map { ($0.symbology.rawValue, $0.payload) })")
+            #expect(
+                found.count == 1 && found.first?.symbology == .aztec && found.first?.payload == testCase.payload,
+                "\(pose): \(found.map { ($0.symbology.rawValue, $0.payload) })")
             // The anchor reads the same bytes wherever it reads the symbol at all.
             for read in made.zxing where read.format == "Aztec" {
                 #expect(read.bytes == testCase.payload, "zxing-cpp disagrees at \(pose)")
@@ -141,10 +150,12 @@ struct AztecReaderTests {
 
     @Test("several symbols in one image are each read once")
     func several() throws {
-        let made = try OracleImage.make([[
-            "beside": [Self.zint("FIRST"), Self.zint(String(Self.long.prefix(300)), scale: 2), Self.zint("third 3")]
-                as [any Sendable],
-        ]])
+        let made = try OracleImage.make([
+            [
+                "beside": [Self.zint("FIRST"), Self.zint(String(Self.long.prefix(300)), scale: 2), Self.zint("third 3")]
+                    as [any Sendable]
+            ]
+        ])
         let found = BarcodeReader.read(made[0].image)
         #expect(Set(found.map(\.payload)) == [Array("FIRST".utf8), Array(Self.long.prefix(300).utf8), Array("third 3".utf8)])
         #expect(found.count == 3)
@@ -186,8 +197,10 @@ struct AztecReaderTests {
     @Test("Reed–Solomon corrects up to half its check words over each Aztec field, and refuses more")
     func reedSolomon() {
         var generator = SplitMix64(seed: 11)
-        let fields: [(GaloisField, Int)] = [(.aztecModeMessage, 0x13), (.aztec6, 0x43), (.aztec8, 0x12D), (.aztec10, 0x409),
-                                            (.aztec12, 0x1069)]
+        let fields: [(GaloisField, Int)] = [
+            (.aztecModeMessage, 0x13), (.aztec6, 0x43), (.aztec8, 0x12D), (.aztec10, 0x409),
+            (.aztec12, 0x1069),
+        ]
         for (field, primitive) in fields {
             for round in 0..<60 {
                 let checkCount = field.size == 16 ? 5 + round % 2 : [6, 10, 17][round % 3]

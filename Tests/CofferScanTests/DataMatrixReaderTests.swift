@@ -29,16 +29,26 @@ struct DataMatrixReaderTests {
         var cases: [Case] = []
         // Squares from 10×10 to 144×144 (one, four, sixteen and thirty-six data regions; one to ten blocks).
         for version in [1, 3, 6, 9, 10, 14, 15, 16, 19, 21, 22, 24] {
-            let data = String(long.prefix([1: 1, 3: 6, 6: 28, 9: 40, 10: 60, 14: 160, 15: 200, 16: 270, 19: 560,
-                                           21: 800, 22: 1040, 24: 1500][version]!))
-            cases.append(Case(name: "zint version \(version)", request: zint(data, ["--vers=\(version)"], scale: version > 15 ? 2 : 3),
-                              symbology: .dataMatrix, payload: Array(data.utf8)))
+            let data = String(
+                long.prefix(
+                    [
+                        1: 1, 3: 6, 6: 28, 9: 40, 10: 60, 14: 160, 15: 200, 16: 270, 19: 560,
+                        21: 800, 22: 1040, 24: 1500,
+                    ][version]!))
+            cases.append(
+                Case(
+                    name: "zint version \(version)", request: zint(data, ["--vers=\(version)"], scale: version > 15 ? 2 : 3),
+                    symbology: .dataMatrix, payload: Array(data.utf8)))
         }
         // The six rectangles.
-        for (version, data) in [(25, "AB12"), (26, "ABCDEF1234"), (27, "RECT 12x26 OK"), (28, "Rectangle twelve"),
-                                (29, "RECTANGLE 16x36 12345678"), (30, "Rectangle 16x48: the largest of them")] {
-            cases.append(Case(name: "zint rectangle version \(version)", request: zint(data, ["--vers=\(version)"], scale: 4),
-                              symbology: .dataMatrix, payload: Array(data.utf8)))
+        for (version, data) in [
+            (25, "AB12"), (26, "ABCDEF1234"), (27, "RECT 12x26 OK"), (28, "Rectangle twelve"),
+            (29, "RECTANGLE 16x36 12345678"), (30, "Rectangle 16x48: the largest of them"),
+        ] {
+            cases.append(
+                Case(
+                    name: "zint rectangle version \(version)", request: zint(data, ["--vers=\(version)"], scale: 4),
+                    symbology: .dataMatrix, payload: Array(data.utf8)))
         }
         // Encodations zint picks for these payloads: digit pairs, C40 (upper case), Text (lower case), X12, EDIFACT,
         // Base 256 (binary), upper shift (bytes over 127).
@@ -48,20 +58,28 @@ struct DataMatrixReaderTests {
             ("Text", "coffer loyalty member gold tier", Array("coffer loyalty member gold tier".utf8)),
             ("X12", "ABC*123>DEF*456>GHI*789>JKL*0\r", Array("ABC*123>DEF*456>GHI*789>JKL*0\r".utf8)),
             ("EDIFACT", "UNB+UNOA:3+SENDER:ZZ+RECIPIENT:ZZ+991231:1200+1", Array("UNB+UNOA:3+SENDER:ZZ+RECIPIENT:ZZ+991231:1200+1".utf8)),
-            ("Base 256", "\\x00\\xFF\\x80\\x0A\\x0D\\x7F\\xC3\\x28\\x41\\x01\\x02\\x03\\xFE\\xFD\\xFC\\x90\\x91\\x92",
-             [0x00, 0xFF, 0x80, 0x0A, 0x0D, 0x7F, 0xC3, 0x28, 0x41, 0x01, 0x02, 0x03, 0xFE, 0xFD, 0xFC, 0x90, 0x91, 0x92]),
+            (
+                "Base 256", "\\x00\\xFF\\x80\\x0A\\x0D\\x7F\\xC3\\x28\\x41\\x01\\x02\\x03\\xFE\\xFD\\xFC\\x90\\x91\\x92",
+                [0x00, 0xFF, 0x80, 0x0A, 0x0D, 0x7F, 0xC3, 0x28, 0x41, 0x01, 0x02, 0x03, 0xFE, 0xFD, 0xFC, 0x90, 0x91, 0x92]
+            ),
             ("upper shift", "caf\\xE9 cr\\xE8me", [0x63, 0x61, 0x66, 0xE9, 0x20, 0x63, 0x72, 0xE8, 0x6D, 0x65]),
             ("mixed punctuation", "Order #42: 3 x \"beans\" @ $4.99; total=12.97!", Array("Order #42: 3 x \"beans\" @ $4.99; total=12.97!".utf8)),
         ]
         for (name, data, payload) in encodations {
             cases.append(Case(name: name, request: zint(data, ["--esc", "--binary", "--square"]), symbology: .dataMatrix, payload: payload))
         }
-        cases.append(Case(name: "UTF-8 with ECI 26", request: zint("grüße € 😀", ["--eci=26"]), symbology: .dataMatrix,
-                          payload: Array("grüße € 😀".utf8)))
-        cases.append(Case(name: "GS1 (FNC1 first)", request: zint("[01]09501101530003[10]ABC[21]XYZ", ["--gs1"]),
-                          symbology: .gs1DataMatrix, payload: Array("010950110153000310ABC\u{1D}21XYZ".utf8)))
-        cases.append(Case(name: "macro 05", request: zint("[)>\\R05\\GABC123\\R\\E", ["--esc"]), symbology: .dataMatrix,
-                          payload: Array("[)>\u{1E}05\u{1D}ABC123\u{1E}\u{04}".utf8)))
+        cases.append(
+            Case(
+                name: "UTF-8 with ECI 26", request: zint("grüße € 😀", ["--eci=26"]), symbology: .dataMatrix,
+                payload: Array("grüße € 😀".utf8)))
+        cases.append(
+            Case(
+                name: "GS1 (FNC1 first)", request: zint("[01]09501101530003[10]ABC[21]XYZ", ["--gs1"]),
+                symbology: .gs1DataMatrix, payload: Array("010950110153000310ABC\u{1D}21XYZ".utf8)))
+        cases.append(
+            Case(
+                name: "macro 05", request: zint("[)>\\R05\\GABC123\\R\\E", ["--esc"]), symbology: .dataMatrix,
+                payload: Array("[)>\u{1E}05\u{1D}ABC123\u{1E}\u{04}".utf8)))
         return cases
     }()
 
@@ -76,8 +94,9 @@ struct DataMatrixReaderTests {
         let requests = Self.poses.map { pose in testCase.request.merging(pose) { $1 } }
         for (pose, made) in zip(Self.poses, try OracleImage.make(requests.map { $0 as [String: Any] })) {
             let found = BarcodeReader.read(made.image)
-            #expect(found.count == 1 && found.first?.symbology == testCase.symbology && found.first?.payload == testCase.payload,
-                    "\(pose): \(found.map { ($0.symbology.rawValue, $0.payload) })")
+            #expect(
+                found.count == 1 && found.first?.symbology == testCase.symbology && found.first?.payload == testCase.payload,
+                "\(pose): \(found.map { ($0.symbology.rawValue, $0.payload) })")
             // The anchor reads the same bytes wherever it reads the symbol at all.
             for read in made.zxing where read.format == "Data Matrix" {
                 #expect(read.bytes == testCase.payload, "zxing-cpp disagrees at \(pose)")
@@ -106,13 +125,15 @@ struct DataMatrixReaderTests {
 
     @Test("several symbols in one image are each read once, beside other symbologies")
     func several() throws {
-        let made = try OracleImage.make([[
-            "beside": [
-                Self.zint("FIRST"), Self.zint("second symbol"),
-                ["zint": ["type": "QRCODE", "data": "a QR", "scale": 3] as [String: any Sendable]],
-                Self.zint("[01]09501101530003", ["--gs1"]),
-            ] as [any Sendable],
-        ]])
+        let made = try OracleImage.make([
+            [
+                "beside": [
+                    Self.zint("FIRST"), Self.zint("second symbol"),
+                    ["zint": ["type": "QRCODE", "data": "a QR", "scale": 3] as [String: any Sendable]],
+                    Self.zint("[01]09501101530003", ["--gs1"]),
+                ] as [any Sendable]
+            ]
+        ])
         let found = BarcodeReader.read(made[0].image)
         let reads = Set(found.map { "\($0.symbology.rawValue):\(String(decoding: $0.payload, as: UTF8.self))" })
         #expect(reads == ["datamatrix:FIRST", "datamatrix:second symbol", "qr:a QR", "gs1_datamatrix:0109501101530003"])

@@ -33,8 +33,12 @@ struct ImageFileTests {
         png("RGB", ["interlace": true, "width": 3, "height": 2])
         png("RGB", ["interlace": true, "width": 61, "height": 45])
         for (mode, orientation) in [("L", 1), ("RGB", 3), ("RGB", 6), ("L", 8), ("RGB", 5)] {
-            samples.append(Sample(request: ["format": "jpeg", "mode": mode, "width": 40, "height": 24, "seed": samples.count,
-                                            "orientation": orientation, "quality": 92], tolerance: 0))
+            samples.append(
+                Sample(
+                    request: [
+                        "format": "jpeg", "mode": mode, "width": 40, "height": 24, "seed": samples.count,
+                        "orientation": orientation, "quality": 92,
+                    ], tolerance: 0))
         }
         return samples
     }()
@@ -69,8 +73,10 @@ struct ImageFileTests {
 
     @Test("hostile files: one clear error each, before anything large is allocated")
     func hostile() throws {
-        let made = try Self.make([["format": "png", "mode": "RGB", "width": 64, "height": 64, "seed": 9],
-                                  ["format": "jpeg", "mode": "RGB", "width": 64, "height": 64, "seed": 9]])
+        let made = try Self.make([
+            ["format": "png", "mode": "RGB", "width": 64, "height": 64, "seed": 9],
+            ["format": "jpeg", "mode": "RGB", "width": 64, "height": 64, "seed": 9],
+        ])
         let png = made[0].file, jpeg = made[1].file
 
         #expect(throws: ImageDecodeError.notAnImage) { try ImageFile.decode(Array("GIF89a".utf8) + [UInt8](repeating: 0, count: 64)) }
@@ -130,9 +136,13 @@ struct ImageFileTests {
     }
 
     static func jpeg(_ image: GrayImage, orientation: Int, quality: Int) throws -> [UInt8] {
-        let request: [String: Any] = ["jpeg_of": ["width": image.width, "height": image.height,
-                                                  "pixels": Data(image.pixels).base64EncodedString()],
-                                      "orientation": orientation, "quality": quality]
+        let request: [String: Any] = [
+            "jpeg_of": [
+                "width": image.width, "height": image.height,
+                "pixels": Data(image.pixels).base64EncodedString(),
+            ],
+            "orientation": orientation, "quality": quality,
+        ]
         let answer = try TestSupport.pythonOracle("image_oracle.py", input: [request])
         let fields = try #require((answer as? [[String: Any]])?.first)
         let text = try #require(fields["file"] as? String)

@@ -70,11 +70,13 @@ struct LinearReaderTests {
         Case(zintType: "UPCE", zintData: "0425261", symbology: .upcE, payload: "04252614"),
         Case(zintType: "UPCE", zintData: "1234567", symbology: .upcE, payload: "12345670"),
         Case(zintType: "CODE128", zintData: "111222333444", symbology: .code128, payload: "111222333444"),
-        Case(zintType: "CODE128", zintData: "COFFER-LOYALTY-MEMBER-ab-0042x", symbology: .code128,
-             payload: "COFFER-LOYALTY-MEMBER-ab-0042x"),
+        Case(
+            zintType: "CODE128", zintData: "COFFER-LOYALTY-MEMBER-ab-0042x", symbology: .code128,
+            payload: "COFFER-LOYALTY-MEMBER-ab-0042x"),
         Case(zintType: "CODE128", zintData: "A1", symbology: .code128, payload: "A1"),
-        Case(zintType: "GS1_128", zintData: "[01]09501101530003[10]ABC", symbology: .gs1_128,
-             payload: "010950110153000310ABC"),
+        Case(
+            zintType: "GS1_128", zintData: "[01]09501101530003[10]ABC", symbology: .gs1_128,
+            payload: "010950110153000310ABC"),
         Case(zintType: "GS1_128", zintData: "[10]ABC123[21]XYZ", symbology: .gs1_128, payload: "10ABC123\u{1D}21XYZ"),
         Case(zintType: "CODE39", zintData: "COFFER-42", symbology: .code39, payload: "COFFER-42"),
         Case(zintType: "CODE39", zintData: "A $/+%.Z", symbology: .code39, payload: "A $/+%.Z"),
@@ -107,7 +109,8 @@ struct LinearReaderTests {
             (.ean13, "4006381333931"), (.ean8, "73513537"), (.upcA, "036000291452"), (.upcE, "06543217"),
             (.code128, "98765432-ABC"), (.code128, "héllo wörld"), (.code128, "a\tb"), (.code128, "12345678901234567890"),
             (.gs1_128, "0109501101530003\u{1D}10ABC"),
-            (.code39, "ABC-123 $"), (.code93, "GIFT-2024 $5"), (.code93, "Mixed case {x}\t!"), (.codabar, "B98765.43D"), (.itf, "135792"), (.itf14, "00012345600012"),
+            (.code39, "ABC-123 $"), (.code93, "GIFT-2024 $5"), (.code93, "Mixed case {x}\t!"), (.codabar, "B98765.43D"), (.itf, "135792"),
+            (.itf14, "00012345600012"),
         ]
         var requests: [[String: Any]] = []
         for (symbology, payload) in payloads {
@@ -119,8 +122,9 @@ struct LinearReaderTests {
             let bytes = symbology == .code128 ? Array(payload.unicodeScalars.map { UInt8($0.value) }) : Array(payload.utf8)
             for made in images[index * 2..<index * 2 + 2] {
                 let found = BarcodeReader.read(made.image)
-                #expect(found.count == 1 && found.first?.symbology == symbology && found.first?.payload == bytes,
-                        "\(symbology.rawValue) \(payload): \(found.map { ($0.symbology.rawValue, $0.payload) })")
+                #expect(
+                    found.count == 1 && found.first?.symbology == symbology && found.first?.payload == bytes,
+                    "\(symbology.rawValue) \(payload): \(found.map { ($0.symbology.rawValue, $0.payload) })")
             }
         }
     }

@@ -32,17 +32,27 @@ struct PDF417ReaderTests {
         cases.append(Case(name: "numeric compaction (80 digits)", request: zint(digits), payload: Array(digits.utf8)))
         cases.append(Case(name: "numeric then text", request: zint("0012345678901234 ITEM qty=3"), payload: Array("0012345678901234 ITEM qty=3".utf8)))
         // Bytes through zint's escapes: a multiple of six (924), not (901), and one byte in text (913).
-        cases.append(Case(name: "byte compaction 924", request: zint("\\x00\\x01\\x02\\xFF\\xFE\\x80\\x10\\x20\\x30\\x40\\x50\\x60", ["--esc", "--binary"]),
-                          payload: [0, 1, 2, 0xFF, 0xFE, 0x80, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60]))
-        cases.append(Case(name: "byte compaction 901", request: zint("\\x00\\x01\\x02\\xFF\\xFE\\x80\\x10\\x20\\x30", ["--esc", "--binary"]),
-                          payload: [0, 1, 2, 0xFF, 0xFE, 0x80, 0x10, 0x20, 0x30]))
-        cases.append(Case(name: "byte shift in text", request: zint("ABCDEFGH\\x80IJKLMNOP", ["--esc", "--binary"]),
-                          payload: Array("ABCDEFGH".utf8) + [0x80] + Array("IJKLMNOP".utf8)))
-        cases.append(Case(name: "Latin-1 bytes", request: zint("grüße aus Köln"), payload: Array("gr\u{FC}\u{DF}e aus K\u{F6}ln".unicodeScalars.map { UInt8($0.value) })))
+        cases.append(
+            Case(
+                name: "byte compaction 924", request: zint("\\x00\\x01\\x02\\xFF\\xFE\\x80\\x10\\x20\\x30\\x40\\x50\\x60", ["--esc", "--binary"]),
+                payload: [0, 1, 2, 0xFF, 0xFE, 0x80, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60]))
+        cases.append(
+            Case(
+                name: "byte compaction 901", request: zint("\\x00\\x01\\x02\\xFF\\xFE\\x80\\x10\\x20\\x30", ["--esc", "--binary"]),
+                payload: [0, 1, 2, 0xFF, 0xFE, 0x80, 0x10, 0x20, 0x30]))
+        cases.append(
+            Case(
+                name: "byte shift in text", request: zint("ABCDEFGH\\x80IJKLMNOP", ["--esc", "--binary"]),
+                payload: Array("ABCDEFGH".utf8) + [0x80] + Array("IJKLMNOP".utf8)))
+        cases.append(
+            Case(name: "Latin-1 bytes", request: zint("grüße aus Köln"), payload: Array("gr\u{FC}\u{DF}e aus K\u{F6}ln".unicodeScalars.map { UInt8($0.value) }))
+        )
         cases.append(Case(name: "UTF-8 with ECI 26", request: zint("grüße € 😀", ["--eci=26"]), payload: Array("grüße € 😀".utf8)))
         for level in [0, 1, 3, 8] {
-            cases.append(Case(name: "level \(level)", request: zint("EC LEVEL \(level) 0123456789", ["--secure=\(level)"]),
-                              payload: Array("EC LEVEL \(level) 0123456789".utf8)))
+            cases.append(
+                Case(
+                    name: "level \(level)", request: zint("EC LEVEL \(level) 0123456789", ["--secure=\(level)"]),
+                    payload: Array("EC LEVEL \(level) 0123456789".utf8)))
         }
         for columns in [1, 3] {
             let data = String(repeating: "COFFER 417 ", count: 6)
@@ -68,8 +78,9 @@ struct PDF417ReaderTests {
         let requests = Self.poses.map { pose in testCase.request.merging(pose) { $1 } }
         for (pose, made) in zip(Self.poses, try OracleImage.make(requests.map { $0 as [String: Any] })) {
             let found = PDF417Reader.read(made.image).compactMap { if case .found(let found) = $0 { found } else { nil } }
-            #expect(found.count == 1 && found.first?.symbology == .pdf417 && found.first?.payload == testCase.payload,
-                    "\(pose): \(found.map { String(decoding: $0.payload, as: UTF8.self) })")
+            #expect(
+                found.count == 1 && found.first?.symbology == .pdf417 && found.first?.payload == testCase.payload,
+                "\(pose): \(found.map { String(decoding: $0.payload, as: UTF8.self) })")
             for read in made.zxing where read.format == "PDF417" {
                 #expect(read.bytes == testCase.payload, "zxing-cpp disagrees at \(pose)")
             }

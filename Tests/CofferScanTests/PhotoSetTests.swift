@@ -36,8 +36,11 @@ struct PhotoSetTests {
         let directory = try TestSupport.temporaryDirectory("scanset")
         let script = TestSupport.repositoryRoot.appendingPathComponent("Tests/oracles/scan_photos.py").path
         let made = try TestSupport.run(
-            "/usr/bin/env", ["python3", script, "--out", directory, "--per", "6", "--seed", "11", "--tiers", "clean,photo",
-                             "--symbologies", Self.symbologies.joined(separator: ",")],
+            "/usr/bin/env",
+            [
+                "python3", script, "--out", directory, "--per", "6", "--seed", "11", "--tiers", "clean,photo",
+                "--symbologies", Self.symbologies.joined(separator: ","),
+            ],
             input: [], environment: ProcessInfo.processInfo.environment)
         try #require(made.status == 0, "scan_photos.py failed: \(made.stderr)")
         let manifest = try JSONDecoder().decode(
@@ -47,8 +50,11 @@ struct PhotoSetTests {
             let image = try ImageFile.decode(Array(try Data(contentsOf: URL(fileURLWithPath: directory + "/" + entry.file))))
             let expected = hexBytes(entry.payload_hex)
             let found = BarcodeReader.read(image)
-            let right = found.filter { $0.payload == expected && ($0.symbology.rawValue == entry.symbology
-                || ($0.symbology == .itf14 && entry.symbology == "itf")) }
+            let right = found.filter {
+                $0.payload == expected
+                    && ($0.symbology.rawValue == entry.symbology
+                        || ($0.symbology == .itf14 && entry.symbology == "itf"))
+            }
             #expect(found.count == right.count, "\(entry.file): wrong read \(found.map(\.symbology.rawValue))")
             if entry.tier == "clean" {
                 #expect(right.count == 1, "\(entry.file): a clean render not read")
@@ -58,8 +64,9 @@ struct PhotoSetTests {
             }
         }
         for symbology in Self.symbologies {
-            #expect(coffer[symbology, default: 0] >= anchor[symbology, default: 0] - 1,
-                    "\(symbology): Coffer read \(coffer[symbology, default: 0]) photos, zxing-cpp \(anchor[symbology, default: 0])")
+            #expect(
+                coffer[symbology, default: 0] >= anchor[symbology, default: 0] - 1,
+                "\(symbology): Coffer read \(coffer[symbology, default: 0]) photos, zxing-cpp \(anchor[symbology, default: 0])")
         }
     }
 }

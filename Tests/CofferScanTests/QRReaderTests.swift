@@ -22,8 +22,10 @@ struct QRReaderTests {
     }
 
     static func qrencode(_ bytes: [UInt8], _ options: [String] = [], scale: Int = 3) -> [String: any Sendable] {
-        ["qrencode": ["data_hex": bytes.map { String(format: "%02x", $0) }.joined(), "scale": scale, "options": options]
-            as [String: any Sendable]]
+        [
+            "qrencode": ["data_hex": bytes.map { String(format: "%02x", $0) }.joined(), "scale": scale, "options": options]
+                as [String: any Sendable]
+        ]
     }
 
     static let otpauth = "otpauth://totp/GitHub:alice@example.com?secret=JBSWY3DPEHPK3PXP&issuer=GitHub&digits=6"
@@ -34,28 +36,38 @@ struct QRReaderTests {
         // Versions from 1 to 40 (zint draws at least the version asked), so every alignment and version-info layout.
         for version in [1, 2, 6, 7, 10, 14, 21, 27, 33, 40] {
             let data = String(long.prefix(max(10, version * version)))
-            cases.append(Case(name: "zint version \(version)", request: zint(data, ["--vers=\(version)"], scale: version > 20 ? 2 : 3),
-                              payload: Array(data.utf8)))
+            cases.append(
+                Case(
+                    name: "zint version \(version)", request: zint(data, ["--vers=\(version)"], scale: version > 20 ? 2 : 3),
+                    payload: Array(data.utf8)))
         }
         for level in 1...4 {
             cases.append(Case(name: "zint level \(level)", request: zint(otpauth, ["--secure=\(level)"]), payload: Array(otpauth.utf8)))
         }
         for mask in 0..<8 {
-            cases.append(Case(name: "zint mask \(mask)", request: zint("MASK TEST \(mask) 0123456789", ["--mask=\(mask)"]),
-                              payload: Array("MASK TEST \(mask) 0123456789".utf8)))
+            cases.append(
+                Case(
+                    name: "zint mask \(mask)", request: zint("MASK TEST \(mask) 0123456789", ["--mask=\(mask)"]),
+                    payload: Array("MASK TEST \(mask) 0123456789".utf8)))
         }
-        cases.append(Case(name: "numeric", request: zint("31415926535897932384626433832795028841971"),
-                          payload: Array("31415926535897932384626433832795028841971".utf8)))
+        cases.append(
+            Case(
+                name: "numeric", request: zint("31415926535897932384626433832795028841971"),
+                payload: Array("31415926535897932384626433832795028841971".utf8)))
         cases.append(Case(name: "alphanumeric", request: zint("HELLO WORLD $%*+-./: 42"), payload: Array("HELLO WORLD $%*+-./: 42".utf8)))
         cases.append(Case(name: "UTF-8 with ECI 26", request: zint("grüße € 😀", ["--eci=26"]), payload: Array("grüße € 😀".utf8)))
-        cases.append(Case(name: "GS1 (FNC1 first)", request: zint("[01]09501101530003[10]ABC[21]XYZ", ["--gs1"]),
-                          payload: Array("010950110153000310ABC\u{1D}21XYZ".utf8)))
+        cases.append(
+            Case(
+                name: "GS1 (FNC1 first)", request: zint("[01]09501101530003[10]ABC[21]XYZ", ["--gs1"]),
+                payload: Array("010950110153000310ABC\u{1D}21XYZ".utf8)))
         let binary: [UInt8] = [0x00, 0xFF, 0x80, 0x0A, 0x0D, 0x7F, 0xC3, 0x28, 0x41]
         cases.append(Case(name: "qrencode 8-bit binary, level H", request: qrencode(binary, ["-8", "-l", "H"]), payload: binary))
         let kanji: [UInt8] = [0x93, 0xFA, 0x96, 0x7B, 0x8C, 0xEA]  // 日本語 in Shift JIS
         cases.append(Case(name: "qrencode Kanji mode", request: qrencode(kanji, ["-k"]), payload: kanji))
-        cases.append(Case(name: "qrencode level L, 4 px", request: qrencode(Array(otpauth.utf8), ["-l", "L"], scale: 4),
-                          payload: Array(otpauth.utf8)))
+        cases.append(
+            Case(
+                name: "qrencode level L, 4 px", request: qrencode(Array(otpauth.utf8), ["-l", "L"], scale: 4),
+                payload: Array(otpauth.utf8)))
         return cases
     }()
 
@@ -70,8 +82,9 @@ struct QRReaderTests {
         let requests = Self.poses.map { pose in testCase.request.merging(pose) { $1 } }
         for (pose, made) in zip(Self.poses, try OracleImage.make(requests.map { $0 as [String: Any] })) {
             let found = BarcodeReader.read(made.image)
-            #expect(found.count == 1 && found.first?.symbology == .qr && found.first?.payload == testCase.payload,
-                    "\(pose): \(found.map { ($0.symbology.rawValue, String(decoding: $0.payload, as: UTF8.self)) })")
+            #expect(
+                found.count == 1 && found.first?.symbology == .qr && found.first?.payload == testCase.payload,
+                "\(pose): \(found.map { ($0.symbology.rawValue, String(decoding: $0.payload, as: UTF8.self)) })")
             // The anchor reads the same bytes wherever it reads the symbol at all.
             for read in made.zxing where read.format == "QR Code" {
                 #expect(read.bytes == testCase.payload, "zxing-cpp disagrees at \(pose)")
@@ -100,13 +113,15 @@ struct QRReaderTests {
 
     @Test("several symbols in one image are each read once")
     func several() throws {
-        let made = try OracleImage.make([[
-            "beside": [
-                Self.zint("FIRST"), Self.qrencode(Array("second".utf8)),
-                ["zint": ["type": "EANX", "data": "400638133393", "scale": 2] as [String: any Sendable]],
-                Self.zint(Self.otpauth, ["--secure=3"]),
-            ] as [any Sendable],
-        ]])
+        let made = try OracleImage.make([
+            [
+                "beside": [
+                    Self.zint("FIRST"), Self.qrencode(Array("second".utf8)),
+                    ["zint": ["type": "EANX", "data": "400638133393", "scale": 2] as [String: any Sendable]],
+                    Self.zint(Self.otpauth, ["--secure=3"]),
+                ] as [any Sendable]
+            ]
+        ])
         let found = BarcodeReader.read(made[0].image)
         let reads = Set(found.map { "\($0.symbology.rawValue):\(String(decoding: $0.payload, as: UTF8.self))" })
         #expect(reads == ["qr:FIRST", "qr:second", "ean13:4006381333931", "qr:\(Self.otpauth)"])

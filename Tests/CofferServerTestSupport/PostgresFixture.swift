@@ -65,8 +65,10 @@ package struct PostgresFixture {
         #expect(outcome == .rotated)
         if items > 0 {
             let writes = (0..<items).map { index in
-                ItemWrite(row: ItemRow(id: UUID(), kind: "note", revision: 1, updatedAt: Int64(index), deleted: false,
-                          box: Data(repeating: UInt8(index), count: 8)), baseRevision: 0)
+                ItemWrite(
+                    row: ItemRow(
+                        id: UUID(), kind: "note", revision: 1, updatedAt: Int64(index), deleted: false,
+                        box: Data(repeating: UInt8(index), count: 8)), baseRevision: 0)
             }
             #expect(try await store.push(userID: id, writes: writes, now: now) == .accepted(cursor: Int64(items)))
         }
@@ -105,7 +107,9 @@ package struct PostgresFixture {
 
     /// Sets the claim of `acting` on `connection` with a proof made under `key` for `binding` (this transaction's, or
     /// another's to try a replay); returns whether the database accepted it.
-    package static func act(_ connection: PostgresConnection, as acting: PostgresServerStore.Acting, key: SymmetricKey, binding: String? = nil) async throws -> Bool {
+    package static func act(
+        _ connection: PostgresConnection, as acting: PostgresServerStore.Acting, key: SymmetricKey, binding: String? = nil
+    ) async throws -> Bool {
         var own = ""
         for try await value in try await connection.query("SELECT coffer_binding()", logger: logger).decode(String.self) {
             own = value

@@ -34,7 +34,7 @@ package enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertibl
         case .postgres:
             let environment = ProcessInfo.processInfo.environment
             guard let url = environment["COFFER_TEST_POSTGRES_URL"], let admin = environment["COFFER_TEST_POSTGRES_ADMIN_URL"],
-                  let maintenance = environment["COFFER_TEST_POSTGRES_MAINTENANCE_URL"]
+                let maintenance = environment["COFFER_TEST_POSTGRES_MAINTENANCE_URL"]
             else {
                 Issue.record("PostgreSQL tests need COFFER_TEST_POSTGRES_URL, …_ADMIN_URL and …_MAINTENANCE_URL: run `export $(scripts/postgres.sh start DIR)`")
                 throw TestSkip.noPostgres
@@ -168,7 +168,9 @@ package struct APIClient: Sendable {
     }
 
     @discardableResult
-    package func send(_ method: HTTPRequest.Method, _ path: String, token: String? = nil, json: (any Encodable)? = nil, raw: Data? = nil) async throws -> Answer {
+    package func send(
+        _ method: HTTPRequest.Method, _ path: String, token: String? = nil, json: (any Encodable)? = nil, raw: Data? = nil
+    ) async throws -> Answer {
         var headers: HTTPFields = [:]
         if let token { headers[.authorization] = "Bearer \(token)" }
         var body: ByteBuffer?
@@ -235,12 +237,13 @@ package struct TestAccount: Sendable {
 
 /// A push body of `count` fake boxes (random bytes: the server cannot tell).
 package func fakeItems(_ count: Int, kind: String = "note", revision: Int64 = 1, base: Int64 = 0, ids: [UUID]? = nil) -> PushRequest {
-    PushRequest(items: (0..<count).map { index in
-        let box = Data((0..<64).map { _ in UInt8.random(in: 0...255) })
-        return PushItem(
-            item: ItemRow(id: ids?[index] ?? UUID(), kind: kind, revision: revision, updatedAt: 1_700_000_000_000 + Int64(index), deleted: false, box: box),
-            baseRevision: base)
-    })
+    PushRequest(
+        items: (0..<count).map { index in
+            let box = Data((0..<64).map { _ in UInt8.random(in: 0...255) })
+            return PushItem(
+                item: ItemRow(id: ids?[index] ?? UUID(), kind: kind, revision: revision, updatedAt: 1_700_000_000_000 + Int64(index), deleted: false, box: box),
+                baseRevision: base)
+        })
 }
 
 /// The `coffer-server` executable built next to this test bundle.

@@ -29,14 +29,16 @@ package enum SyncTesting {
     ) async throws {
         let configuration = try testConfiguration(clock: TestClock(Date()))
         // PostgreSQL's driver logs into the same collector, at the same (trace) level as the server.
-        try await DedicatedExecutor.run { try await backend.withStore(sqliteFile: sqliteFile, logger: logs.logger("postgres")) { store in
-            let router = try await CofferServerApplication.router(configuration: configuration, store: store, logger: logs.logger())
-            let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
-            try await app.test(.live) { client in
-                let port = try #require(client.port)
-                try await body("http://127.0.0.1:\(port)", store, configuration)
+        try await DedicatedExecutor.run {
+            try await backend.withStore(sqliteFile: sqliteFile, logger: logs.logger("postgres")) { store in
+                let router = try await CofferServerApplication.router(configuration: configuration, store: store, logger: logs.logger())
+                let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+                try await app.test(.live) { client in
+                    let port = try #require(client.port)
+                    try await body("http://127.0.0.1:\(port)", store, configuration)
+                }
             }
-        } }
+        }
     }
 
     package static func names(_ coffer: Coffer) throws -> [String] {

@@ -116,8 +116,10 @@ struct APITests {
             #expect(try await api.send(.get, "/v1/sync/changes?since=5", token: account.access).decode(ChangesResponse.self).items.isEmpty)
 
             // A tombstone with the right base.
-            let tombstone = PushRequest(items: [PushItem(
-                item: ItemRow(id: target, kind: "note", revision: 2, updatedAt: 1, deleted: true, box: nil), baseRevision: 1)])
+            let tombstone = PushRequest(items: [
+                PushItem(
+                    item: ItemRow(id: target, kind: "note", revision: 2, updatedAt: 1, deleted: true, box: nil), baseRevision: 1)
+            ])
             #expect(try await api.send(.post, "/v1/sync/push", token: account.access, json: tombstone).status == .ok)
             let after = try await api.send(.get, "/v1/sync/changes?since=5", token: account.access).decode(ChangesResponse.self)
             #expect(after.items.map(\.deleted) == [true] && after.items[0].box == nil)
@@ -182,7 +184,8 @@ struct APITests {
         }
     }
 
-    @Test("an account's storage quota: a push past it is 413 quota_exceeded and stores nothing; a push that does not grow it lands", arguments: Backend.allCases)
+    @Test(
+        "an account's storage quota: a push past it is 413 quota_exceeded and stores nothing; a push that does not grow it lands", arguments: Backend.allCases)
     func storageQuota(backend: Backend) async throws {
         // Each fake item's box is 64 bytes: three fit in 200, a fourth does not.
         try await withServer(backend, configure: { $0.maxAccountBytes = 200 }) { api, _ in
@@ -268,9 +271,11 @@ struct APITests {
                 try await app.test(.live) { client in
                     var statuses: [HTTPResponse.Status] = []
                     for _ in 0..<4 {
-                        statuses.append(try await client.execute(
-                            uri: "/v1/auth/prelogin", method: .post, headers: [.contentType: "application/json"],
-                            body: ByteBuffer(string: #"{"email":"nobody@example.org"}"#)) { $0.status })
+                        statuses.append(
+                            try await client.execute(
+                                uri: "/v1/auth/prelogin", method: .post, headers: [.contentType: "application/json"],
+                                body: ByteBuffer(string: #"{"email":"nobody@example.org"}"#)
+                            ) { $0.status })
                     }
                     #expect(statuses == [.ok, .ok, .ok, .tooManyRequests])
                 }

@@ -14,7 +14,9 @@ import Testing
 struct CardsAndIsolationTests {
     static let payload = "bm9uY2U=:Y2lwaGVydGV4dA==:dGFn"
 
-    static func createCard(_ api: APIClient, _ token: String, name: String = "Costco", tags: [String] = ["membership"], networks: [String] = ["costco"]) async throws -> [String: Any] {
+    static func createCard(
+        _ api: APIClient, _ token: String, name: String = "Costco", tags: [String] = ["membership"], networks: [String] = ["costco"]
+    ) async throws -> [String: Any] {
         let body: [String: Any] = [
             "name": name, "barcode_type": "code128", "payload_encrypted": payload, "tags": tags, "network_ids": networks,
             "valid_to": "2030-01-01T00:00:00Z", "metadata": ["preferredForNetwork_costco": "true"],
@@ -116,13 +118,17 @@ struct CardsAndIsolationTests {
                     (.get, "/v1/cards", nil), (.get, "/v1/sync/changes?since=0", nil), (.get, "/v1/user/export", nil),
                     (.get, "/v1/account", nil), (.post, "/v1/sync/push", try WireJSON.encoder().encode(overwrite)),
                     (.delete, "/v1/sync/items", nil), (.post, "/v1/auth/logout", nil),
-                    (.post, "/v1/account/passphrase", try WireJSON.encoder().encode(PassphraseChangeRequest(authKey: alice.authKey, newAuthKey: bob.authKey, slot: bob.slot))),
+                    (
+                        .post, "/v1/account/passphrase",
+                        try WireJSON.encoder().encode(PassphraseChangeRequest(authKey: alice.authKey, newAuthKey: bob.authKey, slot: bob.slot))
+                    ),
                 ]
                 for (method, path, body) in requests {
                     let answer = try await api.send(method, path, token: token, raw: body)
                     let text = String(decoding: answer.body, as: UTF8.self)
-                    #expect(!text.contains(cardID) && !text.contains(itemID.uuidString.lowercased()) && !text.contains(alice.email),
-                            "\(tokenName) \(method) \(path) leaked Alice's data")
+                    #expect(
+                        !text.contains(cardID) && !text.contains(itemID.uuidString.lowercased()) && !text.contains(alice.email),
+                        "\(tokenName) \(method) \(path) leaked Alice's data")
                     if tokenName != "bob access" {
                         #expect(answer.status == .unauthorized, "\(tokenName) \(method) \(path)")
                     } else if path.contains(cardID) {
@@ -165,10 +171,14 @@ struct CardsAndIsolationTests {
         func jwks(directory: String) throws -> String {
             let primitives = try key.publicKey.getKeyPrimitives()
             let n = primitives.modulus, e = primitives.publicExponent
-            let json: [String: Any] = ["keys": [[
-                "kty": "RSA", "kid": kid, "use": "sig", "alg": "RS256",
-                "n": TokenTests.base64URL(n), "e": TokenTests.base64URL(e),
-            ]]]
+            let json: [String: Any] = [
+                "keys": [
+                    [
+                        "kty": "RSA", "kid": kid, "use": "sig", "alg": "RS256",
+                        "n": TokenTests.base64URL(n), "e": TokenTests.base64URL(e),
+                    ]
+                ]
+            ]
             let path = "\(directory)/apple-jwks.json"
             try JSONSerialization.data(withJSONObject: json).write(to: URL(fileURLWithPath: path))
             return path
@@ -187,17 +197,22 @@ struct CardsAndIsolationTests {
         let clock = TestClock()
         let directory = try CofferTestSupportDirectory.make()
         let jwks = try signer.jwks(directory: directory)
-        try await withServer(backend, clock: clock, configure: {
-            $0.appleJWKSPath = jwks
-            $0.appleAudience = "app.coffer.ios"
-        }) { api, _ in
+        try await withServer(
+            backend, clock: clock,
+            configure: {
+                $0.appleJWKSPath = jwks
+                $0.appleAudience = "app.coffer.ios"
+            }
+        ) { api, _ in
             let now = Int(clock.now.timeIntervalSince1970)
             let subject = "001234.\(UUID().uuidString.lowercased())"
             let good: [String: Any] = ["iss": "https://appleid.apple.com", "aud": "app.coffer.ios", "sub": subject, "iat": now, "exp": now + 300]
             func signIn(_ token: String, user: String? = subject) async throws -> APIClient.Answer {
-                try await api.send(.post, "/v1/auth/apple", json: AppleAuthRequest(
-                    identityToken: token, userIdentifier: user, email: nil,
-                    fullName: .init(givenName: "Ada", familyName: "Lovelace")))
+                try await api.send(
+                    .post, "/v1/auth/apple",
+                    json: AppleAuthRequest(
+                        identityToken: token, userIdentifier: user, email: nil,
+                        fullName: .init(givenName: "Ada", familyName: "Lovelace")))
             }
             let first = try await signIn(try signer.token(claims: good))
             #expect(first.status == .ok)

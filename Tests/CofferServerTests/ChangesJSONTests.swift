@@ -26,16 +26,25 @@ struct ChangesJSONTests {
         ("empty, further on", ChangePage(items: [], cursor: 9_007_199_254_740_993, hasMore: false)),
         ("one item, more to come", ChangePage(items: [item()], cursor: 1, hasMore: true)),
         ("a tombstone has no box", ChangePage(items: [item(box: nil, deleted: true, revision: 7)], cursor: 4, hasMore: false)),
-        ("boxes of every base64 padding", ChangePage(
-            items: (0...5).map { item(box: Data(repeating: 0xFB, count: $0), sequence: Int64($0)) }, cursor: 5, hasMore: false)),
-        ("kinds needing escapes", ChangePage(
-            items: [
-                item(kind: #"quote " and backslash \ and slash /"#), item(kind: controlCharacters),
-                item(kind: "unicode é ✓ 𝄞 \u{2028} \u{7F}"), item(kind: ""),
-            ],
-            cursor: 12, hasMore: true)),
-        ("extreme numbers", ChangePage(
-            items: [item(revision: .max, updatedAt: .max), item(revision: .min, updatedAt: -1)], cursor: .max, hasMore: false)),
+        (
+            "boxes of every base64 padding",
+            ChangePage(
+                items: (0...5).map { item(box: Data(repeating: 0xFB, count: $0), sequence: Int64($0)) }, cursor: 5, hasMore: false)
+        ),
+        (
+            "kinds needing escapes",
+            ChangePage(
+                items: [
+                    item(kind: #"quote " and backslash \ and slash /"#), item(kind: controlCharacters),
+                    item(kind: "unicode é ✓ 𝄞 \u{2028} \u{7F}"), item(kind: ""),
+                ],
+                cursor: 12, hasMore: true)
+        ),
+        (
+            "extreme numbers",
+            ChangePage(
+                items: [item(revision: .max, updatedAt: .max), item(revision: .min, updatedAt: -1)], cursor: .max, hasMore: false)
+        ),
     ]
 
     @Test("matches JSONEncoder byte for byte", arguments: pages.map(\.0))
@@ -91,8 +100,11 @@ struct ChangesJSONTests {
             #expect(read.head == head?.base64EncodedString())
         }
         page.hasMore.toggle()
-        #expect(ChangesResponse(canonicalJSON: Data(ChangesJSON.body(page).readableBytesView))?.hasMore == page.hasMore || page.items
-            .contains { $0.row.kind.utf8.contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C } })
+        #expect(
+            ChangesResponse(canonicalJSON: Data(ChangesJSON.body(page).readableBytesView))?.hasMore == page.hasMore
+                || page.items
+                    .contains { $0.row.kind.utf8.contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C } }
+        )
     }
 
     /// Damaged pages: whatever the direct reading accepts, JSONDecoder accepts and reads the same; the rest is left

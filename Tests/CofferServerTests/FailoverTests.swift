@@ -29,7 +29,9 @@ struct FailoverTests {
 
         func open() {
             opened.withLock { $0 = true }
-            for waiter in waiters.withLock({ list in defer { list = [] }; return list }) { waiter.resume() }
+            for waiter in waiters.withLock({ list in
+                defer { list = [] }; return list
+            }) { waiter.resume() }
         }
     }
 
@@ -137,37 +139,43 @@ struct FailoverTests {
 /// The client's address behind a load balancer: believed only from a trusted proxy, read from the right.
 @Suite("Trusted proxies")
 struct TrustedProxyTests {
-    @Test("networks parse and match", arguments: [
-        ("10.0.0.0/8", "10.255.1.2", true), ("10.0.0.0/8", "11.0.0.1", false), ("192.0.2.7", "192.0.2.7", true),
-        ("192.0.2.7", "192.0.2.8", false), ("2001:db8::/32", "2001:db8::1", true), ("2001:db8::/32", "2001:db9::1", false),
-        ("127.0.0.1", "::ffff:127.0.0.1", true), ("0.0.0.0/0", "203.0.113.5", true), ("0.0.0.0/0", "2001:db8::1", false),
-        ("192.0.2.128/25", "192.0.2.127", false), ("192.0.2.128/25", "192.0.2.200", true), ("::/0", "::1", true),
-    ])
+    @Test(
+        "networks parse and match",
+        arguments: [
+            ("10.0.0.0/8", "10.255.1.2", true), ("10.0.0.0/8", "11.0.0.1", false), ("192.0.2.7", "192.0.2.7", true),
+            ("192.0.2.7", "192.0.2.8", false), ("2001:db8::/32", "2001:db8::1", true), ("2001:db8::/32", "2001:db9::1", false),
+            ("127.0.0.1", "::ffff:127.0.0.1", true), ("0.0.0.0/0", "203.0.113.5", true), ("0.0.0.0/0", "2001:db8::1", false),
+            ("192.0.2.128/25", "192.0.2.127", false), ("192.0.2.128/25", "192.0.2.200", true), ("::/0", "::1", true),
+        ])
     func matches(network: String, address: String, expected: Bool) throws {
         let parsed = try #require(IPNetwork(network))
         #expect(parsed.contains(address) == expected)
     }
 
-    @Test("anything but an address or network is refused", arguments: [
-        "", "host.example", "10.0.0.0/33", "10.0.0.0/", "10.0.0.0/-1", "::/129", " 10.0.0.1", "10.0.0.1 ", "10.0.0.0/8/8",
-        "10.0.0.0/０", "1.2.3", "::ffff:1.2.3.4.5",
-    ])
+    @Test(
+        "anything but an address or network is refused",
+        arguments: [
+            "", "host.example", "10.0.0.0/33", "10.0.0.0/", "10.0.0.0/-1", "::/129", " 10.0.0.1", "10.0.0.1 ", "10.0.0.0/8/8",
+            "10.0.0.0/０", "1.2.3", "::ffff:1.2.3.4.5",
+        ])
     func refused(text: String) {
         #expect(IPNetwork(text) == nil)
     }
 
-    @Test("the client is the rightmost address no trusted proxy added; from anyone else the header is ignored", arguments: [
-        ("198.51.100.9", ["203.0.113.1"], "198.51.100.9"),
-        ("10.0.0.2", ["203.0.113.1"], "203.0.113.1"),
-        ("10.0.0.2", ["192.0.2.66, 203.0.113.1"], "203.0.113.1"),
-        ("10.0.0.2", ["203.0.113.1, 10.0.0.7"], "203.0.113.1"),
-        ("10.0.0.2", ["203.0.113.1", "10.0.0.7"], "203.0.113.1"),
-        ("10.0.0.2", ["not-an-address"], "10.0.0.2"),
-        ("10.0.0.2", ["203.0.113.1, garbage"], "10.0.0.2"),
-        ("10.0.0.2", ["garbage, 203.0.113.1"], "203.0.113.1"),
-        ("10.0.0.2", ["10.0.0.3, 10.0.0.4"], "10.0.0.3"),
-        ("10.0.0.2", [], "10.0.0.2"),
-    ])
+    @Test(
+        "the client is the rightmost address no trusted proxy added; from anyone else the header is ignored",
+        arguments: [
+            ("198.51.100.9", ["203.0.113.1"], "198.51.100.9"),
+            ("10.0.0.2", ["203.0.113.1"], "203.0.113.1"),
+            ("10.0.0.2", ["192.0.2.66, 203.0.113.1"], "203.0.113.1"),
+            ("10.0.0.2", ["203.0.113.1, 10.0.0.7"], "203.0.113.1"),
+            ("10.0.0.2", ["203.0.113.1", "10.0.0.7"], "203.0.113.1"),
+            ("10.0.0.2", ["not-an-address"], "10.0.0.2"),
+            ("10.0.0.2", ["203.0.113.1, garbage"], "10.0.0.2"),
+            ("10.0.0.2", ["garbage, 203.0.113.1"], "203.0.113.1"),
+            ("10.0.0.2", ["10.0.0.3, 10.0.0.4"], "10.0.0.3"),
+            ("10.0.0.2", [], "10.0.0.2"),
+        ])
     func clientAddress(peer: String, forwarded: [String], expected: String) throws {
         let proxies = TrustedProxies(networks: [try #require(IPNetwork("10.0.0.0/8"))])
         #expect(proxies.clientAddress(peer: peer, forwardedFor: forwarded) == expected)

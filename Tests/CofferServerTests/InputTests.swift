@@ -114,8 +114,10 @@ struct InputTests {
             for (index, row) in legacy.rows.enumerated() {
                 try db.execute(
                     sql: "INSERT INTO users (id, email, created_at, deleted_at) VALUES (?, ?, ?, ?)",
-                    arguments: [row.id.uuidString.lowercased(), row.email, 1_700_000_000_000 + index,
-                                row.deleted ? 1_700_000_100_000 : nil])
+                    arguments: [
+                        row.id.uuidString.lowercased(), row.email, 1_700_000_000_000 + index,
+                        row.deleted ? 1_700_000_100_000 : nil,
+                    ])
             }
             try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 's5-email-nfc'")
         }
@@ -207,10 +209,13 @@ struct InputTests {
         let signer = try CardsAndIsolationTests.AppleSigner()
         let clock = TestClock()
         let jwks = try signer.jwks(directory: try CofferTestSupportDirectory.make())
-        try await withServer(backend, clock: clock, configure: {
-            $0.appleJWKSPath = jwks
-            $0.appleAudience = "app.coffer.ios"
-        }) { api, store in
+        try await withServer(
+            backend, clock: clock,
+            configure: {
+                $0.appleJWKSPath = jwks
+                $0.appleAudience = "app.coffer.ios"
+            }
+        ) { api, store in
             let now = Int(clock.now.timeIntervalSince1970)
             let subject = "001234.\(UUID().uuidString.lowercased())"
             let token = try signer.token(
@@ -241,9 +246,11 @@ struct InputTests {
 
             var replace = fakeItems(2, revision: stored.revision + 1, base: stored.revision)
             replace.items[1].item.id = id
-            var delete = PushRequest(items: [PushItem(
-                item: ItemRow(id: id, kind: "note", revision: stored.revision + 1, updatedAt: 1_700_000_000_000, deleted: true, box: nil),
-                baseRevision: stored.revision)])
+            var delete = PushRequest(items: [
+                PushItem(
+                    item: ItemRow(id: id, kind: "note", revision: stored.revision + 1, updatedAt: 1_700_000_000_000, deleted: true, box: nil),
+                    baseRevision: stored.revision)
+            ])
             for (name, body) in [("replace", replace), ("delete", delete)] {
                 let answer = try await api.send(.post, "/v1/sync/push", token: account.access, json: body)
                 #expect(answer.status == .forbidden && answer.error?.error == "protected_item", "\(name)")
@@ -269,9 +276,11 @@ struct InputTests {
     func cardDates(backend: Backend) async throws {
         try await withServer(backend) { api, _ in
             let account = try await TestAccount.register(api)
-            let created = try await api.send(.post, "/v1/cards", token: account.access, raw: try Self.cardBody([
-                "valid_from": 757_382_400.75, "valid_to": "2031-06-01T12:00:00Z",
-            ]))
+            let created = try await api.send(
+                .post, "/v1/cards", token: account.access,
+                raw: try Self.cardBody([
+                    "valid_from": 757_382_400.75, "valid_to": "2031-06-01T12:00:00Z",
+                ]))
             #expect(created.status == .created, "\(String(decoding: created.body, as: UTF8.self))")
             #expect(created.json?["valid_from"] as? String == "2025-01-01T00:00:00Z")
             #expect(created.json?["valid_to"] as? String == "2031-06-01T12:00:00Z")
@@ -400,12 +409,14 @@ struct MalformedHTTPTests {
     /// Runs `body` with the port of a live server built as `coffer-server` builds it.
     static func withLiveServer(_ body: @escaping @Sendable (Int) async throws -> Void) async throws {
         let configuration = try testConfiguration(clock: TestClock(Date()))
-        try await DedicatedExecutor.run { try await Backend.sqlite.withStore { store in
-            let app = try await CofferServerApplication.build(configuration: configuration, store: store, logger: LogCollector().logger())
-            try await app.test(.live) { client in
-                try await body(try #require(client.port))
+        try await DedicatedExecutor.run {
+            try await Backend.sqlite.withStore { store in
+                let app = try await CofferServerApplication.build(configuration: configuration, store: store, logger: LogCollector().logger())
+                try await app.test(.live) { client in
+                    try await body(try #require(client.port))
+                }
             }
-        } }
+        }
     }
 
     static func expectRefusal(_ answer: RawAnswer, status: Int, code: String, _ name: String) {
@@ -423,7 +434,8 @@ struct MalformedHTTPTests {
     func parserErrors() async throws {
         try await Self.withLiveServer { port in
             let big = String(repeating: "a", count: 100 * 1024)
-            let chunked = "POST /v1/auth/prelogin HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+            let chunked =
+                "POST /v1/auth/prelogin HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
                 + "Transfer-Encoding: chunked\r\n\r\n"
             let cases: [(String, String, Int, String)] = [
                 ("garbage request line", "\u{1}\u{2} nonsense\r\n\r\n", 400, "invalid_request"),
@@ -433,12 +445,16 @@ struct MalformedHTTPTests {
                 ("bad chunk size", chunked + "zz\r\n{}\r\n0\r\n\r\n", 400, "invalid_request"),
                 ("bad chunk size after a good chunk", chunked + "2\r\n{}\r\nnope\r\n", 400, "invalid_request"),
                 // A coding before chunked would reach the route still gzipped: 501, read no further.
-                ("gzip, chunked", chunked.replacingOccurrences(of: "chunked\r\n", with: "gzip, chunked\r\n") + "2\r\n{}\r\n0\r\n\r\n",
-                 501, "not_implemented"),
+                (
+                    "gzip, chunked", chunked.replacingOccurrences(of: "chunked\r\n", with: "gzip, chunked\r\n") + "2\r\n{}\r\n0\r\n\r\n",
+                    501, "not_implemented"
+                ),
                 ("gzip alone", chunked.replacingOccurrences(of: "chunked\r\n", with: "gzip\r\n") + "{}", 501, "not_implemented"),
                 // The parser refuses chunked applied twice (RFC 9112 §6.1) as malformed.
-                ("chunked twice", chunked.replacingOccurrences(of: "chunked\r\n", with: "chunked, chunked\r\n") + "2\r\n{}\r\n0\r\n\r\n",
-                 400, "invalid_request"),
+                (
+                    "chunked twice", chunked.replacingOccurrences(of: "chunked\r\n", with: "chunked, chunked\r\n") + "2\r\n{}\r\n0\r\n\r\n",
+                    400, "invalid_request"
+                ),
             ]
             for (name, request, status, code) in cases {
                 let (received, closed) = try await Self.exchange(Array(request.utf8), port: port)
@@ -454,7 +470,8 @@ struct MalformedHTTPTests {
     func chunkedBody() async throws {
         try await Self.withLiveServer { port in
             let body = #"{"email":"chunk@example.org"}"#
-            let request = "POST /v1/auth/prelogin HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+            let request =
+                "POST /v1/auth/prelogin HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
                 + "Transfer-Encoding: Chunked\r\nConnection: close\r\n\r\n" + String(body.utf8.count, radix: 16) + "\r\n" + body + "\r\n0\r\n\r\n"
             let (received, _) = try await Self.exchange(Array(request.utf8), port: port)
             #expect(try Self.answers(received).map(\.status) == [200])
@@ -467,7 +484,8 @@ struct MalformedHTTPTests {
     func chunkExtensionFlood() async throws {
         try await Self.withLiveServer { port in
             let body = #"{"email":"chunk@example.org"}"#
-            let head = "POST /v1/auth/prelogin HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+            let head =
+                "POST /v1/auth/prelogin HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
                 + "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
             let tail = String(body.utf8.count, radix: 16) + "\r\n" + body + "\r\n0\r\n\r\n"
             let budget = 2 * SyncLimits.maxBodyBytes + (1 << 20)

@@ -131,7 +131,12 @@ struct LoginAlertTests {
         let clock = TestClock()
         let directory = try TestSupport.temporaryDirectory("alert-metrics")
         let token = try OperatorToken.create(dataDirectory: directory)
-        try await withServer(.sqlite, clock: clock, configure: { $0.dataDirectory = directory; $0.metrics = true }) { api, _ in
+        try await withServer(
+            .sqlite, clock: clock,
+            configure: {
+                $0.dataDirectory = directory; $0.metrics = true
+            }
+        ) { api, _ in
             let account = try await TestAccount.register(api)
             // The counter is the process's: other tests may add to it, never take from it.
             let before = try Self.alertCount(try await api.sendRaw(.get, "/metrics", headers: [.authorization: "Bearer \(token)"], body: nil))
@@ -161,8 +166,9 @@ struct AuditAlertsCommandTests {
         let user = UUID()
         let at = Date(timeIntervalSince1970: 1_800_000_000)
         for kind in [AuditEvent.Kind.loginFailed, .loginRateLimited, .loginAlert, .loginSucceeded] {
-            try await store.audit(AuditEvent(
-                at: at, kind: kind, userID: user, address: "10.0.0.7", detail: kind == .loginAlert ? "more than 5 failed logins in 5 minutes" : nil))
+            try await store.audit(
+                AuditEvent(
+                    at: at, kind: kind, userID: user, address: "10.0.0.7", detail: kind == .loginAlert ? "more than 5 failed logins in 5 minutes" : nil))
         }
         let result = try TestSupport.run(
             serverBinary, ["audit", "--alerts", "--data", "\(directory)/data"],

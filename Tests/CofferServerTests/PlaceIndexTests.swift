@@ -50,9 +50,10 @@ struct PlaceIndexTests {
             var generator = SplitMix64(seed: 13)
             var positions = [centre]
             while positions.count < 120 {
-                positions.append(GeoPoint(
-                    latitude: centre.latitude + Double.random(in: -0.6...0.6, using: &generator),
-                    longitude: max(-180, min(180, centre.longitude + Double.random(in: -0.8...0.8, using: &generator))))!)
+                positions.append(
+                    GeoPoint(
+                        latitude: centre.latitude + Double.random(in: -0.6...0.6, using: &generator),
+                        longitude: max(-180, min(180, centre.longitude + Double.random(in: -0.8...0.8, using: &generator))))!)
             }
             let user: Set<String> = [networks[2].id, networks[5].id]
             // What the store holds within 50 km of every position: on PostgreSQL, other tests' places count too.
@@ -61,14 +62,18 @@ struct PlaceIndexTests {
                 for location in try await store.locations(in: GeoBox.around(position, radius: 50_000)) { nearby[location.id] = location }
             }
             let byID = Dictionary(uniqueKeysWithValues: try await store.networks().map { ($0.id, $0) })
-            let answer = try PlacesOracle.call("regions", [
-                "locations": nearby.values.map { location -> [String: Any] in
-                    ["id": location.id, "network": location.networkID, "lat": location.point.latitude, "lon": location.point.longitude,
-                     "radius": location.effectiveRadius(in: byID[location.networkID])]
-                },
-                "positions": positions.map { [$0.latitude, $0.longitude] },
-                "user_networks": Array(user), "radius_m": 50_000, "max": 20,
-            ])
+            let answer = try PlacesOracle.call(
+                "regions",
+                [
+                    "locations": nearby.values.map { location -> [String: Any] in
+                        [
+                            "id": location.id, "network": location.networkID, "lat": location.point.latitude, "lon": location.point.longitude,
+                            "radius": location.effectiveRadius(in: byID[location.networkID]),
+                        ]
+                    },
+                    "positions": positions.map { [$0.latitude, $0.longitude] },
+                    "user_networks": Array(user), "radius_m": 50_000, "max": 20,
+                ])
             let expected = try #require(answer["regions"] as? [[String]])
             try #require(expected.count == positions.count)
             #expect(expected[0].prefix(2) == ["\(networks[0].id)-twin-a", "\(networks[0].id)-twin-b"])

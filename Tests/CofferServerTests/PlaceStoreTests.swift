@@ -24,8 +24,9 @@ struct PlaceStoreTests {
             return Location(
                 id: "\(prefix)-loc-\(index)", networkID: networks[index % networks.count].id, name: "Store \(index)",
                 address: index % 2 == 0 ? "\(index) Main St" : nil,
-                point: GeoPoint(latitude: max(-90, min(90, centre.latitude + Double.random(in: -0.5...0.5, using: &generator))),
-                                longitude: longitude)!,
+                point: GeoPoint(
+                    latitude: max(-90, min(90, centre.latitude + Double.random(in: -0.5...0.5, using: &generator))),
+                    longitude: longitude)!,
                 radius: index % 10 == 0 ? nil : 50 + index % 500, phone: index % 3 == 0 ? "+1 555 0100" : nil,
                 hours: index % 4 == 0 ? "Mo-Su 08:00-20:00" : nil)
         }
@@ -46,9 +47,10 @@ struct PlaceStoreTests {
             let sparse = Network(id: networks[0].id + "-sparse", name: "Sparse", defaultRadius: 120)
             networks.append(sparse)
             for index in 0..<5 {
-                locations.append(Location(
-                    id: "\(sparse.id)-\(index)", networkID: sparse.id, name: "Sparse \(index)",
-                    point: GeoPoint(latitude: centre.latitude + Double(index) * 0.05, longitude: centre.longitude - Double(index) * 0.04)!))
+                locations.append(
+                    Location(
+                        id: "\(sparse.id)-\(index)", networkID: sparse.id, name: "Sparse \(index)",
+                        point: GeoPoint(latitude: centre.latitude + Double(index) * 0.05, longitude: centre.longitude - Double(index) * 0.04)!))
             }
             let summary = try await store.importPlaces(PlaceImport(networks: networks, locations: locations), replacing: false, now: Self.now)
             #expect(summary == PlaceImportSummary(networks: 7, locations: 3_005, removed: 0))
@@ -131,7 +133,8 @@ struct PlaceStoreTests {
             let page = try await store.locations(network: network, limit: 1_000, offset: 0)
             #expect(Set(page.locations) == Set(kept))
             #expect(!page.locations.contains { $0.id == dropped.id })
-            #expect(try await store.locations(network: networks[1].id, limit: 1_000, offset: 0).total == locations.filter { $0.networkID == networks[1].id }.count)
+            #expect(
+                try await store.locations(network: networks[1].id, limit: 1_000, offset: 0).total == locations.filter { $0.networkID == networks[1].id }.count)
         }
     }
 

@@ -26,8 +26,10 @@ struct PlacesAPITests {
         let directory = try TestSupport.temporaryDirectory("places-server")
         let token = try OperatorToken.create(dataDirectory: directory)
         try await withServer(backend, logs: logs, configure: { $0.dataDirectory = directory }) { api, store in
-            for (file, network) in [("networks_wikidata.csv", nil), ("costco.csv", "costco"), ("whole-foods.csv", "whole-foods"),
-                                    ("kohls.csv", "kohls"), ("sfpl.csv", "sfpl")] as [(String, String?)] {
+            for (file, network) in [
+                ("networks_wikidata.csv", nil), ("costco.csv", "costco"), ("whole-foods.csv", "whole-foods"),
+                ("kohls.csv", "kohls"), ("sfpl.csv", "sfpl"),
+            ] as [(String, String?)] {
                 let path = "/v1/admin/import" + (network.map { "?network_id=\($0)&overwrite=true" } ?? "")
                 let answer = try await api.sendRaw(
                     .post, path, headers: [.authorization: "Bearer \(token)", .contentType: "text/csv"],
@@ -77,9 +79,11 @@ struct PlacesAPITests {
                 .get, "/v1/locations/nearby?lat=37.7749&lon=-122.4194&radius_km=100&network_ids=sfpl&limit=3", token: account.access
             ).decode(NearbyLocations.self)
             #expect(onlySFPL.count == 3 && onlySFPL.locations.allSatisfy { $0.networkID == "sfpl" })
-            for (query, field) in [("lat=91&lon=0", "lat"), ("lat=0&lon=181", "lon"), ("lat=0&lon=0&radius_km=0.05", "radius_km"),
-                                   ("lat=0&lon=0&radius_km=101", "radius_km"), ("lat=0&lon=0&limit=101", "limit"),
-                                   ("lat=abc&lon=0", "lat"), ("lat=nan&lon=0", "lat"), ("lat=0x1p3&lon=0", "lat")] {
+            for (query, field) in [
+                ("lat=91&lon=0", "lat"), ("lat=0&lon=181", "lon"), ("lat=0&lon=0&radius_km=0.05", "radius_km"),
+                ("lat=0&lon=0&radius_km=101", "radius_km"), ("lat=0&lon=0&limit=101", "limit"),
+                ("lat=abc&lon=0", "lat"), ("lat=nan&lon=0", "lat"), ("lat=0x1p3&lon=0", "lat"),
+            ] {
                 let answer = try await api.send(.get, "/v1/locations/nearby?\(query)", token: account.access)
                 #expect(answer.status == .badRequest && answer.error?.details?.field == field, "\(query)")
             }
@@ -94,9 +98,11 @@ struct PlacesAPITests {
             #expect(refresh.regions.map(\.id) == expected.map(\.id))
             #expect(refresh.regions.prefix(while: { $0.priority == 1 }).allSatisfy { $0.networkID == "sfpl" })
             #expect(refresh.regions.first?.priority == 1 && refresh.cacheTTLSeconds == 21_600 && refresh.refreshAfterMeters == 500)
-            for body in [#"{"lat":37.7,"lon":-122.4,"max_regions":21}"#, #"{"lat":37.7,"lon":-122.4,"max_regions":0}"#,
-                         #"{"lat":37.7,"lon":-122.4,"radius_km":0.5}"#, #"{"lat":95,"lon":-122.4}"#, #"{"lon":-122.4}"#,
-                         #"{"lat":37.7,"lon":-122.4,"user_networks":"costco"}"#] {
+            for body in [
+                #"{"lat":37.7,"lon":-122.4,"max_regions":21}"#, #"{"lat":37.7,"lon":-122.4,"max_regions":0}"#,
+                #"{"lat":37.7,"lon":-122.4,"radius_km":0.5}"#, #"{"lat":95,"lon":-122.4}"#, #"{"lon":-122.4}"#,
+                #"{"lat":37.7,"lon":-122.4,"user_networks":"costco"}"#,
+            ] {
                 let answer = try await api.send(.post, "/v1/region-refresh", token: account.access, raw: Data(body.utf8))
                 #expect(answer.status == .badRequest, "\(body)")
             }
@@ -186,12 +192,14 @@ struct PlacesAPITests {
             }
             #expect(try await withMaintenance(of: store) { try await $0.auditEvents(limit: 50) }.filter { $0.kind == .operatorRefused }.count >= 3)
             // A refused network names the field at fault.
-            for (body, field) in [(#"{"id":"Not A Slug","name":"Bakery"}"#, "id"), (#"{"id":"\#(bakery)","name":" "}"#, "name"),
-                                  (#"{"id":"\#(bakery)","name":"B","wikidata":"X1"}"#, "wikidata"),
-                                  (#"{"id":"\#(bakery)","name":"B","category":"bakery"}"#, "category"),
-                                  (#"{"id":"\#(bakery)","name":"B","default_radius_meters":0}"#, "default_radius_meters"),
-                                  (#"{"id":"\#(bakery)","name":"B","tags":[""]}"#, "tags"),
-                                  (#"{"id":"\#(bakery)","name":"B","canonical_names":[""]}"#, "canonical_names")] {
+            for (body, field) in [
+                (#"{"id":"Not A Slug","name":"Bakery"}"#, "id"), (#"{"id":"\#(bakery)","name":" "}"#, "name"),
+                (#"{"id":"\#(bakery)","name":"B","wikidata":"X1"}"#, "wikidata"),
+                (#"{"id":"\#(bakery)","name":"B","category":"bakery"}"#, "category"),
+                (#"{"id":"\#(bakery)","name":"B","default_radius_meters":0}"#, "default_radius_meters"),
+                (#"{"id":"\#(bakery)","name":"B","tags":[""]}"#, "tags"),
+                (#"{"id":"\#(bakery)","name":"B","canonical_names":[""]}"#, "canonical_names"),
+            ] {
                 let answer = try await api.sendRaw(
                     .post, "/v1/admin/networks", headers: [.authorization: "Bearer \(token)", .contentType: "application/json"],
                     body: ByteBuffer(string: body))
@@ -242,8 +250,10 @@ struct PlacesAPITests {
             #expect(badQuery.status == .badRequest && badQuery.error?.details?.field == "overwrite")
 
             let before = try await store.placesStats()
-            for (file, network, status) in [("bad_lat.csv", "costco", HTTPResponse.Status.badRequest), ("costco.csv", "nowhere", .notFound),
-                                            ("bad_json.geojson", nil, .badRequest), ("bad_feature.geojson", nil, .badRequest)] {
+            for (file, network, status) in [
+                ("bad_lat.csv", "costco", HTTPResponse.Status.badRequest), ("costco.csv", "nowhere", .notFound),
+                ("bad_json.geojson", nil, .badRequest), ("bad_feature.geojson", nil, .badRequest),
+            ] {
                 let path = "/v1/admin/import" + (network.map { "?network_id=\($0)" } ?? "")
                 let answer = try await api.sendRaw(
                     .post, path, headers: [.authorization: "Bearer \(token)"], body: ByteBuffer(data: try Self.fixture(file)))

@@ -122,9 +122,10 @@ extension PostgresBackDoorTests {
             // The rate counters (the failed-login counts among them): unseen, and neither reset nor made.
             let counters = try await fixture.strings("SELECT count(*)::text FROM rate_counters", as: nil)
             #expect(counters == ["0"])
-            #expect(try await fixture.asServer { connection in
-                try await connection.query("SELECT 1 FROM rate_counters LIMIT 1", logger: PostgresFixture.logger).collect().count
-            } == 1, "the server sees no counter: the check above proves nothing")
+            #expect(
+                try await fixture.asServer { connection in
+                    try await connection.query("SELECT 1 FROM rate_counters LIMIT 1", logger: PostgresFixture.logger).collect().count
+                } == 1, "the server sees no counter: the check above proves nothing")
             #expect(try await fixture.strings("UPDATE rate_counters SET count = 0 RETURNING key", as: nil).isEmpty)
             for statement in [
                 "INSERT INTO rate_counters (key, window_start, count) VALUES ('probe', 0, 0)", "DELETE FROM rate_counters",
@@ -179,10 +180,11 @@ extension PostgresBackDoorTests {
                 ).decode(String.self) {
                     functions.append(name)
                 }
-                #expect(Set(functions) == [
-                    "coffer_purge_users(timestamp with time zone)", "coffer_audit_events(integer)",
-                    "coffer_audit(timestamp with time zone,text,text,text)",
-                ])
+                #expect(
+                    Set(functions) == [
+                        "coffer_purge_users(timestamp with time zone)", "coffer_audit_events(integer)",
+                        "coffer_audit(timestamp with time zone,text,text,text)",
+                    ])
                 var tables = -1
                 for try await count in try await maintenance.client.query(
                     """

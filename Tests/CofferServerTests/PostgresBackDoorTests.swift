@@ -71,11 +71,13 @@ struct PostgresBackDoorTests {
                 #expect(accepted, "the manifest was not stored: \(stored)")
                 let staged = Data((0..<64).map { _ in UInt8.random(in: 0...255) })
                 let row = ItemRow(id: UUID(), kind: "note", revision: 2, updatedAt: 0, deleted: false, box: staged)
-                #expect(try await store.stageRotation(
-                    userID: account.userID, rotation: UUID(), writes: [ItemWrite(row: row, baseRevision: 1)], now: clock.now) == 1)
-                accounts.append(Scene.Account(
-                    id: account.userID, email: account.email, family: try sessionFamily(account.access), items: items,
-                    manifest: manifest, staged: staged))
+                #expect(
+                    try await store.stageRotation(
+                        userID: account.userID, rotation: UUID(), writes: [ItemWrite(row: row, baseRevision: 1)], now: clock.now) == 1)
+                accounts.append(
+                    Scene.Account(
+                        id: account.userID, email: account.email, family: try sessionFamily(account.access), items: items,
+                        manifest: manifest, staged: staged))
             }
             try await body(Scene(fixture: PostgresFixture(store: postgres), a: accounts[0], b: accounts[1], now: clock.now))
         }
@@ -125,11 +127,12 @@ struct PostgresBackDoorTests {
                 for row in try await fixture.strings("SELECT t::text FROM \(unescaped: table) t", as: a.id) {
                     visible += Data(row.utf8)
                 }
-                let privileges = Set(try await fixture.strings(
-                    """
-                    SELECT privilege_type::text FROM information_schema.role_table_grants
-                    WHERE grantee = current_user AND table_schema = current_schema() AND table_name = \(table)
-                    """, as: nil))
+                let privileges = Set(
+                    try await fixture.strings(
+                        """
+                        SELECT privilege_type::text FROM information_schema.role_table_grants
+                        WHERE grantee = current_user AND table_schema = current_schema() AND table_name = \(table)
+                        """, as: nil))
                 if privileges.contains("UPDATE") {
                     let changed = try await fixture.strings(
                         """

@@ -210,12 +210,18 @@ struct PostgresRLSTests {
             let outcomes = try await withThrowingTaskGroup(of: PushOutcome.self) { group in
                 for index in 0..<pushes {
                     group.addTask {
-                        try await store.push(userID: user, writes: [
-                            ItemWrite(row: ItemRow(id: UUID(), kind: "note", revision: 1, updatedAt: Int64(index), deleted: false,
-                                      box: Data([UInt8(index)])), baseRevision: 0),
-                            ItemWrite(row: ItemRow(id: UUID(), kind: "note", revision: 1, updatedAt: Int64(index), deleted: false,
-                                      box: Data([UInt8(index)])), baseRevision: 0),
-                        ], now: now)
+                        try await store.push(
+                            userID: user,
+                            writes: [
+                                ItemWrite(
+                                    row: ItemRow(
+                                        id: UUID(), kind: "note", revision: 1, updatedAt: Int64(index), deleted: false,
+                                        box: Data([UInt8(index)])), baseRevision: 0),
+                                ItemWrite(
+                                    row: ItemRow(
+                                        id: UUID(), kind: "note", revision: 1, updatedAt: Int64(index), deleted: false,
+                                        box: Data([UInt8(index)])), baseRevision: 0),
+                            ], now: now)
                     }
                 }
                 var outcomes: [PushOutcome] = []
@@ -235,10 +241,14 @@ struct PostgresRLSTests {
             let racing = try await withThrowingTaskGroup(of: PushOutcome.self) { group in
                 for revision in [1, 2] as [Int64] {
                     group.addTask {
-                        try await store.push(userID: user, writes: [
-                            ItemWrite(row: ItemRow(id: shared, kind: "note", revision: revision, updatedAt: 0, deleted: false,
-                                      box: Data([1])), baseRevision: 0),
-                        ], now: now)
+                        try await store.push(
+                            userID: user,
+                            writes: [
+                                ItemWrite(
+                                    row: ItemRow(
+                                        id: shared, kind: "note", revision: revision, updatedAt: 0, deleted: false,
+                                        box: Data([1])), baseRevision: 0)
+                            ], now: now)
                     }
                 }
                 var outcomes: [PushOutcome] = []
@@ -274,17 +284,21 @@ struct PostgresRLSTests {
             let a = try await fixture.seedUser(items: 0)
             let first = UUID(), second = UUID()
             let now = Date(timeIntervalSince1970: 1_700_000_000.123)
-            let push = try await store.push(userID: a, writes: [
-                ItemWrite(row: ItemRow(id: first, kind: "note", revision: 1, updatedAt: 1, deleted: false, box: Data([1, 2, 3])), baseRevision: 0),
-                ItemWrite(row: ItemRow(id: second, kind: "card", revision: 1, updatedAt: 2, deleted: false, box: Data([4])), meta: "{}", baseRevision: 0),
-            ], now: now)
+            let push = try await store.push(
+                userID: a,
+                writes: [
+                    ItemWrite(row: ItemRow(id: first, kind: "note", revision: 1, updatedAt: 1, deleted: false, box: Data([1, 2, 3])), baseRevision: 0),
+                    ItemWrite(row: ItemRow(id: second, kind: "card", revision: 1, updatedAt: 2, deleted: false, box: Data([4])), meta: "{}", baseRevision: 0),
+                ], now: now)
             #expect(push == .accepted(cursor: 2))
 
-            let stale = try await store.push(userID: a, writes: [
-                // With meta like the card face's own writes: a write without it may not replace a row stored with it.
-                ItemWrite(row: ItemRow(id: second, kind: "card", revision: 2, updatedAt: 3, deleted: true, box: nil), meta: "{}", baseRevision: 1),
-                ItemWrite(row: ItemRow(id: first, kind: "note", revision: 3, updatedAt: 3, deleted: false, box: Data([9])), baseRevision: 2),
-            ], now: now)
+            let stale = try await store.push(
+                userID: a,
+                writes: [
+                    // With meta like the card face's own writes: a write without it may not replace a row stored with it.
+                    ItemWrite(row: ItemRow(id: second, kind: "card", revision: 2, updatedAt: 3, deleted: true, box: nil), meta: "{}", baseRevision: 1),
+                    ItemWrite(row: ItemRow(id: first, kind: "note", revision: 3, updatedAt: 3, deleted: false, box: Data([9])), baseRevision: 2),
+                ], now: now)
             guard case .conflicts(let stored) = stale else {
                 Issue.record("a stale write was accepted")
                 return
@@ -306,13 +320,16 @@ struct PostgresRLSTests {
             let family = UUID(), token = UUID(), next = UUID()
             let expires = now.addingTimeInterval(3600)
             try await store.createSession(userID: a, family: family, tokenID: token, now: now, expiresAt: expires)
-            #expect(try await store.rotateRefreshToken(
-                userID: a, family: family, tokenID: token, newTokenID: next, now: now, expiresAt: expires) == .rotated)
-            #expect(try await store.rotateRefreshToken(
-                userID: a, family: family, tokenID: token, newTokenID: UUID(), now: now, expiresAt: expires) == .reused)
+            #expect(
+                try await store.rotateRefreshToken(
+                    userID: a, family: family, tokenID: token, newTokenID: next, now: now, expiresAt: expires) == .rotated)
+            #expect(
+                try await store.rotateRefreshToken(
+                    userID: a, family: family, tokenID: token, newTokenID: UUID(), now: now, expiresAt: expires) == .reused)
             #expect(try await !store.authorize(userID: a, family: family, counter: "test:\(UUID())", requests: 1, window: 60, now: now).sessionActive)
-            #expect(try await store.rotateRefreshToken(
-                userID: a, family: family, tokenID: next, newTokenID: UUID(), now: now, expiresAt: expires) == .invalid)
+            #expect(
+                try await store.rotateRefreshToken(
+                    userID: a, family: family, tokenID: next, newTokenID: UUID(), now: now, expiresAt: expires) == .invalid)
 
             let key = "test:\(UUID())"
             #expect(try await store.increment(counter: key, window: 60, now: now).count == 1)

@@ -21,14 +21,18 @@ struct PostgresURLTests {
     }
 
     @Test(arguments: [
-        Accepted(text: "postgres://coffer_app@127.0.0.1:54329/coffer", user: "coffer_app", password: nil,
-                 host: "127.0.0.1", port: 54329, database: "coffer", tls: .disable),
-        Accepted(text: "postgresql://u:p%40ss%3Aw@db.example.com/coffer", user: "u", password: "p@ss:w",
-                 host: "db.example.com", port: 5432, database: "coffer", tls: .require),
-        Accepted(text: "postgres://u@[::1]:5433/d?sslmode=prefer", user: "u", password: nil, host: "::1", port: 5433,
-                 database: "d", tls: .prefer),
-        Accepted(text: "postgres://u:@localhost:1/my%20db", user: "u", password: "", host: "localhost", port: 1,
-                 database: "my db", tls: .disable),
+        Accepted(
+            text: "postgres://coffer_app@127.0.0.1:54329/coffer", user: "coffer_app", password: nil,
+            host: "127.0.0.1", port: 54329, database: "coffer", tls: .disable),
+        Accepted(
+            text: "postgresql://u:p%40ss%3Aw@db.example.com/coffer", user: "u", password: "p@ss:w",
+            host: "db.example.com", port: 5432, database: "coffer", tls: .require),
+        Accepted(
+            text: "postgres://u@[::1]:5433/d?sslmode=prefer", user: "u", password: nil, host: "::1", port: 5433,
+            database: "d", tls: .prefer),
+        Accepted(
+            text: "postgres://u:@localhost:1/my%20db", user: "u", password: "", host: "localhost", port: 1,
+            database: "my db", tls: .disable),
     ])
     func accepts(_ vector: Accepted) throws {
         let url = try PostgresURL(vector.text)

@@ -14,9 +14,10 @@ struct RegionRefreshJSONTests {
         address: String? = "1 Main St", lat: Double = 37.7749, lon: Double = -122.4194, radius: Int = 150, priority: Int = 1,
         distance: Double = 1234.56
     ) -> RegionJSON {
-        var region = RegionJSON(MonitoredRegion(
-            id: id, networkID: networkID, networkName: networkName, name: name, address: address,
-            point: GeoPoint(latitude: 0, longitude: 0)!, radius: radius, priority: priority, distance: 0))
+        var region = RegionJSON(
+            MonitoredRegion(
+                id: id, networkID: networkID, networkName: networkName, name: name, address: address,
+                point: GeoPoint(latitude: 0, longitude: 0)!, radius: radius, priority: priority, distance: 0))
         region.lat = lat
         region.lon = lon
         region.distanceMeters = distance
@@ -26,24 +27,40 @@ struct RegionRefreshJSONTests {
     static let controlCharacters = String(decoding: (0..<0x20).map { UInt8($0) }, as: UTF8.self)
 
     static let answers: [(String, RegionRefreshResponse)] = [
-        ("no regions", RegionRefreshResponse(regions: [], refreshAfterMeters: 500, cacheTTLSeconds: 21_600, serverTime: Date(timeIntervalSince1970: 1_790_000_000))),
-        ("one region", RegionRefreshResponse(regions: [region()], refreshAfterMeters: 500, cacheTTLSeconds: 21_600, serverTime: Date(timeIntervalSince1970: 1_790_000_000.75))),
-        ("a card's own place: no network", RegionRefreshResponse(
-            regions: [region(networkID: nil, networkName: nil, address: nil)], refreshAfterMeters: 2_000, cacheTTLSeconds: 1,
-            serverTime: Date(timeIntervalSinceReferenceDate: 0))),
-        ("texts needing escapes", RegionRefreshResponse(
-            regions: [
-                region(id: #"a "quoted" \ id/with slash"#, networkName: controlCharacters, name: "Café ✓ 𝄞 \u{2028} \u{7F}", address: ""),
-            ],
-            refreshAfterMeters: 500, cacheTTLSeconds: 21_600, serverTime: Date(timeIntervalSince1970: 0))),
-        ("numbers at their edges", RegionRefreshResponse(
-            regions: [
-                region(lat: 90, lon: -180, radius: 0, priority: 2, distance: 0),
-                region(lat: -89.999999999, lon: 179.99999999999997, radius: .max, distance: 50_000),
-                region(lat: 1e-7, lon: -0.0, radius: 1, distance: 0.01),
-                region(lat: 12.5, lon: .leastNonzeroMagnitude, distance: 123_456_789.12),
-            ],
-            refreshAfterMeters: .max, cacheTTLSeconds: 0, serverTime: Date(timeIntervalSince1970: 4_102_444_800.999))),
+        (
+            "no regions",
+            RegionRefreshResponse(regions: [], refreshAfterMeters: 500, cacheTTLSeconds: 21_600, serverTime: Date(timeIntervalSince1970: 1_790_000_000))
+        ),
+        (
+            "one region",
+            RegionRefreshResponse(
+                regions: [region()], refreshAfterMeters: 500, cacheTTLSeconds: 21_600, serverTime: Date(timeIntervalSince1970: 1_790_000_000.75))
+        ),
+        (
+            "a card's own place: no network",
+            RegionRefreshResponse(
+                regions: [region(networkID: nil, networkName: nil, address: nil)], refreshAfterMeters: 2_000, cacheTTLSeconds: 1,
+                serverTime: Date(timeIntervalSinceReferenceDate: 0))
+        ),
+        (
+            "texts needing escapes",
+            RegionRefreshResponse(
+                regions: [
+                    region(id: #"a "quoted" \ id/with slash"#, networkName: controlCharacters, name: "Café ✓ 𝄞 \u{2028} \u{7F}", address: "")
+                ],
+                refreshAfterMeters: 500, cacheTTLSeconds: 21_600, serverTime: Date(timeIntervalSince1970: 0))
+        ),
+        (
+            "numbers at their edges",
+            RegionRefreshResponse(
+                regions: [
+                    region(lat: 90, lon: -180, radius: 0, priority: 2, distance: 0),
+                    region(lat: -89.999999999, lon: 179.99999999999997, radius: .max, distance: 50_000),
+                    region(lat: 1e-7, lon: -0.0, radius: 1, distance: 0.01),
+                    region(lat: 12.5, lon: .leastNonzeroMagnitude, distance: 123_456_789.12),
+                ],
+                refreshAfterMeters: .max, cacheTTLSeconds: 0, serverTime: Date(timeIntervalSince1970: 4_102_444_800.999))
+        ),
     ]
 
     @Test("matches JSONEncoder byte for byte", arguments: answers.map(\.0))
@@ -57,7 +74,8 @@ struct RegionRefreshJSONTests {
         var generator = SystemRandomNumberGenerator()
         func text() -> String {
             let scalars = (0..<Int.random(in: 0...24, using: &generator)).map { _ -> Character in
-                let value = Bool.random(using: &generator)
+                let value =
+                    Bool.random(using: &generator)
                     ? UInt32.random(in: 0...0x7F, using: &generator) : UInt32.random(in: 0x80...0x2FFFF, using: &generator)
                 return Character(Unicode.Scalar(value) ?? "x")
             }
@@ -73,9 +91,10 @@ struct RegionRefreshJSONTests {
                     radius: .random(in: 0...100_000, using: &generator), priority: .random(in: 1...2, using: &generator),
                     distance: (Double.random(in: 0...5_000_000, using: &generator)).rounded() / 100)
             }
-            try expectEqualToEncoder(RegionRefreshResponse(
-                regions: regions, refreshAfterMeters: .random(in: 500...100_000, using: &generator),
-                cacheTTLSeconds: 21_600, serverTime: Date(timeIntervalSince1970: .random(in: 0...4_102_444_800, using: &generator))))
+            try expectEqualToEncoder(
+                RegionRefreshResponse(
+                    regions: regions, refreshAfterMeters: .random(in: 500...100_000, using: &generator),
+                    cacheTTLSeconds: 21_600, serverTime: Date(timeIntervalSince1970: .random(in: 0...4_102_444_800, using: &generator))))
         }
     }
 

@@ -18,7 +18,12 @@ struct ServerMetricsTests {
         }
         let directory = try TestSupport.temporaryDirectory("metrics-server")
         let token = try OperatorToken.create(dataDirectory: directory)
-        try await withServer(.sqlite, configure: { $0.dataDirectory = directory; $0.metrics = true }) { api, _ in
+        try await withServer(
+            .sqlite,
+            configure: {
+                $0.dataDirectory = directory; $0.metrics = true
+            }
+        ) { api, _ in
             let account = try await TestAccount.register(api)
             let cardID = UUID()
             for _ in 0..<3 { _ = try await api.send(.get, "/v1/cards/\(cardID.uuidString.lowercased())", token: account.access) }
@@ -37,7 +42,9 @@ struct ServerMetricsTests {
             let lines = text.split(separator: "\n").filter { !$0.hasPrefix("#") }
             #expect(!lines.isEmpty)
             for line in lines {
-                #expect(line.range(of: #"^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\]|\\.)*",?)*\})? [0-9.e+-]+$"#, options: .regularExpression) != nil, "\(line)")
+                #expect(
+                    line.range(of: #"^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\]|\\.)*",?)*\})? [0-9.e+-]+$"#, options: .regularExpression)
+                        != nil, "\(line)")
             }
             #expect(text.contains(#"hb_requests{http_route="/v1/cards/{id}",http_request_method="GET",http_response_status_code="404"} 3"#))
             #expect(text.contains(#"http_route="/v1/sync/changes""#) && text.contains("http_server_request_duration_bucket"))

@@ -17,8 +17,10 @@ struct ServerProcessTests {
         let directory = try Self.temporary()
         let openssl = try TestSupport.run(
             "/usr/bin/openssl",
-            ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", "\(directory)/key.pem",
-             "-out", "\(directory)/cert.pem", "-subj", "/CN=localhost", "-days", "1"])
+            [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", "\(directory)/key.pem",
+                "-out", "\(directory)/cert.pem", "-subj", "/CN=localhost", "-days", "1",
+            ])
         try #require(openssl.status == 0, "openssl is needed (apt-get install openssl)")
         let port = TestSupport.unusedPort()
         let process = Process()
@@ -35,8 +37,11 @@ struct ServerProcessTests {
         var headers = ""
         for _ in 0..<100 {
             let probe = try TestSupport.run(
-                "/usr/bin/curl", ["-s", "--cacert", "\(directory)/cert.pem", "--resolve", "localhost:\(port):127.0.0.1", "-D", "-",
-                                  "-o", "/dev/null", "https://localhost:\(port)/health"])
+                "/usr/bin/curl",
+                [
+                    "-s", "--cacert", "\(directory)/cert.pem", "--resolve", "localhost:\(port):127.0.0.1", "-D", "-",
+                    "-o", "/dev/null", "https://localhost:\(port)/health",
+                ])
             if probe.status == 0 { headers = probe.stdout; break }
             try await Task.sleep(for: .milliseconds(100))
         }
@@ -53,19 +58,27 @@ struct ServerProcessTests {
         #expect(keys.count == 1)
     }
 
-    @Test("configuration mistakes are one clear line and a non-zero exit", arguments: [
-        (["--tls-cert", "/nonexistent.pem"], "TLS: give both a certificate and a key, or neither"),
-        (["--tls-cert", "/nonexistent.pem", "--tls-key", "/nonexistent.pem"], "TLS: cannot load the certificate or key"),
-        (["--database-url", "postgres://app@host:99999/db"], "the port of a PostgreSQL URL must be a number from 1 to 65535"),
-        (["--apple-jwks", "/nonexistent.json", "--apple-audience", "x"], "Apple JWKS: cannot read a JWKS from /nonexistent.json"),
-        (["--database-url", "postgres://app@127.0.0.1/db", "--database-connections", "0"],
-         "database connections must be a number from 1 to 1000"),
-        (["--database-url", "postgres://app@127.0.0.1/db", "--maintenance-database-url", "postgres://app:x@127.0.0.1/db"],
-         "the maintenance database role must not be the server's role"),
-        (["--web-vault", "--host", "0.0.0.0"],
-         "the web vault needs TLS (--tls-cert and --tls-key) unless the server listens on loopback (127.0.0.1 or ::1)"),
-        (["--web-vault-dir", "/nonexistent"], "the web vault directory /nonexistent has no index.html"),
-    ])
+    @Test(
+        "configuration mistakes are one clear line and a non-zero exit",
+        arguments: [
+            (["--tls-cert", "/nonexistent.pem"], "TLS: give both a certificate and a key, or neither"),
+            (["--tls-cert", "/nonexistent.pem", "--tls-key", "/nonexistent.pem"], "TLS: cannot load the certificate or key"),
+            (["--database-url", "postgres://app@host:99999/db"], "the port of a PostgreSQL URL must be a number from 1 to 65535"),
+            (["--apple-jwks", "/nonexistent.json", "--apple-audience", "x"], "Apple JWKS: cannot read a JWKS from /nonexistent.json"),
+            (
+                ["--database-url", "postgres://app@127.0.0.1/db", "--database-connections", "0"],
+                "database connections must be a number from 1 to 1000"
+            ),
+            (
+                ["--database-url", "postgres://app@127.0.0.1/db", "--maintenance-database-url", "postgres://app:x@127.0.0.1/db"],
+                "the maintenance database role must not be the server's role"
+            ),
+            (
+                ["--web-vault", "--host", "0.0.0.0"],
+                "the web vault needs TLS (--tls-cert and --tls-key) unless the server listens on loopback (127.0.0.1 or ::1)"
+            ),
+            (["--web-vault-dir", "/nonexistent"], "the web vault directory /nonexistent has no index.html"),
+        ])
     func configurationErrors(arguments: [String], message: String) throws {
         let directory = try Self.temporary()
         let result = try TestSupport.run(

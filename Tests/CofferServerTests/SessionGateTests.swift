@@ -90,10 +90,14 @@ struct SessionGateTests {
             #expect(try await gate.check(userID: user, family: family, counter: key, limit: 100, window: 60, now: Self.now + 1, store: store) == .inactive)
 
             let other = try await Self.session(store)
-            #expect(try await gate.check(userID: other.user, family: other.family, counter: other.key, limit: 100, window: 60, now: Self.now, store: store) == .admitted)
+            #expect(
+                try await gate.check(userID: other.user, family: other.family, counter: other.key, limit: 100, window: 60, now: Self.now, store: store)
+                    == .admitted)
             try await store.revokeSessions(userID: other.user, keeping: nil)
             gate.forget(userID: other.user)
-            #expect(try await gate.check(userID: other.user, family: other.family, counter: other.key, limit: 100, window: 60, now: Self.now, store: store) == .inactive)
+            #expect(
+                try await gate.check(userID: other.user, family: other.family, counter: other.key, limit: 100, window: 60, now: Self.now, store: store)
+                    == .inactive)
             // A token of another user naming this family is never admitted from this family's entry.
             #expect(try await gate.check(userID: UUID(), family: family, counter: key, limit: 100, window: 60, now: Self.now + 1, store: store) == .inactive)
         }

@@ -19,8 +19,9 @@ struct StoreConformanceTests {
 
     static func write(_ id: UUID = UUID(), revision: Int64 = 1, base: Int64 = 0, deleted: Bool = false, kind: String = "note") -> ItemWrite {
         ItemWrite(
-            row: ItemRow(id: id, kind: kind, revision: revision, updatedAt: 1_700_000_000_000 + revision, deleted: deleted,
-            box: deleted ? nil : Data("box-\(id)-\(revision)".utf8)), baseRevision: base)
+            row: ItemRow(
+                id: id, kind: kind, revision: revision, updatedAt: 1_700_000_000_000 + revision, deleted: deleted,
+                box: deleted ? nil : Data("box-\(id)-\(revision)".utf8)), baseRevision: base)
     }
 
     @Test("accounts: unique live emails, lookups, soft delete, purge with cascade", arguments: Backend.allCases)
@@ -70,10 +71,16 @@ struct StoreConformanceTests {
             #expect(try await store.liveSessionCount(userID: user, now: Self.now) == 1)
             #expect(try await store.liveSessionCount(userID: user, now: Self.now + 3600) == 0)
             #expect(try await Self.isActive(store, userID: user, family: family, now: Self.now))
-            #expect(try await store.rotateRefreshToken(userID: user, family: family, tokenID: first, newTokenID: second, now: Self.now, expiresAt: Self.now + 3600) == .rotated)
+            #expect(
+                try await store.rotateRefreshToken(userID: user, family: family, tokenID: first, newTokenID: second, now: Self.now, expiresAt: Self.now + 3600)
+                    == .rotated)
             // The spent token again: the whole family goes, including the token it was exchanged for.
-            #expect(try await store.rotateRefreshToken(userID: user, family: family, tokenID: first, newTokenID: third, now: Self.now, expiresAt: Self.now + 3600) == .reused)
-            #expect(try await store.rotateRefreshToken(userID: user, family: family, tokenID: second, newTokenID: third, now: Self.now, expiresAt: Self.now + 3600) == .invalid)
+            #expect(
+                try await store.rotateRefreshToken(userID: user, family: family, tokenID: first, newTokenID: third, now: Self.now, expiresAt: Self.now + 3600)
+                    == .reused)
+            #expect(
+                try await store.rotateRefreshToken(userID: user, family: family, tokenID: second, newTokenID: third, now: Self.now, expiresAt: Self.now + 3600)
+                    == .invalid)
             #expect(!(try await Self.isActive(store, userID: user, family: family, now: Self.now)))
             #expect(try await store.liveSessionCount(userID: user, now: Self.now) == 0)
 
@@ -82,20 +89,30 @@ struct StoreConformanceTests {
             let other = try await Self.newUser(store)
             let family2 = UUID(), token2 = UUID()
             try await store.createSession(userID: user, family: family2, tokenID: token2, now: Self.now, expiresAt: Self.now + 60)
-            #expect(try await store.rotateRefreshToken(userID: other, family: family2, tokenID: token2, newTokenID: UUID(), now: Self.now, expiresAt: Self.now + 60) == .lost)
+            #expect(
+                try await store.rotateRefreshToken(userID: other, family: family2, tokenID: token2, newTokenID: UUID(), now: Self.now, expiresAt: Self.now + 60)
+                    == .lost)
             #expect(!(try await Self.isActive(store, userID: other, family: family2, now: Self.now)))
             // Expired.
             #expect(!(try await Self.isActive(store, userID: user, family: family2, now: Self.now + 61)))
-            #expect(try await store.rotateRefreshToken(userID: user, family: family2, tokenID: token2, newTokenID: UUID(), now: Self.now + 61, expiresAt: Self.now + 120) == .invalid)
+            #expect(
+                try await store.rotateRefreshToken(
+                    userID: user, family: family2, tokenID: token2, newTokenID: UUID(), now: Self.now + 61, expiresAt: Self.now + 120) == .invalid)
 
             // A database restored from a backup: a family, or a live family's token, issued after the backup is unknown
             // to it (lost); in a revoked family an unknown token is simply invalid.
             let restored = UUID(), restoredFirst = UUID()
             try await store.createSession(userID: user, family: restored, tokenID: restoredFirst, now: Self.now, expiresAt: Self.now + 3600)
-            #expect(try await store.rotateRefreshToken(userID: user, family: restored, tokenID: UUID(), newTokenID: UUID(), now: Self.now, expiresAt: Self.now + 3600) == .lost)
-            #expect(try await store.rotateRefreshToken(userID: user, family: UUID(), tokenID: UUID(), newTokenID: UUID(), now: Self.now, expiresAt: Self.now + 3600) == .lost)
+            #expect(
+                try await store.rotateRefreshToken(
+                    userID: user, family: restored, tokenID: UUID(), newTokenID: UUID(), now: Self.now, expiresAt: Self.now + 3600) == .lost)
+            #expect(
+                try await store.rotateRefreshToken(userID: user, family: UUID(), tokenID: UUID(), newTokenID: UUID(), now: Self.now, expiresAt: Self.now + 3600)
+                    == .lost)
             try await store.revokeSession(userID: user, family: restored)
-            #expect(try await store.rotateRefreshToken(userID: user, family: restored, tokenID: UUID(), newTokenID: UUID(), now: Self.now, expiresAt: Self.now + 3600) == .invalid)
+            #expect(
+                try await store.rotateRefreshToken(
+                    userID: user, family: restored, tokenID: UUID(), newTokenID: UUID(), now: Self.now, expiresAt: Self.now + 3600) == .invalid)
 
             let keep = UUID(), drop = UUID()
             try await store.createSession(userID: user, family: keep, tokenID: UUID(), now: Self.now, expiresAt: Self.now + 3600)
@@ -157,9 +174,10 @@ struct StoreConformanceTests {
             let (mine, mineFirst) = try await session()
             #expect(try await rotate(mine, mineFirst, key) == .rotated)
             let other = try await Self.newUser(store)
-            #expect(try await store.rotateRefreshToken(
-                userID: other, family: mine, tokenID: mineFirst, newTokenID: UUID(), retryKeyDigest: key, now: Self.now,
-                expiresAt: Self.now + 3600) == .lost)
+            #expect(
+                try await store.rotateRefreshToken(
+                    userID: other, family: mine, tokenID: mineFirst, newTokenID: UUID(), retryKeyDigest: key, now: Self.now,
+                    expiresAt: Self.now + 3600) == .lost)
             #expect(try await Self.isActive(store, userID: user, family: mine, now: Self.now))
         }
     }
@@ -172,9 +190,10 @@ struct StoreConformanceTests {
             for round in 0..<5 {
                 let family = UUID(), first = UUID(), second = UUID()
                 try await store.createSession(userID: user, family: family, tokenID: first, now: Self.now, expiresAt: Self.now + 3600)
-                #expect(try await store.rotateRefreshToken(
-                    userID: user, family: family, tokenID: first, newTokenID: second, retryKeyDigest: key, now: Self.now,
-                    expiresAt: Self.now + 3600) == .rotated)
+                #expect(
+                    try await store.rotateRefreshToken(
+                        userID: user, family: family, tokenID: first, newTokenID: second, retryKeyDigest: key, now: Self.now,
+                        expiresAt: Self.now + 3600) == .rotated)
                 // Round 0..2: several retries at once, all honest. Later rounds: a thief without the key joins them.
                 let thief = round >= 3
                 let outcomes = try await withThrowingTaskGroup(of: RefreshOutcome.self) { group in
@@ -217,8 +236,9 @@ struct StoreConformanceTests {
             #expect(stored.map(\.id) == [a] && stored.first?.revision == 1)
             #expect(try await store.item(userID: user, id: c) == nil)
 
-            guard case .accepted(let second) = try await store.push(
-                userID: user, writes: [Self.write(a, revision: 2, base: 1), Self.write(b, revision: 2, base: 1, deleted: true)], now: Self.now)
+            guard
+                case .accepted(let second) = try await store.push(
+                    userID: user, writes: [Self.write(a, revision: 2, base: 1), Self.write(b, revision: 2, base: 1, deleted: true)], now: Self.now)
             else { Issue.record("second push refused"); return }
             #expect(second == 4)
             let all = try await store.changes(userID: user, since: 0, limit: 10)
@@ -273,25 +293,29 @@ struct StoreConformanceTests {
         try await backend.withStore { store in
             let user = try await Self.newUser(store)
             let first = Data(repeating: 1, count: 188), second = Data(repeating: 2, count: 188), third = Data(repeating: 3, count: 188)
-            #expect(try await store.push(
-                userID: user, writes: [Self.write(), Self.write()],
-                manifest: ManifestWrite(baseEpoch: 0, epoch: 1, bytes: first), now: Self.now) == .accepted(cursor: 2))
+            #expect(
+                try await store.push(
+                    userID: user, writes: [Self.write(), Self.write()],
+                    manifest: ManifestWrite(baseEpoch: 0, epoch: 1, bytes: first), now: Self.now) == .accepted(cursor: 2))
             // Another device that saw no head, or an old one, is turned away with the head's epoch; nothing is written.
-            #expect(try await store.push(
-                userID: user, writes: [Self.write()], manifest: ManifestWrite(baseEpoch: 0, epoch: 1, bytes: second),
-                now: Self.now) == .staleHead(epoch: 1))
+            #expect(
+                try await store.push(
+                    userID: user, writes: [Self.write()], manifest: ManifestWrite(baseEpoch: 0, epoch: 1, bytes: second),
+                    now: Self.now) == .staleHead(epoch: 1))
             // Once a head exists, a state change needs a manifest; the CardOnCue face's own rows do not.
             #expect(try await store.push(userID: user, writes: [Self.write()], now: Self.now) == .manifestRequired)
             #expect(try await store.push(userID: user, writes: [Self.write(kind: "cardoncue.card")], now: Self.now) == .accepted(cursor: 3))
             #expect(try await store.usage(userID: user).items == 3)
             // A manifest alone (nothing else changed), and a chain put back before a new head.
-            #expect(try await store.push(
-                userID: user, writes: [], manifest: ManifestWrite(baseEpoch: 1, epoch: 2, bytes: second), now: Self.now)
-                == .accepted(cursor: 3))
-            #expect(try await store.push(
-                userID: user, writes: [Self.write()],
-                manifest: ManifestWrite(baseEpoch: 2, manifests: [.init(epoch: 3, bytes: third), .init(epoch: 4, bytes: first)]),
-                now: Self.now) == .accepted(cursor: 4))
+            #expect(
+                try await store.push(
+                    userID: user, writes: [], manifest: ManifestWrite(baseEpoch: 1, epoch: 2, bytes: second), now: Self.now)
+                    == .accepted(cursor: 3))
+            #expect(
+                try await store.push(
+                    userID: user, writes: [Self.write()],
+                    manifest: ManifestWrite(baseEpoch: 2, manifests: [.init(epoch: 3, bytes: third), .init(epoch: 4, bytes: first)]),
+                    now: Self.now) == .accepted(cursor: 4))
             #expect(try await store.manifests(userID: user, after: 1, limit: 10).map(\.epoch) == [2, 3, 4])
             #expect(try await store.manifests(userID: user, after: 0, limit: 2).map(\.bytes) == [first, second])
             #expect(try await store.head(userID: user, atOrBefore: 2)?.epoch == 1)
@@ -301,19 +325,22 @@ struct StoreConformanceTests {
             // Onto a verified head, a write based on a row the server does not hold is a conflict with no copy to list:
             // the head names a row it lost. Nothing is written.
             let lost = Self.write(revision: 3, base: 2)
-            #expect(try await store.push(
-                userID: user, writes: [Self.write(), lost], manifest: ManifestWrite(baseEpoch: 4, epoch: 5, bytes: third),
-                now: Self.now) == .conflicts([]))
+            #expect(
+                try await store.push(
+                    userID: user, writes: [Self.write(), lost], manifest: ManifestWrite(baseEpoch: 4, epoch: 5, bytes: third),
+                    now: Self.now) == .conflicts([]))
             #expect(try await store.item(userID: user, id: lost.id) == nil)
             #expect(try await store.usage(userID: user).headEpoch == 4)
             // A passphrase change carries its manifest the same way.
             let slot = WrappedSlot(id: UUID(), kdf: KDFParameters(.defaultPBKDF2), salt: "c2FsdA==", wrappedKey: "a2V5")
             #expect(try await store.replaceCredentials(userID: user, authHash: "h2", slot: slot, manifest: nil) == .manifestRequired)
-            #expect(try await store.replaceCredentials(
-                userID: user, authHash: "h2", slot: slot, manifest: ManifestWrite(baseEpoch: 3, epoch: 4, bytes: second)) == .staleHead(epoch: 4))
+            #expect(
+                try await store.replaceCredentials(
+                    userID: user, authHash: "h2", slot: slot, manifest: ManifestWrite(baseEpoch: 3, epoch: 4, bytes: second)) == .staleHead(epoch: 4))
             #expect(try await store.user(id: user)?.authHash == "h")
-            #expect(try await store.replaceCredentials(
-                userID: user, authHash: "h2", slot: slot, manifest: ManifestWrite(baseEpoch: 4, epoch: 5, bytes: second)) == .accepted(cursor: 4))
+            #expect(
+                try await store.replaceCredentials(
+                    userID: user, authHash: "h2", slot: slot, manifest: ManifestWrite(baseEpoch: 4, epoch: 5, bytes: second)) == .accepted(cursor: 4))
             #expect(try await store.user(id: user)?.slot == slot)
             // Revoking sync deletes the manifests with the items.
             _ = try await store.deleteAllItems(userID: user)
@@ -323,11 +350,13 @@ struct StoreConformanceTests {
             let usage = try await store.usage(userID: user).bytes
             let grown = Self.write()
             let limit = Int64(usage) + Int64(grown.box?.count ?? 0) - 1
-            #expect(try await store.push(userID: user, writes: [grown], manifest: nil, maxStoredBytes: limit, now: Self.now)
-                == .quotaExceeded(limit: limit))
+            #expect(
+                try await store.push(userID: user, writes: [grown], manifest: nil, maxStoredBytes: limit, now: Self.now)
+                    == .quotaExceeded(limit: limit))
             #expect(try await store.item(userID: user, id: grown.id) == nil)
-            #expect(try await store.push(userID: user, writes: [grown], manifest: nil, maxStoredBytes: limit + 1, now: Self.now)
-                == .accepted(cursor: 5))
+            #expect(
+                try await store.push(userID: user, writes: [grown], manifest: nil, maxStoredBytes: limit + 1, now: Self.now)
+                    == .accepted(cursor: 5))
             // With no head left, the server has nothing to lose: such a write is taken.
             #expect(try await store.push(userID: user, writes: [Self.write(revision: 3, base: 2)], now: Self.now) == .accepted(cursor: 6))
         }
@@ -340,15 +369,17 @@ struct StoreConformanceTests {
             let other = try await Self.newUser(store)
             let (a, b) = (UUID(), UUID())
             let head = Data(repeating: 1, count: 188), rotated = Data(repeating: 2, count: 188)
-            #expect(try await store.push(
-                userID: user, writes: [Self.write(a), Self.write(b)], manifest: ManifestWrite(baseEpoch: 0, epoch: 1, bytes: head),
-                now: Self.now) == .accepted(cursor: 2))
+            #expect(
+                try await store.push(
+                    userID: user, writes: [Self.write(a), Self.write(b)], manifest: ManifestWrite(baseEpoch: 0, epoch: 1, bytes: head),
+                    now: Self.now) == .accepted(cursor: 2))
             let rotation = UUID()
             #expect(try await store.stageRotation(userID: user, rotation: rotation, writes: [Self.write(a, revision: 2, base: 1)], now: Self.now) == 1)
             // Staging the same item again replaces it; another rotation and another user stage apart.
-            #expect(try await store.stageRotation(
-                userID: user, rotation: rotation, writes: [Self.write(a, revision: 2, base: 1), Self.write(b, revision: 2, base: 1)],
-                now: Self.now) == 2)
+            #expect(
+                try await store.stageRotation(
+                    userID: user, rotation: rotation, writes: [Self.write(a, revision: 2, base: 1), Self.write(b, revision: 2, base: 1)],
+                    now: Self.now) == 2)
             #expect(try await store.stageRotation(userID: user, rotation: UUID(), writes: [Self.write(a, revision: 2, base: 1)], now: Self.now) == 1)
             #expect(try await store.stageRotation(userID: other, rotation: rotation, writes: [Self.write(a)], now: Self.now) == 1)
             // Nothing staged is seen.
@@ -356,31 +387,36 @@ struct StoreConformanceTests {
             #expect(page.items.map(\.revision) == [1, 1] && page.cursor == 2)
             let slot = WrappedSlot(id: UUID(), kdf: KDFParameters(.defaultPBKDF2), salt: "c2FsdA==", wrappedKey: "bmV3")
             // A commit naming another count, or an old head, changes nothing.
-            #expect(try await store.commitRotation(
-                userID: user, rotation: rotation, expectedRows: 3, slot: slot, manifest: ManifestWrite(baseEpoch: 1, epoch: 2, bytes: rotated),
-                now: Self.now) == .incompleteRotation(staged: 2))
-            #expect(try await store.commitRotation(
-                userID: user, rotation: rotation, expectedRows: 2, slot: slot, manifest: ManifestWrite(baseEpoch: 0, epoch: 1, bytes: rotated),
-                now: Self.now) == .staleHead(epoch: 1))
+            #expect(
+                try await store.commitRotation(
+                    userID: user, rotation: rotation, expectedRows: 3, slot: slot, manifest: ManifestWrite(baseEpoch: 1, epoch: 2, bytes: rotated),
+                    now: Self.now) == .incompleteRotation(staged: 2))
+            #expect(
+                try await store.commitRotation(
+                    userID: user, rotation: rotation, expectedRows: 2, slot: slot, manifest: ManifestWrite(baseEpoch: 0, epoch: 1, bytes: rotated),
+                    now: Self.now) == .staleHead(epoch: 1))
             #expect(try await store.user(id: user)?.slot == nil)
             #expect(try await store.usage(userID: user).headEpoch == 1)
             // The commit: rows, slot and manifest together; every staged row of the account goes, another user's stays.
-            #expect(try await store.commitRotation(
-                userID: user, rotation: rotation, expectedRows: 2, slot: slot, manifest: ManifestWrite(baseEpoch: 1, epoch: 2, bytes: rotated),
-                now: Self.now) == .accepted(cursor: 4))
+            #expect(
+                try await store.commitRotation(
+                    userID: user, rotation: rotation, expectedRows: 2, slot: slot, manifest: ManifestWrite(baseEpoch: 1, epoch: 2, bytes: rotated),
+                    now: Self.now) == .accepted(cursor: 4))
             #expect(try await store.changes(userID: user, since: 2, limit: 10).items.map(\.revision) == [2, 2])
             #expect(try await store.user(id: user)?.slot == slot)
             #expect(try await store.head(userID: user, atOrBefore: 4)?.bytes == rotated)
-            #expect(try await store.commitRotation(
-                userID: user, rotation: rotation, expectedRows: 2, slot: slot, manifest: ManifestWrite(baseEpoch: 2, epoch: 3, bytes: head),
-                now: Self.now) == .incompleteRotation(staged: 0))
+            #expect(
+                try await store.commitRotation(
+                    userID: user, rotation: rotation, expectedRows: 2, slot: slot, manifest: ManifestWrite(baseEpoch: 2, epoch: 3, bytes: head),
+                    now: Self.now) == .incompleteRotation(staged: 0))
             // A staged row whose base is stale makes the commit a conflict, whole.
             let late = UUID()
             #expect(try await store.stageRotation(userID: other, rotation: late, writes: [Self.write(b, revision: 5, base: 4)], now: Self.now) == 1)
             #expect(try await store.push(userID: other, writes: [Self.write(b)], now: Self.now) == .accepted(cursor: 1))
-            guard case .conflicts(let stored) = try await store.commitRotation(
-                userID: other, rotation: late, expectedRows: 1, slot: slot, manifest: ManifestWrite(baseEpoch: 0, epoch: 1, bytes: head),
-                now: Self.now)
+            guard
+                case .conflicts(let stored) = try await store.commitRotation(
+                    userID: other, rotation: late, expectedRows: 1, slot: slot, manifest: ManifestWrite(baseEpoch: 0, epoch: 1, bytes: head),
+                    now: Self.now)
             else {
                 Issue.record("a stale staged row was committed")
                 return
@@ -391,9 +427,10 @@ struct StoreConformanceTests {
             try await store.discardRotation(userID: other, rotation: rotation)
             #expect(try await store.stageRotation(userID: other, rotation: rotation, writes: [Self.write(a)], now: Self.now) == 1)
             _ = try await store.deleteAllItems(userID: other)
-            #expect(try await store.commitRotation(
-                userID: other, rotation: rotation, expectedRows: 1, slot: slot, manifest: ManifestWrite(baseEpoch: 0, epoch: 1, bytes: head),
-                now: Self.now) == .incompleteRotation(staged: 0))
+            #expect(
+                try await store.commitRotation(
+                    userID: other, rotation: rotation, expectedRows: 1, slot: slot, manifest: ManifestWrite(baseEpoch: 0, epoch: 1, bytes: head),
+                    now: Self.now) == .incompleteRotation(staged: 0))
         }
     }
 
@@ -430,16 +467,19 @@ struct StoreConformanceTests {
             let key = "token:\(family)"
             for expected in 1...3 {
                 let authorization = try await store.authorize(userID: user, family: family, counter: key, requests: 1, window: 60, now: Self.now)
-                #expect(authorization == Authorization(
-                    counter: CounterState(
-                        count: expected,
-                        windowEnds: Date(timeIntervalSince1970: Double(CounterWindow.start(Self.now, window: 60) + 60))),
-                    sessionActive: true))
+                #expect(
+                    authorization
+                        == Authorization(
+                            counter: CounterState(
+                                count: expected,
+                                windowEnds: Date(timeIntervalSince1970: Double(CounterWindow.start(Self.now, window: 60) + 60))),
+                            sessionActive: true))
             }
             // The same counter `increment` and `counter` see; a refused session still counts its requests.
             #expect(try await store.counter(key, window: 60, now: Self.now).count == 3)
-            #expect(try await store.authorize(userID: UUID(), family: family, counter: key, requests: 1, window: 60, now: Self.now)
-                == Authorization(counter: try await store.counter(key, window: 60, now: Self.now), sessionActive: false))
+            #expect(
+                try await store.authorize(userID: UUID(), family: family, counter: key, requests: 1, window: 60, now: Self.now)
+                    == Authorization(counter: try await store.counter(key, window: 60, now: Self.now), sessionActive: false))
             #expect(try await store.counter(key, window: 60, now: Self.now).count == 4)
             #expect(try await store.authorize(userID: user, family: family, counter: key, requests: 1, window: 60, now: Self.now + 60).counter.count == 1)
             // Requests a server admitted from memory are counted together with the one checked.

@@ -127,8 +127,9 @@ struct TokenTests {
             let signedLowS = Self.isLowS(realSignature)
             #expect(signedLowS, "the server signs in canonical form")
             let malleated = Data(realSignature[..<32] + Self.negate(realSignature[32...]))
-            #expect(serverKey.publicKey.isValidSignature(
-                try P256.Signing.ECDSASignature(rawRepresentation: malleated), for: Data(signingInput.utf8)))
+            #expect(
+                serverKey.publicKey.isValidSignature(
+                    try P256.Signing.ECDSASignature(rawRepresentation: malleated), for: Data(signingInput.utf8)))
             forged["high-S copy of the real token"] = "\(signingInput).\(Self.base64URL(malleated))"
             // The same bytes spelt with the last character's unused bits set: base64 decoders often ignore them.
             let last = real.signature.last!

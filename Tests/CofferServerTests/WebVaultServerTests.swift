@@ -10,7 +10,8 @@ import Testing
 /// code, and never over plain HTTP beyond loopback.
 @Suite("Web vault files")
 struct WebVaultServerTests {
-    static let csp = "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self'; img-src 'self' blob:; "
+    static let csp =
+        "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self'; img-src 'self' blob:; "
         + "style-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
     /// A stand-in app: the middleware serves whatever the directory holds.
@@ -48,7 +49,9 @@ struct WebVaultServerTests {
                 #expect(page.headers[.contentSecurityPolicy] == Self.csp)
                 #expect(page.headers[.cacheControl] == "no-store", "\(path)")
                 #expect(page.headers[HTTPField.Name("Referrer-Policy")!] == "no-referrer")
-                #expect(page.headers[HTTPField.Name("Permissions-Policy")!]?.hasPrefix("geolocation=(self), screen-wake-lock=(self), camera=(self), microphone=()") == true)
+                #expect(
+                    page.headers[HTTPField.Name("Permissions-Policy")!]?.hasPrefix("geolocation=(self), screen-wake-lock=(self), camera=(self), microphone=()")
+                        == true)
                 #expect(page.headers[HTTPField.Name("X-Frame-Options")!] == "DENY")
             }
             let script = try await api.send(.get, "/app/app.js")
@@ -112,14 +115,24 @@ struct WebVaultServerTests {
         let directory = try Self.appDirectory()
         for host in ["0.0.0.0", "192.0.2.10", "::"] {
             await #expect(throws: ServerSetupError.self) {
-                try await withServer(.sqlite, configure: { $0.webVaultDirectory = directory; $0.host = host }) { _, _ in }
+                try await withServer(
+                    .sqlite,
+                    configure: {
+                        $0.webVaultDirectory = directory; $0.host = host
+                    }
+                ) { _, _ in }
             }
         }
         let empty = try TestSupport.temporaryDirectory("web-vault-empty")
         await #expect(throws: ServerSetupError.self) {
             try await withServer(.sqlite, configure: { $0.webVaultDirectory = empty }) { _, _ in }
         }
-        try await withServer(.sqlite, configure: { $0.webVaultDirectory = directory; $0.host = "::1" }) { api, _ in
+        try await withServer(
+            .sqlite,
+            configure: {
+                $0.webVaultDirectory = directory; $0.host = "::1"
+            }
+        ) { api, _ in
             let page = try await api.send(.get, "/app/")
             #expect(page.status == .ok)
         }

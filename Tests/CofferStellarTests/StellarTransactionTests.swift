@@ -21,17 +21,22 @@ enum StellarOracle {
     static func cases() throws -> [Case] {
         let answers = try TestSupport.pythonOracle("stellar_oracle.py", input: [["op": "envelopes"]])
         return try #require(answers.first as? [[String: Any]]).map { entry in
-            Case(name: entry["name"] as? String ?? "", network: StellarNetwork(passphrase: entry["network_passphrase"] as? String ?? ""),
-                 envelope: entry["envelope"] as? String ?? "", summary: entry["summary"] as? [String: Any] ?? [:],
-                 signerSeed: entry["signer_seed"] as? String ?? "")
+            Case(
+                name: entry["name"] as? String ?? "", network: StellarNetwork(passphrase: entry["network_passphrase"] as? String ?? ""),
+                envelope: entry["envelope"] as? String ?? "", summary: entry["summary"] as? [String: Any] ?? [:],
+                signerSeed: entry["signer_seed"] as? String ?? "")
         }
     }
 
     static func verify(envelope: String, signed: String, publicKey: String, network: StellarNetwork) throws -> [String: Any] {
-        let answers = try TestSupport.pythonOracle("stellar_oracle.py", input: [[
-            "op": "verify", "envelope": envelope, "signed": signed, "public_key": publicKey,
-            "network_passphrase": network.passphrase,
-        ]])
+        let answers = try TestSupport.pythonOracle(
+            "stellar_oracle.py",
+            input: [
+                [
+                    "op": "verify", "envelope": envelope, "signed": signed, "public_key": publicKey,
+                    "network_passphrase": network.passphrase,
+                ]
+            ])
         return try #require(answers.first as? [String: Any])
     }
 
@@ -118,8 +123,9 @@ struct StellarTransactionTests {
             let publicKey = Array(key.publicKey.rawRepresentation)
             let signature = Array(try key.signature(for: envelope.hash(on: entry.network)))
             let signed = Data(try envelope.adding(signature: signature, by: publicKey)).base64EncodedString()
-            let verdict = try StellarOracle.verify(envelope: entry.envelope, signed: signed,
-                                                   publicKey: StellarStrKey.encode(publicKey, version: .accountID), network: entry.network)
+            let verdict = try StellarOracle.verify(
+                envelope: entry.envelope, signed: signed,
+                publicKey: StellarStrKey.encode(publicKey, version: .accountID), network: entry.network)
             #expect(verdict["valid"] as? Bool == true, "\(entry.name)")
             #expect(verdict["unchanged"] as? Bool == true, "\(entry.name)")
             #expect(verdict["signatures"] as? Int == envelope.signatureCount + 1, "\(entry.name)")
@@ -129,27 +135,62 @@ struct StellarTransactionTests {
         }
     }
 
-    @Test("hostile envelopes are one clear error each", arguments: [
-        ("truncated", Array(XDRWriter.v1(operations: 1, body: { $0.u32(0) }, trailer: false).dropLast(2)), "ends inside"),
-        ("10,000 operations", XDRWriter.v1(operations: 10_000, body: { _ in }), "the operations: 10000 is more than 100"),
-        ("an operation count past the bytes", XDRWriter.v1(operations: 90, body: { _ in }), "ends inside the operations"),
-        ("an unknown operation", XDRWriter.v1(operations: 1, body: { $0.u32(0); $0.u32(99) }), "unknown operation type 99"),
-        ("a smart-contract call", XDRWriter.v1(operations: 1, body: { $0.u32(0); $0.u32(24); $0.u32(0) }),
-         "Invoke host function (a smart-contract call), which Coffer cannot show in full"),
-        ("an unknown envelope type", [0, 0, 0, 9] + [UInt8](repeating: 0, count: 60), "unknown envelope type 9"),
-        ("trailing bytes", XDRWriter.v1(operations: 0, body: { _ in }) + [0, 0, 0, 0], "4 bytes follow the envelope"),
-        ("a data value longer than 64", XDRWriter.v1(operations: 1, body: { $0.u32(0); $0.u32(10); $0.u32(1); $0.bytes += [65, 0, 0, 0]; $0.u32(1); $0.u32(65) }),
-         "operation 1's data value: 65 is more than 64"),
-        ("a boolean that is 2", XDRWriter.v1(operations: 1, body: { $0.u32(2) }), "operation 1's source is not canonical XDR"),
-        ("nonzero padding", XDRWriter.v1(operations: 1, body: { $0.u32(0); $0.u32(10); $0.u32(1); $0.bytes += [65, 1, 0, 0]; $0.u32(0) }),
-         "operation 1's data name is not canonical XDR"),
-        ("claim predicates nested too deep", XDRWriter.v1(operations: 1, body: { writer in
-            writer.u32(0); writer.u32(14); writer.u32(0); writer.u64(1); writer.u32(1)
-            writer.u32(0); writer.u32(0); writer.key(2)
-            for _ in 0..<6 { writer.u32(3); writer.u32(1) }
-            writer.u32(0)
-        }), "claim predicates are nested more than 4 deep"),
-    ] as [(String, [UInt8], String)])
+    @Test(
+        "hostile envelopes are one clear error each",
+        arguments: [
+            ("truncated", Array(XDRWriter.v1(operations: 1, body: { $0.u32(0) }, trailer: false).dropLast(2)), "ends inside"),
+            ("10,000 operations", XDRWriter.v1(operations: 10_000, body: { _ in }), "the operations: 10000 is more than 100"),
+            ("an operation count past the bytes", XDRWriter.v1(operations: 90, body: { _ in }), "ends inside the operations"),
+            (
+                "an unknown operation",
+                XDRWriter.v1(
+                    operations: 1,
+                    body: {
+                        $0.u32(0); $0.u32(99)
+                    }), "unknown operation type 99"
+            ),
+            (
+                "a smart-contract call",
+                XDRWriter.v1(
+                    operations: 1,
+                    body: {
+                        $0.u32(0); $0.u32(24); $0.u32(0)
+                    }),
+                "Invoke host function (a smart-contract call), which Coffer cannot show in full"
+            ),
+            ("an unknown envelope type", [0, 0, 0, 9] + [UInt8](repeating: 0, count: 60), "unknown envelope type 9"),
+            ("trailing bytes", XDRWriter.v1(operations: 0, body: { _ in }) + [0, 0, 0, 0], "4 bytes follow the envelope"),
+            (
+                "a data value longer than 64",
+                XDRWriter.v1(
+                    operations: 1,
+                    body: {
+                        $0.u32(0); $0.u32(10); $0.u32(1); $0.bytes += [65, 0, 0, 0]; $0.u32(1); $0.u32(65)
+                    }),
+                "operation 1's data value: 65 is more than 64"
+            ),
+            ("a boolean that is 2", XDRWriter.v1(operations: 1, body: { $0.u32(2) }), "operation 1's source is not canonical XDR"),
+            (
+                "nonzero padding",
+                XDRWriter.v1(
+                    operations: 1,
+                    body: {
+                        $0.u32(0); $0.u32(10); $0.u32(1); $0.bytes += [65, 1, 0, 0]; $0.u32(0)
+                    }),
+                "operation 1's data name is not canonical XDR"
+            ),
+            (
+                "claim predicates nested too deep",
+                XDRWriter.v1(
+                    operations: 1,
+                    body: { writer in
+                        writer.u32(0); writer.u32(14); writer.u32(0); writer.u64(1); writer.u32(1)
+                        writer.u32(0); writer.u32(0); writer.key(2)
+                        for _ in 0..<6 { writer.u32(3); writer.u32(1) }
+                        writer.u32(0)
+                    }), "claim predicates are nested more than 4 deep"
+            ),
+        ] as [(String, [UInt8], String)])
     func hostile(_ name: String, _ bytes: [UInt8], _ expected: String) {
         #expect(throws: StellarError.self, "\(name)") { try StellarEnvelope.read(bytes) }
         do {
@@ -171,10 +212,12 @@ struct StellarTransactionTests {
         #expect(throws: StellarError.self) { try StellarEnvelope.read(base64: String(repeating: "A", count: 400_000)) }
     }
 
-    @Test("amounts, times and the network names", arguments: [
-        (255_000_000 as Int64, "25.5000000"), (1, "0.0000001"), (0, "0.0000000"), (Int64.max, "922,337,203,685.4775807"),
-        (-10_000_000, "-1.0000000"),
-    ])
+    @Test(
+        "amounts, times and the network names",
+        arguments: [
+            (255_000_000 as Int64, "25.5000000"), (1, "0.0000001"), (0, "0.0000000"), (Int64.max, "922,337,203,685.4775807"),
+            (-10_000_000, "-1.0000000"),
+        ])
     func amounts(_ stroops: Int64, _ text: String) {
         #expect(StellarSummary.amount(stroops) == text)
     }

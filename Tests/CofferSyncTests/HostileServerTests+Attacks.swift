@@ -278,7 +278,8 @@ extension HostileServerTests {
                 }
             }
             let logins = try await audit()
-            let weak = WrappedSlot(id: UUID(), kdf: KDFParameters(.pbkdf2SHA256(iterations: 250_000)), salt: Data(count: 32).base64EncodedString(), wrappedKey: "AA==")
+            let weak = WrappedSlot(
+                id: UUID(), kdf: KDFParameters(.pbkdf2SHA256(iterations: 250_000)), salt: Data(count: 32).base64EncodedString(), wrappedKey: "AA==")
             let weakText = String(decoding: try WireJSON.encoder().encode(weak), as: UTF8.self)
             try await world.tamper { db, user in
                 try db.execute(sql: "UPDATE users SET slot = ? WHERE id = ?", arguments: [weakText, user])
@@ -314,7 +315,8 @@ extension HostileServerTests {
             #expect(try await audit() == logins, "a login reached the server")
 
             // Strong parameters, but not the ones B knows: refused unless B is told the change is expected.
-            let changed = WrappedSlot(id: UUID(), kdf: KDFParameters(.pbkdf2SHA256(iterations: 700_000)), salt: Data(count: 32).base64EncodedString(), wrappedKey: "AA==")
+            let changed = WrappedSlot(
+                id: UUID(), kdf: KDFParameters(.pbkdf2SHA256(iterations: 700_000)), salt: Data(count: 32).base64EncodedString(), wrappedKey: "AA==")
             let changedText = String(decoding: try WireJSON.encoder().encode(changed), as: UTF8.self)
             try await world.tamper { db, user in
                 try db.execute(sql: "UPDATE users SET slot = ? WHERE id = ?", arguments: [changedText, user])

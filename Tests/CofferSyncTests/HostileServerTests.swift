@@ -87,9 +87,11 @@ struct HostileServerTests {
             for name in ["First", "Second", "Third"] {
                 notes.append(try a.vault.add(try SyncTesting.note(name, "text of \(name)")).id)
             }
-            try a.vault.add(.otp(try OTPItem(
-                issuer: "Bank", account: "ada",
-                parameters: try OTPParameters(secret: Array("12345678901234567890".utf8), kind: .hotp(counter: 0)))))
+            try a.vault.add(
+                .otp(
+                    try OTPItem(
+                        issuer: "Bank", account: "ada",
+                        parameters: try OTPParameters(secret: Array("12345678901234567890".utf8), kind: .hotp(counter: 0)))))
             let sessionA = SyncSession(coffer: a, client: client)
             let email = "hostile-\(UUID().uuidString.prefix(8).lowercased())@example.org"
             try await sessionA.register(email: email, passphrase: SyncTesting.passphrase, kdf: SyncTesting.kdf)
@@ -208,7 +210,8 @@ struct HostileServerTests {
             let note = try a.vault.add(try SyncTesting.note("Rotated", "before linking"))
             _ = try a.rotateMasterKey(passphrase: nil)
             let sessionA = SyncSession(coffer: a, client: client)
-            try await sessionA.register(email: "rotated-\(UUID().uuidString.prefix(8).lowercased())@example.org", passphrase: SyncTesting.passphrase, kdf: SyncTesting.kdf)
+            try await sessionA.register(
+                email: "rotated-\(UUID().uuidString.prefix(8).lowercased())@example.org", passphrase: SyncTesting.passphrase, kdf: SyncTesting.kdf)
             _ = try await sessionA.sync()
             let email = try #require(try a.vault.syncAccount()).account
             let b = try await SyncSession.login(
@@ -333,8 +336,9 @@ struct HostileServerTests {
         return texts
     }
 
-    @Test("three honest devices interleave edits, deletions and syncs: no alarm, nothing lost; then one attack, always caught",
-          arguments: Array(UInt64(1)...10))
+    @Test(
+        "three honest devices interleave edits, deletions and syncs: no alarm, nothing lost; then one attack, always caught",
+        arguments: Array(UInt64(1)...10))
     func interleaved(seed: UInt64) async throws {
         try await Self.withWorld { world in
             var random = SplitMix64(seed: seed)

@@ -24,8 +24,9 @@ struct PhotoSyncTests {
         return try vault.modify(id: card.id, photos: .init(images: images)) { _ in }
     }
 
-    @Test("photos reach a second device in batches under the body limit; the server's database and logs hold no photo byte",
-          arguments: Backend.allCases)
+    @Test(
+        "photos reach a second device in batches under the body limit; the server's database and logs hold no photo byte",
+        arguments: Backend.allCases)
     func travel(backend: Backend) async throws {
         let logs = LogCollector()
         let directory = try TestSupport.temporaryDirectory("photo-sync")
@@ -137,7 +138,9 @@ struct PhotoSyncTests {
         }
     }
 
-    @Test("a synced master-key rotation re-seals the parts (staged in batches under the body limit): the rotating device, a follower and a new device read the photo")
+    @Test(
+        "a synced master-key rotation re-seals the parts (staged in batches under the body limit): the rotating device, a follower and a new device read the photo"
+    )
     func rotation() async throws {
         try await Self.withPhotoWorld { world, _ in
             let image = Data(TestPhotos.png(size: 130_000))

@@ -22,13 +22,17 @@ struct PinningTests {
             key = "\(directory)/\(name)-key.pem"
             let made = try TestSupport.run(
                 "/usr/bin/openssl",
-                ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", certificate,
-                 "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-days", "1"])
+                [
+                    "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", certificate,
+                    "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-days", "1",
+                ])
             try #require(made.status == 0, "openssl is needed (apt-get install openssl): \(made.stderr)")
             let digest = try TestSupport.run(
                 "/bin/sh",
-                ["-c", "openssl x509 -in \"$1\" -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64",
-                 "sh", certificate])
+                [
+                    "-c", "openssl x509 -in \"$1\" -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64",
+                    "sh", certificate,
+                ])
             try #require(digest.status == 0, "\(digest.stderr)")
             pin = digest.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
             try #require(Data(base64Encoded: pin)?.count == 32)

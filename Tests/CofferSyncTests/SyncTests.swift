@@ -27,8 +27,10 @@ struct SyncTests {
             let a = try Coffer.initialize(at: try SyncTesting.location())
             let card = try Card(name: "Library", symbology: .qr, payload: Array("https://sfpl.org/card/987654321".utf8))
             try a.vault.add(.card(card))
-            let hotp = try a.vault.add(.otp(try OTPItem(
-                issuer: "Bank", account: "ada", parameters: try OTPParameters(secret: Array("12345678901234567890".utf8), kind: .hotp(counter: 0)))))
+            let hotp = try a.vault.add(
+                .otp(
+                    try OTPItem(
+                        issuer: "Bank", account: "ada", parameters: try OTPParameters(secret: Array("12345678901234567890".utf8), kind: .hotp(counter: 0)))))
             let shared = try a.vault.add(try SyncTesting.note("Shared", "first"))
             let doomed = try a.vault.add(try SyncTesting.note("Doomed", "delete me"))
             let sessionA = SyncSession(coffer: a, client: client)
@@ -40,7 +42,8 @@ struct SyncTests {
 
             // The second device has nothing but the passphrase.
             let sessionB = try await SyncSession.login(
-                location: try SyncTesting.location(), client: client, email: email, passphrase: SyncTesting.passphrase, localPassphrase: nil, allowWeakKDF: true)
+                location: try SyncTesting.location(), client: client, email: email, passphrase: SyncTesting.passphrase, localPassphrase: nil, allowWeakKDF: true
+            )
             let b = sessionB.coffer
             #expect(b.vault.vaultID == a.vault.vaultID)
             let pulled = try await sessionB.sync()
@@ -49,7 +52,8 @@ struct SyncTests {
 
             // A wrong passphrase gets nothing.
             await #expect(throws: SyncClientError.self) {
-                _ = try await SyncSession.login(location: try SyncTesting.location(), client: client, email: email, passphrase: "wrong", localPassphrase: nil, allowWeakKDF: true)
+                _ = try await SyncSession.login(
+                    location: try SyncTesting.location(), client: client, email: email, passphrase: "wrong", localPassphrase: nil, allowWeakKDF: true)
             }
 
             // Edits and deletions travel.
@@ -151,12 +155,16 @@ struct SyncTests {
         try await SyncTesting.withLiveServer(backend, logs: logs, sqliteFile: "\(directory)/server.sqlite") { server, store, configuration in
             let client = try SyncClient(server: server)
             let a = try Coffer.initialize(at: try SyncTesting.location())
-            try a.vault.add(.card(try Card(
-                name: "\(canary)-card", symbology: .code128, payload: Array("\(canary)PAYLOAD".utf8), cardNumber: "\(canary)NUMBER",
-                tags: ["\(canary)-tag"], notes: "\(canary)-notes", metadata: ["\(canary)key": "\(canary)value"])))
-            try a.vault.add(.otp(try OTPItem(
-                issuer: "\(canary)-issuer", account: "\(canary)-account",
-                parameters: try OTPParameters(secret: Array("\(canary)SECRETSECRET".utf8)))))
+            try a.vault.add(
+                .card(
+                    try Card(
+                        name: "\(canary)-card", symbology: .code128, payload: Array("\(canary)PAYLOAD".utf8), cardNumber: "\(canary)NUMBER",
+                        tags: ["\(canary)-tag"], notes: "\(canary)-notes", metadata: ["\(canary)key": "\(canary)value"])))
+            try a.vault.add(
+                .otp(
+                    try OTPItem(
+                        issuer: "\(canary)-issuer", account: "\(canary)-account",
+                        parameters: try OTPParameters(secret: Array("\(canary)SECRETSECRET".utf8)))))
             try a.vault.add(.credential(try Credential(name: "\(canary)-api", value: "\(canary)-credential-value-0123456789")))
             try a.vault.add(try SyncTesting.note("\(canary)-note", "\(canary)-text"))
             let session = SyncSession(coffer: a, client: client)
@@ -164,7 +172,8 @@ struct SyncTests {
             try await session.register(email: email, passphrase: "\(canary)-passphrase", kdf: SyncTesting.kdf)
             _ = try await session.sync()
             let b = try await SyncSession.login(
-                location: try SyncTesting.location(), client: client, email: email, passphrase: "\(canary)-passphrase", localPassphrase: nil, allowWeakKDF: true)
+                location: try SyncTesting.location(), client: client, email: email, passphrase: "\(canary)-passphrase", localPassphrase: nil, allowWeakKDF: true
+            )
             _ = try await b.sync()
             _ = try await b.status()
             #expect(try SyncTesting.names(b.coffer).contains("\(canary)-note"))

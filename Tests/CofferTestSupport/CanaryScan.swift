@@ -55,9 +55,11 @@ public enum CanaryScan {
                 Spelling(name: "UTF-16LE", needles: [utf16.flatMap { [UInt8(truncatingIfNeeded: $0), UInt8($0 >> 8)] }]),
                 Spelling(name: "UTF-16BE", needles: [utf16.flatMap { [UInt8($0 >> 8), UInt8(truncatingIfNeeded: $0)] }]),
                 Spelling(name: "JSON-escaped", needles: [Array(jsonEscaped(text).utf8)]),
-                Spelling(name: "\\u-escaped", needles: bothCases { hex in
-                    utf16.map { "\\u" + hex(UInt8($0 >> 8)) + hex(UInt8(truncatingIfNeeded: $0)) }.joined()
-                }),
+                Spelling(
+                    name: "\\u-escaped",
+                    needles: bothCases { hex in
+                        utf16.map { "\\u" + hex(UInt8($0 >> 8)) + hex(UInt8(truncatingIfNeeded: $0)) }.joined()
+                    }),
             ]
         }
         for alignment in 0..<3 {

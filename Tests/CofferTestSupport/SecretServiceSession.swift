@@ -58,8 +58,10 @@ public final class SecretServiceSession: @unchecked Sendable {
     public func lockLogin() throws {
         let result = try TestSupport.run(
             "/usr/bin/gdbus",
-            ["call", "--session", "-d", "org.freedesktop.secrets", "-o", "/org/freedesktop/secrets",
-             "-m", "org.freedesktop.Secret.Service.Lock", "['/org/freedesktop/secrets/collection/login']"],
+            [
+                "call", "--session", "-d", "org.freedesktop.secrets", "-o", "/org/freedesktop/secrets",
+                "-m", "org.freedesktop.Secret.Service.Lock", "['/org/freedesktop/secrets/collection/login']",
+            ],
             environment: environment(ProcessInfo.processInfo.environment))
         guard result.status == 0 else { throw SessionError("gdbus Lock failed: \(result.stderr)") }
     }
@@ -69,8 +71,10 @@ public final class SecretServiceSession: @unchecked Sendable {
     public func suspendDaemon(_ suspended: Bool) throws {
         let result = try TestSupport.run(
             "/usr/bin/gdbus",
-            ["call", "--session", "-d", "org.freedesktop.DBus", "-o", "/org/freedesktop/DBus",
-             "-m", "org.freedesktop.DBus.GetConnectionUnixProcessID", "org.freedesktop.secrets"],
+            [
+                "call", "--session", "-d", "org.freedesktop.DBus", "-o", "/org/freedesktop/DBus",
+                "-m", "org.freedesktop.DBus.GetConnectionUnixProcessID", "org.freedesktop.secrets",
+            ],
             environment: environment(ProcessInfo.processInfo.environment))
         // "(uint32 12345,)"
         guard result.status == 0, let pid = Int32(result.stdout.filter(\.isNumber).dropFirst("32".count)) else {

@@ -68,8 +68,9 @@ public final class SoftwareTPM: @unchecked Sendable {
 
     /// Shuts the TPM down in order and stops the simulator.
     public func stop() {
-        guard let pid = try? String(contentsOfFile: stateDirectory + "/swtpm.pid", encoding: .utf8)
-            .trimmingCharacters(in: .whitespacesAndNewlines), let number = Int32(pid)
+        guard
+            let pid = try? String(contentsOfFile: stateDirectory + "/swtpm.pid", encoding: .utf8)
+                .trimmingCharacters(in: .whitespacesAndNewlines), let number = Int32(pid)
         else { return }
         _ = try? tool("tpm2_shutdown", ["-c"])
         // SIGKILL: the daemon inherits the spawning thread's signal mask (the pool's, NIO's), where SIGTERM may be

@@ -15,16 +15,18 @@ struct CanaryScanTests {
     }
 
     // The spellings below are written by hand from the marker's bytes (43 41 4E 41 52 59 2F C3 A9), not by the scan.
-    @Test("Each spelling of the marker is found and named", arguments: [
-        ("CANARY/é", "raw"),
-        ("43414e4152592fc3a9", "hex"),
-        ("\\x43414E4152592FC3A9", "hex"),
-        (#"CANARY\/é"#, "JSON-escaped"),
-        (#"\u0043\u0041\u004e\u0041\u0052\u0059\u002f\u00e9"#, "\\u-escaped"),
-        (#"\x43\x41\x4e\x41\x52\x59\x2f\xc3\xa9"#, "\\x-escaped"),
-        (#"\103\101\116\101\122\131\057\303\251"#, "octal-escaped"),
-        ("%43%41%4E%41%52%59%2F%C3%A9", "percent-escaped"),
-    ])
+    @Test(
+        "Each spelling of the marker is found and named",
+        arguments: [
+            ("CANARY/é", "raw"),
+            ("43414e4152592fc3a9", "hex"),
+            ("\\x43414E4152592FC3A9", "hex"),
+            (#"CANARY\/é"#, "JSON-escaped"),
+            (#"\u0043\u0041\u004e\u0041\u0052\u0059\u002f\u00e9"#, "\\u-escaped"),
+            (#"\x43\x41\x4e\x41\x52\x59\x2f\xc3\xa9"#, "\\x-escaped"),
+            (#"\103\101\116\101\122\131\057\303\251"#, "octal-escaped"),
+            ("%43%41%4E%41%52%59%2F%C3%A9", "percent-escaped"),
+        ])
     func spellings(text: String, name: String) {
         #expect(CanaryScan.encodings(of: Self.marker, in: Self.embedded(text)) == [name])
     }

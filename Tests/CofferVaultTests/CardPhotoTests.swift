@@ -23,9 +23,11 @@ struct CardPhotoTests {
         }
     }
 
-    @Test("a photo is stored in parts, read back whole, and listed only on its card", arguments: [
-        (1, "png"), (60 * 1024, "png"), (60 * 1024 + 1, "jpeg"), (150_000, "jpeg"), (CardPhoto.maximumBytes, "png"),
-    ])
+    @Test(
+        "a photo is stored in parts, read back whole, and listed only on its card",
+        arguments: [
+            (1, "png"), (60 * 1024, "png"), (60 * 1024 + 1, "jpeg"), (150_000, "jpeg"), (CardPhoto.maximumBytes, "png"),
+        ])
     func roundTrip(size: Int, type: String) throws {
         let test = try TestVault()
         let card = try test.vault.add(try Self.card())
@@ -47,16 +49,18 @@ struct CardPhotoTests {
         #expect(throws: VaultError.self) { try test.vault.purge(id: photo.parts[0]) }
     }
 
-    @Test("an image that is not PNG or JPEG, an empty one and one over 2 MiB are refused, and nothing is written",
-          arguments: ["gif", "empty", "large"])
+    @Test(
+        "an image that is not PNG or JPEG, an empty one and one over 2 MiB are refused, and nothing is written",
+        arguments: ["gif", "empty", "large"])
     func refused(kind: String) throws {
         let test = try TestVault()
         let card = try test.vault.add(try Self.card())
-        let image: [UInt8] = switch kind {
-        case "gif": Array("GIF89a".utf8) + Array(repeating: 0, count: 100)
-        case "empty": []
-        default: TestPhotos.png(size: CardPhoto.maximumBytes + 1)
-        }
+        let image: [UInt8] =
+            switch kind {
+            case "gif": Array("GIF89a".utf8) + Array(repeating: 0, count: 100)
+            case "empty": []
+            default: TestPhotos.png(size: CardPhoto.maximumBytes + 1)
+            }
         #expect(throws: VaultError.self) {
             try test.vault.modify(id: card.id, photos: .init(images: [.front: Data(image)])) { content in
                 guard case .card(var card) = content else { return }
@@ -93,8 +97,9 @@ struct CardPhotoTests {
         #expect(try Self.photoRows(test, deleted: false) == 0 && Self.photoRows(test, deleted: true) == 4)
     }
 
-    @Test("a part moved to another card, another side or another place, an altered part and a missing part are refused",
-          arguments: ["other card", "other side", "order", "altered", "missing", "digest"])
+    @Test(
+        "a part moved to another card, another side or another place, an altered part and a missing part are refused",
+        arguments: ["other card", "other side", "order", "altered", "missing", "digest"])
     func bound(attack: String) throws {
         let test = try TestVault()
         let first = try test.vault.add(try Self.card("First", payload: "1"))
@@ -163,9 +168,10 @@ struct CardPhotoTests {
         let front = TestPhotos.png(size: 125_000)
         let back = TestPhotos.jpeg(size: 700)
         try test.vault.modify(id: card.id, photos: .init(images: [.front: Data(front), .back: Data(back)])) { _ in }
-        let answer = try #require(try TestSupport.openSSLOracle([
-            ["op": "read_vault", "path": test.path, "secret_kind": "passphrase", "secret": "correct horse"],
-        ]).first as? [String: Any])
+        let answer = try #require(
+            try TestSupport.openSSLOracle([
+                ["op": "read_vault", "path": test.path, "secret_kind": "passphrase", "secret": "correct horse"]
+            ]).first as? [String: Any])
         let items = try #require(answer["items"] as? [[String: Any]])
         #expect(items.count == 5)
         let stored = try #require(items.first { $0["id"] as? String == TestSupport.hex(card.id.bytes) }?["content"] as? [String: Any])
@@ -208,8 +214,11 @@ struct CardPhotoTests {
         let content = TestSupport.hex(try string("card_content"))
         let (decoded, createdAt) = try ItemContentCoding.decode(Data(content), kind: .card)
         guard case .card(let card) = decoded else { Issue.record("not a card"); return }
-        #expect(card.photos == [CardPhoto(
-            side: .front, type: .png, size: image.count, digest: TestSupport.hex(try string("image_sha256")), parts: partIDs)])
+        #expect(
+            card.photos == [
+                CardPhoto(
+                    side: .front, type: .png, size: image.count, digest: TestSupport.hex(try string("image_sha256")), parts: partIDs)
+            ])
         #expect(Array(try ItemContentCoding.encode(decoded, createdAt: createdAt)) == content)
     }
 }

@@ -153,9 +153,11 @@ struct CatalogueTests {
         for index in 0..<300 {
             let name = "\(words[Int.random(in: 0..<words.count, using: &generator)])\(Bool.random(using: &generator) ? "" : " \(index % 40)")"
             if index % 3 == 0 {
-                contents.append(.otp(try OTPItem(
-                    issuer: name, account: words[index % words.count],
-                    parameters: try OTPParameters(secret: Array("12345678901234567890".utf8)))))
+                contents.append(
+                    .otp(
+                        try OTPItem(
+                            issuer: name, account: words[index % words.count],
+                            parameters: try OTPParameters(secret: Array("12345678901234567890".utf8)))))
             } else {
                 contents.append(.card(try Card(name: name, symbology: .qr, payload: Array("x".utf8))))
             }
@@ -182,9 +184,10 @@ struct CatalogueTests {
     @Test("buckets are what FORMAT.md §4 says (Python reader): every name once, in the bucket its keyed hash names")
     func bucketFormat() throws {
         let test = try TestVault(items: false)
-        _ = try test.vault.addAll((0..<700).map { index in
-            .card(try! Card(name: "Card \(index) Café", symbology: .qr, payload: Array("x".utf8)))
-        })
+        _ = try test.vault.addAll(
+            (0..<700).map { index in
+                .card(try! Card(name: "Card \(index) Café", symbology: .qr, payload: Array("x".utf8)))
+            })
         try test.vault.add(.otp(try OTPItem(issuer: "GitHub", account: "me", parameters: try OTPParameters(secret: Array("12345678901234567890".utf8)))))
         _ = try test.vault.lookup(ItemLookup.Query("Card 3 Café"))
         let answers = try TestSupport.openSSLOracle([["op": "read_catalogue_buckets", "path": test.path, "passphrase": "correct horse"]])
@@ -198,7 +201,9 @@ struct CatalogueTests {
         let expected = try test.vault.lookupCandidates().flatMap { candidate in
             zip(candidate.names, candidate.foldedNames).map { "\(TestSupport.hex(candidate.id.bytes)) \(candidate.kind.rawValue) \($0) \($1)" }
         }
-        let stored = records.map { "\($0["id"] as? String ?? "") \($0["kind"] as? String ?? "") \($0["name"] as? String ?? "") \($0["folded"] as? String ?? "")" }
+        let stored = records.map {
+            "\($0["id"] as? String ?? "") \($0["kind"] as? String ?? "") \($0["name"] as? String ?? "") \($0["folded"] as? String ?? "")"
+        }
         #expect(stored.sorted() == expected.sorted())
         #expect(stored.contains { $0.hasSuffix(" Card 3 Café card 3 cafe") })
     }
@@ -217,8 +222,9 @@ struct CatalogueTests {
             candidate: ItemLookup.Candidate(id: id, kind: .card, name: "Café Nero", names: ["Café Nero"], foldedNames: ["cafe nero"]))
         let values = Vault.bucketValues([entry], changes: 5, previous: 4, keys: keys)
         #expect(values[Vault.bucketsHeadName].flatMap { $0.map { TestSupport.hex($0) } } == "0100000000000000050001")
-        #expect(values[Vault.bucketName(0)].flatMap { $0.map { TestSupport.hex($0) } }
-            == "0100000000000000050000000100112233445566778899aabbccddeeff000463617264000a436166c3a9204e65726f000963616665206e65726f")
+        #expect(
+            values[Vault.bucketName(0)].flatMap { $0.map { TestSupport.hex($0) } }
+                == "0100000000000000050000000100112233445566778899aabbccddeeff000463617264000a436166c3a9204e65726f000963616665206e65726f")
         // The buckets of the former, larger count are deleted.
         #expect(values.keys.sorted() == [Vault.bucketsHeadName, Vault.bucketName(0), Vault.bucketName(1), Vault.bucketName(2), Vault.bucketName(3)].sorted())
         #expect(values[Vault.bucketName(3)] == .some(nil))
@@ -238,7 +244,9 @@ struct CatalogueTests {
         #expect(try test.vault.bucketLookup(ItemLookup.Query("sam's club"), kind: nil) == card.id)
         // A vault whose buckets were never made (an earlier version) gets them at its next lookup.
         try test.database().write { db in
-            try db.execute(sql: "DELETE FROM local_state WHERE name = ?", arguments: [Vault.rowName(Vault.bucketsHeadName, keys: test.vault.localKeys(test.vault.currentKeys))])
+            try db.execute(
+                sql: "DELETE FROM local_state WHERE name = ?",
+                arguments: [Vault.rowName(Vault.bucketsHeadName, keys: test.vault.localKeys(test.vault.currentKeys))])
         }
         #expect(try test.vault.bucketLookup(ItemLookup.Query("Sam's Club"), kind: nil) == nil)
         #expect(try coffer.find("Sam's Club").id == card.id)

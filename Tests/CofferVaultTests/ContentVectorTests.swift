@@ -15,7 +15,9 @@ enum ContentVectors {
 
     static func all() throws -> [(name: String, content: ItemContent, bytes: [UInt8])] {
         let vectors: [(String, ItemContent, String)] = [
-            ("credential", .credential(try Credential(name: "OpenAI", provider: "openai", value: "sk-1", tags: ["ai", "work"], notes: "rotate")), """
+            (
+                "credential", .credential(try Credential(name: "OpenAI", provider: "openai", value: "sk-1", tags: ["ai", "work"], notes: "rotate")),
+                """
                 01 \(createdField)
                 10 06 4F 70 65 6E 41 49
                 11 06 6F 70 65 6E 61 69
@@ -23,19 +25,29 @@ enum ContentVectors {
                 13 02 61 69
                 13 04 77 6F 72 6B
                 14 06 72 6F 74 61 74 65
-                """),
-            ("credential with a user name and a URL (since 1.2): tags 21 and 22", .credential(try Credential(
-                name: "Mail", value: "pw", username: "al", url: "u")), """
+                """
+            ),
+            (
+                "credential with a user name and a URL (since 1.2): tags 21 and 22",
+                .credential(
+                    try Credential(
+                        name: "Mail", value: "pw", username: "al", url: "u")),
+                """
                 01 \(createdField)
                 10 04 4D 61 69 6C
                 12 02 70 77
                 15 02 61 6C
                 16 01 75
-                """),
-            ("one-time card with binary payload, dates, flag and metadata", .card(try Card(
-                name: "Return", symbology: .qr, payload: [0x00, 0xC3, 0xA9, 0xFF], payloadCharset: .binary, tags: ["t"],
-                networkIDs: ["costco"], validTo: Date(timeIntervalSince1970: 1_830_000_000), oneTime: true,
-                usedAt: Date(timeIntervalSince1970: 1_795_000_100), metadata: ["k": "v"])), """
+                """
+            ),
+            (
+                "one-time card with binary payload, dates, flag and metadata",
+                .card(
+                    try Card(
+                        name: "Return", symbology: .qr, payload: [0x00, 0xC3, 0xA9, 0xFF], payloadCharset: .binary, tags: ["t"],
+                        networkIDs: ["costco"], validTo: Date(timeIntervalSince1970: 1_830_000_000), oneTime: true,
+                        usedAt: Date(timeIntervalSince1970: 1_795_000_100), metadata: ["k": "v"])),
+                """
                 01 \(createdField)
                 10 06 52 65 74 75 72 6E
                 11 02 71 72
@@ -47,27 +59,42 @@ enum ContentVectors {
                 19 01 01
                 1A 08 00 00 01 A1 EE 57 E4 A0
                 1D 06 01 01 6B 02 01 76
-                """),
-            ("card without a barcode: no symbology field (tag 17 left out), shown by its number", .card(try Card(
-                name: "Library", symbology: nil, payload: Array("L-998877".utf8))), """
+                """
+            ),
+            (
+                "card without a barcode: no symbology field (tag 17 left out), shown by its number",
+                .card(
+                    try Card(
+                        name: "Library", symbology: nil, payload: Array("L-998877".utf8))),
+                """
                 01 \(createdField)
                 10 07 4C 69 62 72 61 72 79
                 12 08 4C 2D 39 39 38 38 37 37
                 13 05 75 74 66 2D 38
-                """),
-            ("Code 93 card with a colour (since 1.9)", .card(try Card(
-                name: "Gift", symbology: .code93, payload: Array("G-93".utf8), metadata: ["color": "#59A2BE"])), """
+                """
+            ),
+            (
+                "Code 93 card with a colour (since 1.9)",
+                .card(
+                    try Card(
+                        name: "Gift", symbology: .code93, payload: Array("G-93".utf8), metadata: ["color": "#59A2BE"])),
+                """
                 01 \(createdField)
                 10 04 47 69 66 74
                 11 06 63 6F 64 65 39 33
                 12 04 47 2D 39 33
                 13 05 75 74 66 2D 38
                 1D 10 01 05 63 6F 6C 6F 72 02 07 23 35 39 41 32 42 45
-                """),
-            ("HOTP token", .otp(try OTPItem(
-                issuer: "Duo", account: "al",
-                parameters: try OTPParameters(secret: Array("12345678901234567890".utf8), algorithm: .sha256, digits: 8, kind: .hotp(counter: 5)),
-                tags: ["2fa"])), """
+                """
+            ),
+            (
+                "HOTP token",
+                .otp(
+                    try OTPItem(
+                        issuer: "Duo", account: "al",
+                        parameters: try OTPParameters(secret: Array("12345678901234567890".utf8), algorithm: .sha256, digits: 8, kind: .hotp(counter: 5)),
+                        tags: ["2fa"])),
+                """
                 01 \(createdField)
                 10 03 44 75 6F
                 11 02 61 6C
@@ -77,10 +104,15 @@ enum ContentVectors {
                 15 08 00 00 00 00 00 00 00 08
                 17 08 00 00 00 00 00 00 00 05
                 18 03 32 66 61
-                """),
-            ("TOTP token", .otp(try OTPItem(
-                issuer: "GitHub", account: "alice", parameters: try OTPParameters(secret: Array("12345678901234567890".utf8)),
-                notes: "n")), """
+                """
+            ),
+            (
+                "TOTP token",
+                .otp(
+                    try OTPItem(
+                        issuer: "GitHub", account: "alice", parameters: try OTPParameters(secret: Array("12345678901234567890".utf8)),
+                        notes: "n")),
+                """
                 01 \(createdField)
                 10 06 47 69 74 48 75 62
                 11 05 61 6C 69 63 65
@@ -90,9 +122,14 @@ enum ContentVectors {
                 15 08 00 00 00 00 00 00 00 06
                 16 08 00 00 00 00 00 00 00 1E
                 19 01 6E
-                """),
-            ("TOTP token without an issuer (since 1.11): tag 16 left out", .otp(try OTPItem(
-                issuer: "", account: "bob@example.org", parameters: try OTPParameters(secret: Array("12345678901234567890".utf8)))), """
+                """
+            ),
+            (
+                "TOTP token without an issuer (since 1.11): tag 16 left out",
+                .otp(
+                    try OTPItem(
+                        issuer: "", account: "bob@example.org", parameters: try OTPParameters(secret: Array("12345678901234567890".utf8)))),
+                """
                 01 \(createdField)
                 11 0F 62 6F 62 40 65 78 61 6D 70 6C 65 2E 6F 72 67
                 12 04 74 6F 74 70
@@ -100,24 +137,37 @@ enum ContentVectors {
                 14 04 53 48 41 31
                 15 08 00 00 00 00 00 00 00 06
                 16 08 00 00 00 00 00 00 00 1E
-                """),
-            ("contact note with a field group and non-ASCII text", .note(try Note(
-                name: "Bob", template: .contact, fields: [.init(label: "Email", value: "b@x.io")], text: "café")), """
+                """
+            ),
+            (
+                "contact note with a field group and non-ASCII text",
+                .note(
+                    try Note(
+                        name: "Bob", template: .contact, fields: [.init(label: "Email", value: "b@x.io")], text: "café")),
+                """
                 01 \(createdField)
                 10 03 42 6F 62
                 11 07 63 6F 6E 74 61 63 74
                 12 0F 01 05 45 6D 61 69 6C 02 06 62 40 78 2E 69 6F
                 13 05 63 61 66 C3 A9
-                """),
-            ("a 200-byte value: two-byte length C8 01", .credential(try Credential(name: "Long", value: String(repeating: "v", count: 200))), """
+                """
+            ),
+            (
+                "a 200-byte value: two-byte length C8 01", .credential(try Credential(name: "Long", value: String(repeating: "v", count: 200))),
+                """
                 01 \(createdField)
                 10 04 4C 6F 6E 67
                 12 C8 01 \(String(repeating: "76 ", count: 200))
-                """),
-            ("signing key", .signingKey(try SigningKey(
-                name: "K", flavor: .ed25519, publicKey: TestSupport.hex("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a"),
-                pinSalt: Array(repeating: 0x11, count: 16), pinBox: Array(repeating: 0x22, count: 60),
-                boundVaultID: Array(repeating: 0x33, count: 16), deviceSecretID: Array(repeating: 0x44, count: 16), failedAttempts: 2)), """
+                """
+            ),
+            (
+                "signing key",
+                .signingKey(
+                    try SigningKey(
+                        name: "K", flavor: .ed25519, publicKey: TestSupport.hex("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a"),
+                        pinSalt: Array(repeating: 0x11, count: 16), pinBox: Array(repeating: 0x22, count: 60),
+                        boundVaultID: Array(repeating: 0x33, count: 16), deviceSecretID: Array(repeating: 0x44, count: 16), failedAttempts: 2)),
+                """
                 01 \(createdField)
                 10 01 4B
                 11 07 65 64 32 35 35 31 39
@@ -127,7 +177,8 @@ enum ContentVectors {
                 15 10 \(String(repeating: "33 ", count: 16))
                 16 10 \(String(repeating: "44 ", count: 16))
                 17 08 00 00 00 00 00 00 00 02
-                """),
+                """
+            ),
         ]
         return vectors.map { ($0.0, $0.1, TestSupport.hex($0.2)) }
     }
@@ -176,9 +227,10 @@ struct ContentVectorTests {
     @Test("The independent Python reader decodes each vector to the expected fields")
     func pythonReader() throws {
         let vectors = try ContentVectors.all()
-        let answers = try TestSupport.openSSLOracle(vectors.map {
-            ["op": "read_content", "kind": $0.content.kind.rawValue, "content": TestSupport.hex($0.bytes)]
-        })
+        let answers = try TestSupport.openSSLOracle(
+            vectors.map {
+                ["op": "read_content", "kind": $0.content.kind.rawValue, "content": TestSupport.hex($0.bytes)]
+            })
         try #require(answers.count == vectors.count)
         for (vector, answer) in zip(vectors, answers) {
             let fields = try #require(answer as? [String: Any])

@@ -44,8 +44,9 @@ struct DeviceSlotTests {
         try test.database().write { db in try db.execute(sql: "UPDATE slot_label SET box = ?", arguments: [box]) }
 
         try test.vault.removeSlot(id: second.id)
-        #expect(Self.failure { _ = try Vault.open(in: test.directory, unlock: .deviceKey(other), options: testOptions) }
-            == VaultError.deviceKeyMismatch.description)
+        #expect(
+            Self.failure { _ = try Vault.open(in: test.directory, unlock: .deviceKey(other), options: testOptions) }
+                == VaultError.deviceKeyMismatch.description)
         #expect(try test.database().read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM slot_label") } == 0)
         #expect(Self.failure { try test.vault.removeSlot(id: second.id) } == VaultError.slotNotFound.description)
     }
@@ -65,10 +66,13 @@ struct DeviceSlotTests {
     @Test("the independent reader opens each device label as FORMAT.md §4 describes")
     func labelsReadByOracle() throws {
         let test = try TestVault()
-        try test.vault.addDeviceSlot(SecretBytes(randomCount: 32), label: DeviceLabel(name: "Ada's phone ✓", keystore: "secret-service", createdAt: Date(timeIntervalSince1970: 1_800_000_000.5)))
-        let answer = try #require(try TestSupport.openSSLOracle([
-            ["op": "read_vault", "path": test.path, "secret_kind": "passphrase", "secret": "correct horse"],
-        ]).first as? [String: Any])
+        try test.vault.addDeviceSlot(
+            SecretBytes(randomCount: 32),
+            label: DeviceLabel(name: "Ada's phone ✓", keystore: "secret-service", createdAt: Date(timeIntervalSince1970: 1_800_000_000.5)))
+        let answer = try #require(
+            try TestSupport.openSSLOracle([
+                ["op": "read_vault", "path": test.path, "secret_kind": "passphrase", "secret": "correct horse"]
+            ]).first as? [String: Any])
         let labels = try #require(answer["device_labels"] as? [[String: Any]])
         #expect(labels.count == 1)
         #expect(labels.first?["name"] as? String == "Ada's phone ✓")

@@ -28,25 +28,30 @@ enum Golden {
 
     static func contents() throws -> [ItemContent] {
         [
-            .card(try Card(
-                name: "Costco", symbology: .code128, payload: Array("111222333444".utf8), cardNumber: "1112 2233 3444",
-                tags: ["grocery"], networkIDs: ["costco"], validTo: Date(timeIntervalSince1970: 1_830_000_000),
-                metadata: ["preferredForNetwork_costco": "true"])),
-            .card(try Card(
-                name: "Amazon return", symbology: .qr, payload: [0x00, 0xC3, 0xA9, 0xFF], payloadCharset: .binary,
-                oneTime: true, usedAt: Date(timeIntervalSince1970: 1_795_000_100))),
-            .otp(try OTPItem(
-                issuer: "GitHub", account: "alice@example.com",
-                parameters: try OTPParameters(secret: Array("12345678901234567890".utf8), algorithm: .sha256, digits: 8, kind: .totp(period: 30)),
-                tags: ["work"])),
-            .otp(try OTPItem(
-                issuer: "Duo", account: "alice",
-                parameters: try OTPParameters(secret: Array("12345678901234567890".utf8), kind: .hotp(counter: 5)))),
+            .card(
+                try Card(
+                    name: "Costco", symbology: .code128, payload: Array("111222333444".utf8), cardNumber: "1112 2233 3444",
+                    tags: ["grocery"], networkIDs: ["costco"], validTo: Date(timeIntervalSince1970: 1_830_000_000),
+                    metadata: ["preferredForNetwork_costco": "true"])),
+            .card(
+                try Card(
+                    name: "Amazon return", symbology: .qr, payload: [0x00, 0xC3, 0xA9, 0xFF], payloadCharset: .binary,
+                    oneTime: true, usedAt: Date(timeIntervalSince1970: 1_795_000_100))),
+            .otp(
+                try OTPItem(
+                    issuer: "GitHub", account: "alice@example.com",
+                    parameters: try OTPParameters(secret: Array("12345678901234567890".utf8), algorithm: .sha256, digits: 8, kind: .totp(period: 30)),
+                    tags: ["work"])),
+            .otp(
+                try OTPItem(
+                    issuer: "Duo", account: "alice",
+                    parameters: try OTPParameters(secret: Array("12345678901234567890".utf8), kind: .hotp(counter: 5)))),
             .otp(try OTPItem(issuer: "Steam", account: "gabe", parameters: try OTPParameters(secret: Array(repeating: 0x42, count: 20), kind: .steam))),
             .credential(try Credential(name: "OpenAI", provider: "openai", value: "sk-proj-golden-value-0123456789")),
-            .note(try Note(
-                name: "Bob", template: .contact, fields: [.init(label: "Stellar address", value: "GBOB"), .init(label: "Email", value: "bob@example.com")],
-                text: "Met at the café")),
+            .note(
+                try Note(
+                    name: "Bob", template: .contact, fields: [.init(label: "Stellar address", value: "GBOB"), .init(label: "Email", value: "bob@example.com")],
+                    text: "Met at the café")),
         ]
     }
 
@@ -55,9 +60,10 @@ enum Golden {
     static func laterContents() throws -> [ItemContent] {
         [
             .card(try Card(name: "Library", symbology: nil, payload: Array("L-998877".utf8), tags: ["books"])),
-            .credential(try Credential(
-                name: "Mail", provider: "mail.example.org", value: "mail password", username: "frank",
-                url: "https://mail.example.org/")),
+            .credential(
+                try Credential(
+                    name: "Mail", provider: "mail.example.org", value: "mail password", username: "frank",
+                    url: "https://mail.example.org/")),
         ]
     }
 
@@ -152,10 +158,11 @@ struct GoldenTests {
 
         let goldenPath = Vault.databasePath(in: try stagedCopy())
         let pin: [String: Any] = ["pin": Golden.pin, "pin_device_secret": TestSupport.hex(Golden.pinDeviceSecret.bytes)]
-        let requests: [[String: Any]] = [
-            ["op": "read_vault", "path": goldenPath, "secret_kind": "passphrase", "secret": Golden.passphrase].merging(pin) { $1 },
-            ["op": "read_vault", "path": goldenPath, "secret_kind": "recovery", "secret": try recoveryCode()].merging(pin) { $1 },
-        ] + fresh.map { ["op": "read_vault", "path": $0.path, "secret_kind": "passphrase", "secret": $0.passphrase] }
+        let requests: [[String: Any]] =
+            [
+                ["op": "read_vault", "path": goldenPath, "secret_kind": "passphrase", "secret": Golden.passphrase].merging(pin) { $1 },
+                ["op": "read_vault", "path": goldenPath, "secret_kind": "recovery", "secret": try recoveryCode()].merging(pin) { $1 },
+            ] + fresh.map { ["op": "read_vault", "path": $0.path, "secret_kind": "passphrase", "secret": $0.passphrase] }
         let answers = try TestSupport.openSSLOracle(requests)
         try #require(answers.count == 4)
         let expectations = [golden, golden] + fresh.map(\.expected)
@@ -192,9 +199,12 @@ struct GoldenTests {
         for (id, content) in zip(laterIDs, try Golden.laterContents()) {
             expected[id.uuidString.lowercased()] = (content.kind.rawValue, ReaderFields.of(content, created: Golden.created, inExport: true))
         }
-        expected[Golden.itemID(try Golden.contents().count).uuidString.lowercased()] = ("signing_key", [
-            "name": "Golden key", "flavor": "ed25519", "public_key": "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a",
-        ])
+        expected[Golden.itemID(try Golden.contents().count).uuidString.lowercased()] = (
+            "signing_key",
+            [
+                "name": "Golden key", "flavor": "ed25519", "public_key": "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a",
+            ]
+        )
         let answer = try #require(try TestSupport.openSSLOracle([["op": "read_export", "path": path]]).first as? [String: Any])
         #expect(answer["vault_id"] as? String == Golden.vaultID.uuidString.lowercased())
         try ReaderFields.expectSame(try #require(answer["items"] as? [[String: Any]]), expected, "export")

@@ -67,7 +67,6 @@ struct KeystoreContractTests {
         }
     }()
 
-
     /// Secrets that break stores which treat values as text: NUL, bytes ≥ 0x80, a lone 0xFF, all 32 bytes long.
     static let awkwardSecrets: [[UInt8]] = [
         [0x00] + Array(0x80...0x9E),
@@ -199,7 +198,8 @@ struct KeystoreContractTests {
     }
 
     static func notice(_ backend: Backend) {
-        let reason = backend == .tpm2
+        let reason =
+            backend == .tpm2
             ? SoftwareTPM.unavailableReason ?? "swtpm did not start"
             : SecretServiceSession.unavailableReason ?? "the session did not start"
         FileHandle.standardError.write(Data("NOTICE: key store contract for \(backend.rawValue) skipped: \(reason)\n".utf8))

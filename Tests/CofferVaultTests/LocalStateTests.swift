@@ -15,7 +15,8 @@ struct LocalStateTests {
         #expect(try test.vault.localValue("places/cue") == canary)
         #expect(try test.reopen().localValue("places/tile/9q8y") == Data(repeating: 7, count: 5_000))
         #expect(try test.vault.localValue("places/none") == nil)
-        let bytes = try Data(contentsOf: URL(fileURLWithPath: test.path))
+        let bytes =
+            try Data(contentsOf: URL(fileURLWithPath: test.path))
             + ((try? Data(contentsOf: URL(fileURLWithPath: test.path + "-wal"))) ?? Data())
         for marker in ["CANARY-POSITION", "37.7749", "places/cue", "9q8y", "places/tile"] {
             #expect(CanaryScan.encodings(of: marker, in: bytes).isEmpty, "\(marker) in the vault file")
@@ -41,7 +42,9 @@ struct LocalStateTests {
                 try db.execute(sql: "UPDATE local_state SET box = ? WHERE name = ?", arguments: [damaged, name])
             }
             let opened = try test.reopen()
-            #expect(throws: VaultError.self) { _ = try opened.localValue("a"); _ = try opened.localValue("b") }
+            #expect(throws: VaultError.self) {
+                _ = try opened.localValue("a"); _ = try opened.localValue("b")
+            }
             flips += 1
         }
         #expect(flips == box.count * 8)
@@ -49,7 +52,9 @@ struct LocalStateTests {
         let other: Data = rows[1]["box"]
         try test.database().write { db in try db.execute(sql: "UPDATE local_state SET box = ? WHERE name = ?", arguments: [other, name]) }
         let opened = try test.reopen()
-        #expect(throws: VaultError.self) { _ = try opened.localValue("a"); _ = try opened.localValue("b") }
+        #expect(throws: VaultError.self) {
+            _ = try opened.localValue("a"); _ = try opened.localValue("b")
+        }
     }
 
     @Test("rotation re-seals every local value under the new key, in its transaction")

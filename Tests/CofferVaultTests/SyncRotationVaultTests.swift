@@ -24,10 +24,11 @@ struct SyncRotationVaultTests {
         #expect(answer["passphrase_slot_opens"] as? Bool == true)
         #expect((answer["recovery_code"] as? String)?.count ?? 0 >= 20)
         let staged = try #require(answer["items"] as? [[String: Any]])
-        let revisions = Dictionary(uniqueKeysWithValues: staged.compactMap { row -> (String, Int)? in
-            guard let id = row["id"] as? String, let revision = row["revision"] as? Int else { return nil }
-            return (id, revision)
-        })
+        let revisions = Dictionary(
+            uniqueKeysWithValues: staged.compactMap { row -> (String, Int)? in
+                guard let id = row["id"] as? String, let revision = row["revision"] as? Int else { return nil }
+                return (id, revision)
+            })
         #expect(revisions == Dictionary(uniqueKeysWithValues: items.map { (TestSupport.hex($0.id.bytes), Int($0.revision) + 1) }))
         // Nothing in use changed.
         #expect(try test.reopen().items() == items)

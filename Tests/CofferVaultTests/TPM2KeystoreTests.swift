@@ -120,7 +120,9 @@ struct TPM2KeystoreTests {
         try tpm.tool("tpm2_dictionarylockout", ["-s", "-n", "1", "-t", "1000", "-l", "1000"])
         try tpm.tool("tpm2_createprimary", ["-C", "o", "-g", "sha256", "-G", "ecc256", "-c", "\(scratch)/p.ctx"])
         try Data("x".utf8).write(to: URL(fileURLWithPath: "\(scratch)/d"))
-        try tpm.tool("tpm2_create", ["-C", "\(scratch)/p.ctx", "-i", "\(scratch)/d", "-p", "file:-", "-u", "\(scratch)/s.pub", "-r", "\(scratch)/s.priv"], input: "123456")
+        try tpm.tool(
+            "tpm2_create", ["-C", "\(scratch)/p.ctx", "-i", "\(scratch)/d", "-p", "file:-", "-u", "\(scratch)/s.pub", "-r", "\(scratch)/s.priv"],
+            input: "123456")
         try tpm.tool("tpm2_load", ["-C", "\(scratch)/p.ctx", "-u", "\(scratch)/s.pub", "-r", "\(scratch)/s.priv", "-c", "\(scratch)/s.ctx"])
         #expect(throws: (any Error).self) { try tpm.tool("tpm2_unseal", ["-c", "\(scratch)/s.ctx", "-p", "file:-"], input: "654321") }
         let state = try TPM2(tcti: tpm.tcti).dictionaryAttackState()
@@ -151,7 +153,9 @@ struct TPM2KeystoreTests {
         #expect(try chip.unseal(parts, authorisation: SecretBytes(utf8: "482916")).isEqual(to: secret))
     }
 
-    @Test("a PIN-held entry: the TPM refuses and counts wrong PINs, says how many are left, locks out, forgets one after its recovery time; another TPM cannot load it")
+    @Test(
+        "a PIN-held entry: the TPM refuses and counts wrong PINs, says how many are left, locks out, forgets one after its recovery time; another TPM cannot load it"
+    )
     func pinHeldEntry() throws {
         guard let (tpm, store) = try Self.make() else { return }
         defer { withExtendedLifetime(tpm) {} }
@@ -218,10 +222,12 @@ struct TPM2KeystoreTests {
         try Data(publicPart).write(to: URL(fileURLWithPath: "\(scratch)/ours.pub"))
         try Data(privatePart).write(to: URL(fileURLWithPath: "\(scratch)/ours.priv"))
         // Coffer's storage key: the tools' default ECC P-256 primary with noda added.
-        try tpm.tool("tpm2_createprimary", [
-            "-C", "o", "-g", "sha256", "-G", "ecc256", "-c", "\(scratch)/p.ctx",
-            "-a", "restricted|decrypt|fixedtpm|fixedparent|sensitivedataorigin|userwithauth|noda",
-        ])
+        try tpm.tool(
+            "tpm2_createprimary",
+            [
+                "-C", "o", "-g", "sha256", "-G", "ecc256", "-c", "\(scratch)/p.ctx",
+                "-a", "restricted|decrypt|fixedtpm|fixedparent|sensitivedataorigin|userwithauth|noda",
+            ])
         try tpm.tool("tpm2_load", ["-C", "\(scratch)/p.ctx", "-u", "\(scratch)/ours.pub", "-r", "\(scratch)/ours.priv", "-c", "\(scratch)/ours.ctx"])
         try tpm.tool("tpm2_unseal", ["-c", "\(scratch)/ours.ctx", "-o", "\(scratch)/ours.out"])
         #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: "\(scratch)/ours.out"))) == secret.bytes)
@@ -231,11 +237,14 @@ struct TPM2KeystoreTests {
 
         let theirs = (0..<32).map { UInt8(255 - $0) }
         try Data(theirs).write(to: URL(fileURLWithPath: "\(scratch)/theirs.in"))
-        try tpm.tool("tpm2_create", [
-            "-C", "\(scratch)/p.ctx", "-i", "\(scratch)/theirs.in", "-a", "fixedtpm|fixedparent|userwithauth|noda",
-            "-u", "\(scratch)/theirs.pub", "-r", "\(scratch)/theirs.priv",
-        ])
-        let sealed = try [UInt8](Data(contentsOf: URL(fileURLWithPath: "\(scratch)/theirs.pub")))
+        try tpm.tool(
+            "tpm2_create",
+            [
+                "-C", "\(scratch)/p.ctx", "-i", "\(scratch)/theirs.in", "-a", "fixedtpm|fixedparent|userwithauth|noda",
+                "-u", "\(scratch)/theirs.pub", "-r", "\(scratch)/theirs.priv",
+            ])
+        let sealed =
+            try [UInt8](Data(contentsOf: URL(fileURLWithPath: "\(scratch)/theirs.pub")))
             + [UInt8](Data(contentsOf: URL(fileURLWithPath: "\(scratch)/theirs.priv")))
         try Data(Array("CTP1".utf8) + sealed).write(to: URL(fileURLWithPath: store.directory + "/theirs.tpm2"))
         #expect(try store.secret(for: "theirs")?.bytes == theirs)

@@ -78,7 +78,9 @@ struct VaultStoreTests {
         _ = try test.vault.newRecoveryCode()
         let before = try Data(contentsOf: URL(fileURLWithPath: test.path))
         #expect(throws: VaultError.self) { _ = try Vault.open(in: test.directory, unlock: .passphrase("wrong"), options: testOptions) }
-        #expect(throws: VaultError.self) { _ = try Vault.open(in: test.directory, unlock: .recoveryCode("0000-0000-0000-0000-0000-0000-0000-0000"), options: testOptions) }
+        #expect(throws: VaultError.self) {
+            _ = try Vault.open(in: test.directory, unlock: .recoveryCode("0000-0000-0000-0000-0000-0000-0000-0000"), options: testOptions)
+        }
         #expect(throws: VaultError.self) { _ = try Vault.open(in: test.directory, unlock: .recoveryCode("nonsense"), options: testOptions) }
         #expect(throws: VaultError.self) { _ = try Vault.open(in: test.directory, unlock: .deviceKey(SecretBytes(randomCount: 32)), options: testOptions) }
         do {
@@ -161,8 +163,10 @@ struct VaultStoreTests {
     @Test("Concurrent modifications from many threads lose nothing")
     func concurrentModify() async throws {
         let test = try TestVault()
-        let hotp = try test.vault.add(.otp(try OTPItem(
-            issuer: "Duo", account: "a", parameters: try OTPParameters(secret: Array(repeating: 5, count: 20), kind: .hotp(counter: 0)))))
+        let hotp = try test.vault.add(
+            .otp(
+                try OTPItem(
+                    issuer: "Duo", account: "a", parameters: try OTPParameters(secret: Array(repeating: 5, count: 20), kind: .hotp(counter: 0)))))
         let other = try test.reopen()
         try await withThrowingTaskGroup(of: Void.self) { group in
             for vault in [test.vault, other] {
@@ -315,8 +319,9 @@ struct TamperTests {
         #expect(throws: VaultError.self) { _ = try first.vault.items() }
         let target = try second.vault.items()[0]
         try second.database().write { db in
-            try db.execute(sql: "UPDATE item SET id = ?, box = ?, kind = ?, revision = 1 WHERE id = ?",
-                           arguments: [Data(items[0].id.bytes), boxes.first!, items[0].kind.rawValue, Data(target.id.bytes)])
+            try db.execute(
+                sql: "UPDATE item SET id = ?, box = ?, kind = ?, revision = 1 WHERE id = ?",
+                arguments: [Data(items[0].id.bytes), boxes.first!, items[0].kind.rawValue, Data(target.id.bytes)])
         }
         #expect(throws: VaultError.self) { _ = try second.vault.items() }
     }

@@ -1,3 +1,5 @@
+// swift-format-ignore-file
+// (Data written by a tool, test vectors or encoder output, is kept as the tool wrote it.)
 // Source: RFC 7914 ("The scrypt Password-Based Key Derivation Function"), section 12 "Test Vectors for scrypt".
 // Selection rule: all 4 vectors, in RFC order; hex of the ASCII password/salt and the 64-byte output.
 // Cross-checks: the same values are in apple/swift-crypto Tests/CryptoExtrasVectors/rfc-7914-scrypt.txt and in

@@ -1,3 +1,5 @@
+// swift-format-ignore-file
+// (Data written by a tool, test vectors or encoder output, is kept as the tool wrote it.)
 // Source: C2SP/wycheproof testvectors_v1/aes_gcm_test.json @ 6fc4a87a4c4e2264b2f0d6862bbd900b5b25717e
 //   (project C2SP/wycheproof on GitHub, file testvectors_v1/aes_gcm_test.json, generator 0.9rc5, 316 tests).
 // Selection rule: EVERY test whose test group has keySize == 256 and tagSize == 128, all IV sizes

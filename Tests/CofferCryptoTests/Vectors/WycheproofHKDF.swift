@@ -1,3 +1,5 @@
+// swift-format-ignore-file
+// (Data written by a tool, test vectors or encoder output, is kept as the tool wrote it.)
 // Source: C2SP/wycheproof testvectors_v1/hkdf_sha256_test.json @ 061657f12eed26eeab9b6548ce03f45219d0e7fe
 //   (project C2SP/wycheproof on GitHub, generator 0.9, 86 tests; tcIds 1-3 are the RFC 5869 SHA-256 cases).
 // Selection rule: ALL 86 tests, in tcId order. Field values are copied unchanged.

@@ -1,3 +1,5 @@
+// swift-format-ignore-file
+// (Data written by a tool, test vectors or encoder output, is kept as the tool wrote it.)
 // Sources:
 //   1. C2SP/wycheproof testvectors_v1/pbkdf2_hmacsha256_test.json @ 061657f12eed26eeab9b6548ce03f45219d0e7fe (60 tests).
 //      Selection rule: every test with iterationCount <= 100000 (that is all 60; the largest is 80000).
