@@ -25,6 +25,8 @@ public enum SyncClientError: Error, Sendable, Equatable, CustomStringConvertible
     case pinMismatch(expected: String, presented: String)
     /// A key pin was given for a server reached without TLS.
     case pinNeedsHTTPS
+    /// The server refused the email and passphrase of a login (its 401 to `/v1/auth/login`).
+    case credentialsRefused
 
     public var description: String {
         switch self {
@@ -40,13 +42,8 @@ public enum SyncClientError: Error, Sendable, Equatable, CustomStringConvertible
         case .pinMismatch(let expected, let presented):
             return "the sync server's public key is not the pinned one: expected \(expected), presented \(presented); nothing was sent"
         case .pinNeedsHTTPS: return "a public-key pin needs an https:// server"
+        case .credentialsRefused: return "the sync server refused this email and passphrase"
         }
-    }
-
-    /// Whether the session is over (expired, revoked, or the account deleted) and a new login is needed.
-    public var needsLogin: Bool {
-        if case .server(401, _, _) = self { return true }
-        return false
     }
 }
 
@@ -110,8 +107,15 @@ public struct SyncClient: Sendable {
         try await call(.POST, "/v1/auth/register", body: request, resend: .ifUnsent)
     }
 
+    /// A 401 here is the server's answer to the credentials, told apart by the request it answers, never by its
+    /// message: `credentialsRefused`.
     public func login(_ request: LoginRequest) async throws(SyncClientError) -> AuthResponse {
-        try await call(.POST, "/v1/auth/login", body: request)
+        do {
+            return try await call(.POST, "/v1/auth/login", body: request)
+        } catch {
+            if case .server(401, "unauthorized", _) = error { throw .credentialsRefused }
+            throw error
+        }
     }
 
     /// Exchanges `refreshToken` for a new pair. With `retryKey`, the same token may be presented again with the same

@@ -13,7 +13,6 @@ extension SyncClientError: ReportableError {
     package var hint: String? {
         switch self {
         case .transport: return "local changes stay queued; run `coffer sync` again when online"
-        case .server(401, "unauthorized", "Invalid email or passphrase"): return nil
         case .server(401, "session_lost", _):
             return "nothing was changed here; log in again (coffer sync login --server URL --email EMAIL) and the next "
                 + "`coffer sync` checks the state the server holds against the one this device verified"
@@ -30,7 +29,7 @@ extension SyncClientError: ReportableError {
         case .transport: return .unavailable
         // The server's state went back: reported as any state that does not verify is (EX_PROTOCOL).
         case .server(401, "session_lost", _): return .protocolViolation
-        case .server(401, _, _): return .notPermitted
+        case .server(401, _, _), .credentialsRefused: return .notPermitted
         case .server(429, _, _): return .tryAgain
         case .server(409, "account_exists", _): return .alreadyExists
         case .invalidServerURL, .pinNeedsHTTPS: return .usage

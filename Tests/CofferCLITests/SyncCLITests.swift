@@ -86,7 +86,7 @@ struct SyncCLITests {
 
         let b = try CLI()
         let wrong = try b.run(["sync", "login", "--server", server.url, "--email", email], input: "not the passphrase\n")
-        #expect(wrong.status == 77 && wrong.stderr.hasPrefix("coffer: error: "))
+        #expect(wrong.status == 77 && wrong.stderr == "coffer: error: the sync server refused this email and passphrase\n", "\(wrong.stderr)")
         #expect(!wrong.stderr.contains("not the passphrase"))
         try b.ok(["sync", "login", "--server", server.url, "--email", email], input: "\(passphrase)\n")
         #expect(try Self.names(b) == ["Deploy key", "Written on A"])

@@ -51,7 +51,7 @@ struct SyncTests {
             #expect(try SyncTesting.contents(b) == SyncTesting.contents(a))
 
             // A wrong passphrase gets nothing.
-            await #expect(throws: SyncClientError.self) {
+            await #expect(throws: SyncClientError.credentialsRefused) {
                 _ = try await SyncSession.login(
                     location: try SyncTesting.location(), client: client, email: email, passphrase: "wrong", localPassphrase: nil, allowWeakKDF: true)
             }
