@@ -189,12 +189,6 @@ struct KeystoreContractTests {
         for bad in ["coffer:v1:AP+Afw=", "coffer:v2:AP+Afw==", "AP+Afw==", "coffer:v1:AP+A=w==", "coffer:v1:AP*Afw=="] {
             #expect(SecretServiceKeystore.decode(Array(bad.utf8)) == nil, "\(bad)")
         }
-        for length in 0..<40 {
-            let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 * 37 + 11) }
-            let text = bytes.withUnsafeBytes { Base64.encode($0) }
-            #expect(String(decoding: text, as: UTF8.self) == Data(bytes).base64EncodedString())
-            #expect(Base64.decode(text) == bytes)
-        }
     }
 
     static func notice(_ backend: Backend) {
