@@ -94,14 +94,8 @@ extension Add {
         }
 
         private func hexSeed(_ text: String) throws -> SecretBytes {
-            let digits = Array(text.trimmingCharacters(in: .whitespaces).utf8)
-            guard digits.count == 64 else { throw CLIError.usage("an Ed25519 seed is 64 hex digits") }
-            var bytes: [UInt8] = []
-            for index in stride(from: 0, to: 64, by: 2) {
-                guard let byte = UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16) else {
-                    throw CLIError.usage("an Ed25519 seed is 64 hex digits")
-                }
-                bytes.append(byte)
+            guard var bytes = Hex.decode(text.trimmingCharacters(in: .whitespaces)), bytes.count == 32 else {
+                throw CLIError.usage("an Ed25519 seed is 64 hex digits")
             }
             defer { bytes.withUnsafeMutableBytes { SecretBytes.wipe($0) } }
             return SecretBytes(bytes)

@@ -222,14 +222,8 @@ struct Edit: ParsableCommand {
                 return UInt8(scalar.value)
             }
         case .binary:
-            let digits = Array(text.utf8)
-            guard digits.count % 2 == 0 else { throw CLIError.usage("give a binary payload as hex digits") }
-            return try stride(from: 0, to: digits.count, by: 2).map { index in
-                guard let byte = UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16) else {
-                    throw CLIError.usage("give a binary payload as hex digits")
-                }
-                return byte
-            }
+            guard let bytes = Hex.decode(text) else { throw CLIError.usage("give a binary payload as hex digits") }
+            return bytes
         }
     }
 

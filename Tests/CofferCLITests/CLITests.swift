@@ -287,6 +287,9 @@ struct CLITests {
         #expect(try cli.run(["show", "nothing"]).status == 66)
         #expect(try cli.run(["add", "key", "K", "--stellar-seed"], input: "SB3MIS23KDF67IGB6YH2IZKE4W6UMICIEL7JYQCL5DZUM4ZM4VUBMUF4\n123456\n").status == 65)
         #expect(try cli.run(["add", "key", "K", "--stellar-seed"], input: "SB3MIS23KDF67IGB6YH2IZKE4W6UMICIEL7JYQCL5DZUM4ZM4VUBMUF3\n12345\n").status != 0)
+        // A sign is not a hex digit: the seed's own reader took "+f" for 15 before it used Hex.decode.
+        let signed = try cli.run(["add", "key", "K"], input: "+f" + String(repeating: "ab", count: 31) + "\n123456\n123456\n")
+        #expect(signed.status == 64 && signed.stderr.contains("64 hex digits"), "\(signed.stderr)")
         #expect(try cli.run(["unlock"], input: "no passphrase slot\n").status == 66)
         #expect(try cli.ok(["list", "--json"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[]")
         let plaintext = try cli.run(["export", "--format", "json", "--plaintext"])
