@@ -1,3 +1,5 @@
+import CofferPlatform
+
 /// Where key material and nonces come from. Production code uses `SystemRandom`; tests may inject a
 /// deterministic source to produce golden files.
 public protocol RandomSource: Sendable {
@@ -14,20 +16,9 @@ extension RandomSource {
     }
 }
 
-/// The operating system's CSPRNG (getrandom / arc4random through `SystemRandomNumberGenerator`).
+/// The operating system's CSPRNG (getrandom on Linux, getentropy on Apple platforms).
 public struct SystemRandom: RandomSource {
     public init() {}
 
-    public func fill(_ buffer: UnsafeMutableRawBufferPointer) {
-        var generator = SystemRandomNumberGenerator()
-        var offset = 0
-        while offset < buffer.count {
-            var word = generator.next()
-            let take = min(8, buffer.count - offset)
-            withUnsafeBytes(of: &word) { wordBytes in
-                for index in 0..<take { buffer[offset + index] = wordBytes[index] }
-            }
-            offset += take
-        }
-    }
+    public func fill(_ buffer: UnsafeMutableRawBufferPointer) { SystemEntropy.fill(buffer) }
 }

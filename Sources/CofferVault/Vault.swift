@@ -68,8 +68,15 @@ public final class Vault: @unchecked Sendable {
 
     struct Keys {
         let master: SecretBytes
-        let items: SymmetricKey
+        /// Prepared once: every item box of the vault is sealed and opened with it.
+        let items: BoxKey
         let epoch: Int64
+
+        init(master: SecretBytes, items: SymmetricKey, epoch: Int64) throws(VaultError) {
+            self.master = master
+            do { self.items = try BoxKey(items) } catch { throw .crypto(error) }
+            self.epoch = epoch
+        }
     }
 
     /// Path of the vault file inside `directory`.
@@ -187,7 +194,7 @@ public final class Vault: @unchecked Sendable {
             let type = try UnlockRequest(unlock).type
             let (header, slots) = try database.read { db in (try readHeader(db), try readSlots(db, limits: options.limits, type: type)) }
             let (master, slotID) = try unlockMasterKey(slots: slots, unlock: unlock, vaultID: header.vaultID, options: options)
-            let keys = Keys(master: master, items: KeySchedule.itemsKey(masterKey: master, vaultID: header.vaultID), epoch: header.epoch)
+            let keys = try Keys(master: master, items: KeySchedule.itemsKey(masterKey: master, vaultID: header.vaultID), epoch: header.epoch)
             return Vault(directory: directory, header: header, database: database, keys: keys, openedSlotID: slotID, options: options)
         } catch let error as VaultError {
             throw error

@@ -73,7 +73,7 @@ extension Vault {
     ) throws(VaultError) -> PreparedRotation {
         let id = UUID(bytes: options.random.bytes(16))
         let newMaster = SecretBytes(randomCount: 32, using: options.random)
-        let newKeys = Keys(master: newMaster, items: KeySchedule.itemsKey(masterKey: newMaster, vaultID: vaultIDBytes), epoch: 0)
+        let newKeys = try Keys(master: newMaster, items: KeySchedule.itemsKey(masterKey: newMaster, vaultID: vaultIDBytes), epoch: 0)
         let passphraseSecret = try Self.passphraseSecret(passphrase)
         let recovery = RecoveryCode.generate(random: options.random)
         return try writeTransaction { db, keys in
@@ -216,7 +216,7 @@ extension Vault {
                 let manifest = record["manifest"] as Data?, let manifestEpoch = record["manifest_epoch"] as Int64?
             else { throw VaultError.noPreparedRotation }
             let master = try preparedMasterKey(db, keys: keys)
-            let newKeys = Keys(
+            let newKeys = try Keys(
                 master: master, items: KeySchedule.itemsKey(masterKey: master, vaultID: vaultIDBytes), epoch: keys.epoch + 1)
             var staged: [UUID: ItemRow] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT \(ItemRow.columns) FROM sync_rotation_item") {
@@ -280,7 +280,7 @@ extension Vault {
             try checkSlotSecrets(slots, deviceKey: deviceKey, passphrase: passphraseSecret)
             let label = try carriedDeviceLabel(db, master: keys.master)
             try Self.clearPreparedRotation(db)
-            let newKeys = Keys(
+            let newKeys = try Keys(
                 master: masterKey, items: KeySchedule.itemsKey(masterKey: masterKey, vaultID: vaultIDBytes), epoch: keys.epoch + 1)
             let now = options.clock()
             var count = 0

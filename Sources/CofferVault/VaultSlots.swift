@@ -79,11 +79,11 @@ extension Vault {
         let newItemsKey = KeySchedule.itemsKey(masterKey: newMaster, vaultID: vaultIDBytes)
         let passphraseSecret = try Self.passphraseSecret(passphrase)
         let recovery = RecoveryCode.generate(random: options.random)
-        let (count, recoveryCode, epoch) = try writeTransaction { db, keys -> (Int, String?, Int64) in
+        let (count, recoveryCode, newKeys) = try writeTransaction { db, keys -> (Int, String?, Keys) in
             let slots = try Self.readSlots(db, limits: options.limits)
             try checkSlotSecrets(slots, deviceKey: deviceKey, passphrase: passphraseSecret)
             let label = try carriedDeviceLabel(db, master: keys.master)
-            let newKeys = Keys(master: newMaster, items: newItemsKey, epoch: keys.epoch + 1)
+            let newKeys = try Keys(master: newMaster, items: newItemsKey, epoch: keys.epoch + 1)
             let rows = try resealLiveItems(db, from: keys, to: newKeys, now: options.clock(), progress: progress) { row in
                 try storeRow(db, row, insert: false)
             }
@@ -95,9 +95,9 @@ extension Vault {
                 db, slots, masterKey: newMaster, deviceKey: deviceKey, deviceLabel: label, passphrase: passphraseSecret,
                 recovery: recovery)
             try db.execute(sql: "UPDATE vault SET key_epoch = ? WHERE singleton = 1", arguments: [newKeys.epoch])
-            return (count, code, newKeys.epoch)
+            return (count, code, newKeys)
         }
-        replaceKeys(Keys(master: newMaster, items: newItemsKey, epoch: epoch))
+        replaceKeys(newKeys)
         return RotationResult(itemCount: count, recoveryCode: recoveryCode)
     }
 

@@ -83,9 +83,11 @@ struct VaultBench {
         report("  ratio Coffer / OpenSSL (target <= 1.05)", String(format: "%.3f", ourTime / theirTime))
     }
 
-    /// Seal+open throughput through Coffer's box framing (item associated data included) and raw swift-crypto.
+    /// Seal+open throughput through Coffer's box framing (item associated data included) with the key prepared once,
+    /// as the vault keeps its items key, and with a key prepared for each box; and raw swift-crypto.
     func aead() throws {
         let key = SymmetricKey(size: .bits256)
+        let prepared = try BoxKey(key)
         let aad = KeySchedule.itemAssociatedData(
             vaultID: SystemRandom().bytes(16), itemID: SystemRandom().bytes(16), kind: "card", revision: 1,
             updatedAt: 1, formatVersion: 1)
@@ -96,11 +98,20 @@ struct VaultBench {
             // through its combined bytes (what storing a box needs). The three alternate so that frequency changes
             // and neighbours' load hit them alike; each keeps its best run.
             var framed = Double.infinity
+            var oneOff = Double.infinity
             var rawInMemory = Double.infinity
             var rawStored = Double.infinity
             for _ in 0..<repetitions(7) {
                 framed = min(
                     framed,
+                    try fastest(1) {
+                        for _ in 0..<rounds {
+                            let box = try Box.seal(message, key: prepared, associatedData: aad)
+                            _ = try Box.open(box, key: prepared, associatedData: aad)
+                        }
+                    })
+                oneOff = min(
+                    oneOff,
                     try fastest(1) {
                         for _ in 0..<rounds {
                             let box = try Box.seal(message, key: key, associatedData: aad)
@@ -134,10 +145,10 @@ struct VaultBench {
             } else {
                 report("  OpenSSL", "unavailable (pip install cryptography)")
             }
+            report("  Coffer box, key prepared for each box", String(format: "%.0f MB/s", megabytes / oneOff))
             report("  raw swift-crypto, SealedBox in memory", String(format: "%.0f MB/s", megabytes / rawInMemory))
             report("  raw swift-crypto, through combined bytes", String(format: "%.0f MB/s", megabytes / rawStored))
-            report("  framing / raw in memory (target >= 0.90)", String(format: "%.3f", rawInMemory / framed))
-            report("  framing / raw through bytes", String(format: "%.3f", rawStored / framed))
+            report("  Coffer box / raw swift-crypto in memory", String(format: "%.2f", rawInMemory / framed))
         }
     }
 

@@ -49,7 +49,12 @@ struct OpenSSLOracleTests {
         var wrongAAD = aad
         wrongAAD[wrongAAD.count - 1] ^= 1
         let plaintexts: [[UInt8]] = [[], Array("x".utf8), SystemRandom().bytes(1000), SystemRandom().bytes(70_000)]
-        let ours = try plaintexts.map { try Box.seal(Data($0), key: key, associatedData: aad) }
+        // Half sealed with the key prepared once (as the vault's items key is), half with a key used once.
+        let prepared = try BoxKey(key)
+        let ours = try plaintexts.enumerated().map { index, plaintext in
+            index.isMultiple(of: 2)
+                ? try Box.seal(Data(plaintext), key: prepared, associatedData: aad) : try Box.seal(Data(plaintext), key: key, associatedData: aad)
+        }
         var requests: [[String: Any]] = []
         for box in ours {
             requests.append(["op": "aesgcm_open", "key": TestSupport.hex(keyBytes), "box": TestSupport.hex(box), "aad": TestSupport.hex(aad)])
@@ -67,8 +72,12 @@ struct OpenSSLOracleTests {
             #expect(answers[2 * index + 1] is NSNull)
             let theirs = try #require(answers[2 * plaintexts.count + index] as? String)
             #expect(TestSupport.hex(try Box.open(Data(TestSupport.hex(theirs)), key: key, associatedData: aad)) == TestSupport.hex(plaintext))
+            #expect(TestSupport.hex(try Box.open(Data(TestSupport.hex(theirs)), key: prepared, associatedData: aad)) == TestSupport.hex(plaintext))
             #expect(throws: CofferCryptoError.authenticationFailed) {
                 _ = try Box.open(Data(TestSupport.hex(theirs)), key: key, associatedData: wrongAAD)
+            }
+            #expect(throws: CofferCryptoError.authenticationFailed) {
+                _ = try Box.open(Data(TestSupport.hex(theirs)), key: prepared, associatedData: wrongAAD)
             }
         }
     }
