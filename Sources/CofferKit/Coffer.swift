@@ -309,8 +309,9 @@ public final class Coffer: Sendable {
     /// Finds one item the way `ItemLookup` says (full id, exact name, name without case or accents, id prefix, name
     /// prefix, name substring), opening only the catalogue and the item found.
     public func find(_ query: String, kind: ItemKind? = nil) throws -> Item {
-        let outcome = try vault.lookup(ItemLookup.Query(query), kind: kind)
-        switch outcome {
+        let lookupQuery = ItemLookup.Query(query)
+        if let item = try vault.bucketItem(lookupQuery, kind: kind) { return item }
+        switch try vault.lookup(lookupQuery, kind: kind) {
         case .found(let id): return try vault.item(id: id)
         case .ambiguous(let matching): throw CofferError.ambiguous(query, candidates: matching)
         case .none: throw CofferError.noMatch(query)

@@ -42,7 +42,7 @@ public struct DeviceRecords: Sendable {
     /// One vault's record: the store that holds its keys, and, while a move is being finished, the store they came
     /// from (its copies are deleted last); the device slot this device's key opens, and the slots it opened before
     /// its key was lost (dead slots, which nothing opens any more).
-    public struct Record: Codable, Sendable, Equatable {
+    public struct Record: Sendable, Equatable {
         /// The store that holds the keys.
         public let keystore: KeystoreKind
         /// The store a move has yet to delete copies from.
@@ -58,6 +58,29 @@ public struct DeviceRecords: Sendable {
             self.previous = previous
             self.slot = slot
             self.replaced = replaced
+        }
+
+        /// A record read from its file: `keystore` required; `previous`, `slot` and `replaced` absent or null when
+        /// not set; names this version does not know are ignored (as an older version ignores `slot`). Read without
+        /// `JSONDecoder`, whose set-up costs `coffer code` more than the rest of reading the record.
+        init?(json: JSONValue) {
+            guard case .object(let members) = json, let keystore = members["keystore"]?.stringValue.flatMap(KeystoreKind.init(rawValue:))
+            else { return nil }
+            func optional<Value>(_ name: String, _ read: (JSONValue) -> Value?) -> Value?? {
+                guard let value = members[name], value != .null else { return .some(nil) }
+                return read(value).map { .some($0) }
+            }
+            guard let previous = optional("previous", { $0.stringValue.flatMap(KeystoreKind.init(rawValue:)) }),
+                let slot = optional("slot", { $0.stringValue.flatMap(UUID.init(uuidString:)) }),
+                let replaced = optional(
+                    "replaced",
+                    { value -> [UUID]? in
+                        guard let elements = value.arrayValue else { return nil }
+                        let ids = elements.compactMap { $0.stringValue.flatMap(UUID.init(uuidString:)) }
+                        return ids.count == elements.count ? ids : nil
+                    })
+            else { return nil }
+            self.init(keystore: keystore, previous: previous, slot: slot, replaced: replaced)
         }
 
         /// The record as written: `{"keystore":…,"previous":…,"slot":…,"replaced":[…]}`, absent keys left out.
@@ -87,7 +110,7 @@ public struct DeviceRecords: Sendable {
         } catch {
             throw VaultError.file(error)
         }
-        guard let record = try? JSONDecoder().decode(Record.self, from: Data(bytes)) else {
+        guard let record = JSONValue.parse(bytes).flatMap(Record.init(json:)) else {
             throw VaultError.tampered("the device record \(path(vaultID))")
         }
         return record

@@ -16,9 +16,8 @@ extension Vault {
     static let catalogueVersion: UInt8 = 1
 
     /// What `query` names among the live items (of `kind`), by `ItemLookup`'s rules, read from the catalogue; several
-    /// equally good matches come oldest first.
+    /// equally good matches come oldest first. `bucketItem` answers the common case, one exact name, sooner.
     public func lookup(_ query: ItemLookup.Query, kind: ItemKind? = nil) throws(VaultError) -> ItemLookup.Outcome {
-        if let found = try bucketLookup(query, kind: kind) { return .found(found) }
         let catalogue = try currentCatalogue()
         var ranked: [(entry: CatalogueIndex.Entry, rank: Int)] = []
         for entry in catalogue.entries where kind == nil || entry.kind == kind {

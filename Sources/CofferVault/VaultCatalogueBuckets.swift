@@ -28,11 +28,11 @@ extension Vault {
         return count
     }
 
-    /// The one item whose name `query` is, from the bucket of that name; nil when the buckets cannot say (see the
-    /// type's documentation), and the caller asks the catalogue.
-    func bucketLookup(_ query: ItemLookup.Query, kind: ItemKind?) throws(VaultError) -> UUID? {
+    /// The one item whose name `query` is, found through the bucket of that name and read in the same transaction;
+    /// nil when the buckets cannot say (see the type's documentation), and the caller asks the catalogue.
+    public func bucketItem(_ query: ItemLookup.Query, kind: ItemKind?) throws(VaultError) -> Item? {
         guard !query.isItemID, !query.foldedUTF8.isEmpty else { return nil }
-        return try read { db, keys -> UUID? in
+        return try read { db, keys -> Item? in
             let changes = try Int64.fetchOne(db, sql: "SELECT count FROM item_changes WHERE singleton = 1") ?? -1
             let local = localKeys(keys)
             guard let headValue = try? storedLocalValue(Self.bucketsHeadName, db: db, keys: local),
@@ -40,9 +40,10 @@ extension Vault {
             else { return nil }
             let index = BucketHash(local).bucket(of: query.foldedUTF8, count: head.count)
             guard let value = try? storedLocalValue(Self.bucketName(index), db: db, keys: local),
-                let bucket = try? NameBucket(Array(value)), bucket.changes == changes
+                let bucket = try? NameBucket(Array(value)), bucket.changes == changes,
+                let id = bucket.onlyItem(named: query, kind: kind)
             else { return nil }
-            return bucket.onlyItem(named: query, kind: kind)
+            return try fetchItem(db, id: id, keys: keys)
         }
     }
 
