@@ -151,6 +151,7 @@ package struct List: ParsableCommand {
 
         package func run() throws {
             let coffer = try vault.openItems()
+            defer { coffer.closeBeforeExit() }
             let now = Date()
             // Each item becomes what is printed as it is opened (its summary for JSON, else its line): a listing of a
             // large vault holds its lines, not every item.
@@ -257,6 +258,7 @@ package struct Code: ParsableCommand {
 
         package func run() throws {
             let coffer = try vault.openItems()
+            defer { coffer.closeBeforeExit() }
             let lines = try coffer.codes(matching: query, at: Date()).map { code in
                 CodeLine(id: code.id.lowercasedString, name: code.name, code: code.code, secondsRemaining: code.secondsRemaining)
             }

@@ -75,6 +75,7 @@ package struct Show: ParsableCommand {
 
         package func run() throws {
             let coffer = try vault.openItems()
+            defer { coffer.closeBeforeExit() }
             let item = try coffer.find(query)
             if clip {
                 switch item.content {

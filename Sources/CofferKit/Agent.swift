@@ -132,6 +132,9 @@ public struct AgentVault: OpenVault {
         try items(kind: kind).compactMap(transform)
     }
 
+    /// Nothing to close: the agent keeps the vault open.
+    public func closeBeforeExit() {}
+
     public func find(_ query: String, kind: ItemKind?) throws -> Item {
         let response = try Self.exchange(.find(vault: vault, query: query, kind: kind?.rawValue), query: query, socket: socket)
         guard let item = try Self.items(from: response).first else { throw CofferError.noMatch(query) }

@@ -38,9 +38,14 @@ public protocol OpenVault: Sendable {
     func items(named name: String, excluding: UUID?) throws -> [ItemLookup.Candidate]
     /// What checks a signing key's PIN on this device (nothing is asked, the TPM is not used).
     func pinHolder(for key: SigningKey) throws -> PINHolder
+    /// Ends the vault's use by a command whose process then exits (`Vault.closeBeforeExit`); nothing is asked of
+    /// it afterwards.
+    func closeBeforeExit()
 }
 
 extension Coffer: OpenVault {
+    public func closeBeforeExit() { vault.closeBeforeExit() }
+
     public func codes(matching query: String?, at now: Date) throws -> [OneTimeCode] {
         let tokens: [Item]
         if let query {

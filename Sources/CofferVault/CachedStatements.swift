@@ -50,6 +50,28 @@ extension Database {
         sqlite3_reset(handle)
     }
 
+    /// What `read` makes of the first row `sql` selects, with `values` bound and the row read with SQLite's own
+    /// calls (as `write` binds); nil when it selects nothing. For the few reads an everyday command makes (`coffer
+    /// code` reads a bucket, its head and one item), GRDB's generic fetching cost more than SQLite's own work.
+    func firstRow<Value>(_ sql: String, _ values: BoundValue..., read: (SQLiteStatement) throws -> Value) throws -> Value? {
+        let statement = try cachedStatement(sql: sql)
+        let handle = statement.sqliteStatement
+        sqlite3_reset(handle)
+        defer { sqlite3_reset(handle) }
+        guard values.count == Int(sqlite3_bind_parameter_count(handle)) else {
+            throw DatabaseError(resultCode: .SQLITE_RANGE, message: "wrong number of statement arguments", sql: sql)
+        }
+        for (offset, value) in values.enumerated() {
+            let code = value.bind(to: handle, at: Int32(offset + 1))
+            guard code == SQLITE_OK else { throw failure(code, sql: sql) }
+        }
+        switch sqlite3_step(handle) {
+        case SQLITE_ROW: return try read(handle)
+        case SQLITE_DONE: return nil
+        case let code: throw failure(code, sql: sql)
+        }
+    }
+
     private func failure(_ code: Int32, sql: String) -> DatabaseError {
         DatabaseError(
             resultCode: ResultCode(rawValue: code), message: sqliteConnection.map { String(cString: sqlite3_errmsg($0)) },
@@ -103,19 +125,22 @@ extension ItemRow {
             throw VaultError.tampered("an item kind")
         }
         let kind = String(decoding: UnsafeBufferPointer(start: kindBytes, count: Int(sqlite3_column_bytes(statement, 1))), as: UTF8.self)
-        var box: Data?
-        if sqlite3_column_type(statement, 5) == SQLITE_BLOB {
-            let count = Int(sqlite3_column_bytes(statement, 5))
-            box = count == 0 ? Data() : sqlite3_column_blob(statement, 5).map { Data(bytes: $0, count: count) }
-        }
+        let box = Self.blob(statement, 5)
         self.init(
             id: UUID(bytes: Array(UnsafeRawBufferPointer(start: idBytes, count: 16))), kind: kind,
             revision: try Self.integer(statement, 2, "an item revision"), updatedAt: try Self.integer(statement, 3, "an item time"),
             deleted: try Self.integer(statement, 4, "an item's deleted flag") != 0, box: box)
     }
 
+    /// A blob cell's bytes; nil for NULL or a value of another type.
+    static func blob(_ statement: SQLiteStatement, _ column: Int32) -> Data? {
+        guard sqlite3_column_type(statement, column) == SQLITE_BLOB else { return nil }
+        let count = Int(sqlite3_column_bytes(statement, column))
+        return count == 0 ? Data() : sqlite3_column_blob(statement, column).map { Data(bytes: $0, count: count) }
+    }
+
     /// An integer cell, as GRDB's `Int64` reads one: an integer, or a real with an exact integer value.
-    private static func integer(_ statement: SQLiteStatement, _ column: Int32, _ what: String) throws -> Int64 {
+    static func integer(_ statement: SQLiteStatement, _ column: Int32, _ what: String) throws -> Int64 {
         switch sqlite3_column_type(statement, column) {
         case SQLITE_INTEGER:
             return sqlite3_column_int64(statement, column)

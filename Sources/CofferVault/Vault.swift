@@ -65,6 +65,8 @@ public final class Vault: @unchecked Sendable {
     let options: VaultOptions
     /// Replaced only by master-key rotation.
     private let keys: Mutex<Keys>
+    /// Set by `closeBeforeExit`: the connection is closed, and GRDB must not be asked to use it.
+    let closed = Atomic<Bool>(false)
 
     struct Keys {
         let master: SecretBytes
@@ -235,66 +237,6 @@ public final class Vault: @unchecked Sendable {
         }
     }
 
-    /// Keeps the vault directory 0700 and its files 0600 even if something loosened them.
-    static func restrictModes(directory: String) throws(VaultError) {
-        try wrap { () throws(PrivateFileError) in
-            try PrivateFiles.createDirectory(directory)
-            for suffix in ["", "-wal", "-shm"] { try PrivateFiles.restrictFile(databasePath(in: directory) + suffix) }
-        }
-    }
-
-    /// Statements run on each new connection before Coffer's own settings: in tests, an SQLite built with other
-    /// defaults (`synchronous = OFF`, `secure_delete = OFF`), so that the settings Coffer relies on are shown to be
-    /// its own and not the build's. Empty otherwise.
-    package static let connectionPreamble = Mutex<[String]>([])
-
-    /// Removes a database file and the journal files SQLite may have left beside it.
-    static func removeDatabaseFiles(_ path: String) {
-        for suffix in ["", "-wal", "-shm", "-journal"] { try? PrivateFiles.remove(path + suffix) }
-    }
-
-    static func openDatabase(_ path: String, options: VaultOptions, readonly: Bool = false) throws -> DatabaseQueue {
-        var configuration = Configuration()
-        configuration.busyMode = .timeout(options.busyTimeout)
-        configuration.readonly = readonly
-        // WAL is a property of the file, set once below when a vault is made. Asking GRDB for it on every open would
-        // write a transaction and sync the disk each time the WAL file is absent, as it is after the last close:
-        // then even reading a code would write.
-        configuration.journalMode = .default
-        configuration.prepareDatabase { db in
-            for statement in Vault.connectionPreamble.withLock({ $0 }) { try db.execute(sql: statement) }
-            // Acknowledged writes survive power loss, not only process crashes.
-            try db.execute(sql: "PRAGMA synchronous = FULL")
-            try db.execute(sql: "PRAGMA secure_delete = ON")
-            // The catalogue is one large value: reading it through a memory map costs one fault per page, not a
-            // system call per page.
-            try db.execute(sql: "PRAGMA mmap_size = 268435456")
-        }
-        return try DatabaseQueue(path: path, configuration: configuration)
-    }
-
-    /// Puts a vault file in WAL mode, once: a file's journal mode stays.
-    static func useWriteAheadLog(_ database: DatabaseQueue) throws {
-        try database.writeWithoutTransaction { db in
-            if try String.fetchOne(db, sql: "PRAGMA journal_mode") != "wal" {
-                guard try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL") == "wal" else {
-                    throw VaultError.storage("the vault cannot use write-ahead logging here")
-                }
-            }
-        }
-    }
-
-    /// Applies pending migrations, refusing a vault that a newer Coffer migrated further.
-    static func runMigrations(_ database: DatabaseQueue) throws {
-        let migrator = Schema.migrator
-        let known = Set(migrator.migrations)
-        let applied = try database.read { db in try migrator.appliedIdentifiers(db) }
-        guard applied.isSubset(of: known) else { throw VaultError.unknownMigrations }
-        if applied.count < known.count {
-            try migrator.migrate(database)
-        }
-    }
-
     struct Header {
         let vaultID: [UInt8]
         let epoch: Int64
@@ -410,6 +352,7 @@ public final class Vault: @unchecked Sendable {
 
     /// Runs `body` in an immediate write transaction after checking that no other process rotated the key.
     func writeTransaction<Result>(_ body: (Database, Keys) throws -> Result) throws(VaultError) -> Result {
+        try requireOpen()
         do {
             return try database.writeWithoutTransaction { db in
                 var result: Result?
@@ -433,6 +376,7 @@ public final class Vault: @unchecked Sendable {
     /// Runs `body` in a read transaction, after checking that no other process rotated the key since this one
     /// unlocked (boxes sealed under a newer key would otherwise look tampered with).
     func read<Result>(_ body: (Database, Keys) throws -> Result) throws(VaultError) -> Result {
+        try requireOpen()
         do {
             return try database.read { db in
                 let keys = currentKeys

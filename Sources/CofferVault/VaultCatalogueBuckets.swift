@@ -33,7 +33,8 @@ extension Vault {
     public func bucketItem(_ query: ItemLookup.Query, kind: ItemKind?) throws(VaultError) -> Item? {
         guard !query.isItemID, !query.foldedUTF8.isEmpty else { return nil }
         return try read { db, keys -> Item? in
-            let changes = try Int64.fetchOne(db, sql: "SELECT count FROM item_changes WHERE singleton = 1") ?? -1
+            let changes =
+                try db.firstRow("SELECT count FROM item_changes WHERE singleton = 1") { try ItemRow.integer($0, 0, "the item change count") } ?? -1
             let local = localKeys(keys)
             guard let headValue = try? storedLocalValue(Self.bucketsHeadName, db: db, keys: local),
                 let head = try? BucketsHead(Array(headValue)), head.changes == changes
@@ -87,7 +88,7 @@ extension Vault {
     /// A local-state value read in an open transaction, nil when absent.
     func storedLocalValue(_ name: String, db: Database, keys: LocalKeys) throws -> Data? {
         let row = Self.rowName(name, keys: keys)
-        guard let box = try Data.fetchOne(db, sql: "SELECT box FROM local_state WHERE name = ?", arguments: [row]) else {
+        guard let box = try db.firstRow("SELECT box FROM local_state WHERE name = ?", .blob(row), read: { ItemRow.blob($0, 0) }) ?? nil else {
             return nil
         }
         return try openLocal(row: row, box: box, keys: keys).value

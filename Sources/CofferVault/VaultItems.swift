@@ -297,8 +297,8 @@ extension Vault {
 
     func fetchItem(_ db: Database, id: UUID, keys: Keys) throws -> Item {
         guard
-            let row = try db.row(
-                "SELECT \(ItemRow.columns) FROM item WHERE id = ? AND deleted = 0 AND \(Self.itemRowCondition)", [Data(id.bytes)])
+            let row = try db.firstRow(
+                "SELECT \(ItemRow.columns) FROM item WHERE id = ? AND deleted = 0 AND \(Self.itemRowCondition)", .id(id), read: ItemRow.init(current:))
         else { throw VaultError.itemNotFound }
         return try openRow(row, keys: keys)
     }

@@ -59,14 +59,7 @@ extension Vault {
 
     /// The value stored under `name`, or nil.
     public func localValue(_ name: String) throws(VaultError) -> Data? {
-        try read { db, keys in
-            let local = localKeys(keys)
-            let row = Self.rowName(name, keys: local)
-            guard let box = try Data.fetchOne(db, sql: "SELECT box FROM local_state WHERE name = ?", arguments: [row]) else {
-                return nil
-            }
-            return try openLocal(row: row, box: box, keys: local).value
-        }
+        try read { db, keys in try storedLocalValue(name, db: db, keys: localKeys(keys)) }
     }
 
     /// Stores `value` under `name` (nil deletes it), in one transaction.

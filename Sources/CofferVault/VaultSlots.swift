@@ -106,6 +106,7 @@ extension Vault {
     /// Writes an encrypted backup to `path`: a copy of the vault file without its device slot (which would be
     /// useless elsewhere and must never leave the device), opened later by passphrase or recovery code.
     public func writeBackup(to path: String) throws(VaultError) {
+        try requireOpen()
         let hasPortableSlot = try slots().contains { $0.type != .device }
         guard hasPortableSlot else { throw .noSlot(.passphrase) }
         let temporary = PrivateFiles.temporarySibling(of: path)

@@ -69,6 +69,24 @@ struct CLITests {
         #expect(try cli.ok(["import", "--from", "otpauth", file]).stderr.contains("Imported 1 item from otpauth."))
     }
 
+    @Test("code, list and show close the vault before they exit: only the vault file is left, and what code wrote is read next")
+    func everydayCommandsClose() throws {
+        let cli = try CLI()
+        try cli.ok(["init"])
+        // RFC 4226's key: counter 0 gives 755224, counter 1 gives 287082, each stored before its code is shown.
+        try cli.ok(["add", "otp"], input: "otpauth://hotp/Bank:me?secret=GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ&issuer=Bank&counter=0\n")
+        try cli.ok(["add", "card", "Costco", "--symbology", "code128"], input: "111\n")
+        let files = { try FileManager.default.contentsOfDirectory(atPath: cli.vaultDirectory).sorted() }
+        #expect(try cli.ok(["code", "Bank"]).stdout == "755224\n")
+        #expect(try files() == ["vault.sqlite"])
+        #expect(try cli.ok(["code", "Bank"]).stdout == "287082\n")
+        #expect(try files() == ["vault.sqlite"])
+        #expect(try cli.ok(["list"]).stdout.contains("Costco"))
+        #expect(try files() == ["vault.sqlite"])
+        #expect(try cli.ok(["show", "Costco", "--no-barcode"]).stdout.contains("111"))
+        #expect(try files() == ["vault.sqlite"])
+    }
+
     @Test("At a terminal, --purge asks first: no keeps the item, y deletes it; Ctrl-D at a prompt cancels")
     func purgeAtTerminal() throws {
         let cli = try CLI()

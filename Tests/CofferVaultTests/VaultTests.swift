@@ -104,6 +104,17 @@ struct VaultStoreTests {
         #expect(PrivateFiles.mode(of: test.path) == 0o600)
     }
 
+    @Test("A vault closed before exit has removed its -wal and -shm files, refuses further use, and opens again")
+    func closeBeforeExit() throws {
+        let test = try TestVault()
+        let count = try test.vault.items().count
+        #expect(PrivateFiles.exists(test.path + "-wal"))
+        test.vault.closeBeforeExit()
+        #expect(!PrivateFiles.exists(test.path + "-wal") && !PrivateFiles.exists(test.path + "-shm"))
+        #expect(throws: VaultError.self) { _ = try test.vault.items() }
+        #expect(try test.reopen().items().count == count)
+    }
+
     @Test("Only id, kind, revision, time and tombstone flag are stored in the clear")
     func plaintextOnDisk() throws {
         let test = try TestVault()
