@@ -71,7 +71,7 @@ extension Vault {
     /// Closes the vault file of a process that is about to end: SQLite checkpoints its log and removes the -wal and
     /// -shm files now, as it does when the vault is released. The closed connection is then kept until the process
     /// ends, because releasing it has libdispatch start a thread (to run the destructors of GRDB's queue-specific
-    /// values), which cost `coffer code` a twentieth of its time. Reading or writing through this vault afterwards
+    /// values), which cost `coffer code` about 0.3 ms of its 6. Reading or writing through this vault afterwards
     /// throws `.storage`; a close that fails leaves what a process that exits without closing leaves, which SQLite recovers.
     public func closeBeforeExit() {
         guard closed.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged else { return }
