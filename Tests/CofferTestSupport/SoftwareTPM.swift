@@ -32,6 +32,14 @@ public final class SoftwareTPM: @unchecked Sendable {
 
     deinit { stop() }
 
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which Swift's Glibc module leaves out.
+    private static let closeFrom: @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32 = {
+        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else {
+            fatalError("this C library has no posix_spawn_file_actions_addclosefrom_np (glibc 2.34 or later has)")
+        }
+        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+    }()
+
     /// Starts the simulator on fresh ports (after `stop()`, the same TPM again: its seeds and counters are kept).
     public func start() throws {
         for _ in 0..<5 {
@@ -50,6 +58,10 @@ public final class SoftwareTPM: @unchecked Sendable {
             for descriptor: Int32 in 0...2 {
                 posix_spawn_file_actions_addopen(&actions, descriptor, "/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY, 0)
             }
+            // Nothing else of this process: libtss2's socket to another test's swtpm has no close-on-exec, and a
+            // daemon that inherited it kept that connection open for good, so that swtpm, which serves one client
+            // at a time, never answered its own test again (the test hung in Esys_Load).
+            guard Self.closeFrom(&actions, 3) == 0 else { throw TestSupport.OracleError.failed("posix_spawn_file_actions_addclosefrom_np failed") }
             let argv = arguments.map { strdup($0) } + [nil]
             defer { argv.forEach { free($0) } }
             var pid: pid_t = 0
