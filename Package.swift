@@ -286,6 +286,8 @@ let package = Package(
             swiftSettings: strict),
 
         .target(name: "CofferTestSupport", path: "Tests/CofferTestSupport", swiftSettings: strict),
+        // Loads the vector registers and reads back what a new thread inherits of them (VectorRegisterTests).
+        .target(name: "CRegisterProbe", dependencies: ["CCofferPlatform"], path: "Tests/CRegisterProbe"),
         .testTarget(name: "CofferTestSupportTests", dependencies: ["CofferTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "CofferCryptoTests", dependencies: ["CofferCrypto", "CofferTestSupport", .product(name: "Crypto", package: "swift-crypto")],
@@ -398,6 +400,7 @@ let package = Package(
             name: "CofferAgentTests",
             dependencies: [
                 "CofferAgent", "CofferAgentWire", "CofferKit", "CofferPlatform", "CofferTestSupport", "CofferCrypto", "CofferKeystore", "CofferVault",
+                "CRegisterProbe",
             ],
             swiftSettings: strict),
         .testTarget(

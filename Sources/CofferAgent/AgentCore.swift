@@ -45,7 +45,11 @@ public final class AgentCore {
         var lastUse: UInt64
     }
 
-    private var held: [String: Held] = [:]
+    private var held: [String: Held] = [:] {
+        // A vault released here closes its database, which starts a pool thread, and a new thread begins with a copy
+        // of this thread's registers: they must hold nothing of a request by then.
+        willSet { ProcessHardening.clearVectorRegisters() }
+    }
     public let timeouts: AgentTimeouts
     let clock: AgentClock
     let locate: (String) -> CofferLocation

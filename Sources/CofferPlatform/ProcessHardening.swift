@@ -1,4 +1,5 @@
 import CCofferPlatform
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -25,6 +26,7 @@ public enum ProcessHardening {
     /// the lock limit cannot be hit later (no limit, or root): with a finite limit, a later allocation past it would
     /// fail and take the process down, so it is better to report memory unlocked than to lock and crash.
     public static func apply() -> Report {
+        hardened.store(true, ordering: .releasing)
         var noCore = rlimit(rlim_cur: 0, rlim_max: 0)
         let coreDisabled = setrlimit(resourceCore, &noCore) == 0
         let notDumpable = coffer_set_not_dumpable() == 0
@@ -116,9 +118,36 @@ extension ProcessHardening {
 }
 
 extension ProcessHardening {
-    /// Zeroes `bytes` of the calling thread's stack below its frame: the frames of calls that have returned (and the
-    /// decrypted values they held) do not outlive them. The agent calls it after each request and each lock.
+    /// Zeroes `bytes` of the calling thread's stack below its frame, then its vector registers: the frames of calls
+    /// that have returned (and the decrypted values they held) do not outlive them, and no thread started later
+    /// inherits what a copy or a cipher left in the registers. The agent calls it after each request and each lock.
     public static func scrubStack(bytes: Int = 256 * 1024) {
         coffer_scrub_stack(UInt(bytes))
+        coffer_clear_vector_registers()
+    }
+
+    /// Zeroes the calling thread's vector registers. A new thread starts with a copy of its creator's, and saves them
+    /// to its own stack (at a lazily bound call, in a signal frame), where they outlive the thread: call this before
+    /// starting threads in a process that may hold secrets in them.
+    public static func clearVectorRegisters() {
+        coffer_clear_vector_registers()
+    }
+
+    /// The width in bytes of the registers `clearVectorRegisters` clears (64 with AVX-512), 0 where it clears none.
+    public static var vectorRegisterBytes: Int { Int(coffer_vector_register_bytes()) }
+
+    /// Whether `apply()` hardened this process (the agent): code that spreads secret work over threads then leaves
+    /// nothing on them (`scrubWorkerThread`).
+    public static var isHardened: Bool { hardened.load(ordering: .acquiring) }
+
+    private static let hardened = Atomic<Bool>(false)
+
+    /// For the end of secret work done on a thread other than the caller's (a chunk of items opened in parallel):
+    /// in a hardened process, zeroes that thread's stack below the caller's frame and its vector registers, since a
+    /// pool thread's stack outlives the work and even the thread (the C library keeps stacks for reuse). Elsewhere it
+    /// does nothing: a command's threads end with it.
+    public static func scrubWorkerThread() {
+        guard isHardened else { return }
+        scrubStack()
     }
 }

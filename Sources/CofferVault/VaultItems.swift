@@ -108,6 +108,8 @@ extension Vault {
         let chunkCount = rows.count < 256 ? 1 : ProcessInfo.processInfo.activeProcessorCount * 4
         let chunkSize = (rows.count + chunkCount - 1) / max(chunkCount, 1)
         let results = ChunkResults<Value>(count: chunkCount)
+        // Pool threads started here would begin with this thread's registers, and what they held.
+        ProcessHardening.clearVectorRegisters()
         DispatchQueue.concurrentPerform(iterations: chunkCount) { chunk in
             let range = min(chunk * chunkSize, rows.count)..<min((chunk + 1) * chunkSize, rows.count)
             do {
@@ -115,6 +117,7 @@ extension Vault {
             } catch {
                 results.store(chunk, .failure(Self.mapped(error)))
             }
+            ProcessHardening.scrubWorkerThread()
         }
         var values: [Value] = []
         values.reserveCapacity(rows.count)

@@ -20,6 +20,15 @@ int coffer_memlock_resource(void);
 /// decrypted value in a frame that has returned) is gone. `bytes` must be well inside the thread's stack size.
 void coffer_scrub_stack(unsigned long bytes);
 
+/// Zeroes every vector register of the calling thread (x86-64: ZMM0–31 with AVX-512, YMM0–15 with AVX, XMM0–15
+/// otherwise; arm64: V0–31). A thread starts with a copy of its creator's registers, and saves them to its own stack
+/// (lazy symbol binding, signal frames), so what a copy or a cipher left in them would end up in the new thread's memory.
+void coffer_clear_vector_registers(void);
+
+/// The width in bytes of the vector registers `coffer_clear_vector_registers` clears: 64, 32 or 16 on x86-64 (as the
+/// processor and system support), 16 on arm64, 0 elsewhere.
+int coffer_vector_register_bytes(void);
+
 /// Keeps blocks below `mmap_threshold` bytes on the heap and up to `trim_threshold` bytes free at its top before
 /// giving memory back (glibc's `mallopt`); does nothing where the allocator has no such settings.
 void coffer_reuse_large_blocks(int mmap_threshold, int trim_threshold);
