@@ -52,8 +52,29 @@ extension Database {
 
     /// What `read` makes of the first row `sql` selects, with `values` bound and the row read with SQLite's own
     /// calls (as `write` binds); nil when it selects nothing. For the few reads an everyday command makes (`coffer
-    /// code` reads a bucket, its head and one item), GRDB's generic fetching cost more than SQLite's own work.
+    /// code` reads the header, the slots, a bucket, its head and one item), GRDB's generic fetching cost more than
+    /// SQLite's own work.
     func firstRow<Value>(_ sql: String, _ values: BoundValue..., read: (SQLiteStatement) throws -> Value) throws -> Value? {
+        var first: Value?
+        try eachRow(sql, values) { statement in
+            first = try read(statement)
+            return false
+        }
+        return first
+    }
+
+    /// What `read` makes of each row `sql` selects (see `firstRow`), leaving out the rows it returns nil for.
+    func everyRow<Value>(_ sql: String, _ values: BoundValue..., read: (SQLiteStatement) throws -> Value?) throws -> [Value] {
+        var rows: [Value] = []
+        try eachRow(sql, values) { statement in
+            if let row = try read(statement) { rows.append(row) }
+            return true
+        }
+        return rows
+    }
+
+    /// Steps through the rows of a cached statement, calling `body` on each until it returns false.
+    private func eachRow(_ sql: String, _ values: [BoundValue], _ body: (SQLiteStatement) throws -> Bool) throws {
         let statement = try cachedStatement(sql: sql)
         let handle = statement.sqliteStatement
         sqlite3_reset(handle)
@@ -65,10 +86,12 @@ extension Database {
             let code = value.bind(to: handle, at: Int32(offset + 1))
             guard code == SQLITE_OK else { throw failure(code, sql: sql) }
         }
-        switch sqlite3_step(handle) {
-        case SQLITE_ROW: return try read(handle)
-        case SQLITE_DONE: return nil
-        case let code: throw failure(code, sql: sql)
+        while true {
+            switch sqlite3_step(handle) {
+            case SQLITE_ROW: if try !body(handle) { return }
+            case SQLITE_DONE: return
+            case let code: throw failure(code, sql: sql)
+            }
         }
     }
 
@@ -125,13 +148,16 @@ extension ItemRow {
             throw VaultError.tampered("an item kind")
         }
         let kind = String(decoding: UnsafeBufferPointer(start: kindBytes, count: Int(sqlite3_column_bytes(statement, 1))), as: UTF8.self)
-        let box = Self.blob(statement, 5)
+        let box = Cell.blob(statement, 5)
         self.init(
             id: UUID(bytes: Array(UnsafeRawBufferPointer(start: idBytes, count: 16))), kind: kind,
-            revision: try Self.integer(statement, 2, "an item revision"), updatedAt: try Self.integer(statement, 3, "an item time"),
-            deleted: try Self.integer(statement, 4, "an item's deleted flag") != 0, box: box)
+            revision: try Cell.integer(statement, 2, "an item revision"), updatedAt: try Cell.integer(statement, 3, "an item time"),
+            deleted: try Cell.integer(statement, 4, "an item's deleted flag") != 0, box: box)
     }
+}
 
+/// Cells of the row a statement stands on, read with SQLite's own column calls.
+enum Cell {
     /// A blob cell's bytes; nil for NULL or a value of another type.
     static func blob(_ statement: SQLiteStatement, _ column: Int32) -> Data? {
         guard sqlite3_column_type(statement, column) == SQLITE_BLOB else { return nil }

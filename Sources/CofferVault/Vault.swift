@@ -177,10 +177,11 @@ public final class Vault: @unchecked Sendable {
     /// The vault's id, from a file that has Coffer's migration record and header.
     static func readID(_ db: Database) throws -> UUID {
         // One query, not GRDB's `tableExists`, which loads the schema description of the whole file first.
-        let tables = try Int.fetchOne(
-            db, sql: "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('grdb_migrations', 'vault')")
+        let tables = try db.firstRow("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('grdb_migrations', 'vault')") {
+            try Cell.integer($0, 0, "the schema")
+        }
         guard tables == 2 else { throw VaultError.notAVault }
-        guard let id = try Data.fetchOne(db, sql: "SELECT vault_id FROM vault WHERE singleton = 1"), id.count == 16 else {
+        guard let id = try db.firstRow("SELECT vault_id FROM vault WHERE singleton = 1", read: { Cell.blob($0, 0) }) ?? nil, id.count == 16 else {
             throw VaultError.tampered("the vault header")
         }
         return UUID(bytes: Array(id))
@@ -244,15 +245,17 @@ public final class Vault: @unchecked Sendable {
     }
 
     static func readHeader(_ db: Database) throws -> Header {
-        guard let row = try Row.fetchOne(db, sql: "SELECT vault_id, format_version, key_epoch, created_at FROM vault WHERE singleton = 1") else {
-            throw VaultError.tampered("the vault header")
+        let header = try db.firstRow("SELECT vault_id, format_version, key_epoch, created_at FROM vault WHERE singleton = 1") { row in
+            let version = try Cell.integer(row, 1, "the vault header")
+            guard version <= Schema.formatVersion else {
+                throw VaultError.newerFormat(found: Int(clamping: version), supported: Schema.formatVersion)
+            }
+            guard let vaultID = Cell.blob(row, 0), vaultID.count == 16 else { throw VaultError.tampered("the vault header") }
+            return Header(
+                vaultID: Array(vaultID), epoch: try Cell.integer(row, 2, "the vault header"), createdAt: try Cell.integer(row, 3, "the vault header"))
         }
-        let version = try row.integer(1, "the vault header")
-        guard version <= Schema.formatVersion else {
-            throw VaultError.newerFormat(found: Int(clamping: version), supported: Schema.formatVersion)
-        }
-        guard let vaultID = row.blob(0), vaultID.count == 16 else { throw VaultError.tampered("the vault header") }
-        return Header(vaultID: Array(vaultID), epoch: try row.integer(2, "the vault header"), createdAt: try row.integer(3, "the vault header"))
+        guard let header else { throw VaultError.tampered("the vault header") }
+        return header
     }
 
     struct StoredSlot {
@@ -263,18 +266,17 @@ public final class Vault: @unchecked Sendable {
     /// The slots, optionally only those of one type. Only the returned slots are validated, so a damaged slot of
     /// another type cannot keep the owner out.
     static func readSlots(_ db: Database, limits: KDFLimits, type wanted: SlotType? = nil) throws -> [StoredSlot] {
-        let rows = try Row.fetchAll(db, sql: "SELECT id, type, kdf, salt, wrapped_key FROM slot ORDER BY type, id")
-        return try rows.compactMap { row in
-            let typeValue = try row.integer(1, "a slot")
+        try db.everyRow("SELECT id, type, kdf, salt, wrapped_key FROM slot ORDER BY type, id") { row in
+            let typeValue = try Cell.integer(row, 1, "a slot")
             guard let type = UInt8(exactly: typeValue).flatMap(SlotType.init(rawValue:)) else {
                 if wanted != nil { return nil }
                 throw VaultError.tampered("a slot")
             }
             if let wanted, type != wanted { return nil }
-            guard let id = row.blob(0), let salt = row.blob(3), let wrapped = row.blob(4) else {
+            guard let id = Cell.blob(row, 0), let salt = Cell.blob(row, 3), let wrapped = Cell.blob(row, 4) else {
                 throw VaultError.tampered("a slot")
             }
-            let kdf = try row.blob(2).map { encoded throws(CofferCryptoError) in
+            let kdf = try Cell.blob(row, 2).map { encoded throws(CofferCryptoError) in
                 try PassphraseKDF(encoded: Array(encoded), limits: limits)
             }
             let header = SlotHeader(slotID: Array(id), type: type, kdf: kdf, salt: Array(salt))
@@ -380,7 +382,7 @@ public final class Vault: @unchecked Sendable {
         do {
             return try database.read { db in
                 let keys = currentKeys
-                let epoch = try Int64.fetchOne(db, sql: "SELECT key_epoch FROM vault WHERE singleton = 1")
+                let epoch = try db.firstRow("SELECT key_epoch FROM vault WHERE singleton = 1") { try Cell.integer($0, 0, "the vault header") }
                 guard epoch == keys.epoch else { throw VaultError.keyRotatedElsewhere }
                 return try body(db, keys)
             }

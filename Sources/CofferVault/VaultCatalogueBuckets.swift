@@ -34,7 +34,7 @@ extension Vault {
         guard !query.isItemID, !query.foldedUTF8.isEmpty else { return nil }
         return try read { db, keys -> Item? in
             let changes =
-                try db.firstRow("SELECT count FROM item_changes WHERE singleton = 1") { try ItemRow.integer($0, 0, "the item change count") } ?? -1
+                try db.firstRow("SELECT count FROM item_changes WHERE singleton = 1") { try Cell.integer($0, 0, "the item change count") } ?? -1
             let local = localKeys(keys)
             guard let headValue = try? storedLocalValue(Self.bucketsHeadName, db: db, keys: local),
                 let head = try? BucketsHead(Array(headValue)), head.changes == changes
@@ -88,7 +88,7 @@ extension Vault {
     /// A local-state value read in an open transaction, nil when absent.
     func storedLocalValue(_ name: String, db: Database, keys: LocalKeys) throws -> Data? {
         let row = Self.rowName(name, keys: keys)
-        guard let box = try db.firstRow("SELECT box FROM local_state WHERE name = ?", .blob(row), read: { ItemRow.blob($0, 0) }) ?? nil else {
+        guard let box = try db.firstRow("SELECT box FROM local_state WHERE name = ?", .blob(row), read: { Cell.blob($0, 0) }) ?? nil else {
             return nil
         }
         return try openLocal(row: row, box: box, keys: keys).value

@@ -31,6 +31,9 @@ extension Vault {
         // write a transaction and sync the disk each time the WAL file is absent, as it is after the last close:
         // then even reading a code would write.
         configuration.journalMode = .default
+        // The vault's schema declares no foreign keys (VaultTests checks), so GRDB's `PRAGMA foreign_keys = ON` on
+        // every connection would only cost each command a statement.
+        configuration.foreignKeysEnabled = false
         configuration.prepareDatabase { db in
             for statement in Vault.connectionPreamble.withLock({ $0 }) { try db.execute(sql: statement) }
             // Acknowledged writes survive power loss, not only process crashes.

@@ -104,6 +104,14 @@ struct VaultStoreTests {
         #expect(PrivateFiles.mode(of: test.path) == 0o600)
     }
 
+    @Test("The schema declares no foreign keys: connections leave SQLite's enforcement off, so one would go unchecked")
+    func noForeignKeys() throws {
+        let test = try TestVault()
+        let schema = try test.database().read { db in try String.fetchAll(db, sql: "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL") }
+        #expect(schema.count > 10)
+        #expect(schema.allSatisfy { !$0.uppercased().contains("REFERENCES") })
+    }
+
     @Test("A vault closed before exit has removed its -wal and -shm files, refuses further use, and opens again")
     func closeBeforeExit() throws {
         let test = try TestVault()
