@@ -20,9 +20,7 @@ building=
 if [ -z "$from" ]; then
   building=1
   scratch=.build-install
-  for product in coffer coffer-full coffer-server generate-manual; do
-    swift build -c release --static-swift-stdlib --scratch-path "$scratch" --product "$product"
-  done
+  SCRATCH=$scratch scripts/release-build.sh coffer coffer-full coffer-server generate-manual
   from="$scratch/release"
 fi
 for tool in coffer coffer-full coffer-server; do
