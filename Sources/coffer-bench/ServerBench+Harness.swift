@@ -261,5 +261,5 @@ func emit(_ text: String) {
 
 /// A table row in `report`'s layout.
 func row(_ label: String, _ value: String) {
-    emit(label.padding(toLength: 52, withPad: " ", startingAt: 0) + value)
+    emit(column(label) + value)
 }

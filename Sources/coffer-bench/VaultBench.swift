@@ -24,7 +24,12 @@ func fastest(_ repetitions: Int, _ body: () throws -> Void) rethrows -> Double {
 }
 
 func report(_ label: String, _ value: String) {
-    print(label.padding(toLength: 52, withPad: " ", startingAt: 0) + value)
+    print(column(label) + value)
+}
+
+/// `label` padded to the value column; a longer one is kept whole, two spaces before its value.
+func column(_ label: String) -> String {
+    label.count < 52 ? label.padding(toLength: 52, withPad: " ", startingAt: 0) : label + "  "
 }
 
 func milliseconds(_ seconds: Double) -> String { String(format: "%.1f ms", seconds * 1000) }
