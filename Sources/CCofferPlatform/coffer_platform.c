@@ -95,13 +95,16 @@ int coffer_vector_register_bytes(void) {
 #endif
 }
 
+// What the x86-64 statements below overwrite, for the compiler: it keeps nothing of its own there across them.
+#define COFFER_XMM0_15 "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", \
+    "xmm11", "xmm12", "xmm13", "xmm14", "xmm15"
+
 __attribute__((noinline)) void coffer_clear_vector_registers(void) {
 #if defined(__x86_64__)
     switch (coffer_vector_register_bytes()) {
     case 64:
-        // vzeroall clears YMM0–15 whole (and so ZMM0–15's upper halves); ZMM16–31 need their own writes.
+        // ZMM16–31 first; vzeroall below clears YMM0–15 whole, and so ZMM0–15's upper halves.
         __asm__ __volatile__(
-            "vzeroall\n\t"
             "vpxord %%zmm16, %%zmm16, %%zmm16\n\tvpxord %%zmm17, %%zmm17, %%zmm17\n\t"
             "vpxord %%zmm18, %%zmm18, %%zmm18\n\tvpxord %%zmm19, %%zmm19, %%zmm19\n\t"
             "vpxord %%zmm20, %%zmm20, %%zmm20\n\tvpxord %%zmm21, %%zmm21, %%zmm21\n\t"
@@ -109,13 +112,10 @@ __attribute__((noinline)) void coffer_clear_vector_registers(void) {
             "vpxord %%zmm24, %%zmm24, %%zmm24\n\tvpxord %%zmm25, %%zmm25, %%zmm25\n\t"
             "vpxord %%zmm26, %%zmm26, %%zmm26\n\tvpxord %%zmm27, %%zmm27, %%zmm27\n\t"
             "vpxord %%zmm28, %%zmm28, %%zmm28\n\tvpxord %%zmm29, %%zmm29, %%zmm29\n\t"
-            "vpxord %%zmm30, %%zmm30, %%zmm30\n\tvpxord %%zmm31, %%zmm31, %%zmm31"
-            ::: "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",
-              "xmm12", "xmm13", "xmm14", "xmm15", "memory");
-        break;
+            "vpxord %%zmm30, %%zmm30, %%zmm30\n\tvpxord %%zmm31, %%zmm31, %%zmm31" ::: "memory");
+        __attribute__((fallthrough));
     case 32:
-        __asm__ __volatile__("vzeroall" ::: "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8",
-                             "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "memory");
+        __asm__ __volatile__("vzeroall" ::: COFFER_XMM0_15, "memory");
         break;
     default:
         __asm__ __volatile__(
@@ -123,8 +123,7 @@ __attribute__((noinline)) void coffer_clear_vector_registers(void) {
             "pxor %%xmm4, %%xmm4\n\tpxor %%xmm5, %%xmm5\n\tpxor %%xmm6, %%xmm6\n\tpxor %%xmm7, %%xmm7\n\t"
             "pxor %%xmm8, %%xmm8\n\tpxor %%xmm9, %%xmm9\n\tpxor %%xmm10, %%xmm10\n\tpxor %%xmm11, %%xmm11\n\t"
             "pxor %%xmm12, %%xmm12\n\tpxor %%xmm13, %%xmm13\n\tpxor %%xmm14, %%xmm14\n\tpxor %%xmm15, %%xmm15"
-            ::: "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",
-              "xmm12", "xmm13", "xmm14", "xmm15", "memory");
+            ::: COFFER_XMM0_15, "memory");
         break;
     }
 #elif defined(__aarch64__)
