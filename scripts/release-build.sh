@@ -30,7 +30,8 @@ fi
 
 for product in "$@"; do
   swift build -c release --static-swift-stdlib --scratch-path "$scratch" "${flags[@]}" --product "$product"
-  if [ -n "$static_cxx" ] && readelf -d "$scratch/release/$product" | grep -q 'NEEDED.*libstdc++'; then
+  # Read whole before it is searched: under pipefail, grep -q leaving early could fail readelf and hide a match.
+  if [ -n "$static_cxx" ] && grep -q 'NEEDED.*libstdc++' <<<"$(readelf -d "$scratch/release/$product")"; then
     echo "release-build.sh: $product still loads libstdc++.so: the static archive was not linked" >&2
     exit 1
   fi
